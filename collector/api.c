@@ -1,0 +1,91 @@
+/* collector/api.c - dlopen of the CUDA driver, CUPTI and the checkpoint library.
+ * Called once by inject/ when CUDA initialises rangeprof, and by the list-metrics helper.
+ * Calls libc and libdl. */
+#include "collector/api.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct rp_api rp_api;
+static bool loaded;
+
+#define RP_STR(x) #x
+#define RP_XSTR(x) RP_STR(x)
+
+static void *open_first(const char *dir, const char *const *names)
+{
+	char path[1024];
+	for (size_t i = 0; names[i]; i++) {
+		void *h;
+		if (dir) {
+			snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+			if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+				return h;
+		}
+		if ((h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)))
+			return h;
+	}
+	return NULL;
+}
+
+int collector_api_load(const char *lib_dir, char *err, size_t err_size)
+{
+	if (loaded)
+		return 0;
+	static const char *const cuda_names[] = { "libcuda.so.1", "libcuda.so", NULL };
+	static const char *const cupti_names[] = { "libcupti.so.13", "libcupti.so", NULL };
+	static const char *const checkpoint_names[] = { "libcheckpoint.so", NULL };
+	/* The driver is already loaded by the application: take that very copy. */
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!cuda)
+		cuda = open_first(NULL, cuda_names);
+	void *cupti = open_first(lib_dir, cupti_names);
+	void *checkpoint = open_first(lib_dir, checkpoint_names);
+	if (!cuda || !cupti || !checkpoint) {
+		snprintf(err, err_size, "cannot load %s (looked in %s and the library path): %s",
+			 !cuda ? "libcuda.so.1" : !cupti ? "libcupti.so" : "libcheckpoint.so",
+			 lib_dir, dlerror());
+		return -ENOENT;
+	}
+	struct rp_api api;
+	const char *missing = NULL;
+#define RP_LOAD(handle, name)                                                  \
+	if (!(api.name = (__typeof__(api.name))dlsym(handle, RP_XSTR(name))) && !missing) \
+		missing = RP_XSTR(name);
+#define RP_LOAD_DRIVER(name) RP_LOAD(cuda, name)
+#define RP_LOAD_CUPTI(name) RP_LOAD(cupti, name)
+	RP_DRIVER_FUNCTIONS(RP_LOAD_DRIVER)
+	RP_CUPTI_FUNCTIONS(RP_LOAD_CUPTI)
+	api.cuptiCheckpointSave = (rp_checkpoint_fn)dlsym(checkpoint, "cuptiCheckpointSave");
+	api.cuptiCheckpointRestore = (rp_checkpoint_fn)dlsym(checkpoint, "cuptiCheckpointRestore");
+	api.cuptiCheckpointFree = (rp_checkpoint_fn)dlsym(checkpoint, "cuptiCheckpointFree");
+	if (!api.cuptiCheckpointSave || !api.cuptiCheckpointRestore || !api.cuptiCheckpointFree)
+		missing = missing ? missing : "cuptiCheckpointSave";
+	if (missing) {
+		snprintf(err, err_size, "the loaded CUDA libraries lack %s; rangeprof needs the "
+			 "CUDA 13 driver and CUPTI", missing);
+		return -ENOENT;
+	}
+	rp_api = api;
+	loaded = true;
+	return 0;
+}
+
+const char *collector_cu_error(CUresult r)
+{
+	const char *name = NULL;
+	if (rp_api.cuGetErrorName && rp_api.cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
+		return name;
+	return "CUDA_ERROR_UNKNOWN";
+}
+
+const char *collector_cupti_error(CUptiResult r)
+{
+	const char *name = NULL;
+	if (rp_api.cuptiGetResultString && rp_api.cuptiGetResultString(r, &name) == CUPTI_SUCCESS &&
+	    name)
+		return name;
+	return "CUPTI_ERROR_UNKNOWN";
+}

@@ -1,0 +1,82 @@
+/* collector/api.h - the CUDA driver, CUPTI and CUPTI checkpoint entry points, loaded with
+ * dlopen when CUDA initialises rangeprof. librangeprof.so therefore needs none of these
+ * libraries to load: preloaded into a program that never touches CUDA it costs nothing,
+ * and on a machine without a GPU it loads all the same. Used by collector/ and inject/. */
+#ifndef COLLECTOR_API_H
+#define COLLECTOR_API_H
+
+#include <cuda.h>
+#include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* cupti_checkpoint.h is C++ only (a namespace); the library exports these unmangled. */
+typedef struct {
+	size_t structSize;
+	CUcontext ctx;
+	size_t reserveDeviceMB;
+	size_t reserveHostMB;
+	uint8_t allowOverwrite;
+	uint8_t optimizations;
+	void *pPriv;
+} RP_CUpti_Checkpoint;
+#define RP_CUPTI_CHECKPOINT_STRUCT_SIZE \
+	(offsetof(RP_CUpti_Checkpoint, pPriv) + sizeof(void *))
+
+/* X-lists of what we call. The types come from the headers (__typeof__), the symbol
+ * names after macro expansion, so that cuMemAlloc binds cuMemAlloc_v2 as a program
+ * compiled against this cuda.h would. */
+#define RP_DRIVER_FUNCTIONS(X)                                                       \
+	X(cuGetErrorName) X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuCtxGetDevice)     \
+	X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuLaunchCooperativeKernel)             \
+	X(cuFuncGetName) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuMemAlloc)      \
+	X(cuMemFree) X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuDeviceGetUuid)     \
+	X(cuDriverGetVersion) X(cuStreamIsCapturing) X(cuDeviceGetCount)               \
+	X(cuDeviceGet) X(cuInit) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) \
+	X(cuCtxSetCurrent) X(cuStreamSynchronize)
+
+#define RP_CUPTI_FUNCTIONS(X)                                                          \
+	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)                  \
+	X(cuptiEnableCallback) X(cuptiGetStreamIdEx) X(cuptiGetDeviceId)               \
+	X(cuptiProfilerInitialize) X(cuptiDeviceGetChipName)                           \
+	X(cuptiProfilerGetCounterAvailability) X(cuptiProfilerHostInitialize)          \
+	X(cuptiProfilerHostDeinitialize) X(cuptiProfilerHostConfigAddMetrics)          \
+	X(cuptiProfilerHostGetConfigImageSize) X(cuptiProfilerHostGetConfigImage)      \
+	X(cuptiProfilerHostGetNumOfPasses) X(cuptiProfilerHostEvaluateToGpuValues)     \
+	X(cuptiProfilerHostGetMetricProperties) X(cuptiProfilerHostGetBaseMetrics)     \
+	X(cuptiProfilerHostGetSubMetrics) X(cuptiRangeProfilerEnable)                  \
+	X(cuptiRangeProfilerDisable) X(cuptiRangeProfilerSetConfig)                    \
+	X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop)                           \
+	X(cuptiRangeProfilerDecodeData) X(cuptiRangeProfilerGetCounterDataSize)        \
+	X(cuptiRangeProfilerCounterDataImageInitialize)                                \
+	X(cuptiRangeProfilerGetCounterDataInfo)
+
+typedef CUptiResult (*rp_checkpoint_fn)(RP_CUpti_Checkpoint *const handle);
+
+struct rp_api {
+#define RP_API_MEMBER(name) __typeof__(&name) name;
+	RP_DRIVER_FUNCTIONS(RP_API_MEMBER)
+	RP_CUPTI_FUNCTIONS(RP_API_MEMBER)
+#undef RP_API_MEMBER
+	rp_checkpoint_fn cuptiCheckpointSave;
+	rp_checkpoint_fn cuptiCheckpointRestore;
+	rp_checkpoint_fn cuptiCheckpointFree;
+};
+
+/* Loaded once; NULL until collector_api_load() succeeded. */
+extern struct rp_api rp_api;
+
+/* Loads libcuda.so.1, libcupti.so and libcheckpoint.so (the toolkit's lib64 first, then
+ * the loader's path). Returns 0, or -ENOENT with what is missing in err. Idempotent;
+ * not thread-safe (called under inject's once). */
+int collector_api_load(const char *cuda_lib_dir, char *err, size_t err_size);
+
+/* Names of results for messages; never NULL. */
+const char *collector_cu_error(CUresult r);
+const char *collector_cupti_error(CUptiResult r);
+
+#endif

@@ -1,0 +1,479 @@
+/* collector/profiler.c - the CUPTI profiler host and range profiler.
+ * GPU-FACTS.md records why it is built this way: AutoRange + UserReplay makes each
+ * kernel its own range (user ranges would include launch gaps), and Start+Stop costs
+ * about 13.5 ms, so all runs of a launch share one Start/Stop per pass.
+ * Calls CUPTI through collector/api. */
+#include "collector/profiler.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/api.h"
+
+#define A rp_api
+
+struct collector_metric_set {
+	CUpti_Profiler_Host_Object *host;
+	char **names;                /* user metrics, then the clock metric if added */
+	char **units;
+	size_t user_count, count;
+	size_t clock_index;
+	uint8_t *config;
+	size_t config_size;
+	unsigned passes;
+};
+
+struct collector_profiler {
+	CUcontext ctx;
+	CUpti_RangeProfiler_Object *object;
+	uint8_t *counter_data;
+	size_t counter_data_size;
+	size_t counter_data_ranges;  /* ranges the image was sized for */
+	const struct collector_metric_set *sized_for;
+};
+
+static bool profiler_initialized;
+
+static int cupti_fail(const char *call, CUptiResult r, char *err, size_t size)
+{
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+		snprintf(err, size, "%s: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: reading GPU "
+			 "performance counters is restricted to administrators; run as root or "
+			 "load the driver with NVreg_RestrictProfilingToAdminUsers=0 (see "
+			 "https://developer.nvidia.com/ERR_NVGPUCTRPERM)", call);
+	else if (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED ||
+		 r == CUPTI_ERROR_INVALID_DEVICE)
+		snprintf(err, size, "%s: %s: this device is not supported by the CUPTI range "
+			 "profiler (Turing or newer is needed)", call, collector_cupti_error(r));
+	else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		snprintf(err, size, "%s: %s: another profiler (ncu, nsys, torch.profiler) holds "
+			 "the GPU's counters", call, collector_cupti_error(r));
+	else
+		snprintf(err, size, "%s: %s", call, collector_cupti_error(r));
+	return -1;
+}
+
+#define CALL(fn, params)                                                  \
+	do {                                                              \
+		CUptiResult r_ = A.fn(params);                            \
+		if (r_ != CUPTI_SUCCESS)                                  \
+			return cupti_fail(#fn, r_, err, err_size);        \
+	} while (0)
+
+static int profiler_init(char *err, size_t err_size)
+{
+	if (profiler_initialized)
+		return 0;
+	CUpti_Profiler_Initialize_Params p = { CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
+	CALL(cuptiProfilerInitialize, &p);
+	profiler_initialized = true;
+	return 0;
+}
+
+/* Host object for the chip of device, with the context's counter availability. */
+static int host_create(CUcontext ctx, int device, CUpti_Profiler_Host_Object **out,
+		       char *err, size_t err_size)
+{
+	if (profiler_init(err, err_size))
+		return -1;
+	CUpti_Device_GetChipName_Params chip = { CUpti_Device_GetChipName_Params_STRUCT_SIZE };
+	chip.deviceIndex = (size_t)device;
+	CALL(cuptiDeviceGetChipName, &chip);
+
+	CUpti_Profiler_GetCounterAvailability_Params avail = {
+		CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE };
+	avail.ctx = ctx;
+	CALL(cuptiProfilerGetCounterAvailability, &avail);
+	uint8_t *image = malloc(avail.counterAvailabilityImageSize);
+	if (!image) {
+		snprintf(err, err_size, "out of host memory");
+		return -1;
+	}
+	avail.pCounterAvailabilityImage = image;
+	CUptiResult r = A.cuptiProfilerGetCounterAvailability(&avail);
+	if (r != CUPTI_SUCCESS) {
+		free(image);
+		return cupti_fail("cuptiProfilerGetCounterAvailability", r, err, err_size);
+	}
+	CUpti_Profiler_Host_Initialize_Params init = {
+		CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE };
+	init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+	init.pChipName = chip.pChipName;
+	init.pCounterAvailabilityImage = image;
+	r = A.cuptiProfilerHostInitialize(&init);
+	free(image);
+	if (r != CUPTI_SUCCESS)
+		return cupti_fail("cuptiProfilerHostInitialize", r, err, err_size);
+	*out = init.pHostObject;
+	return 0;
+}
+
+static void host_destroy(CUpti_Profiler_Host_Object *host)
+{
+	if (!host)
+		return;
+	CUpti_Profiler_Host_Deinitialize_Params p = {
+		CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE };
+	p.pHostObject = host;
+	A.cuptiProfilerHostDeinitialize(&p);
+}
+
+/* The unit of a metric: CUPTI describes the base metric ("gpu__time_duration"), so the
+ * rollup suffix is cut when the full name is not known to it. */
+static char *metric_unit(CUpti_Profiler_Host_Object *host, const char *name)
+{
+	char base[256];
+	snprintf(base, sizeof(base), "%s", name);
+	for (int attempt = 0; attempt < 3; attempt++) {
+		CUpti_Profiler_Host_GetMetricProperties_Params p = {
+			CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE };
+		p.pHostObject = host;
+		p.pMetricName = base;
+		if (A.cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS) {
+			const char *unit = p.pDimUnit && *p.pDimUnit ? p.pDimUnit :
+					   p.pHwUnit ? p.pHwUnit : "";
+			/* A ratio per second is a rate: the rollup's unit, not the base's. */
+			if (strstr(name, ".per_second"))
+				return strdup("1/second");
+			return strdup(unit);
+		}
+		char *dot = strrchr(base, '.');
+		if (!dot)
+			break;
+		*dot = '\0';
+	}
+	return strdup("");
+}
+
+void collector_metric_set_destroy(struct collector_metric_set *set)
+{
+	if (!set)
+		return;
+	for (size_t i = 0; i < set->count; i++) {
+		free(set->names[i]);
+		free(set->units[i]);
+	}
+	free(set->names);
+	free(set->units);
+	free(set->config);
+	host_destroy(set->host);
+	free(set);
+}
+
+int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
+				struct collector_metric_set **out, char *err, size_t err_size)
+{
+	struct collector_metric_set *s = calloc(1, sizeof(*s));
+	size_t max = 2;
+	for (const char *p = metric_list; *p; p++)
+		max += *p == ',';
+	if (!s || !(s->names = calloc(max, sizeof(char *))) ||
+	    !(s->units = calloc(max, sizeof(char *)))) {
+		collector_metric_set_destroy(s);
+		snprintf(err, err_size, "out of host memory");
+		return -1;
+	}
+	if (host_create(ctx, device, &s->host, err, err_size)) {
+		collector_metric_set_destroy(s);
+		return -1;
+	}
+	s->clock_index = SIZE_MAX;
+	for (const char *p = metric_list; *p;) {
+		size_t len = strcspn(p, ",");
+		char *name = strndup(p, len);
+		p += len + (p[len] == ',');
+		if (!name)
+			break;
+		bool dup = false;
+		for (size_t i = 0; i < s->count; i++)
+			dup |= !strcmp(s->names[i], name);
+		if (dup) {
+			free(name);
+			continue;
+		}
+		s->names[s->count++] = name;
+		if (!strcmp(name, COLLECTOR_CLOCK_METRIC))
+			s->clock_index = s->count - 1;
+	}
+	s->user_count = s->count;
+	if (s->clock_index == SIZE_MAX) {
+		s->names[s->count] = strdup(COLLECTOR_CLOCK_METRIC);
+		s->clock_index = s->count++;
+	}
+	/* One metric at a time, so that an unknown one is named. */
+	for (size_t i = 0; i < s->count; i++) {
+		CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
+			CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
+		add.pHostObject = s->host;
+		add.ppMetricNames = (const char **)&s->names[i];
+		add.numMetrics = 1;
+		CUptiResult r = A.cuptiProfilerHostConfigAddMetrics(&add);
+		if (r != CUPTI_SUCCESS) {
+			snprintf(err, err_size, "--metrics: unknown metric '%s' for this device "
+				 "(%s); 'rangeprof --list-metrics' lists the metrics it supports",
+				 s->names[i], collector_cupti_error(r));
+			collector_metric_set_destroy(s);
+			return -1;
+		}
+		s->units[i] = metric_unit(s->host, s->names[i]);
+	}
+	CUpti_Profiler_Host_GetConfigImageSize_Params size = {
+		CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE };
+	size.pHostObject = s->host;
+	CUptiResult r = A.cuptiProfilerHostGetConfigImageSize(&size);
+	if (r != CUPTI_SUCCESS || !(s->config = malloc(size.configImageSize))) {
+		collector_metric_set_destroy(s);
+		return cupti_fail("cuptiProfilerHostGetConfigImageSize", r, err, err_size);
+	}
+	s->config_size = size.configImageSize;
+	CUpti_Profiler_Host_GetConfigImage_Params image = {
+		CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE };
+	image.pHostObject = s->host;
+	image.configImageSize = s->config_size;
+	image.pConfigImage = s->config;
+	CUpti_Profiler_Host_GetNumOfPasses_Params passes = {
+		CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE };
+	passes.configImageSize = s->config_size;
+	passes.pConfigImage = s->config;
+	if ((r = A.cuptiProfilerHostGetConfigImage(&image)) != CUPTI_SUCCESS ||
+	    (r = A.cuptiProfilerHostGetNumOfPasses(&passes)) != CUPTI_SUCCESS) {
+		collector_metric_set_destroy(s);
+		return cupti_fail("cuptiProfilerHostGetConfigImage", r, err, err_size);
+	}
+	s->passes = (unsigned)passes.numOfPasses;
+	*out = s;
+	return 0;
+}
+
+size_t collector_metric_set_user_count(const struct collector_metric_set *set)
+{
+	return set->user_count;
+}
+
+const char *const *collector_metric_set_names(const struct collector_metric_set *set)
+{
+	return (const char *const *)set->names;
+}
+
+const char *const *collector_metric_set_units(const struct collector_metric_set *set)
+{
+	return (const char *const *)set->units;
+}
+
+unsigned collector_metric_set_passes(const struct collector_metric_set *set)
+{
+	return set->passes;
+}
+
+int collector_profiler_create(CUcontext ctx, struct collector_profiler **out, char *err,
+			      size_t err_size)
+{
+	if (profiler_init(err, err_size))
+		return -1;
+	struct collector_profiler *p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, err_size, "out of host memory");
+		return -1;
+	}
+	CUpti_RangeProfiler_Enable_Params en = { CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE };
+	en.ctx = ctx;
+	CUptiResult r = A.cuptiRangeProfilerEnable(&en);
+	if (r != CUPTI_SUCCESS) {
+		free(p);
+		return cupti_fail("cuptiRangeProfilerEnable", r, err, err_size);
+	}
+	p->ctx = ctx;
+	p->object = en.pRangeProfilerObject;
+	*out = p;
+	return 0;
+}
+
+void collector_profiler_destroy(struct collector_profiler *prof)
+{
+	if (!prof)
+		return;
+	CUpti_RangeProfiler_Disable_Params p = { CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };
+	p.pRangeProfilerObject = prof->object;
+	A.cuptiRangeProfilerDisable(&p);
+	free(prof->counter_data);
+	free(prof);
+}
+
+/* Sizes (or re-initialises) the counter data image for ranges ranges of set. */
+static int prepare_counter_data(struct collector_profiler *prof,
+				const struct collector_metric_set *set, size_t ranges, char *err,
+				size_t err_size)
+{
+	if (prof->sized_for != set || prof->counter_data_ranges < ranges) {
+		CUpti_RangeProfiler_GetCounterDataSize_Params size = {
+			CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
+		size.pRangeProfilerObject = prof->object;
+		size.pMetricNames = (const char **)set->names;
+		size.numMetrics = set->count;
+		size.maxNumOfRanges = ranges;
+		size.maxNumRangeTreeNodes = (uint32_t)ranges;
+		CALL(cuptiRangeProfilerGetCounterDataSize, &size);
+		uint8_t *image = realloc(prof->counter_data, size.counterDataSize);
+		if (!image) {
+			snprintf(err, err_size, "out of host memory for %zu bytes of counter data",
+				 size.counterDataSize);
+			return -1;
+		}
+		prof->counter_data = image;
+		prof->counter_data_size = size.counterDataSize;
+		prof->counter_data_ranges = ranges;
+		prof->sized_for = set;
+	}
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
+		CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
+	init.pRangeProfilerObject = prof->object;
+	init.counterDataSize = prof->counter_data_size;
+	init.pCounterData = prof->counter_data;
+	CALL(cuptiRangeProfilerCounterDataImageInitialize, &init);
+
+	CUpti_RangeProfiler_SetConfig_Params config = {
+		CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
+	config.pRangeProfilerObject = prof->object;
+	config.configSize = set->config_size;
+	config.pConfig = set->config;
+	config.counterDataImageSize = prof->counter_data_size;
+	config.pCounterDataImage = prof->counter_data;
+	config.range = CUPTI_AutoRange;
+	config.replayMode = CUPTI_UserReplay;
+	config.maxRangesPerPass = prof->counter_data_ranges;
+	config.numNestingLevels = 1;
+	config.minNestingLevel = 1;
+	config.passIndex = 0;
+	config.targetNestingLevel = 1;
+	CALL(cuptiRangeProfilerSetConfig, &config);
+	return 0;
+}
+
+int collector_profiler_measure(struct collector_profiler *prof,
+			       const struct collector_metric_set *set, unsigned runs,
+			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
+			       double *values, double *clock_hz, unsigned *passes_out,
+			       char *err, size_t err_size)
+{
+	size_t ranges = (size_t)runs * kernels_per_run;
+	if (prepare_counter_data(prof, set, ranges, err, err_size))
+		return -1;
+	unsigned pass = 0;
+	bool all_submitted = false;
+	/* UserReplay: every Start/Stop is one pass of the config; the host tells us when the
+	 * last one was submitted. The bound only guards against a CUPTI that never says so. */
+	while (!all_submitted && pass < 256) {
+		CUpti_RangeProfiler_Start_Params start = {
+			CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+		start.pRangeProfilerObject = prof->object;
+		CALL(cuptiRangeProfilerStart, &start);
+		int rc = 0;
+		for (unsigned r = 0; r < runs && !rc; r++)
+			rc = run_fn(arg, r, pass);
+		if (!rc && A.cuCtxSynchronize() != CUDA_SUCCESS)
+			rc = -EIO;
+		CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+		stop.pRangeProfilerObject = prof->object;
+		CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
+		if (rc) {
+			snprintf(err, err_size, "replay failed in pass %u (%d)", pass, rc);
+			return -1;
+		}
+		if (sr != CUPTI_SUCCESS)
+			return cupti_fail("cuptiRangeProfilerStop", sr, err, err_size);
+		all_submitted = stop.isAllPassSubmitted;
+		pass++;
+	}
+	*passes_out = pass;
+	CUpti_RangeProfiler_DecodeData_Params decode = {
+		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	decode.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerDecodeData, &decode);
+
+	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
+		CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
+	info.pCounterDataImage = prof->counter_data;
+	info.counterDataImageSize = prof->counter_data_size;
+	CALL(cuptiRangeProfilerGetCounterDataInfo, &info);
+	if (info.numTotalRanges != ranges) {
+		snprintf(err, err_size, "the range profiler recorded %zu ranges for %zu kernel "
+			 "launches (%zu dropped); the replay launched other work", info.numTotalRanges,
+			 ranges, decode.numOfRangeDropped);
+		return -1;
+	}
+	double *row = malloc(set->count * sizeof(*row));
+	if (!row) {
+		snprintf(err, err_size, "out of host memory");
+		return -1;
+	}
+	for (unsigned r = 0; r < runs; r++) {
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
+			CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
+		ev.pHostObject = set->host;
+		ev.pCounterDataImage = prof->counter_data;
+		ev.counterDataImageSize = prof->counter_data_size;
+		/* The measured kernel is the last launch of each run (after the flush). */
+		ev.rangeIndex = (size_t)r * kernels_per_run + kernels_per_run - 1;
+		ev.ppMetricNames = (const char **)set->names;
+		ev.numMetrics = set->count;
+		ev.pMetricValues = row;
+		CUptiResult er = A.cuptiProfilerHostEvaluateToGpuValues(&ev);
+		if (er != CUPTI_SUCCESS) {
+			free(row);
+			return cupti_fail("cuptiProfilerHostEvaluateToGpuValues", er, err, err_size);
+		}
+		memcpy(values + (size_t)r * set->user_count, row, set->user_count * sizeof(*row));
+		clock_hz[r] = row[set->clock_index];
+	}
+	free(row);
+	return 0;
+}
+
+static void print_metrics(CUpti_Profiler_Host_Object *host, CUpti_MetricType type)
+{
+	static const char *const rollups[][4] = {
+		[CUPTI_METRIC_TYPE_COUNTER] = { ".sum", ".avg", ".min", ".max" },
+		[CUPTI_METRIC_TYPE_RATIO] = { ".ratio", ".pct", NULL, NULL },
+		[CUPTI_METRIC_TYPE_THROUGHPUT] = { ".avg.pct_of_peak_sustained_elapsed", NULL,
+						   NULL, NULL },
+	};
+	CUpti_Profiler_Host_GetBaseMetrics_Params base = {
+		CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE };
+	base.pHostObject = host;
+	base.metricType = type;
+	if (A.cuptiProfilerHostGetBaseMetrics(&base) != CUPTI_SUCCESS)
+		return;
+	for (size_t i = 0; i < base.numMetrics; i++) {
+		CUpti_Profiler_Host_GetMetricProperties_Params p = {
+			CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE };
+		p.pHostObject = host;
+		p.pMetricName = base.ppMetricNames[i];
+		const char *unit = "", *desc = "";
+		if (A.cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS) {
+			unit = p.pDimUnit && *p.pDimUnit ? p.pDimUnit : p.pHwUnit ? p.pHwUnit : "";
+			desc = p.pDescription ? p.pDescription : "";
+		}
+		char rollup_text[160] = "";
+		size_t n = 0;
+		for (int k = 0; k < 4 && rollups[type][k]; k++)
+			n += (size_t)snprintf(rollup_text + n, sizeof(rollup_text) - n, "%s%s",
+					      k ? " " : "", rollups[type][k]);
+		printf("%-60s %-12s %-40s %s\n", base.ppMetricNames[i], unit, rollup_text, desc);
+	}
+}
+
+int collector_list_metrics(CUcontext ctx, int device, char *err, size_t err_size)
+{
+	CUpti_Profiler_Host_Object *host = NULL;
+	if (host_create(ctx, device, &host, err, err_size))
+		return -1;
+	printf("%-60s %-12s %-40s %s\n", "metric", "unit", "rollups", "description");
+	print_metrics(host, CUPTI_METRIC_TYPE_COUNTER);
+	print_metrics(host, CUPTI_METRIC_TYPE_RATIO);
+	print_metrics(host, CUPTI_METRIC_TYPE_THROUGHPUT);
+	host_destroy(host);
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* collector/profiler.h - metric sets (profiler host: validation, config image, passes) and
+ * measuring replays with the CUPTI range profiler (AutoRange + UserReplay, all runs of a
+ * launch inside one Start/Stop per pass).
+ * Called by inject/replay.c with the launching context current, one measurement at a time
+ * (inject/ holds its replay lock). */
+#ifndef COLLECTOR_PROFILER_H
+#define COLLECTOR_PROFILER_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct collector_metric_set;
+struct collector_profiler;
+
+/* The clock every run reports (SPEC.md: sm_clock_hz). Always collected. */
+#define COLLECTOR_CLOCK_METRIC "gpc__cycles_elapsed.avg.per_second"
+
+/* Validates the comma-separated metrics for the device of ctx and builds their config
+ * image; the clock metric is added when missing. Errors (unknown metric, counters not
+ * permitted, device not supported) come back as -1 with the message in err, after which
+ * nothing should be measured on this device. */
+int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
+				struct collector_metric_set **out, char *err, size_t err_size);
+void collector_metric_set_destroy(struct collector_metric_set *set);
+/* The user's metrics (without an added clock metric), their units, and the pass count. */
+size_t collector_metric_set_user_count(const struct collector_metric_set *set);
+const char *const *collector_metric_set_names(const struct collector_metric_set *set);
+const char *const *collector_metric_set_units(const struct collector_metric_set *set);
+unsigned collector_metric_set_passes(const struct collector_metric_set *set);
+
+/* A range profiler enabled on one context. */
+int collector_profiler_create(CUcontext ctx, struct collector_profiler **out, char *err,
+			      size_t err_size);
+void collector_profiler_destroy(struct collector_profiler *prof);
+
+/* Called once per run within each pass; must leave exactly kernels_per_run kernel
+ * launches on the GPU, the measured one last. Returns 0 or a negative error that aborts
+ * the measurement. */
+typedef int (*collector_run_fn)(void *arg, unsigned run, unsigned pass);
+
+/* Measures runs replays. values receives runs × user metric count (run-major), clock_hz
+ * the SM clock of each run. Returns 0, or -1 with the message in err. */
+int collector_profiler_measure(struct collector_profiler *prof,
+			       const struct collector_metric_set *set, unsigned runs,
+			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
+			       double *values, double *clock_hz, unsigned *passes_out,
+			       char *err, size_t err_size);
+
+/* Prints every metric the device of ctx supports with unit and description. */
+int collector_list_metrics(CUcontext ctx, int device, char *err, size_t err_size);
+
+#endif

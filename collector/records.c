@@ -1,0 +1,319 @@
+/* collector/records.c - builds session, device, run, summary, warning and error records.
+ * Calls libc, cJSON, collector/stats and collector/jsonl (string escaping). */
+#include "collector/records.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector/jsonl.h"
+#include "collector/stats.h"
+
+void collector_iso8601(double epoch_seconds, char *buf, size_t size)
+{
+	time_t secs = (time_t)epoch_seconds;
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	int ms = (int)((epoch_seconds - (double)secs) * 1000.0);
+	char date[32];
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, size, "%s.%03dZ", date, ms < 0 ? 0 : ms > 999 ? 999 : ms);
+}
+
+static cJSON *add_number(cJSON *o, const char *key, double v)
+{
+	/* cJSON would print NaN as null too; say so explicitly for readers of this code. */
+	return isfinite(v) ? cJSON_AddNumberToObject(o, key, v) : cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *new_record(const char *type)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (o && !cJSON_AddStringToObject(o, "type", type)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *string_array(const char *const *items, size_t count)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; a && i < count; i++) {
+		char *clean = collector_utf8_sanitize(items[i]);
+		cJSON *s = clean ? cJSON_CreateString(clean) : NULL;
+		free(clean);
+		if (!s || !cJSON_AddItemToArray(a, s)) {
+			cJSON_Delete(s);
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static const char *cache_name(enum rp_cache_control c)
+{
+	return c == RP_CACHE_NONE ? "none" : "all";
+}
+
+static const char *clock_name(enum rp_clock_control c)
+{
+	return c == RP_CLOCK_BASE ? "base" : "none";
+}
+
+cJSON *collector_record_session(const char *tool_version, pid_t pid, const char *host,
+				char *const *argv, double start_time,
+				const struct rp_options *opts)
+{
+	cJSON *o = new_record("session");
+	if (!o)
+		return NULL;
+	bool ok = true;
+	size_t argc = 0;
+	while (argv && argv[argc])
+		argc++;
+	char when[64];
+	collector_iso8601(start_time, when, sizeof(when));
+	ok &= cJSON_AddStringToObject(o, "tool", "rangeprof") != NULL;
+	ok &= cJSON_AddStringToObject(o, "version", tool_version) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "schema", COLLECTOR_SCHEMA_VERSION) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "pid", (double)pid) != NULL;
+	ok &= collector_json_add_string(o, "host", host) == 0;
+	cJSON *args = string_array((const char *const *)argv, argc);
+	ok &= args && cJSON_AddItemToObject(o, "argv", args);
+	ok &= cJSON_AddStringToObject(o, "start_time", when) != NULL;
+
+	cJSON *options = cJSON_AddObjectToObject(o, "options");
+	ok &= options != NULL;
+	if (options) {
+		ok &= collector_json_add_string(options, "output", opts->output) == 0;
+		ok &= collector_json_add_string(options, "metrics", opts->metrics) == 0;
+		cJSON *inc = string_array((const char *const *)opts->nvtx_include,
+					  opts->nvtx_include_count);
+		ok &= inc && cJSON_AddItemToObject(options, "nvtx_include", inc);
+		cJSON *exc = string_array((const char *const *)opts->nvtx_exclude,
+					  opts->nvtx_exclude_count);
+		ok &= exc && cJSON_AddItemToObject(options, "nvtx_exclude", exc);
+		ok &= collector_json_add_string(options, "kernel_name", opts->kernel_name) == 0;
+		ok &= cJSON_AddNumberToObject(options, "launch_skip", (double)opts->launch_skip) != NULL;
+		if (opts->launch_count < 0)
+			ok &= cJSON_AddNullToObject(options, "launch_count") != NULL;
+		else
+			ok &= cJSON_AddNumberToObject(options, "launch_count",
+						      (double)opts->launch_count) != NULL;
+		ok &= cJSON_AddNumberToObject(options, "runs", (double)opts->runs) != NULL;
+		ok &= cJSON_AddStringToObject(options, "cache_control",
+					      cache_name(opts->cache_control)) != NULL;
+		ok &= cJSON_AddStringToObject(options, "clock_control",
+					      clock_name(opts->clock_control)) != NULL;
+		ok &= cJSON_AddBoolToObject(options, "quiet", opts->quiet) != NULL;
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+cJSON *collector_record_device(const struct collector_device_info *d)
+{
+	cJSON *o = new_record("device");
+	if (!o)
+		return NULL;
+	char cc[16];
+	snprintf(cc, sizeof(cc), "%d.%d", d->cc_major, d->cc_minor);
+	bool ok = true;
+	ok &= cJSON_AddNumberToObject(o, "index", d->index) != NULL;
+	ok &= collector_json_add_string(o, "name", d->name) == 0;
+	ok &= collector_json_add_string(o, "uuid", d->uuid) == 0;
+	ok &= cJSON_AddStringToObject(o, "compute_capability", cc) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "sm_count", d->sm_count) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "l2_bytes", (double)d->l2_bytes) != NULL;
+	ok &= add_number(o, "rated_sm_clock_hz", d->rated_sm_clock_hz) != NULL;
+	ok &= add_number(o, "rated_memory_clock_hz", d->rated_memory_clock_hz) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "driver_version", d->driver_version) != NULL;
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *dim3(const unsigned v[3])
+{
+	int ints[3] = { (int)v[0], (int)v[1], (int)v[2] };
+	return cJSON_CreateIntArray(ints, 3);
+}
+
+static cJSON *nvtx_array(const struct collector_launch *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; a && i < l->nvtx_count; i++) {
+		const struct collector_nvtx_range *r = &l->nvtx[i];
+		cJSON *o = cJSON_CreateObject();
+		bool ok = o && cJSON_AddItemToArray(a, o);
+		if (!ok) {
+			cJSON_Delete(o);
+			cJSON_Delete(a);
+			return NULL;
+		}
+		ok &= collector_json_add_string(o, "domain", r->domain) == 0;
+		ok &= collector_json_add_string(o, "text", r->text) == 0;
+		ok &= cJSON_AddStringToObject(o, "kind", r->start_end ? "start_end" : "push_pop") != NULL;
+		switch (r->payload_type) {
+		case COLLECTOR_PAYLOAD_UINT:
+			ok &= cJSON_AddNumberToObject(o, "payload", (double)r->payload.u) != NULL;
+			break;
+		case COLLECTOR_PAYLOAD_INT:
+			ok &= cJSON_AddNumberToObject(o, "payload", (double)r->payload.i) != NULL;
+			break;
+		case COLLECTOR_PAYLOAD_DOUBLE:
+			ok &= add_number(o, "payload", r->payload.d) != NULL;
+			break;
+		case COLLECTOR_PAYLOAD_NONE:
+			break;
+		}
+		if (r->category) {
+			ok &= cJSON_AddNumberToObject(o, "category", r->category) != NULL;
+			if (r->category_name)
+				ok &= collector_json_add_string(o, "category_name", r->category_name) == 0;
+		}
+		if (!ok) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* The members every per-launch record shares. */
+static bool add_launch(cJSON *o, const struct collector_launch *l,
+		       const struct collector_measure_info *info)
+{
+	bool ok = true;
+	ok &= cJSON_AddNumberToObject(o, "launch", (double)l->index) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "runs", info->runs) != NULL;
+	ok &= collector_json_add_string(o, "kernel", l->kernel) == 0;
+	ok &= collector_json_add_string(o, "mangled", l->mangled) == 0;
+	ok &= cJSON_AddNumberToObject(o, "device", l->device) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "context", l->context) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "stream", (double)l->stream) != NULL;
+	cJSON *g = dim3(l->grid), *b = dim3(l->block), *n = nvtx_array(l);
+	ok &= g && cJSON_AddItemToObject(o, "grid", g);
+	ok &= b && cJSON_AddItemToObject(o, "block", b);
+	ok &= cJSON_AddNumberToObject(o, "shared_mem_bytes", l->shared_mem_bytes) != NULL;
+	ok &= n && cJSON_AddItemToObject(o, "nvtx", n);
+	ok &= collector_json_add_string(o, "nvtx_path", l->nvtx_path ? l->nvtx_path : "") == 0;
+	ok &= cJSON_AddStringToObject(o, "cache_control", cache_name(info->cache_control)) != NULL;
+	ok &= cJSON_AddStringToObject(o, "clock_control", clock_name(info->clock_control)) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "passes", info->passes) != NULL;
+	return ok;
+}
+
+cJSON *collector_record_run(const struct collector_launch *l,
+			    const struct collector_measure_info *info,
+			    const struct collector_run *run)
+{
+	cJSON *o = new_record("run");
+	if (!o)
+		return NULL;
+	bool ok = add_launch(o, l, info);
+	ok &= cJSON_AddNumberToObject(o, "run", run->run) != NULL;
+	cJSON *metrics = cJSON_AddObjectToObject(o, "metrics");
+	cJSON *units = cJSON_AddObjectToObject(o, "units");
+	ok &= metrics && units;
+	for (size_t i = 0; ok && i < info->metric_count; i++) {
+		ok &= add_number(metrics, info->metrics[i], run->values[i]) != NULL;
+		ok &= cJSON_AddStringToObject(units, info->metrics[i], info->units[i]) != NULL;
+	}
+	ok &= add_number(o, "sm_clock_hz", run->sm_clock_hz) != NULL;
+	ok &= add_number(o, "rated_sm_clock_hz", info->rated_sm_clock_hz) != NULL;
+	ok &= add_number(o, "temperature_c", run->temperature_c) != NULL;
+	char when[64];
+	collector_iso8601(run->wall_time, when, sizeof(when));
+	ok &= cJSON_AddStringToObject(o, "time", when) != NULL;
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+cJSON *collector_record_summary(const struct collector_launch *l,
+				const struct collector_measure_info *info, const double *values,
+				const double *clocks, size_t runs)
+{
+	cJSON *o = new_record("summary");
+	double *column = malloc((runs ? runs : 1) * sizeof(*column));
+	if (!o || !column) {
+		cJSON_Delete(o);
+		free(column);
+		return NULL;
+	}
+	bool ok = add_launch(o, l, info);
+	cJSON *metrics = cJSON_AddObjectToObject(o, "metrics");
+	ok &= metrics != NULL;
+	for (size_t m = 0; ok && m < info->metric_count; m++) {
+		for (size_t r = 0; r < runs; r++)
+			column[r] = values[r * info->metric_count + m];
+		struct stats_summary s;
+		stats_summarize(column, clocks, runs, &s);
+		cJSON *st = cJSON_AddObjectToObject(metrics, info->metrics[m]);
+		ok &= st != NULL;
+		if (!st)
+			break;
+		ok &= cJSON_AddStringToObject(st, "unit", info->units[m]) != NULL;
+		ok &= add_number(st, "mean", s.mean) != NULL;
+		ok &= add_number(st, "stddev", s.stddev) != NULL;
+		ok &= add_number(st, "min", s.min) != NULL;
+		ok &= add_number(st, "median", s.median) != NULL;
+		ok &= add_number(st, "max", s.max) != NULL;
+		ok &= cJSON_AddNumberToObject(st, "n", (double)s.n) != NULL;
+		ok &= add_number(st, "ci95_low", s.ci95_low) != NULL;
+		ok &= add_number(st, "ci95_high", s.ci95_high) != NULL;
+		ok &= add_number(st, "rsd_pct", s.rsd_pct) != NULL;
+		if (s.stable == STATS_STABLE_NULL)
+			ok &= cJSON_AddNullToObject(st, "stable") != NULL;
+		else
+			ok &= cJSON_AddBoolToObject(st, "stable", s.stable == STATS_STABLE_TRUE) != NULL;
+		cJSON *reasons = cJSON_AddArrayToObject(st, "reasons");
+		ok &= reasons != NULL;
+		for (char *p = s.reasons; ok && *p;) {
+			size_t len = strcspn(p, ";");
+			char item[128];
+			snprintf(item, sizeof(item), "%.*s", (int)len, p);
+			ok &= cJSON_AddItemToArray(reasons, cJSON_CreateString(item));
+			p += len;
+			while (*p == ';' || *p == ' ')
+				p++;
+		}
+	}
+	free(column);
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+cJSON *collector_record_message(const char *type, const char *message,
+				const char *concerns_key, const char *concerns_value)
+{
+	cJSON *o = new_record(type);
+	if (!o)
+		return NULL;
+	bool ok = collector_json_add_string(o, "message", message) == 0;
+	if (concerns_key) {
+		cJSON *c = cJSON_AddObjectToObject(o, "concerns");
+		ok &= c && collector_json_add_string(c, concerns_key, concerns_value) == 0;
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}

@@ -1,0 +1,100 @@
+/* collector/records.h - the JSON Lines records of SPEC.md section 4, built as cJSON
+ * objects. Pure construction, no I/O and no CUDA: inject/ and collector/profiler.c fill
+ * the plain structs below, collector_jsonl_write() writes the result. The caller owns the
+ * returned object (cJSON_Delete); NULL means out of memory. */
+#ifndef COLLECTOR_RECORDS_H
+#define COLLECTOR_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/options.h"
+
+struct cJSON;
+
+#define COLLECTOR_SCHEMA_VERSION 1
+
+enum collector_payload { COLLECTOR_PAYLOAD_NONE, COLLECTOR_PAYLOAD_UINT,
+			 COLLECTOR_PAYLOAD_INT, COLLECTOR_PAYLOAD_DOUBLE };
+
+struct collector_nvtx_range {
+	const char *domain;          /* "" for the default domain */
+	const char *text;
+	bool start_end;
+	enum collector_payload payload_type;
+	union {
+		uint64_t u;
+		int64_t i;
+		double d;
+	} payload;
+	uint32_t category;           /* 0: none */
+	const char *category_name;   /* NULL: unnamed */
+};
+
+/* One launch as the application made it. */
+struct collector_launch {
+	uint64_t index;              /* process-wide launch index */
+	const char *kernel;          /* demangled */
+	const char *mangled;
+	int device;
+	uint32_t context;            /* CUPTI context id */
+	uint64_t stream;             /* CUPTI stream id */
+	unsigned grid[3], block[3];
+	unsigned shared_mem_bytes;
+	const struct collector_nvtx_range *nvtx;
+	size_t nvtx_count;
+	const char *nvtx_path;
+};
+
+/* What a measured launch was measured with. */
+struct collector_measure_info {
+	const char *const *metrics;  /* the user's metrics */
+	const char *const *units;    /* per metric, "" when unknown */
+	size_t metric_count;
+	unsigned passes;
+	unsigned runs;
+	enum rp_cache_control cache_control;
+	enum rp_clock_control clock_control;
+	double rated_sm_clock_hz;
+};
+
+struct collector_run {
+	unsigned run;                /* 0-based */
+	const double *values;        /* per metric */
+	double sm_clock_hz;          /* NaN when unknown */
+	double temperature_c;        /* NaN when unknown */
+	double wall_time;            /* seconds since the epoch */
+};
+
+struct collector_device_info {
+	int index;
+	char name[256];
+	char uuid[64];
+	int cc_major, cc_minor;
+	int sm_count;
+	long long l2_bytes;
+	double rated_sm_clock_hz, rated_memory_clock_hz;
+	int driver_version;
+};
+
+struct cJSON *collector_record_session(const char *tool_version, pid_t pid, const char *host,
+				       char *const *argv, double start_time,
+				       const struct rp_options *opts);
+struct cJSON *collector_record_device(const struct collector_device_info *device);
+struct cJSON *collector_record_run(const struct collector_launch *launch,
+				   const struct collector_measure_info *info,
+				   const struct collector_run *run);
+/* values holds runs × metric_count, run-major; clocks holds one SM clock per run. */
+struct cJSON *collector_record_summary(const struct collector_launch *launch,
+				       const struct collector_measure_info *info,
+				       const double *values, const double *clocks, size_t runs);
+/* type is "warning" or "error"; concerns (kernel, metric, option ...) may be NULL. */
+struct cJSON *collector_record_message(const char *type, const char *message,
+				       const char *concerns_key, const char *concerns_value);
+
+/* ISO 8601 UTC with milliseconds, "2026-11-29T19:21:16.123Z". */
+void collector_iso8601(double epoch_seconds, char *buf, size_t size);
+
+#endif

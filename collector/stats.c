@@ -1,0 +1,111 @@
+/* collector/stats.c - mean, sample standard deviation, median, Student-t interval, RSD
+ * and the stability verdict of SPEC.md section 5. Calls libc only. */
+#include "collector/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* t(0.975, df) for df = 1..30; beyond, a Cornish-Fisher expansion around the normal
+ * quantile is accurate to better than 1e-4. */
+static const double t975_table[31] = {
+	NAN,    12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622,
+	2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930,
+	2.0860, 2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452,
+	2.0423,
+};
+
+double stats_t975(size_t df)
+{
+	if (df == 0)
+		return NAN;
+	if (df <= 30)
+		return t975_table[df];
+	const double z = 1.959963984540054, v = (double)df;
+	double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z;
+	return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v) +
+	       (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void add_reason(struct stats_summary *s, const char *reason)
+{
+	size_t used = strlen(s->reasons);
+	snprintf(s->reasons + used, sizeof(s->reasons) - used, "%s%s", used ? "; " : "", reason);
+}
+
+void stats_summarize(const double *values, const double *clock_hz, size_t n,
+		     struct stats_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	out->mean = out->stddev = out->min = out->median = out->max = NAN;
+	out->ci95_low = out->ci95_high = out->rsd_pct = NAN;
+	out->stable = STATS_STABLE_NULL;
+	if (n == 0)
+		return;
+
+	double *sorted = malloc(n * sizeof(*sorted));
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	out->mean = sum / (double)n;
+	if (sorted) {
+		memcpy(sorted, values, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), compare_double);
+		out->min = sorted[0];
+		out->max = sorted[n - 1];
+		out->median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+		free(sorted);
+	}
+	if (n < 2) {
+		out->stddev = NAN;
+		return;
+	}
+	double ss = 0;
+	for (size_t i = 0; i < n; i++)
+		ss += (values[i] - out->mean) * (values[i] - out->mean);
+	out->stddev = sqrt(ss / (double)(n - 1));
+	double half = stats_t975(n - 1) * out->stddev / sqrt((double)n);
+	out->ci95_low = out->mean - half;
+	out->ci95_high = out->mean + half;
+	out->rsd_pct = out->mean != 0 ? 100.0 * out->stddev / fabs(out->mean) : NAN;
+
+	bool stable = true;
+	char reason[96];
+	if (n < 5) {
+		stable = false;
+		snprintf(reason, sizeof(reason), "n = %zu < 5", n);
+		add_reason(out, reason);
+	}
+	if (!(out->rsd_pct <= 2.0)) {
+		stable = false;
+		snprintf(reason, sizeof(reason), "rsd %.2f %% > 2 %%", out->rsd_pct);
+		add_reason(out, reason);
+	}
+	if (clock_hz) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (size_t i = 0; i < n; i++) {
+			if (isnan(clock_hz[i]))
+				continue;
+			lo = fmin(lo, clock_hz[i]);
+			hi = fmax(hi, clock_hz[i]);
+		}
+		if (isinf(lo)) {
+			stable = false;
+			add_reason(out, "sm clock unknown");
+		} else if (hi > lo * 1.05) {
+			stable = false;
+			snprintf(reason, sizeof(reason), "sm clock varied %.1f %% > 5 %%",
+				 100.0 * (hi / lo - 1));
+			add_reason(out, reason);
+		}
+	}
+	out->stable = stable ? STATS_STABLE_TRUE : STATS_STABLE_FALSE;
+}

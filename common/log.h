@@ -1,0 +1,24 @@
+/* common/log.h - the one place rangeprof prints to stderr.
+ * Every message is one line with one prefix ("rangeprof: error: ", "rangeprof: warning: ",
+ * "==RANGEPROF== " for progress), written with a single write(2) so that lines from the
+ * application's threads and ours never interleave inside a line. libc only. */
+#ifndef COMMON_LOG_H
+#define COMMON_LOG_H
+
+#include <stdbool.h>
+#include <stdarg.h>
+
+/* Progress lines are dropped when quiet; errors and warnings never are. */
+void rp_log_set_quiet(bool quiet);
+bool rp_log_quiet(void);
+
+void rp_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rp_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rp_log_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Formats "rangeprof: error: ..." into buf without printing it; used where the message
+ * must also go into a record or back to a caller. Returns buf. */
+char *rp_format(char *buf, unsigned long size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,113 @@
+/* common/options.h - every rangeprof option, defined once.
+ * The table in options.c is the single source for the launcher's argument parsing and
+ * --help, and for the library's reading of RANGEPROF_* environment variables. libc only. */
+#ifndef COMMON_OPTIONS_H
+#define COMMON_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+enum rp_option {
+	RP_OPT_OUTPUT,
+	RP_OPT_METRICS,
+	RP_OPT_NVTX_INCLUDE,
+	RP_OPT_NVTX_EXCLUDE,
+	RP_OPT_KERNEL_NAME,
+	RP_OPT_LAUNCH_SKIP,
+	RP_OPT_LAUNCH_COUNT,
+	RP_OPT_RUNS,
+	RP_OPT_CACHE_CONTROL,
+	RP_OPT_CLOCK_CONTROL,
+	RP_OPT_LIST_METRICS,
+	RP_OPT_QUIET,
+	RP_OPT_COUNT
+};
+
+enum rp_option_kind {
+	RP_KIND_STRING,
+	RP_KIND_LIST,   /* repeatable; in the environment, ';'-separated ('\;' keeps one) */
+	RP_KIND_INT,
+	RP_KIND_CHOICE,
+	RP_KIND_FLAG,
+};
+
+struct rp_option_desc {
+	enum rp_option id;
+	const char *name;          /* long option; upper-cased it names RANGEPROF_<NAME> */
+	char short_name;           /* 0 when none */
+	enum rp_option_kind kind;
+	const char *metavar;
+	const char *default_value; /* NULL: unset by default */
+	const char *choices;       /* RP_KIND_CHOICE: "all|none" */
+	long min, max;             /* RP_KIND_INT */
+	const char *help;
+};
+
+enum rp_cache_control { RP_CACHE_ALL, RP_CACHE_NONE };
+enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
+
+struct rp_options {
+	char *output;              /* template: %p pid, %h host, %% percent */
+	char *metrics;             /* comma-separated, as given */
+	char **nvtx_include;
+	size_t nvtx_include_count;
+	char **nvtx_exclude;
+	size_t nvtx_exclude_count;
+	char *kernel_name;         /* NULL: every kernel */
+	long launch_skip;
+	long launch_count;         /* -1: unlimited */
+	long runs;
+	enum rp_cache_control cache_control;
+	enum rp_clock_control clock_control;
+	bool list_metrics;
+	bool quiet;
+	bool given[RP_OPT_COUNT];  /* set by the user rather than by the default */
+};
+
+/* The table, indexed by enum rp_option. */
+const struct rp_option_desc *rp_option_table(void);
+const struct rp_option_desc *rp_option_find_long(const char *name, size_t name_len);
+const struct rp_option_desc *rp_option_find_short(char c);
+
+/* Writes "RANGEPROF_<NAME>" (dashes become underscores) into buf. */
+void rp_option_env_name(const struct rp_option_desc *desc, char *buf, size_t size);
+
+/* Defaults for every option. Cannot fail. */
+void rp_options_init(struct rp_options *opts);
+/* Releases what the options own; the struct may be initialised again. */
+void rp_options_finish(struct rp_options *opts);
+
+/* Parses and validates one value. origin is how the user spelled the option ("--runs",
+ * "RANGEPROF_RUNS") and appears in the message. A list option gets one more element.
+ * Returns 0, or -EINVAL with "ORIGIN 'VALUE': what is accepted" in err. */
+int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
+		  const char *origin, char *err, size_t err_size);
+
+/* Reads every RANGEPROF_* variable; the only getenv() of rangeprof. Stops at the first
+ * bad value: returns -EINVAL with the message in err. */
+int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size);
+
+/* Splits an environment value of a list option on unescaped ';'. Each element keeps its
+ * other backslash escapes. Calls add(element) for each; returns the first non-zero
+ * result of add, or 0. */
+int rp_option_split_list(const char *value, int (*add)(const char *element, void *arg),
+			 void *arg);
+/* Joins list elements into one environment value, escaping ';'. Caller frees. */
+char *rp_option_join_list(char *const *elements, size_t count);
+
+/* Expands %p, %h and %% of the output template. Returns 0, or -EINVAL naming the
+ * unknown escape, or -ENAMETOOLONG. */
+int rp_output_path_expand(const char *templ, pid_t pid, char *out, size_t out_size,
+			  char *err, size_t err_size);
+
+/* Checks that the expanded output path can be created or appended to: its directory
+ * exists and is writable. origin names the option in the message. 0 or -EINVAL. */
+int rp_output_check(const char *templ, pid_t pid, const char *origin, char *err,
+		    size_t err_size);
+
+/* The --help text, generated from the table. */
+void rp_options_print_help(FILE *out, const char *program);
+
+#endif

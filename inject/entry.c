@@ -1,0 +1,35 @@
+/* inject/entry.c - the library's entry points and nothing else.
+ * The constructor runs when the library is preloaded (or dlopened by CUDA or NVTX); it only
+ * points CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH at this library unless the user
+ * set them, so that no CUDA or CUPTI call happens before the driver initialises us.
+ * Calls inject/ and nvtx_bridge/. */
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "inject/inject.h"
+#include "nvtx_bridge/nvtx_bridge.h"
+
+RP_EXPORT int InitializeInjection(void);
+RP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+
+__attribute__((constructor)) static void preload_constructor(void)
+{
+	Dl_info self;
+	if (!dladdr((void *)preload_constructor, &self) || !self.dli_fname || !*self.dli_fname)
+		return;
+	setenv("CUDA_INJECTION64_PATH", self.dli_fname, 0);
+	setenv("NVTX_INJECTION64_PATH", self.dli_fname, 0);
+}
+
+/* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names us. */
+int InitializeInjection(void)
+{
+	inject_init_once();
+	return 1;
+}
+
+/* Called by each NVTX client module at its first NVTX call. */
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
+{
+	return nvtx_bridge_attach(get_export_table);
+}

@@ -1,0 +1,24 @@
+/* inject/flush.h - the clean L2 flush: a read sweep over twice the L2 by a small kernel
+ * loaded from embedded PTX. A memset flush would leave dirty lines that are written back
+ * during the measured kernel (GPU-FACTS.md: +28 MB of DRAM writes and +35 us). */
+#ifndef INJECT_FLUSH_H
+#define INJECT_FLUSH_H
+
+#include <cuda.h>
+#include <stddef.h>
+
+struct inject_flush {
+	CUmodule module;
+	CUfunction kernel;
+	CUdeviceptr buffer;          /* twice the L2, 16-byte words */
+	CUdeviceptr sink;            /* keeps the loads from being optimised away */
+	unsigned long long words;
+	unsigned blocks;
+};
+
+/* Loads the sweep into the current context and allocates its buffer. 0 or -1 with err. */
+int inject_flush_init(struct inject_flush *flush, int device, char *err, size_t err_size);
+/* Queues the sweep on stream. */
+CUresult inject_flush_launch(struct inject_flush *flush, CUstream stream);
+
+#endif

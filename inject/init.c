@@ -1,0 +1,241 @@
+/* inject/init.c - the session: options from the environment, the CUPTI subscription,
+ * the output file, one-time reports and the table printed at exit.
+ * inject_init_once() runs inside cuInit (InitializeInjection); it makes no driver call,
+ * since the driver is not ready for them there. Calls common/, nvtx_bridge/, collector/. */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector/api.h"
+#include "collector/device.h"
+#include "collector/jsonl.h"
+#include "collector/records.h"
+#include "collector/stats.h"
+#include "common/log.h"
+#include "inject/inject.h"
+#include "inject/launch.h"
+
+struct inject_session inject_session = { .output_fd = -1 };
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t output_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUpti_SubscriberHandle subscriber;
+
+/* ------------------------------------------------------------------------------------ */
+/* Output and reports                                                                   */
+/* ------------------------------------------------------------------------------------ */
+
+void inject_write_record(cJSON *record)
+{
+	if (!record)
+		return;
+	pthread_mutex_lock(&output_lock);
+	if (inject_session.output_fd < 0 && inject_session.opts.output) {
+		char path[PATH_MAX], err[PATH_MAX + 128];
+		if (rp_output_path_expand(inject_session.opts.output, getpid(), path, sizeof(path),
+					  err, sizeof(err)) == 0)
+			inject_session.output_fd = collector_jsonl_open(path, err, sizeof(err));
+		if (inject_session.output_fd < 0) {
+			rp_log_error("%s; measuring nothing, the application runs on", err);
+			inject_session.measuring = false;
+			inject_session.output_fd = -2; /* do not try again */
+		}
+	}
+	if (inject_session.output_fd >= 0 &&
+	    collector_jsonl_write(inject_session.output_fd, record) != 0)
+		rp_log_error("cannot write a record to the output");
+	pthread_mutex_unlock(&output_lock);
+	cJSON_Delete(record);
+}
+
+struct report_key {
+	struct report_key *next;
+	char key[];
+};
+static struct report_key *reported;
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void inject_report_once(const char *key, bool error, const char *fmt, ...)
+{
+	pthread_mutex_lock(&report_lock);
+	for (struct report_key *k = reported; k; k = k->next) {
+		if (!strcmp(k->key, key)) {
+			pthread_mutex_unlock(&report_lock);
+			return;
+		}
+	}
+	struct report_key *k = malloc(sizeof(*k) + strlen(key) + 1);
+	if (k) {
+		strcpy(k->key, key);
+		k->next = reported;
+		reported = k;
+	}
+	pthread_mutex_unlock(&report_lock);
+	char message[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	if (error)
+		rp_log_error("%s", message);
+	else
+		rp_log_warn("%s", message);
+	inject_write_record(collector_record_message(error ? "error" : "warning", message,
+						     "key", key));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The exit table                                                                       */
+/* ------------------------------------------------------------------------------------ */
+
+struct table_row {
+	char *kernel, *path;
+	double *values;
+	size_t n, capacity;
+	size_t launches, unstable;
+};
+static struct table_row *rows;
+static size_t row_count;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void inject_table_add(const char *kernel, const char *nvtx_path, const double *values,
+		      size_t runs, size_t stride, bool stable)
+{
+	pthread_mutex_lock(&table_lock);
+	struct table_row *row = NULL;
+	for (size_t i = 0; i < row_count && !row; i++)
+		if (!strcmp(rows[i].kernel, kernel) && !strcmp(rows[i].path, nvtx_path))
+			row = &rows[i];
+	if (!row) {
+		struct table_row *grown = realloc(rows, (row_count + 1) * sizeof(*grown));
+		if (!grown)
+			goto out;
+		rows = grown;
+		row = &rows[row_count++];
+		memset(row, 0, sizeof(*row));
+		row->kernel = strdup(kernel);
+		row->path = strdup(nvtx_path);
+	}
+	if (row->n + runs > row->capacity) {
+		size_t cap = 2 * (row->n + runs);
+		double *grown = realloc(row->values, cap * sizeof(*grown));
+		if (!grown)
+			goto out;
+		row->values = grown;
+		row->capacity = cap;
+	}
+	for (size_t r = 0; r < runs; r++)
+		row->values[row->n++] = values[r * stride];
+	row->launches++;
+	row->unstable += !stable;
+out:
+	pthread_mutex_unlock(&table_lock);
+}
+
+void inject_table_print(void)
+{
+	if (!row_count || rp_log_quiet())
+		return;
+	const char *metric = inject_session.opts.metrics;
+	size_t metric_len = strcspn(metric, ",");
+	rp_log_progress("%-40.40s %-30.30s %5s %14s %7s %s", "kernel", "nvtx", "runs", "mean",
+			"rsd%", "stable");
+	for (size_t i = 0; i < row_count; i++) {
+		struct stats_summary s;
+		stats_summarize(rows[i].values, NULL, rows[i].n, &s);
+		char stable[32];
+		snprintf(stable, sizeof(stable), "%zu/%zu", rows[i].launches - rows[i].unstable,
+			 rows[i].launches);
+		rp_log_progress("%-40.40s %-30.30s %5zu %14.6g %7.2f %s", rows[i].kernel,
+				*rows[i].path ? rows[i].path : "-", rows[i].n, s.mean, s.rsd_pct,
+				stable);
+	}
+	rp_log_progress("(mean of %.*s over all runs; stable: launches whose runs were stable)",
+			(int)metric_len, metric);
+}
+
+static void at_exit(void)
+{
+	inject_launch_report_totals();
+	inject_table_print();
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Initialisation                                                                       */
+/* ------------------------------------------------------------------------------------ */
+
+static void write_session_record(void)
+{
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	/* argv of the process as the kernel has it: we are not given main's. */
+	char *args[256] = { NULL };
+	static char cmdline[65536];
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	if (f) {
+		size_t len = fread(cmdline, 1, sizeof(cmdline) - 1, f);
+		fclose(f);
+		size_t n = 0;
+		for (size_t i = 0; i < len && n < 255; i += strlen(cmdline + i) + 1)
+			args[n++] = cmdline + i;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	inject_write_record(collector_record_session(
+		PROJECT_VERSION, getpid(), host, args, (double)now.tv_sec + now.tv_nsec / 1e9,
+		&inject_session.opts));
+}
+
+static void init(void)
+{
+	char err[2048];
+	struct rp_options *opts = &inject_session.opts;
+	rp_options_init(opts);
+	if (rp_options_load_env(opts, err, sizeof(err))) {
+		rp_log_error("%s; measuring nothing, the application runs on", err);
+		return;
+	}
+	rp_log_set_quiet(opts->quiet);
+	if (rp_output_check(opts->output, getpid(), "RANGEPROF_OUTPUT", err, sizeof(err))) {
+		rp_log_error("%s; measuring nothing, the application runs on", err);
+		return;
+	}
+	if (inject_launch_configure(opts, err, sizeof(err))) {
+		rp_log_error("%s; measuring nothing, the application runs on", err);
+		return;
+	}
+	if (collector_api_load("/usr/local/cuda/lib64", err, sizeof(err))) {
+		rp_log_error("%s; measuring nothing, the application runs on", err);
+		return;
+	}
+	CUptiResult r = rp_api.cuptiSubscribe(&subscriber, inject_launch_callback, NULL);
+	if (r != CUPTI_SUCCESS) {
+		rp_log_error("cuptiSubscribe: %s; %s; measuring nothing, the application runs on",
+			     collector_cupti_error(r),
+			     r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ?
+			     "another CUPTI client (ncu, nsys, torch.profiler, ...) is attached" :
+			     "CUPTI cannot be used here");
+		return;
+	}
+	if (inject_launch_enable(subscriber, err, sizeof(err))) {
+		rp_log_error("%s; measuring nothing, the application runs on", err);
+		return;
+	}
+	inject_session.measuring = true;
+	write_session_record();
+	if (inject_session.opts.list_metrics)
+		rp_log_warn("--list-metrics is a launcher action; the library ignores it");
+	atexit(at_exit);
+}
+
+void inject_init_once(void)
+{
+	pthread_once(&init_once, init);
+}

@@ -1,0 +1,235 @@
+/* inject/launch.c - the launch callback: classify, select, dispatch to the replay.
+ * Runs on the application's launching thread inside the driver call, for every kernel
+ * launch of the process. An unselected launch costs the filter checks only: no driver
+ * call, no lock, no allocation. Our own launches (flush, replays) come back through here
+ * and are let through by a thread-local guard.
+ * Calls nvtx_bridge/ (snapshot, filter), collector/api and inject/replay. */
+#include <pthread.h>
+#include <regex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/api.h"
+#include "common/log.h"
+#include "inject/inject.h"
+#include "inject/launch.h"
+#include "nvtx_bridge/nvtx_bridge.h"
+
+static struct nvtx_filter *filter;
+static const char *kernel_exact;          /* NULL: no exact-name filter */
+static regex_t kernel_regex;
+static bool kernel_is_regex;
+static long launch_skip, launch_count;
+
+static atomic_uint_fast64_t launch_index;  /* every kernel launch of the process */
+static atomic_long passed_filters;         /* launches that passed filters (skip/count) */
+static atomic_bool done;                   /* launch-count reached */
+static atomic_ulong graph_launches, captured_launches;
+static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread bool inside_replay;
+
+int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
+{
+	filter = nvtx_filter_create(opts->nvtx_include, opts->nvtx_include_count,
+				    "RANGEPROF_NVTX_INCLUDE", opts->nvtx_exclude,
+				    opts->nvtx_exclude_count, "RANGEPROF_NVTX_EXCLUDE", err, err_size);
+	if (!filter)
+		return -1;
+	if (opts->kernel_name && !strncmp(opts->kernel_name, "regex:", 6)) {
+		/* Validated by the options already. */
+		if (regcomp(&kernel_regex, opts->kernel_name + 6, REG_EXTENDED | REG_NOSUB)) {
+			snprintf(err, err_size, "RANGEPROF_KERNEL_NAME '%s': invalid regular "
+				 "expression", opts->kernel_name);
+			return -1;
+		}
+		kernel_is_regex = true;
+	} else {
+		kernel_exact = opts->kernel_name;
+	}
+	launch_skip = opts->launch_skip;
+	launch_count = opts->launch_count;
+	return 0;
+}
+
+static const CUpti_CallbackId launch_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
+{
+	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++) {
+		CUptiResult r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+							   launch_cbids[i]);
+		if (r != CUPTI_SUCCESS) {
+			snprintf(err, err_size, "cuptiEnableCallback: %s", collector_cupti_error(r));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Fills grid, block, stream and function from the driver call's parameters. */
+static bool describe(CUpti_CallbackId cbid, const void *params, struct inject_launch *l)
+{
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+		const cuLaunchKernel_params *p = params;
+		l->function = p->f;
+		l->grid[0] = p->gridDimX, l->grid[1] = p->gridDimY, l->grid[2] = p->gridDimZ;
+		l->block[0] = p->blockDimX, l->block[1] = p->blockDimY, l->block[2] = p->blockDimZ;
+		l->shared_mem_bytes = p->sharedMemBytes;
+		l->stream = p->hStream;
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+		const cuLaunchCooperativeKernel_params *p = params;
+		l->function = p->f;
+		l->grid[0] = p->gridDimX, l->grid[1] = p->gridDimY, l->grid[2] = p->gridDimZ;
+		l->block[0] = p->blockDimX, l->block[1] = p->blockDimY, l->block[2] = p->blockDimZ;
+		l->shared_mem_bytes = p->sharedMemBytes;
+		l->stream = p->hStream;
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+		const cuLaunchKernelEx_params *p = params;
+		if (!p->config)
+			return false;
+		l->function = p->f;
+		l->grid[0] = p->config->gridDimX, l->grid[1] = p->config->gridDimY;
+		l->grid[2] = p->config->gridDimZ;
+		l->block[0] = p->config->blockDimX, l->block[1] = p->config->blockDimY;
+		l->block[2] = p->config->blockDimZ;
+		l->shared_mem_bytes = p->config->sharedMemBytes;
+		l->stream = p->config->hStream;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+CUresult inject_relaunch(const struct inject_launch *l)
+{
+	switch (l->cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+		const cuLaunchKernel_params *p = l->params;
+		return rp_api.cuLaunchKernel(p->f, p->gridDimX, p->gridDimY, p->gridDimZ,
+					     p->blockDimX, p->blockDimY, p->blockDimZ,
+					     p->sharedMemBytes, p->hStream, p->kernelParams, p->extra);
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+		const cuLaunchCooperativeKernel_params *p = l->params;
+		return rp_api.cuLaunchCooperativeKernel(p->f, p->gridDimX, p->gridDimY, p->gridDimZ,
+							p->blockDimX, p->blockDimY, p->blockDimZ,
+							p->sharedMemBytes, p->hStream,
+							p->kernelParams);
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+		const cuLaunchKernelEx_params *p = l->params;
+		return rp_api.cuLaunchKernelEx(p->config, p->f, p->kernelParams, p->extra);
+	}
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+static bool kernel_selected(const char *mangled, const char **demangled)
+{
+	if (!kernel_exact && !kernel_is_regex)
+		return true;
+	*demangled = inject_demangle(mangled);
+	if (kernel_is_regex)
+		return regexec(&kernel_regex, *demangled, 0, NULL, 0) == 0 ||
+		       regexec(&kernel_regex, mangled, 0, NULL, 0) == 0;
+	/* ncu matches the function name too: "vadd" for "vadd(float*, ...)". */
+	size_t len = strlen(kernel_exact);
+	return !strcmp(kernel_exact, mangled) || !strcmp(kernel_exact, *demangled) ||
+	       (!strncmp(kernel_exact, *demangled, len) && (*demangled)[len] == '(');
+}
+
+static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_session.measuring)
+		return;
+	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
+		return;
+	const char *mangled = cb->symbolName ? cb->symbolName : "";
+	const char *demangled = NULL;
+	if (!kernel_selected(mangled, &demangled))
+		return;
+
+	struct inject_launch l = { .cbid = (int)cbid, .params = cb->functionParams,
+				   .ctx = cb->context, .context_id = cb->contextUid,
+				   .mangled = mangled, .index = index };
+	if (!describe(cbid, cb->functionParams, &l))
+		return;
+	/* A launch into a capturing stream only records a graph node: nothing runs now,
+	 * and replaying would add nodes to the user's graph. Checked only here, for
+	 * launches that passed the filters. */
+	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (rp_api.cuStreamIsCapturing(l.stream, &capture) == CUDA_SUCCESS &&
+	    capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+		atomic_fetch_add(&captured_launches, 1);
+		inject_report_once("stream-capture", false,
+				   "kernel %s launched under stream capture is not replayed "
+				   "(kernels run by graphs are counted, not measured)",
+				   inject_demangle(mangled));
+		return;
+	}
+	pthread_mutex_lock(&replay_lock);
+	long n = atomic_fetch_add(&passed_filters, 1);
+	bool measure = n >= launch_skip && (launch_count < 0 || n - launch_skip < launch_count);
+	if (launch_count >= 0 && n + 1 >= launch_skip + launch_count)
+		atomic_store(&done, true);
+	if (measure) {
+		inside_replay = true;
+		inject_replay(&l, demangled ? demangled : inject_demangle(mangled));
+		inside_replay = false;
+	}
+	pthread_mutex_unlock(&replay_lock);
+}
+
+void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
+				     CUpti_CallbackId cbid, const void *data)
+{
+	(void)userdata;
+	const CUpti_CallbackData *cb = data;
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cb->callbackSite != CUPTI_API_ENTER ||
+	    inside_replay)
+		return;
+	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+	    cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) {
+		if (atomic_fetch_add(&graph_launches, 1) == 0 && inject_session.measuring)
+			inject_report_once("graph-launch", false,
+					   "cuGraphLaunch: kernels inside CUDA graphs are not "
+					   "replayed; graph launches are counted and reported at exit");
+		return;
+	}
+	on_launch(cbid, cb);
+}
+
+void inject_launch_report_totals(void)
+{
+	unsigned long graphs = atomic_load(&graph_launches);
+	unsigned long captured = atomic_load(&captured_launches);
+	if (graphs || captured)
+		inject_report_once("not-replayed-totals", false,
+				   "not replayed: %lu graph launch(es), %lu kernel launch(es) "
+				   "under stream capture", graphs, captured);
+}

@@ -1,0 +1,19 @@
+/* inject/launch.h - the CUPTI callback and launch selection. */
+#ifndef INJECT_LAUNCH_H
+#define INJECT_LAUNCH_H
+
+#include <cupti.h>
+#include <stddef.h>
+
+#include "common/options.h"
+
+/* Compiles the NVTX and kernel-name filters. 0 or -1 with err. */
+int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size);
+/* Enables the launch, graph and context callbacks on sub. 0 or -1 with err. */
+int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size);
+void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
+				     CUpti_CallbackId cbid, const void *data);
+/* At exit: what was counted but not replayed (graphs, captured launches). */
+void inject_launch_report_totals(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* inject/names.c - demangled kernel names, cached. Called on the launching thread for
+ * launches that pass the NVTX filter (kernel-name filter, records). The C++ runtime's
+ * demangler is found at run time: a C application may not have libstdc++ loaded.
+ * Calls libc and libdl. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inject/inject.h"
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+struct name_entry {
+	struct name_entry *next;
+	char *mangled, *demangled;
+};
+
+#define BUCKETS 1024
+static struct name_entry *buckets[BUCKETS];
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static demangle_fn demangle;
+static bool demangle_looked_up;
+
+static unsigned hash(const char *s)
+{
+	unsigned h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % BUCKETS;
+}
+
+const char *inject_demangle(const char *mangled)
+{
+	unsigned b = hash(mangled);
+	pthread_mutex_lock(&names_lock);
+	for (struct name_entry *e = buckets[b]; e; e = e->next) {
+		if (!strcmp(e->mangled, mangled)) {
+			pthread_mutex_unlock(&names_lock);
+			return e->demangled;
+		}
+	}
+	if (!demangle_looked_up) {
+		demangle_looked_up = true;
+		demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		if (!demangle) {
+			void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+			if (h)
+				demangle = (demangle_fn)dlsym(h, "__cxa_demangle");
+		}
+	}
+	struct name_entry *e = malloc(sizeof(*e));
+	char *demangled = NULL;
+	int status = -1;
+	if (demangle && !strncmp(mangled, "_Z", 2))
+		demangled = demangle(mangled, NULL, NULL, &status);
+	if (!e || !(e->mangled = strdup(mangled))) {
+		free(e);
+		free(demangled);
+		pthread_mutex_unlock(&names_lock);
+		return mangled;
+	}
+	e->demangled = status == 0 && demangled ? demangled : e->mangled;
+	if (e->demangled != demangled)
+		free(demangled);
+	e->next = buckets[b];
+	buckets[b] = e;
+	pthread_mutex_unlock(&names_lock);
+	return e->demangled;
+}

@@ -1,0 +1,429 @@
+/* nvtx_bridge/expr.c - ncu's NVTX include/exclude expressions: parsing and matching.
+ * Parsed once, when options are read (launcher and library); matched in the launch
+ * callback against a snapshot, allocating nothing for stacks up to 64 deep.
+ *
+ * Grammar (SPEC.md section 3):
+ *   expr      := ["regex:"] [domain "@"] (push_pop | start_end)
+ *   push_pop  := ["["] elem ("/" elem)* ["/"] ["]"]     (has '/', '[' or ']')
+ *   elem      := name | "*" (zero or more ranges) | "+" (exactly one range)
+ *   start_end := name ("," name)*
+ * A backslash makes the next character literal. Under regex: it keeps its meaning for
+ * the regular expression except before '/', ',', '@' and ';'. Regular expressions are
+ * POSIX ERE, searched in the name (anchor with ^ and $ for a whole-name match).
+ * Calls libc only. */
+#include "nvtx_bridge/nvtx_bridge.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum elem_kind { ELEM_NAME, ELEM_ANY, ELEM_ONE };
+
+struct name_pattern {
+	char *text;
+	bool is_regex;
+	regex_t re;
+};
+
+struct elem {
+	enum elem_kind kind;
+	struct name_pattern name;
+};
+
+struct nvtx_expr {
+	bool push_pop;
+	bool bottom, top;            /* '[' and ']' */
+	bool has_domain;
+	struct name_pattern domain;
+	struct elem *elems;          /* push/pop elements, or start/end names */
+	size_t count;
+};
+
+/* One character of the expression after escapes: its value, whether a backslash made it
+ * literal, and where it stood (1-based) for messages. */
+struct ch {
+	char c;
+	bool escaped;
+	size_t column;
+};
+
+static void pattern_free(struct name_pattern *p)
+{
+	if (p->is_regex)
+		regfree(&p->re);
+	free(p->text);
+}
+
+void nvtx_expr_destroy(struct nvtx_expr *expr)
+{
+	if (!expr)
+		return;
+	for (size_t i = 0; i < expr->count; i++)
+		if (expr->elems[i].kind == ELEM_NAME)
+			pattern_free(&expr->elems[i].name);
+	if (expr->has_domain)
+		pattern_free(&expr->domain);
+	free(expr->elems);
+	free(expr);
+}
+
+static bool special(char c)
+{
+	return c == '/' || c == ',' || c == '@' || c == ';';
+}
+
+/* Builds a pattern from chs[begin, end). In regex mode escapes other than those of our
+ * separators are given back to the regular expression. */
+static int make_pattern(const struct ch *chs, size_t begin, size_t end, bool regex,
+			struct name_pattern *out, char *err, size_t err_size)
+{
+	char *text = malloc(2 * (end - begin) + 1), *w = text;
+	if (!text) {
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	for (size_t i = begin; i < end; i++) {
+		if (regex && chs[i].escaped && !special(chs[i].c))
+			*w++ = '\\';
+		*w++ = chs[i].c;
+	}
+	*w = '\0';
+	out->text = text;
+	out->is_regex = regex;
+	if (regex) {
+		int rc = regcomp(&out->re, text, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char why[128];
+			regerror(rc, &out->re, why, sizeof(why));
+			snprintf(err, err_size,
+				 "invalid regular expression '%s' at character %zu: %s", text,
+				 chs[begin].column, why);
+			free(text);
+			out->text = NULL;
+			out->is_regex = false;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static bool pattern_matches(const struct name_pattern *p, const char *name)
+{
+	if (p->is_regex)
+		return regexec(&p->re, name, 0, NULL, 0) == 0;
+	return strcmp(p->text, name) == 0;
+}
+
+static int add_elem(struct nvtx_expr *e, const struct ch *chs, size_t begin, size_t end,
+		    bool regex, char *err, size_t err_size)
+{
+	struct elem el = { ELEM_NAME, { 0 } };
+	if (end == begin) {
+		snprintf(err, err_size, "empty range name at character %zu; expected a name "
+			 "between separators", chs[begin].column);
+		return -1;
+	}
+	if (end - begin == 1 && !chs[begin].escaped && e->push_pop &&
+	    (chs[begin].c == '*' || chs[begin].c == '+')) {
+		el.kind = chs[begin].c == '*' ? ELEM_ANY : ELEM_ONE;
+	} else if (make_pattern(chs, begin, end, regex, &el.name, err, err_size)) {
+		return -1;
+	}
+	struct elem *grown = realloc(e->elems, (e->count + 1) * sizeof(*grown));
+	if (!grown) {
+		if (el.kind == ELEM_NAME)
+			pattern_free(&el.name);
+		snprintf(err, err_size, "out of memory");
+		return -1;
+	}
+	e->elems = grown;
+	e->elems[e->count++] = el;
+	return 0;
+}
+
+static struct nvtx_expr *fail(struct nvtx_expr *e, struct ch *chs)
+{
+	free(chs);
+	nvtx_expr_destroy(e);
+	return NULL;
+}
+
+struct nvtx_expr *nvtx_expr_parse(const char *text, char *err, size_t err_size)
+{
+	size_t len = strlen(text), offset = 0;
+	bool regex = false;
+	if (!strncmp(text, "regex:", 6)) {
+		regex = true;
+		offset = 6;
+	}
+	if (len == offset) {
+		snprintf(err, err_size, "empty expression; expected a range such as 'outer/', "
+			 "'outer/inner', 'Domain@outer/' or a start/end range 'A,B'");
+		return NULL;
+	}
+	struct nvtx_expr *e = calloc(1, sizeof(*e));
+	struct ch *chs = calloc(len + 1, sizeof(*chs));
+	if (!e || !chs) {
+		snprintf(err, err_size, "out of memory");
+		return fail(e, chs);
+	}
+	size_t n = 0;
+	for (size_t i = offset; i < len; i++) {
+		if (text[i] == '\\') {
+			if (i + 1 == len) {
+				snprintf(err, err_size, "'\\' at character %zu escapes nothing; "
+					 "write '\\\\' for a backslash", i + 1);
+				return fail(e, chs);
+			}
+			chs[n++] = (struct ch){ text[i + 1], true, i + 1 };
+			i++;
+		} else {
+			chs[n++] = (struct ch){ text[i], false, i + 1 };
+		}
+	}
+	chs[n].column = len + 1;
+
+	/* Domain: everything before the first unescaped '@'. */
+	size_t body = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (chs[i].c == '@' && !chs[i].escaped) {
+			if (i == 0) {
+				snprintf(err, err_size, "empty domain name before '@' at character "
+					 "%zu; expected 'Domain@range'", chs[i].column);
+				return fail(e, chs);
+			}
+			if (make_pattern(chs, 0, i, regex, &e->domain, err, err_size))
+				return fail(e, chs);
+			e->has_domain = true;
+			body = i + 1;
+			break;
+		}
+	}
+	if (body == n) {
+		snprintf(err, err_size, "no range name after the domain at character %zu",
+			 chs[n].column);
+		return fail(e, chs);
+	}
+
+	size_t end = n;
+	bool has_slash = false, has_comma = false;
+	size_t comma_at = 0;
+	if (chs[body].c == '[' && !chs[body].escaped) {
+		e->bottom = true;
+		body++;
+	}
+	if (end > body && chs[end - 1].c == ']' && !chs[end - 1].escaped) {
+		e->top = true;
+		end--;
+	}
+	for (size_t i = body; i < end; i++) {
+		if (chs[i].escaped)
+			continue;
+		if (chs[i].c == '/')
+			has_slash = true;
+		if (chs[i].c == ',' && !has_comma) {
+			has_comma = true;
+			comma_at = chs[i].column;
+		}
+		if ((chs[i].c == '[' || chs[i].c == ']') && !regex) {
+			snprintf(err, err_size, "'%c' at character %zu: '[' may only start and "
+				 "']' only end a push/pop expression; write '\\%c' for the "
+				 "character", chs[i].c, chs[i].column, chs[i].c);
+			return fail(e, chs);
+		}
+		if (chs[i].c == '@') {
+			snprintf(err, err_size, "second '@' at character %zu; a domain is given "
+				 "once, at the start; write '\\@' for the character",
+				 chs[i].column);
+			return fail(e, chs);
+		}
+	}
+	e->push_pop = has_slash || e->bottom || e->top;
+	if (e->push_pop && has_comma) {
+		snprintf(err, err_size, "',' at character %zu: push/pop expressions (with '/', "
+			 "'[' or ']') take no ','; 'A,B' is for start/end ranges; write '\\,' "
+			 "for the character", comma_at);
+		return fail(e, chs);
+	}
+	if (body == end) {
+		snprintf(err, err_size, "no range name at character %zu", chs[body].column);
+		return fail(e, chs);
+	}
+	/* A trailing '/' closes the last name ("outer/"); it starts no new element. */
+	if (e->push_pop && !chs[end - 1].escaped && chs[end - 1].c == '/')
+		end--;
+	char sep = e->push_pop ? '/' : ',';
+	size_t begin = body;
+	for (size_t i = body; i <= end; i++) {
+		if (i == end || (chs[i].c == sep && !chs[i].escaped)) {
+			if (add_elem(e, chs, begin, i, regex, err, err_size))
+				return fail(e, chs);
+			begin = i + 1;
+		}
+	}
+	bool named = false;
+	for (size_t i = 0; i < e->count; i++)
+		named |= e->elems[i].kind == ELEM_NAME;
+	if (!named) {
+		snprintf(err, err_size, "no range is named; '*' and '+' stand for ranges "
+			 "around named ones, as in 'A/*/B'");
+		return fail(e, chs);
+	}
+	free(chs);
+	return e;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Matching                                                                             */
+/* ------------------------------------------------------------------------------------ */
+
+static bool domain_matches(const struct nvtx_expr *e, const struct nvtx_bridge_domain *d)
+{
+	const char *name = nvtx_bridge_domain_name(d);
+	if (!e->has_domain)
+		return name[0] == '\0';
+	return pattern_matches(&e->domain, name);
+}
+
+static bool match_from(const struct nvtx_expr *e, size_t ei, const char *const *names,
+		       size_t n, size_t si)
+{
+	if (ei == e->count)
+		return !e->top || si == n;
+	const struct elem *el = &e->elems[ei];
+	switch (el->kind) {
+	case ELEM_ANY:
+		for (size_t k = si; k <= n; k++)
+			if (match_from(e, ei + 1, names, n, k))
+				return true;
+		return false;
+	case ELEM_ONE:
+		return si < n && match_from(e, ei + 1, names, n, si + 1);
+	case ELEM_NAME:
+	default:
+		return si < n && pattern_matches(&el->name, names[si]) &&
+		       match_from(e, ei + 1, names, n, si + 1);
+	}
+}
+
+static bool match_push_pop(const struct nvtx_expr *e, const struct nvtx_bridge_snapshot *s)
+{
+	const char *local[64];
+	const char **names = local;
+	if (s->push_count > 64 && !(names = malloc(s->push_count * sizeof(*names))))
+		return false;
+	size_t n = 0;
+	for (size_t i = 0; i < s->push_count; i++)
+		if (domain_matches(e, s->ranges[i].domain))
+			names[n++] = s->ranges[i].text;
+	bool found = false;
+	for (size_t start = 0; start <= (e->bottom ? 0 : n) && !found; start++)
+		found = match_from(e, 0, names, n, start);
+	if (names != local)
+		free(names);
+	return found;
+}
+
+static bool match_start_end(const struct nvtx_expr *e, const struct nvtx_bridge_snapshot *s)
+{
+	for (size_t k = 0; k < e->count; k++) {
+		bool open = false;
+		for (size_t i = s->push_count; i < s->count && !open; i++)
+			open = domain_matches(e, s->ranges[i].domain) &&
+			       pattern_matches(&e->elems[k].name, s->ranges[i].text);
+		if (!open)
+			return false;
+	}
+	return true;
+}
+
+bool nvtx_expr_matches(const struct nvtx_expr *expr, const struct nvtx_bridge_snapshot *snap)
+{
+	return expr->push_pop ? match_push_pop(expr, snap) : match_start_end(expr, snap);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Filters                                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+struct nvtx_filter {
+	struct nvtx_expr **includes;
+	size_t include_count;
+	struct nvtx_expr **excludes;
+	size_t exclude_count;
+};
+
+void nvtx_filter_destroy(struct nvtx_filter *filter)
+{
+	if (!filter)
+		return;
+	for (size_t i = 0; i < filter->include_count; i++)
+		nvtx_expr_destroy(filter->includes[i]);
+	for (size_t i = 0; i < filter->exclude_count; i++)
+		nvtx_expr_destroy(filter->excludes[i]);
+	free(filter->includes);
+	free(filter->excludes);
+	free(filter);
+}
+
+static int compile_list(char *const *texts, size_t count, const char *origin,
+			struct nvtx_expr ***out, size_t *out_count, char *err, size_t err_size)
+{
+	if (!count)
+		return 0;
+	if (!(*out = calloc(count, sizeof(**out)))) {
+		snprintf(err, err_size, "%s: out of memory", origin);
+		return -1;
+	}
+	for (size_t i = 0; i < count; i++) {
+		char why[512];
+		if (!((*out)[i] = nvtx_expr_parse(texts[i], why, sizeof(why)))) {
+			snprintf(err, err_size, "%s '%s': %s", origin, texts[i], why);
+			return -1;
+		}
+		(*out_count)++;
+	}
+	return 0;
+}
+
+struct nvtx_filter *nvtx_filter_create(char *const *includes, size_t include_count,
+				       const char *include_origin, char *const *excludes,
+				       size_t exclude_count, const char *exclude_origin,
+				       char *err, size_t err_size)
+{
+	struct nvtx_filter *f = calloc(1, sizeof(*f));
+	if (!f) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	if (compile_list(includes, include_count, include_origin, &f->includes,
+			 &f->include_count, err, err_size) ||
+	    compile_list(excludes, exclude_count, exclude_origin, &f->excludes,
+			 &f->exclude_count, err, err_size)) {
+		nvtx_filter_destroy(f);
+		return NULL;
+	}
+	return f;
+}
+
+bool nvtx_filter_is_empty(const struct nvtx_filter *filter)
+{
+	return !filter || (!filter->include_count && !filter->exclude_count);
+}
+
+bool nvtx_filter_selects(const struct nvtx_filter *filter,
+			 const struct nvtx_bridge_snapshot *snap)
+{
+	if (nvtx_filter_is_empty(filter))
+		return true;
+	bool included = filter->include_count == 0;
+	for (size_t i = 0; i < filter->include_count && !included; i++)
+		included = nvtx_expr_matches(filter->includes[i], snap);
+	if (!included)
+		return false;
+	for (size_t i = 0; i < filter->exclude_count; i++)
+		if (nvtx_expr_matches(filter->excludes[i], snap))
+			return false;
+	return true;
+}

@@ -1,0 +1,108 @@
+/* nvtx_bridge/nvtx_bridge.h - rangeprof as the NVTX injection library.
+ * The bridge keeps, for every application thread, its push/pop stacks per domain, and for
+ * the process the open start/end ranges; inject/ reads them through
+ * nvtx_bridge_snapshot() at each kernel launch and selects launches with nvtx_filter_*.
+ * No CUDA here: libc and common/ only, so all of it is tested without a GPU. */
+#ifndef NVTX_BRIDGE_NVTX_BRIDGE_H
+#define NVTX_BRIDGE_NVTX_BRIDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* NVTX3's callback-table types; a tool includes the client header without the inline
+ * implementation. */
+#ifndef NVTX_NO_IMPL
+#define NVTX_NO_IMPL
+#endif
+#include <nvtx3/nvToolsExt.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* Attaching                                                                            */
+/* ------------------------------------------------------------------------------------ */
+
+/* Fills NVTX's CORE and CORE2 callback tables with the bridge. Called once per NVTX
+ * client module (every binary that inlines NVTX3 initialises separately). Returns 1 on
+ * success, 0 when the export table is missing or too small; nothing is written then. */
+int nvtx_bridge_attach(NvtxGetExportTableFunc_t get_export_table);
+
+/* ------------------------------------------------------------------------------------ */
+/* State                                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+enum nvtx_bridge_payload {
+	NVTX_BRIDGE_PAYLOAD_NONE,
+	NVTX_BRIDGE_PAYLOAD_UINT,
+	NVTX_BRIDGE_PAYLOAD_INT,
+	NVTX_BRIDGE_PAYLOAD_DOUBLE,
+};
+
+struct nvtx_bridge_domain;
+
+struct nvtx_bridge_range {
+	const struct nvtx_bridge_domain *domain;
+	const char *text;                  /* UTF-8, NUL-terminated */
+	bool start_end;                    /* a start/end range rather than push/pop */
+	enum nvtx_bridge_payload payload_type;
+	union {
+		uint64_t u;
+		int64_t i;
+		double d;
+	} payload;
+	uint32_t category;                 /* 0: none */
+};
+
+/* What was open on the calling thread at one moment: its push/pop ranges of every domain,
+ * outermost (earliest pushed) first, then the process's open start/end ranges in the
+ * order they started. */
+struct nvtx_bridge_snapshot {
+	const struct nvtx_bridge_range *ranges;
+	size_t push_count;                 /* ranges[0 .. push_count) are push/pop */
+	size_t count;                      /* ranges[push_count .. count) are start/end */
+};
+
+/* Takes the snapshot of the calling thread into thread-local storage and returns it.
+ * Valid until the same thread makes its next NVTX call or snapshot; never fails (on
+ * allocation failure the snapshot lacks the ranges it could not hold). Lock-free unless
+ * start/end ranges are open. */
+const struct nvtx_bridge_snapshot *nvtx_bridge_snapshot(void);
+
+/* Name of a domain: "" for the default domain. Stable for the life of the process. */
+const char *nvtx_bridge_domain_name(const struct nvtx_bridge_domain *domain);
+/* Name given to a category with nvtx(Domain)NameCategory, or NULL. */
+const char *nvtx_bridge_category_name(const struct nvtx_bridge_domain *domain,
+				      uint32_t category);
+
+/* Writes the push/pop texts joined by '/' ("outer/inner") into buf. */
+void nvtx_bridge_path(const struct nvtx_bridge_snapshot *snap, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------ */
+/* Expressions and filters (ncu's --nvtx-include / --nvtx-exclude)                      */
+/* ------------------------------------------------------------------------------------ */
+
+struct nvtx_expr;
+
+/* Parses one expression. On error returns NULL and writes a message naming the character
+ * where the expression goes wrong into err (without the option name). */
+struct nvtx_expr *nvtx_expr_parse(const char *text, char *err, size_t err_size);
+void nvtx_expr_destroy(struct nvtx_expr *expr);
+bool nvtx_expr_matches(const struct nvtx_expr *expr, const struct nvtx_bridge_snapshot *snap);
+
+struct nvtx_filter;
+
+/* Compiles the include and exclude lists. NULL with a message in err, naming the option
+ * as the user spelled it (include_origin: "--nvtx-include" or "RANGEPROF_NVTX_INCLUDE")
+ * and the expression, when one does not parse. No expressions at all gives a filter that
+ * selects everything. */
+struct nvtx_filter *nvtx_filter_create(char *const *includes, size_t include_count,
+				       const char *include_origin, char *const *excludes,
+				       size_t exclude_count, const char *exclude_origin,
+				       char *err, size_t err_size);
+void nvtx_filter_destroy(struct nvtx_filter *filter);
+/* True when the filter needs no NVTX state: no expressions. */
+bool nvtx_filter_is_empty(const struct nvtx_filter *filter);
+/* Selected: no include or one include matches, and no exclude matches. */
+bool nvtx_filter_selects(const struct nvtx_filter *filter,
+			 const struct nvtx_bridge_snapshot *snap);
+
+#endif

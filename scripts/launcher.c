@@ -1,0 +1,234 @@
+/* scripts/launcher.c - the rangeprof command: parses options from the shared table,
+ * validates every value before the application starts, exports them as RANGEPROF_*
+ * variables, preloads librangeprof.so and execs the application, which thereby keeps
+ * the launcher's pid (so %p names its file) and returns its own exit status or signal.
+ * Calls common/ and nvtx_bridge/ (to check NVTX expressions). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/options.h"
+#include "nvtx_bridge/nvtx_bridge.h"
+
+static void usage_error(const char *what, const char *arg)
+{
+	rp_log_error("%s '%s'; see 'rangeprof --help'", what, arg);
+	exit(2);
+}
+
+/* Path of a file next to this executable, or in alt_dir relative to it (../lib when
+ * installed, ../inject in the build tree). */
+static int sibling(const char *name, const char *alt_dir, char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	const char *dir = dirname(self);
+	snprintf(out, size, "%s/%s", dir, name);
+	if (access(out, R_OK) == 0)
+		return 0;
+	for (const char *p = alt_dir; p && *p;) {
+		size_t len = strcspn(p, ":");
+		snprintf(out, size, "%s/%.*s/%s", dir, (int)len, p, name);
+		if (access(out, R_OK) == 0)
+			return 0;
+		p += len + (p[len] == ':');
+	}
+	return -1;
+}
+
+static void set_option(struct rp_options *opts, const struct rp_option_desc *d,
+		       const char *value, const char *spelled)
+{
+	char err[1024];
+	if (rp_option_set(opts, d->id, value, spelled, err, sizeof(err))) {
+		rp_log_error("%s", err);
+		exit(2);
+	}
+}
+
+/* Parses argv up to the application; returns the index of its first word. */
+static int parse_args(int argc, char **argv, struct rp_options *opts)
+{
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--"))
+			return i + 1;
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			rp_options_print_help(stdout, "rangeprof");
+			exit(0);
+		}
+		if (arg[0] != '-' || !arg[1])
+			return i;
+		const struct rp_option_desc *d;
+		const char *value = NULL;
+		char spelled[128];
+		if (arg[1] == '-') {
+			const char *name = arg + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			if (!(d = rp_option_find_long(name, len)))
+				usage_error("unknown option", arg);
+			snprintf(spelled, sizeof(spelled), "--%s", d->name);
+			if (eq)
+				value = eq + 1;
+		} else {
+			if (!(d = rp_option_find_short(arg[1])))
+				usage_error("unknown option", arg);
+			snprintf(spelled, sizeof(spelled), "-%c", d->short_name);
+			if (arg[2])
+				value = arg + 2;
+		}
+		if (d->kind == RP_KIND_FLAG) {
+			if (value)
+				usage_error("this option takes no value:", spelled);
+			set_option(opts, d, "1", spelled);
+			continue;
+		}
+		if (!value) {
+			if (i + 1 >= argc)
+				usage_error("this option needs a value:", spelled);
+			value = argv[++i];
+		}
+		set_option(opts, d, value, spelled);
+	}
+	return i;
+}
+
+static void export_options(const struct rp_options *opts, char *const *values)
+{
+	const struct rp_option_desc *table = rp_option_table();
+	for (size_t i = 0; i < RP_OPT_COUNT; i++) {
+		if (!opts->given[i])
+			continue;
+		char name[64];
+		rp_option_env_name(&table[i], name, sizeof(name));
+		if (setenv(name, values[i], 1)) {
+			rp_log_error("cannot set %s: %s", name, strerror(errno));
+			exit(2);
+		}
+	}
+}
+
+/* The text of each given option as the library will read it back. */
+static void option_values(const struct rp_options *o, char *values[RP_OPT_COUNT])
+{
+	char buf[64];
+	memset(values, 0, RP_OPT_COUNT * sizeof(*values));
+	values[RP_OPT_OUTPUT] = o->output ? strdup(o->output) : NULL;
+	values[RP_OPT_METRICS] = o->metrics ? strdup(o->metrics) : NULL;
+	values[RP_OPT_NVTX_INCLUDE] = rp_option_join_list(o->nvtx_include, o->nvtx_include_count);
+	values[RP_OPT_NVTX_EXCLUDE] = rp_option_join_list(o->nvtx_exclude, o->nvtx_exclude_count);
+	values[RP_OPT_KERNEL_NAME] = o->kernel_name ? strdup(o->kernel_name) : NULL;
+	snprintf(buf, sizeof(buf), "%ld", o->launch_skip);
+	values[RP_OPT_LAUNCH_SKIP] = strdup(buf);
+	snprintf(buf, sizeof(buf), "%ld", o->launch_count);
+	values[RP_OPT_LAUNCH_COUNT] = strdup(buf);
+	snprintf(buf, sizeof(buf), "%ld", o->runs);
+	values[RP_OPT_RUNS] = strdup(buf);
+	values[RP_OPT_CACHE_CONTROL] = strdup(o->cache_control == RP_CACHE_NONE ? "none" : "all");
+	values[RP_OPT_CLOCK_CONTROL] = strdup(o->clock_control == RP_CLOCK_BASE ? "base" : "none");
+	values[RP_OPT_LIST_METRICS] = strdup(o->list_metrics ? "1" : "0");
+	values[RP_OPT_QUIET] = strdup(o->quiet ? "1" : "0");
+}
+
+static void prepend_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *value;
+	if (old && *old) {
+		value = malloc(strlen(lib) + strlen(old) + 2);
+		if (!value)
+			exit(2);
+		sprintf(value, "%s:%s", lib, old);
+	} else {
+		value = strdup(lib);
+	}
+	if (!value || setenv("LD_PRELOAD", value, 1))
+		exit(2);
+	free(value);
+}
+
+int main(int argc, char **argv)
+{
+	struct rp_options opts;
+	char err[1024];
+	rp_options_init(&opts);
+	/* The environment first, the command line over it: both are checked here. */
+	if (rp_options_load_env(&opts, err, sizeof(err))) {
+		rp_log_error("%s", err);
+		return 2;
+	}
+	int app = parse_args(argc, argv, &opts);
+
+	struct nvtx_filter *filter = nvtx_filter_create(
+		opts.nvtx_include, opts.nvtx_include_count, "--nvtx-include", opts.nvtx_exclude,
+		opts.nvtx_exclude_count, "--nvtx-exclude", err, sizeof(err));
+	if (!filter) {
+		rp_log_error("%s", err);
+		return 2;
+	}
+	nvtx_filter_destroy(filter);
+
+	if (opts.clock_control == RP_CLOCK_BASE && geteuid() != 0) {
+		rp_log_error("--clock-control 'base': locking clocks needs root privileges; run "
+			     "as root or use --clock-control none");
+		return 2;
+	}
+
+	char path[PATH_MAX];
+	if (opts.list_metrics) {
+		if (sibling("rangeprof-list-metrics", "../libexec", path, sizeof(path))) {
+			rp_log_error("--list-metrics: the helper 'rangeprof-list-metrics' is not "
+				     "installed next to rangeprof");
+			return 2;
+		}
+		char *helper_argv[] = { path, NULL };
+		execv(path, helper_argv);
+		rp_log_error("cannot run '%s': %s", path, strerror(errno));
+		return 127;
+	}
+	if (app >= argc) {
+		rp_log_error("no application given; usage: rangeprof [options] [--] application "
+			     "[arguments...]");
+		return 2;
+	}
+	/* The application will have this pid after exec, so %p checks the right name. */
+	if (rp_output_check(opts.output, getpid(), opts.given[RP_OPT_OUTPUT] ? "--output" :
+			    "output (default)", err, sizeof(err))) {
+		rp_log_error("%s", err);
+		return 2;
+	}
+	if (sibling("librangeprof.so", "../lib:../inject", path, sizeof(path))) {
+		rp_log_error("librangeprof.so is not installed next to rangeprof");
+		return 2;
+	}
+
+	/* Without a driver nothing can be measured; the application still runs, as asked. */
+	void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!driver)
+		rp_log_warn("no CUDA driver (libcuda.so.1) on this machine: the application runs "
+			    "unmeasured");
+	else
+		dlclose(driver);
+
+	char *values[RP_OPT_COUNT];
+	option_values(&opts, values);
+	export_options(&opts, values);
+	prepend_preload(path);
+	setenv("CUDA_INJECTION64_PATH", path, 0);
+	setenv("NVTX_INJECTION64_PATH", path, 0);
+
+	execvp(argv[app], &argv[app]);
+	int e = errno;
+	rp_log_error("cannot run '%s': %s", argv[app], strerror(e));
+	return e == ENOENT ? 127 : 126;
+}

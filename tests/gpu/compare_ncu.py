@@ -1,0 +1,72 @@
+"""tests/gpu/compare_ncu.py - median per kernel and metric from rangeprof's JSON Lines and
+from ncu's raw CSV of the same program, side by side, with the difference in percent.
+
+usage: compare_ncu.py RANGEPROF.jsonl NCU.csv [--min-us 20] [--tol time=2,dram=3]
+Exits 1 when a kernel of at least --min-us differs by more than the tolerance."""
+import csv
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+
+def short(name):
+    return name.split("(")[0].split("<")[0].replace("void ", "").strip()
+
+
+def load_rangeprof(path):
+    values = defaultdict(list)
+    for line in open(path):
+        rec = json.loads(line)
+        if rec.get("type") == "run":
+            for metric, v in rec["metrics"].items():
+                if v is not None:
+                    values[(short(rec["kernel"]), metric)].append(v)
+    return values
+
+
+def load_ncu(path):
+    rows = [r for r in csv.reader(l for l in open(path) if not l.startswith("=="))]
+    header, units, data = rows[0], rows[1], rows[2:]
+    ki = header.index("Kernel Name")
+    values = defaultdict(list)
+    scale = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "byte": 1,
+             "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+    for row in data:
+        for i, name in enumerate(header):
+            if "__" not in name or i >= len(row) or not row[i]:
+                continue
+            try:
+                v = float(row[i].replace(",", ""))
+            except ValueError:
+                continue
+            values[(short(row[ki]), name)].append(v * scale.get(units[i], 1))
+    return values
+
+
+def main():
+    args = sys.argv[1:]
+    min_us = 20.0
+    if "--min-us" in args:
+        min_us = float(args[args.index("--min-us") + 1])
+    rp, ncu = load_rangeprof(args[0]), load_ncu(args[1])
+    bad = 0
+    print(f"{'kernel':28} {'metric':26} {'ncu median':>14} {'rangeprof median':>17} {'diff %':>8} n_ncu n_rp")
+    for key in sorted(set(rp) & set(ncu)):
+        a, b = statistics.median(ncu[key]), statistics.median(rp[key])
+        diff = 100.0 * (b - a) / a if a else float("nan")
+        kernel, metric = key
+        t = statistics.median(rp.get((kernel, "gpu__time_duration.sum"), [0]))
+        tol = 2.0 if metric.startswith("gpu__time") else 3.0
+        judged = t >= min_us * 1000 and metric.startswith(("gpu__time", "dram__bytes"))
+        flag = "" if not judged else ("ok" if abs(diff) <= tol else "FAIL")
+        bad += flag == "FAIL"
+        print(f"{kernel[:28]:28} {metric[:26]:26} {a:14.6g} {b:17.6g} {diff:8.2f} {len(ncu[key]):5} {len(rp[key]):4} {flag}")
+    missing = set(ncu) - set(rp)
+    if missing:
+        print("only in ncu:", sorted(missing))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

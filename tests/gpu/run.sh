@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - the GPU suite, for the H200 test machine (GPU-TESTING.md). Builds the
+# test programs with that machine's nvcc, runs each plain and under rangeprof, checks that
+# results are identical and records are right, compares with ncu in the same run, and
+# runs the benchmarks. Skips cleanly where no GPU exists. Writes logs under $OUT (or
+# ./gpu-out). Never changes the card's settings: ncu runs with --clock-control none and
+# rangeprof with the default --clock-control none.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-$root/gpu-out}
+mkdir -p "$out"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP: no GPU here"
+	exit 0
+fi
+RP="$root/build/scripts/rangeprof"
+work=$(mktemp -d)
+fail=0
+pass=0
+check() { # name command...
+	local name=$1; shift
+	if "$@" >"$work/$name.log" 2>&1; then pass=$((pass + 1)); echo "PASS $name";
+	else fail=$((fail + 1)); echo "FAIL $name"; tail -20 "$work/$name.log"; fi
+}
+same() { # name file_a file_b: identical application output
+	if diff -q "$1" "$2" >/dev/null; then pass=$((pass + 1)); echo "PASS same-results $3";
+	else fail=$((fail + 1)); echo "FAIL same-results $3"; diff "$1" "$2" | head; fi
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu; do
+	nvcc -O2 -arch=sm_90 -std=c++17 "$root/$src" -o "$work/$(basename "$src" .cu)" -ldl || exit 1
+done
+cd "$work"
+
+# 1. The bundled example: results unchanged, records right, ncu agreement.
+./kernels >plain.txt
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+check example-rangeprof "$RP" -o rp_example.jsonl --runs 20 --metrics $M --nvtx-include outer/ -- ./kernels
+"$RP" -q -o /dev/null --runs 20 --nvtx-include outer/ ./kernels >rp.txt 2>/dev/null
+same plain.txt rp.txt example
+check example-records python3 "$root/tests/gpu/check_records.py" rp_example.jsonl --runs 20 \
+	--min-launches 9 --kernel-path vadd=outer/vadd --kernel-path inplace=outer/inplace \
+	--kernel-path sgemm=outer/sgemm
+/usr/local/cuda/bin/ncu --clock-control none --cache-control all --csv --page raw --metrics $M \
+	--nvtx --nvtx-include outer/ --log-file ncu_example.csv ./kernels >ncu.txt 2>&1
+check example-vs-ncu python3 "$root/tests/gpu/compare_ncu.py" rp_example.jsonl ncu_example.csv
+cat "$work/example-vs-ncu.log"
+# Second time, to believe a difference only when it repeats.
+check example-rangeprof-2 "$RP" -q -o rp_example2.jsonl --runs 20 --metrics $M --nvtx-include outer/ -- ./kernels
+/usr/local/cuda/bin/ncu --clock-control none --cache-control all --csv --page raw --metrics $M \
+	--nvtx --nvtx-include outer/ --log-file ncu_example2.csv ./kernels >/dev/null 2>&1
+check example-vs-ncu-2 python3 "$root/tests/gpu/compare_ncu.py" rp_example2.jsonl ncu_example2.csv
+cat "$work/example-vs-ncu-2.log"
+
+# 2. Selection: kernel name, skip/count, exclude, cache-control none, multi-pass metrics.
+check select-kernel "$RP" -q -o k.jsonl --runs 5 -k inplace_add_one -s 1 -c 2 ./kernels
+check select-kernel-records python3 -c "
+import json; r=[json.loads(l) for l in open('k.jsonl')]; s=[x for x in r if x['type']=='summary']
+assert len(s)==2 and all('inplace_add_one' in x['kernel'] for x in s), s
+assert [x['launch'] for x in s]==[4,7], [x['launch'] for x in s]"
+check exclude "$RP" -q -o ex.jsonl --runs 3 --nvtx-include outer/ --nvtx-exclude 'outer/sgemm n=1024' ./kernels
+check exclude-records python3 -c "
+import json; r=[json.loads(l) for l in open('ex.jsonl') ]; k={x['kernel'] for x in r if x['type']=='run'}
+assert not any('sgemm' in x for x in k) and len(k)==2, k"
+check multipass "$RP" -q -o mp.jsonl --runs 3 -c 1 -k sgemm_naive \
+	--metrics sm__throughput.avg.pct_of_peak_sustained_elapsed,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,dram__bytes_read.sum ./kernels
+check multipass-records python3 -c "
+import json; r=[json.loads(l) for l in open('mp.jsonl')]; s=[x for x in r if x['type']=='summary']
+assert s and s[0]['passes']>1, s; print('passes', s[0]['passes'], s[0]['metrics'])"
+check unknown-metric sh -c "'$RP' -q -o um.jsonl --metrics no__such_metric.sum ./kernels >um.txt 2>um.err; test \$? -eq 0 && grep -q 'unknown metric' um.err && grep -q '\"type\":\"error\"' um.jsonl"
+check cache-none "$RP" -q -o cn.jsonl --runs 5 --cache-control none -k vadd ./kernels
+
+# 3. Other programs: threads, atomics, PyTorch (cuBLAS), CuPy, Triton.
+./threads >t_plain.txt
+check threads "$RP" -q -o th.jsonl --runs 5 --nvtx-include 'thread2/work' ./threads
+"$RP" -q -o /dev/null --runs 5 --nvtx-include work/ ./threads >t_rp.txt
+same t_plain.txt t_rp.txt threads
+check threads-records python3 -c "
+import json; r=[json.loads(l) for l in open('th.jsonl')]; p={x['nvtx_path'] for x in r if x['type']=='run'}
+assert p=={'thread2/work'}, p; assert len([x for x in r if x['type']=='summary'])==3"
+./atomics >a_plain.txt
+"$RP" -q -o at.jsonl --runs 20 --nvtx-include atomics/ ./atomics >a_rp.txt
+same a_plain.txt a_rp.txt atomics
+check atomics-records python3 "$root/tests/gpu/check_records.py" at.jsonl --runs 20 --min-launches 6
+export PYTHONUNBUFFERED=1
+python3 "$root/tests/gpu/torch_script.py" >p_plain.txt 2>&1
+"$RP" -o py.jsonl --runs 20 --nvtx-include 'regex:.*/' python3 "$root/tests/gpu/torch_script.py" >p_rp.txt 2>p_rp.err
+same p_plain.txt p_rp.txt pytorch
+tail -15 p_rp.err
+check pytorch-records python3 "$root/tests/gpu/check_records.py" py.jsonl --runs 20 --min-launches 4 \
+	--expect-warning cuGraphLaunch
+/usr/local/cuda/bin/ncu --clock-control none --cache-control all --csv --page raw --metrics $M \
+	--nvtx --nvtx-include 'regex:.*/' --log-file ncu_py.csv python3 "$root/tests/gpu/torch_script.py" >/dev/null 2>&1
+"$RP" -q -o py2.jsonl --runs 20 --metrics $M --nvtx-include 'regex:.*/' python3 "$root/tests/gpu/torch_script.py" >/dev/null 2>&1
+check pytorch-vs-ncu python3 "$root/tests/gpu/compare_ncu.py" py2.jsonl ncu_py.csv
+cat "$work/pytorch-vs-ncu.log"
+python3 "$root/tests/gpu/cupy_triton.py" >c_plain.txt 2>&1
+"$RP" -o ct.jsonl --runs 20 --metrics $M --nvtx-include triton/ --nvtx-include cupy/ python3 "$root/tests/gpu/cupy_triton.py" >c_rp.txt 2>c_rp.err
+same c_plain.txt c_rp.txt cupy-triton
+tail -6 c_rp.err
+check cupy-triton-records python3 "$root/tests/gpu/check_records.py" ct.jsonl --runs 20 --min-launches 2
+/usr/local/cuda/bin/ncu --clock-control none --cache-control all --csv --page raw --metrics $M \
+	--nvtx --nvtx-include triton/ --nvtx-include cupy/ --log-file ncu_ct.csv python3 "$root/tests/gpu/cupy_triton.py" >/dev/null 2>&1
+check cupy-triton-vs-ncu python3 "$root/tests/gpu/compare_ncu.py" ct.jsonl ncu_ct.csv
+cat "$work/cupy-triton-vs-ncu.log"
+
+# 4. Failure modes: another CUPTI subscriber (under ncu) must leave the app running.
+/usr/local/cuda/bin/ncu --clock-control none -c 1 --log-file /dev/null env LD_PRELOAD="$root/build/inject/librangeprof.so" ./kernels 1 >under_ncu.txt 2>&1
+check under-ncu sh -c "grep -q checksum under_ncu.txt"
+grep rangeprof under_ncu.txt | head -3
+
+# 5. Benchmarks (bench/NOTES.md): unselected launch cost, measured launch cost.
+for i in 1 2 3 4 5; do ./tiny_launches 100000; done >bench_plain.txt
+for i in 1 2 3 4 5; do "$RP" -q -o /dev/null --nvtx-include never/ ./tiny_launches 100000; done >bench_rp.txt
+for i in 1 2 3 4 5; do "$RP" -q -o /dev/null -k never_matches ./tiny_launches 100000; done >bench_rp_k.txt
+echo "tiny launches plain:"; cat bench_plain.txt
+echo "tiny launches rangeprof --nvtx-include never/:"; cat bench_rp.txt
+echo "tiny launches rangeprof -k never_matches:"; cat bench_rp_k.txt
+"$RP" -o /dev/null --runs 20 -k inplace_add_one ./kernels 5 2>&1 | grep -E "launch [0-9]+:" >bench_cost.txt
+echo "measured launch cost (20 runs, ~48 us kernel):"; cat bench_cost.txt
+"$RP" -o /dev/null --runs 1 -k inplace_add_one ./kernels 5 2>&1 | grep -E "launch [0-9]+:" >bench_cost1.txt
+echo "measured launch cost (1 run):"; cat bench_cost1.txt
+TIMEFORMAT="%R s"
+echo "wall plain (./kernels 5):"; for i in 1 2 3; do { time ./kernels 5 >/dev/null; } 2>&1; done
+echo "wall rangeprof --runs 20 -k inplace_add_one (6 launches):"
+for i in 1 2 3; do { time "$RP" -q -o /dev/null --runs 20 -k inplace_add_one ./kernels 5 >/dev/null; } 2>&1; done
+echo "wall ncu -k inplace_add_one (6 launches, 1 measurement each):"
+for i in 1 2 3; do { time /usr/local/cuda/bin/ncu --clock-control none -k inplace_add_one --metrics gpu__time_duration.sum ./kernels 5 >/dev/null 2>&1; } 2>&1; done
+
+tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches . 2>/dev/null
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -17,6 +17,7 @@
 
 struct collector_metric_set {
 	CUpti_Profiler_Host_Object *host;
+	uint8_t *availability;       /* must outlive host */
 	char **names;                /* user metrics, then the clock metric if added */
 	char **units;
 	size_t user_count, count;
@@ -73,9 +74,11 @@ static int profiler_init(char *err, size_t err_size)
 	return 0;
 }
 
-/* Host object for the chip of device, with the context's counter availability. */
+/* Host object for the chip of device, with the context's counter availability. The
+ * host object keeps pointing at the availability image (a crash in ConfigAddMetrics when
+ * it was freed early, H200): *image_out must outlive it. */
 static int host_create(CUcontext ctx, int device, CUpti_Profiler_Host_Object **out,
-		       char *err, size_t err_size)
+		       uint8_t **image_out, char *err, size_t err_size)
 {
 	if (profiler_init(err, err_size))
 		return -1;
@@ -104,10 +107,12 @@ static int host_create(CUcontext ctx, int device, CUpti_Profiler_Host_Object **o
 	init.pChipName = chip.pChipName;
 	init.pCounterAvailabilityImage = image;
 	r = A.cuptiProfilerHostInitialize(&init);
-	free(image);
-	if (r != CUPTI_SUCCESS)
+	if (r != CUPTI_SUCCESS) {
+		free(image);
 		return cupti_fail("cuptiProfilerHostInitialize", r, err, err_size);
+	}
 	*out = init.pHostObject;
+	*image_out = image;
 	return 0;
 }
 
@@ -160,6 +165,7 @@ void collector_metric_set_destroy(struct collector_metric_set *set)
 	free(set->units);
 	free(set->config);
 	host_destroy(set->host);
+	free(set->availability);
 	free(set);
 }
 
@@ -176,7 +182,7 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 		snprintf(err, err_size, "out of host memory");
 		return -1;
 	}
-	if (host_create(ctx, device, &s->host, err, err_size)) {
+	if (host_create(ctx, device, &s->host, &s->availability, err, err_size)) {
 		collector_metric_set_destroy(s);
 		return -1;
 	}
@@ -203,22 +209,39 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 		s->names[s->count] = strdup(COLLECTOR_CLOCK_METRIC);
 		s->clock_index = s->count++;
 	}
-	/* One metric at a time, so that an unknown one is named. */
-	for (size_t i = 0; i < s->count; i++) {
-		CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
-			CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
-		add.pHostObject = s->host;
-		add.ppMetricNames = (const char **)&s->names[i];
-		add.numMetrics = 1;
-		CUptiResult r = A.cuptiProfilerHostConfigAddMetrics(&add);
-		if (r != CUPTI_SUCCESS) {
-			snprintf(err, err_size, "--metrics: unknown metric '%s' for this device "
-				 "(%s); 'rangeprof --list-metrics' lists the metrics it supports",
-				 s->names[i], collector_cupti_error(r));
-			collector_metric_set_destroy(s);
-			return -1;
+	/* All metrics in one call: CUPTI 13.0 crashed on a second ConfigAddMetrics on the same
+	 * host object (H200, seen in the GPU suite). Only when the set is refused is each
+	 * metric tried alone, on a throwaway host object, to name the unknown one. */
+	CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
+		CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
+	add.pHostObject = s->host;
+	add.ppMetricNames = (const char **)s->names;
+	add.numMetrics = s->count;
+	CUptiResult added = A.cuptiProfilerHostConfigAddMetrics(&add);
+	if (added != CUPTI_SUCCESS) {
+		size_t bad = 0;
+		for (size_t i = 0; i < s->count; i++) {
+			CUpti_Profiler_Host_Object *probe = NULL;
+			uint8_t *probe_image = NULL;
+			char ignored[256];
+			if (host_create(ctx, device, &probe, &probe_image, ignored, sizeof(ignored)))
+				break;
+			add.pHostObject = probe;
+			add.ppMetricNames = (const char **)&s->names[i];
+			add.numMetrics = 1;
+			bool known = A.cuptiProfilerHostConfigAddMetrics(&add) == CUPTI_SUCCESS;
+			host_destroy(probe);
+			free(probe_image);
+			if (!known) {
+				bad = i;
+				break;
+			}
 		}
-		s->units[i] = metric_unit(s->host, s->names[i]);
+		snprintf(err, err_size, "--metrics: unknown metric '%s' for this device (%s); "
+			 "'rangeprof --list-metrics' lists the metrics it supports", s->names[bad],
+			 collector_cupti_error(added));
+		collector_metric_set_destroy(s);
+		return -1;
 	}
 	CUpti_Profiler_Host_GetConfigImageSize_Params size = {
 		CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE };
@@ -244,6 +267,8 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 		return cupti_fail("cuptiProfilerHostGetConfigImage", r, err, err_size);
 	}
 	s->passes = (unsigned)passes.numOfPasses;
+	for (size_t i = 0; i < s->count; i++)
+		s->units[i] = metric_unit(s->host, s->names[i]);
 	*out = s;
 	return 0;
 }
@@ -468,12 +493,14 @@ static void print_metrics(CUpti_Profiler_Host_Object *host, CUpti_MetricType typ
 int collector_list_metrics(CUcontext ctx, int device, char *err, size_t err_size)
 {
 	CUpti_Profiler_Host_Object *host = NULL;
-	if (host_create(ctx, device, &host, err, err_size))
+	uint8_t *image = NULL;
+	if (host_create(ctx, device, &host, &image, err, err_size))
 		return -1;
 	printf("%-60s %-12s %-40s %s\n", "metric", "unit", "rollups", "description");
 	print_metrics(host, CUPTI_METRIC_TYPE_COUNTER);
 	print_metrics(host, CUPTI_METRIC_TYPE_RATIO);
 	print_metrics(host, CUPTI_METRIC_TYPE_THROUGHPUT);
 	host_destroy(host);
+	free(image);
 	return 0;
 }

@@ -252,7 +252,8 @@ void inject_replay(const struct inject_launch *l, const char *kernel)
 	struct replay_run rr = { l, c, &checkpoint, flush, temps, walls, d->info.uuid, 0 };
 	unsigned passes = 0;
 	char err[2048];
-	int rc = collector_profiler_measure(c->profiler, d->set, runs, flush ? 2 : 1, run_once,
+	int rc = collector_profiler_measure(c->profiler, d->set, runs,
+					    flush ? 1 + inject_flush_kernels(&c->flush) : 1, run_once,
 					    &rr, values, clocks, &passes, err, sizeof(err));
 	/* Whatever happened, the application's launch must see its own memory. */
 	CUptiResult restore = rp_api.cuptiCheckpointRestore(&checkpoint);

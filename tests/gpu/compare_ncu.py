@@ -11,7 +11,15 @@ from collections import defaultdict
 
 
 def short(name):
-    return name.split("(")[0].split("<")[0].replace("void ", "").strip()
+    """The function's own name: no return type, namespaces, template arguments or
+    parameters, so that ncu's and the demangler's spellings meet."""
+    name = name.replace("(anonymous namespace)::", "").replace("void ", "").strip()
+    depth, cut = 0, len(name)
+    for i, ch in enumerate(name):
+        if ch in "<(" and depth == 0:
+            cut = i
+            break
+    return name[:cut].split("::")[-1].strip()
 
 
 def load_rangeprof(path):
@@ -54,7 +62,7 @@ def main():
     print(f"{'kernel':28} {'metric':26} {'ncu median':>14} {'rangeprof median':>17} {'diff %':>8} n_ncu n_rp")
     for key in sorted(set(rp) & set(ncu)):
         a, b = statistics.median(ncu[key]), statistics.median(rp[key])
-        diff = 100.0 * (b - a) / a if a else float("nan")
+        diff = 100.0 * (b - a) / a if a else (0.0 if b == 0 else float("inf"))
         kernel, metric = key
         t = statistics.median(rp.get((kernel, "gpu__time_duration.sum"), [0]))
         tol = 2.0 if metric.startswith("gpu__time") else 3.0

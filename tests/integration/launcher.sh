@@ -1,0 +1,31 @@
+#!/bin/sh
+# tests/integration/launcher.sh LAUNCHER - every bad value stops the launcher before the
+# application starts, with one line naming the option, the value and what is accepted;
+# good runs pass the application's exit status and death by signal through.
+set -u
+rp=$(realpath "$1")
+fail=0
+cd "$(mktemp -d)"
+check_error() { # expected-substring args...
+	want=$1; shift
+	out=$("$rp" "$@" touch started 2>&1); rc=$?
+	if [ $rc -eq 0 ] || [ -e started ] || ! printf '%s' "$out" | grep -qF -- "$want" ||
+	   [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
+		echo "FAIL: rangeprof $* -> rc=$rc '$out' (wanted '$want')"; fail=1; rm -f started
+	fi
+}
+check_error "unknown option '--bogus'" --bogus
+check_error "--runs 'abc': expected an integer" --runs abc
+check_error "--runs '0': expected an integer" --runs 0
+check_error "--cache-control 'maybe': should be one of 'all', 'none'" --cache-control maybe
+check_error "--nvtx-include 'A//B': empty range name at character 3" --nvtx-include 'A//B'
+check_error "--nvtx-exclude '[': no range name" --nvtx-exclude '['
+check_error "unknown escape '%q'" -o 'x.%q'
+check_error "directory '/nonexistent' does not exist" -o /nonexistent/r.jsonl
+RANGEPROF_RUNS=x "$rp" true 2>/dev/null && { echo "FAIL: bad env accepted"; fail=1; }
+"$rp" -q -- sh -c 'exit 7' 2>/dev/null; [ $? -eq 7 ] || { echo "FAIL: exit status"; fail=1; }
+"$rp" -q -- sh -c 'kill -TERM $$' 2>/dev/null; [ $? -eq 143 ] || { echo "FAIL: signal"; fail=1; }
+"$rp" --help | grep -q -- "--nvtx-include EXPR" || { echo "FAIL: help"; fail=1; }
+"$rp" --help | grep -q "RANGEPROF_LAUNCH_COUNT" || { echo "FAIL: help env"; fail=1; }
+[ $fail -eq 0 ] && echo "launcher: ok"
+exit $fail

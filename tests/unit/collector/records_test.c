@@ -1,0 +1,187 @@
+/* tests/unit/collector/records_test.c - JSON records: hostile names stay valid JSON,
+ * records carry the SPEC fields, and lines are written whole under concurrent writers
+ * from several threads and processes. */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collector/jsonl.h"
+#include "collector/records.h"
+
+static const char *const hostile[] = {
+	"quote\" backslash\\ slash/",
+	"control \x01\x02\x1f tab\t newline\n",
+	"invalid utf8 \xff\xfe \xc3 \xe2\x82 overlong \xc0\xaf surrogate \xed\xa0\x80",
+	"valid \xe2\x82\xac \xf0\x9f\x98\x80 \xc3\xa9",
+	"",
+};
+
+static bool valid_utf8_and_parses(const char *text, cJSON **out)
+{
+	*out = cJSON_Parse(text);
+	return *out != NULL;
+}
+
+Test(records, hostile_names_give_valid_json_that_round_trips)
+{
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		struct collector_nvtx_range r = { .domain = hostile[i], .text = hostile[i] };
+		struct collector_launch l = { .index = 3, .kernel = hostile[i], .mangled = hostile[i],
+					      .nvtx = &r, .nvtx_count = 1, .nvtx_path = hostile[i],
+					      .grid = { 1, 2, 3 }, .block = { 4, 5, 6 } };
+		const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+		struct collector_measure_info info = { names, units, 1, 1, 1, RP_CACHE_ALL,
+						       RP_CLOCK_NONE, 1.98e9 };
+		double value = 1234.5;
+		struct collector_run run = { 0, &value, 1.9e9, NAN, 1.7e9 };
+		cJSON *rec = collector_record_run(&l, &info, &run);
+		char *text = cJSON_PrintUnformatted(rec);
+		cJSON *back;
+		cr_assert(valid_utf8_and_parses(text, &back), "case %zu: %s", i, text);
+		const char *kernel = cJSON_GetObjectItem(back, "kernel")->valuestring;
+		/* Valid UTF-8 survives unchanged; invalid bytes became U+FFFD. */
+		if (i == 3 || i == 0 || i == 4)
+			cr_assert_str_eq(kernel, hostile[i]);
+		if (i == 2)
+			cr_assert(strstr(kernel, "\xef\xbf\xbd"));
+		for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+			cr_assert(*p >= 0x20, "raw control byte in output");
+		cr_assert(cJSON_IsNull(cJSON_GetObjectItem(back, "temperature_c")));
+		cJSON_Delete(back);
+		free(text);
+		cJSON_Delete(rec);
+	}
+}
+
+Test(records, run_and_summary_carry_the_spec_fields)
+{
+	const char *names[] = { "gpu__time_duration.sum", "dram__bytes_read.sum" };
+	const char *units[] = { "nanosecond", "byte" };
+	struct collector_measure_info info = { names, units, 2, 1, 5, RP_CACHE_NONE, RP_CLOCK_BASE, 1.98e9 };
+	struct collector_launch l = { .index = 9, .kernel = "k", .mangled = "_Z1kv", .device = 0,
+				      .context = 1, .stream = 7, .grid = { 2, 1, 1 },
+				      .block = { 32, 1, 1 }, .nvtx_path = "outer/inner" };
+	double values[10] = { 10, 1, 11, 1, 10, 1, 11, 1, 10, 1 };
+	double clocks[5] = { 1.9e9, 1.9e9, 1.9e9, 1.9e9, 1.9e9 };
+	struct collector_run run = { 2, values + 4, clocks[2], 40, 0 };
+	cJSON *r = collector_record_run(&l, &info, &run);
+	static const char *const run_fields[] = { "type", "launch", "run", "runs", "kernel", "mangled",
+		"device", "context", "stream", "grid", "block", "shared_mem_bytes", "nvtx", "nvtx_path",
+		"cache_control", "clock_control", "passes", "metrics", "units", "sm_clock_hz",
+		"rated_sm_clock_hz", "temperature_c", "time" };
+	for (size_t i = 0; i < sizeof(run_fields) / sizeof(run_fields[0]); i++)
+		cr_assert_not_null(cJSON_GetObjectItem(r, run_fields[i]), "run lacks %s", run_fields[i]);
+	cr_assert_str_eq(cJSON_GetObjectItem(r, "cache_control")->valuestring, "none");
+	cr_assert_str_eq(cJSON_GetObjectItem(r, "clock_control")->valuestring, "base");
+	cJSON_Delete(r);
+	cJSON *s = collector_record_summary(&l, &info, values, clocks, 5);
+	cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), "gpu__time_duration.sum");
+	static const char *const stat_fields[] = { "mean", "stddev", "min", "median", "max", "n",
+		"ci95_low", "ci95_high", "rsd_pct", "stable", "reasons" };
+	for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
+		cr_assert_not_null(cJSON_GetObjectItem(t, stat_fields[i]), "summary lacks %s", stat_fields[i]);
+	cr_assert_float_eq(cJSON_GetObjectItem(t, "mean")->valuedouble, 10.4, 1e-9);
+	cr_assert_float_eq(cJSON_GetObjectItem(t, "median")->valuedouble, 10, 1e-9);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(t, "stable")), "rsd of 5 %% is not stable");
+	cJSON_Delete(s);
+}
+
+Test(records, session_lists_effective_options)
+{
+	struct rp_options o;
+	rp_options_init(&o);
+	char *argv[] = { "python3", "train.py", NULL };
+	cJSON *s = collector_record_session("0.1.0", 42, "host\xff", argv, 1.7e9, &o);
+	char *text = cJSON_PrintUnformatted(s);
+	cJSON *back = cJSON_Parse(text);
+	cr_assert_not_null(back);
+	cr_assert_str_eq(cJSON_GetObjectItem(back, "type")->valuestring, "session");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(back, "argv")), 2);
+	cJSON *opts = cJSON_GetObjectItem(back, "options");
+	cr_assert_eq(cJSON_GetObjectItem(opts, "runs")->valueint, 5);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(opts, "launch_count")));
+	cr_assert_str_eq(cJSON_GetObjectItem(back, "start_time")->valuestring, "2023-11-14T22:13:20.000Z");
+	cJSON_Delete(back);
+	cJSON_Delete(s);
+	free(text);
+	rp_options_finish(&o);
+}
+
+#define WRITERS 4
+#define LINES 500
+
+struct writer { int fd; int id; };
+
+static void *write_lines(void *arg)
+{
+	struct writer *w = arg;
+	char pad[3000];
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	for (int i = 0; i < LINES; i++) {
+		cJSON *o = collector_record_message("warning", pad, "writer", "w");
+		cJSON_AddNumberToObject(o, "id", w->id);
+		cJSON_AddNumberToObject(o, "i", i);
+		cr_assert_eq(collector_jsonl_write(w->fd, o), 0);
+		cJSON_Delete(o);
+	}
+	return NULL;
+}
+
+Test(jsonl, lines_stay_whole_under_threads_and_processes)
+{
+	char path[] = "/tmp/rangeprof-jsonl-XXXXXX";
+	int tmp = mkstemp(path);
+	close(tmp);
+	char err[256];
+	pid_t child = fork();
+	if (child == 0) {
+		int fd = collector_jsonl_open(path, err, sizeof(err));
+		struct writer w = { fd, 100 };
+		write_lines(&w);
+		_exit(0);
+	}
+	int fd = collector_jsonl_open(path, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	pthread_t t[WRITERS];
+	struct writer w[WRITERS];
+	for (int i = 0; i < WRITERS; i++) {
+		w[i] = (struct writer){ fd, i };
+		pthread_create(&t[i], NULL, write_lines, &w[i]);
+	}
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(t[i], NULL);
+	int status;
+	waitpid(child, &status, 0);
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int count = 0;
+	while (getline(&line, &cap, f) > 0) {
+		cJSON *o = cJSON_Parse(line);
+		cr_assert_not_null(o, "line %d is not whole JSON", count);
+		cJSON_Delete(o);
+		count++;
+	}
+	cr_assert_eq(count, (WRITERS + 1) * LINES);
+	free(line);
+	fclose(f);
+	/* Appending never truncates what was written before. */
+	int again = collector_jsonl_open(path, err, sizeof(err));
+	cr_assert_geq(again, 0);
+	close(again);
+	f = fopen(path, "r");
+	fseek(f, 0, SEEK_END);
+	cr_assert_gt(ftell(f), 0);
+	fclose(f);
+	unlink(path);
+	cr_assert_lt(collector_jsonl_open("/nonexistent-dir/x.jsonl", err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "cannot create output '/nonexistent-dir/x.jsonl': No such file or directory");
+}

@@ -1,0 +1,168 @@
+/* tests/unit/nvtx_bridge/expr_test.c - ncu's NVTX expressions: what parses, what does not
+ * (and where), and a table of stacks x expressions with the results ncu gives. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "nvtx_bridge/slots.h"
+
+static bool matches(const char *expr_text)
+{
+	char err[256];
+	struct nvtx_expr *e = nvtx_expr_parse(expr_text, err, sizeof(err));
+	cr_assert_not_null(e, "'%s' should parse: %s", expr_text, err);
+	bool m = nvtx_expr_matches(e, nvtx_bridge_snapshot());
+	nvtx_expr_destroy(e);
+	return m;
+}
+
+static void push_all(const char *const *names)
+{
+	for (; *names; names++)
+		bridge_range_push_a(*names);
+}
+
+static void pop_all(void)
+{
+	while (bridge_range_pop() >= 0)
+		;
+}
+
+struct match_case {
+	const char *stack[5];
+	const char *expr;
+	bool expected;
+};
+
+static const struct match_case cases[] = {
+	{ { "A", NULL }, "A/", true },
+	{ { "A", "B", NULL }, "A/", true },
+	{ { "A", "B", NULL }, "B/", true },            /* anywhere in the stack */
+	{ { "B", NULL }, "A/", false },
+	{ { "A", "B", NULL }, "A/B", true },
+	{ { "A", "B", NULL }, "A/B/", true },
+	{ { "A", "X", "B", NULL }, "A/B", false },     /* B directly inside A */
+	{ { "A", "X", "B", NULL }, "A/*/B", true },
+	{ { "A", "B", NULL }, "A/*/B", true },         /* zero ranges between */
+	{ { "A", "X", "Y", "B", NULL }, "A/*/B", true },
+	{ { "A", "X", "B", NULL }, "A/+/B", true },    /* exactly one between */
+	{ { "A", "B", NULL }, "A/+/B", false },
+	{ { "A", "X", "Y", "B", NULL }, "A/+/B", false },
+	{ { "A", "B", NULL }, "[A", true },            /* A at the bottom */
+	{ { "X", "A", NULL }, "[A", false },
+	{ { "A", "B", NULL }, "B]", true },            /* B at the top */
+	{ { "B", "A", NULL }, "B]", false },
+	{ { "A", "B", NULL }, "[A/B]", true },
+	{ { "A", "B", "C", NULL }, "[A/B]", false },
+	{ { "A", NULL }, "A", false },                 /* no '/': a start/end range */
+	{ { "train step", NULL }, "regex:^train", false }, /* no "/": start/end */
+	{ { "train step", NULL }, "regex:^train/", true },
+	{ { "matmul n=4096", NULL }, "regex:n=[0-9]+$/", true },
+	{ { "eval", NULL }, "regex:^train/", false },
+	{ { "a/b", NULL }, "a\\/b/", true },           /* an escaped '/' is part of the name */
+	{ { "x,y", NULL }, "x\\,y/", true },
+	{ { NULL }, "A/", false },
+};
+
+/* A loop rather than a parameterized test: Criterion runs those in a new process where
+ * the table's pointers would not hold. */
+Test(nvtx_expr, push_pop_table_gives_ncu_results)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct match_case *c = &cases[i];
+		push_all(c->stack);
+		bool got = matches(c->expr);
+		pop_all();
+		cr_expect_eq(got, c->expected, "case %zu: stack %s.. with '%s': got %d", i,
+			     c->stack[0] ? c->stack[0] : "(empty)", c->expr, got);
+	}
+}
+
+Test(nvtx_expr, domains_select_their_own_stack)
+{
+	nvtxDomainHandle_t d = bridge_domain_create_a("Dom");
+	nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = "A";
+	bridge_domain_range_push_ex(d, &a);
+	cr_assert(matches("Dom@A/"));
+	cr_assert_not(matches("A/"), "without a domain only the default domain matches");
+	cr_assert_not(matches("Other@A/"));
+	cr_assert(matches("regex:^D.m$@A/"));
+	bridge_domain_range_pop(d);
+}
+
+Test(nvtx_expr, start_end_ranges_all_must_be_open)
+{
+	nvtxRangeId_t a = bridge_range_start_a("A");
+	cr_assert(matches("A"));
+	cr_assert_not(matches("A,B"));
+	nvtxRangeId_t b = bridge_range_start_a("B");
+	cr_assert(matches("A,B"));
+	cr_assert_not(matches("A/"), "a start/end range is not a push/pop range");
+	bridge_range_end(a);
+	cr_assert_not(matches("A,B"));
+	bridge_range_end(b);
+}
+
+struct error_case {
+	const char *expr;
+	const char *message;
+};
+
+static const struct error_case errors[] = {
+	{ "", "empty expression" },
+	{ "regex:", "empty expression" },
+	{ "A//B", "empty range name at character 3" },
+	{ "/A", "empty range name at character 1" },
+	{ "A,,B", "empty range name at character 3" },
+	{ "@A/", "empty domain name before '@' at character 1" },
+	{ "D@", "no range name after the domain at character 3" },
+	{ "A[B/", "'[' at character 2" },
+	{ "A/B]C", "']' at character 4" },
+	{ "A,B/", "',' at character 2" },
+	{ "D@A@B/", "second '@' at character 4" },
+	{ "A/\\", "'\\' at character 3 escapes nothing" },
+	{ "*/+/", "no range is named" },
+	{ "regex:a(/", "invalid regular expression 'a(' at character 7" },
+};
+
+Test(nvtx_expr, errors_point_at_the_character)
+{
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		const struct error_case *c = &errors[i];
+		char err[256] = "";
+		struct nvtx_expr *e = nvtx_expr_parse(c->expr, err, sizeof(err));
+		cr_expect_null(e, "'%s' should not parse", c->expr);
+		cr_expect(strstr(err, c->message), "'%s': got '%s', expected '%s'", c->expr, err,
+			  c->message);
+		nvtx_expr_destroy(e);
+	}
+}
+
+Test(nvtx_expr, filter_includes_any_and_excludes_win)
+{
+	char *inc[] = { "A/", "B/" }, *exc[] = { "A/skip/" };
+	char err[256];
+	struct nvtx_filter *f = nvtx_filter_create(inc, 2, "--nvtx-include", exc, 1,
+						   "--nvtx-exclude", err, sizeof(err));
+	cr_assert_not_null(f, "%s", err);
+	cr_assert_not(nvtx_filter_is_empty(f));
+	bridge_range_push_a("B");
+	cr_assert(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	pop_all();
+	bridge_range_push_a("A");
+	bridge_range_push_a("skip");
+	cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	pop_all();
+	cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	nvtx_filter_destroy(f);
+	char *bad[] = { "A//" };
+	cr_assert_null(nvtx_filter_create(bad, 1, "--nvtx-include", NULL, 0, "--nvtx-exclude", err,
+					  sizeof(err)));
+	cr_assert_str_eq(err, "--nvtx-include 'A//': empty range name at character 3; expected a "
+			      "name between separators");
+	struct nvtx_filter *empty = nvtx_filter_create(NULL, 0, "i", NULL, 0, "e", err, sizeof(err));
+	cr_assert(nvtx_filter_is_empty(empty));
+	cr_assert(nvtx_filter_selects(empty, nvtx_bridge_snapshot()));
+	nvtx_filter_destroy(empty);
+}

@@ -1,0 +1,166 @@
+/* tests/unit/nvtx_bridge/state_test.c - the NVTX state machine driven through the same
+ * slot functions NVTX calls: push/pop per thread and domain, start/end across threads,
+ * registered strings, Unicode, payloads, categories, and snapshots under 8 threads. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nvtx_bridge/slots.h"
+
+static void unwind(void)
+{
+	while (bridge_range_pop() >= 0)
+		;
+}
+
+Test(nvtx_state, nested_push_pop_gives_outermost_first_and_levels)
+{
+	cr_assert_eq(bridge_range_push_a("outer"), 0);
+	cr_assert_eq(bridge_range_push_a("inner"), 1);
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	cr_assert_eq(s->push_count, 2);
+	cr_assert_str_eq(s->ranges[0].text, "outer");
+	cr_assert_str_eq(s->ranges[1].text, "inner");
+	char path[64];
+	nvtx_bridge_path(s, path, sizeof(path));
+	cr_assert_str_eq(path, "outer/inner");
+	cr_assert_eq(bridge_range_pop(), 1);
+	cr_assert_eq(bridge_range_pop(), 0);
+	cr_assert_eq(bridge_range_pop(), -1, "an extra pop is ignored, not an underflow");
+	cr_assert_eq(nvtx_bridge_snapshot()->count, 0);
+}
+
+Test(nvtx_state, domains_have_their_own_stacks_merged_in_push_order)
+{
+	nvtxDomainHandle_t d = bridge_domain_create_a("NVTX");
+	cr_assert_eq(bridge_domain_create_a("NVTX"), d, "same name, same domain");
+	nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	bridge_range_push_a("default-1");
+	a.message.ascii = "dom-1";
+	cr_assert_eq(bridge_domain_range_push_ex(d, &a), 0, "levels count per domain");
+	bridge_range_push_a("default-2");
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	cr_assert_eq(s->push_count, 3);
+	cr_assert_str_eq(s->ranges[1].text, "dom-1");
+	cr_assert_str_eq(nvtx_bridge_domain_name(s->ranges[1].domain), "NVTX");
+	cr_assert_str_eq(nvtx_bridge_domain_name(s->ranges[0].domain), "");
+	/* Popping the domain's range leaves the default stack alone. */
+	cr_assert_eq(bridge_domain_range_pop(d), 0);
+	s = nvtx_bridge_snapshot();
+	cr_assert_eq(s->push_count, 2);
+	cr_assert_str_eq(s->ranges[1].text, "default-2");
+	unwind();
+}
+
+Test(nvtx_state, registered_unicode_strings_payload_and_category)
+{
+	nvtxDomainHandle_t d = bridge_domain_create_w(L"wide-domain");
+	nvtxStringHandle_t h = bridge_domain_register_string_a(d, "registered");
+	bridge_domain_name_category_a(d, 7, "io");
+	nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	a.message.registered = h;
+	a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+	a.payload.llValue = -5;
+	a.category = 7;
+	bridge_domain_range_push_ex(d, &a);
+	nvtxEventAttributes_t w = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	w.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+	w.message.unicode = L"gr\u00fc\u00df \u6f22";
+	w.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+	w.payload.dValue = 2.5;
+	bridge_range_push_ex(&w);
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	cr_assert_eq(s->push_count, 2);
+	cr_assert_str_eq(s->ranges[0].text, "registered");
+	cr_assert_str_eq(nvtx_bridge_domain_name(s->ranges[0].domain), "wide-domain");
+	cr_assert_eq(s->ranges[0].payload_type, NVTX_BRIDGE_PAYLOAD_INT);
+	cr_assert_eq(s->ranges[0].payload.i, -5);
+	cr_assert_eq(s->ranges[0].category, 7);
+	cr_assert_str_eq(nvtx_bridge_category_name(s->ranges[0].domain, 7), "io");
+	cr_assert_str_eq(s->ranges[1].text, "gr\xc3\xbc\xc3\x9f \xe6\xbc\xa2");
+	cr_assert_eq(s->ranges[1].payload_type, NVTX_BRIDGE_PAYLOAD_DOUBLE);
+	cr_assert_float_eq(s->ranges[1].payload.d, 2.5, 1e-12);
+	bridge_range_pop();
+	bridge_domain_range_pop(d);
+	bridge_range_push_w(L"w");
+	cr_assert_str_eq(nvtx_bridge_snapshot()->ranges[0].text, "w");
+	unwind();
+}
+
+static nvtxRangeId_t started_elsewhere;
+
+static void *start_range(void *arg)
+{
+	(void)arg;
+	started_elsewhere = bridge_range_start_a("epoch");
+	return NULL;
+}
+
+static void *end_range(void *arg)
+{
+	(void)arg;
+	bridge_range_end(started_elsewhere);
+	return NULL;
+}
+
+Test(nvtx_state, start_end_ranges_are_process_wide_and_end_on_any_thread)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, start_range, NULL);
+	pthread_join(t, NULL);
+	bridge_range_push_a("step");
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	cr_assert_eq(s->push_count, 1);
+	cr_assert_eq(s->count, 2);
+	cr_assert(s->ranges[1].start_end);
+	cr_assert_str_eq(s->ranges[1].text, "epoch");
+	pthread_create(&t, NULL, end_range, NULL);
+	pthread_join(t, NULL);
+	cr_assert_eq(nvtx_bridge_snapshot()->count, 1);
+	bridge_range_end(started_elsewhere); /* twice: ignored */
+	unwind();
+}
+
+#define THREADS 8
+#define ITERATIONS 20000
+
+static void *hammer(void *arg)
+{
+	long id = (long)arg;
+	char name[32], inner[32];
+	snprintf(name, sizeof(name), "thread%ld", id);
+	long bad = 0;
+	for (int i = 0; i < ITERATIONS; i++) {
+		bridge_range_push_a(name);
+		snprintf(inner, sizeof(inner), "it%d", i % 7);
+		bridge_range_push_a(inner);
+		nvtxRangeId_t r = bridge_range_start_a(name);
+		const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+		bad += s->push_count != 2 || strcmp(s->ranges[0].text, name) ||
+		       strcmp(s->ranges[1].text, inner);
+		bool mine = false;
+		for (size_t k = s->push_count; k < s->count; k++)
+			mine |= !strcmp(s->ranges[k].text, name);
+		bad += !mine;
+		bridge_range_end(r);
+		bridge_range_pop();
+		bridge_range_pop();
+	}
+	return (void *)bad;
+}
+
+Test(nvtx_state, snapshots_stay_per_thread_under_8_concurrent_threads)
+{
+	pthread_t t[THREADS];
+	for (long i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, hammer, (void *)i);
+	for (int i = 0; i < THREADS; i++) {
+		void *bad;
+		pthread_join(t[i], &bad);
+		cr_assert_eq((long)bad, 0, "thread %d saw another thread's ranges", i);
+	}
+	cr_assert_eq(nvtx_bridge_snapshot()->count, 0);
+}

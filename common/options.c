@@ -11,6 +11,7 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------------------ */
@@ -176,8 +177,13 @@ int rp_output_check(const char *value, pid_t pid, const char *origin, char *err,
 	char dir_buf[PATH_MAX];
 	snprintf(dir_buf, sizeof(dir_buf), "%s", path);
 	const char *dir = dirname(dir_buf);
-	if (access(dir, F_OK) != 0) {
+	struct stat st;
+	if (stat(dir, &st) != 0) {
 		snprintf(err, size, "%s '%s': directory '%s' does not exist", origin, value, dir);
+		return -EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, size, "%s '%s': '%s' is not a directory", origin, value, dir);
 		return -EINVAL;
 	}
 	if (access(dir, W_OK | X_OK) != 0) {

@@ -8,9 +8,8 @@
 #include <stddef.h>
 
 struct inject_flush {
-	CUmodule module, discard_module;
+	CUmodule module;
 	CUfunction kernel;
-	CUfunction discard;          /* NULL where the GPU cannot discard L2 lines */
 	CUdeviceptr buffer;          /* twice the L2, 16-byte words */
 	CUdeviceptr sink;            /* keeps the loads from being optimised away */
 	unsigned long long words;
@@ -19,9 +18,7 @@ struct inject_flush {
 
 /* Loads the sweep into the current context and allocates its buffer. 0 or -1 with err. */
 int inject_flush_init(struct inject_flush *flush, int device, char *err, size_t err_size);
-/* Kernels one flush launches: the sweep, and the discard where it exists. */
-unsigned inject_flush_kernels(const struct inject_flush *flush);
-/* Queues the sweep (and discard) on stream. */
+/* Queues the sweep on stream: one kernel launch. */
 CUresult inject_flush_launch(struct inject_flush *flush, CUstream stream);
 
 #endif

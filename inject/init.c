@@ -17,7 +17,7 @@
 #include "collector/device.h"
 #include "collector/jsonl.h"
 #include "collector/records.h"
-#include "collector/stats.h"
+#include "collector/table.h"
 #include "common/log.h"
 #include "inject/inject.h"
 #include "inject/launch.h"
@@ -91,80 +91,13 @@ void inject_report_once(const char *key, bool error, const char *fmt, ...)
 						     "key", key));
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* The exit table                                                                       */
-/* ------------------------------------------------------------------------------------ */
-
-struct table_row {
-	char *kernel, *path;
-	double *values;
-	size_t n, capacity;
-	size_t launches, unstable;
-};
-static struct table_row *rows;
-static size_t row_count;
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void inject_table_add(const char *kernel, const char *nvtx_path, const double *values,
-		      size_t runs, size_t stride, bool stable)
-{
-	pthread_mutex_lock(&table_lock);
-	struct table_row *row = NULL;
-	for (size_t i = 0; i < row_count && !row; i++)
-		if (!strcmp(rows[i].kernel, kernel) && !strcmp(rows[i].path, nvtx_path))
-			row = &rows[i];
-	if (!row) {
-		struct table_row *grown = realloc(rows, (row_count + 1) * sizeof(*grown));
-		if (!grown)
-			goto out;
-		rows = grown;
-		row = &rows[row_count++];
-		memset(row, 0, sizeof(*row));
-		row->kernel = strdup(kernel);
-		row->path = strdup(nvtx_path);
-	}
-	if (row->n + runs > row->capacity) {
-		size_t cap = 2 * (row->n + runs);
-		double *grown = realloc(row->values, cap * sizeof(*grown));
-		if (!grown)
-			goto out;
-		row->values = grown;
-		row->capacity = cap;
-	}
-	for (size_t r = 0; r < runs; r++)
-		row->values[row->n++] = values[r * stride];
-	row->launches++;
-	row->unstable += !stable;
-out:
-	pthread_mutex_unlock(&table_lock);
-}
-
-void inject_table_print(void)
-{
-	if (!row_count || rp_log_quiet())
-		return;
-	const char *metric = inject_session.opts.metrics;
-	size_t metric_len = strcspn(metric, ",");
-	rp_log_progress("%-40.40s %-30.30s %5s %14s %7s %s", "kernel", "nvtx", "runs", "mean",
-			"rsd%", "stable");
-	for (size_t i = 0; i < row_count; i++) {
-		struct stats_summary s;
-		stats_summarize(rows[i].values, NULL, rows[i].n, &s);
-		char stable[32];
-		snprintf(stable, sizeof(stable), "%zu/%zu", rows[i].launches - rows[i].unstable,
-			 rows[i].launches);
-		rp_log_progress("%-40.40s %-30.30s %5zu %14.6g %7.2f %s", rows[i].kernel,
-				*rows[i].path ? rows[i].path : "-", rows[i].n, s.mean, s.rsd_pct,
-				stable);
-	}
-	rp_log_progress("(mean of %.*s over all runs; stable: launches whose runs were stable)",
-			(int)metric_len, metric);
-}
-
 static void at_exit(void)
 {
 	inject_launch_report_totals();
-	inject_table_print();
+	const char *metrics = inject_session.opts.metrics;
+	char first[256];
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(metrics, ","), metrics);
+	collector_table_print(first);
 }
 
 /* ------------------------------------------------------------------------------------ */

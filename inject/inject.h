@@ -54,13 +54,11 @@ void inject_report_once(const char *key, bool error, const char *fmt, ...)
 /* Writes a record to the output, opening it on first use. */
 void inject_write_record(struct cJSON *record);
 
-/* The end-of-run table: every measured launch adds its runs. */
-void inject_table_add(const char *kernel, const char *nvtx_path, const double *values,
-		      size_t runs, size_t stride, bool stable);
-void inject_table_print(void);
-
 /* Demangled name of a mangled kernel name (itself when it is not mangled). Cached per
  * name; the result lives until exit. */
 const char *inject_demangle(const char *mangled);
+/* The same, also giving the cache's own copy of mangled (stable until exit, NULL when out
+ * of memory) so that callers can keep a pointer to it. */
+const char *inject_name_intern(const char *mangled, const char **interned);
 
 #endif

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <regex.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,18 +149,44 @@ CUresult inject_relaunch(const struct inject_launch *l)
 	}
 }
 
-static bool kernel_selected(const char *mangled, const char **demangled)
+static bool name_matches(const char *mangled, const char *demangled)
 {
-	if (!kernel_exact && !kernel_is_regex)
-		return true;
-	*demangled = inject_demangle(mangled);
 	if (kernel_is_regex)
-		return regexec(&kernel_regex, *demangled, 0, NULL, 0) == 0 ||
+		return regexec(&kernel_regex, demangled, 0, NULL, 0) == 0 ||
 		       regexec(&kernel_regex, mangled, 0, NULL, 0) == 0;
 	/* ncu matches the function name too: "vadd" for "vadd(float*, ...)". */
 	size_t len = strlen(kernel_exact);
-	return !strcmp(kernel_exact, mangled) || !strcmp(kernel_exact, *demangled) ||
-	       (!strncmp(kernel_exact, *demangled, len) && (*demangled)[len] == '(');
+	return !strcmp(kernel_exact, mangled) || !strcmp(kernel_exact, demangled) ||
+	       (!strncmp(kernel_exact, demangled, len) && demangled[len] == '(');
+}
+
+/* The name filter's verdict per function, per thread: a program launches the same few
+ * kernels over and over, and demangling or a regex on every launch would cost more than
+ * the rest of the callback. The interned mangled name guards against a handle reused
+ * for another function after a module unload. */
+struct verdict {
+	CUfunction function;
+	const char *mangled;         /* interned by names.c */
+	const char *demangled;
+	bool selected;
+};
+#define VERDICTS 64
+static __thread struct verdict verdicts[VERDICTS];
+
+static bool kernel_selected(CUfunction function, const char *mangled, const char **demangled)
+{
+	if (!kernel_exact && !kernel_is_regex)
+		return true;
+	struct verdict *v = &verdicts[((uintptr_t)function >> 4) % VERDICTS];
+	if (v->function == function && v->mangled && !strcmp(v->mangled, mangled)) {
+		*demangled = v->demangled;
+		return v->selected;
+	}
+	const char *interned = NULL;
+	*demangled = inject_name_intern(mangled, &interned);
+	bool selected = name_matches(mangled, *demangled);
+	*v = (struct verdict){ function, interned, *demangled, selected };
+	return selected;
 }
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -170,14 +197,13 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
 	const char *mangled = cb->symbolName ? cb->symbolName : "";
-	const char *demangled = NULL;
-	if (!kernel_selected(mangled, &demangled))
-		return;
-
 	struct inject_launch l = { .cbid = (int)cbid, .params = cb->functionParams,
 				   .ctx = cb->context, .context_id = cb->contextUid,
 				   .mangled = mangled, .index = index };
 	if (!describe(cbid, cb->functionParams, &l))
+		return;
+	const char *demangled = NULL;
+	if (!kernel_selected(l.function, mangled, &demangled))
 		return;
 	/* A launch into a capturing stream only records a graph node: nothing runs now,
 	 * and replaying would add nodes to the user's graph. Checked only here, for

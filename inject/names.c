@@ -32,11 +32,18 @@ static unsigned hash(const char *s)
 
 const char *inject_demangle(const char *mangled)
 {
+	return inject_name_intern(mangled, NULL);
+}
+
+const char *inject_name_intern(const char *mangled, const char **interned)
+{
 	unsigned b = hash(mangled);
 	pthread_mutex_lock(&names_lock);
 	for (struct name_entry *e = buckets[b]; e; e = e->next) {
 		if (!strcmp(e->mangled, mangled)) {
 			pthread_mutex_unlock(&names_lock);
+			if (interned)
+				*interned = e->mangled;
 			return e->demangled;
 		}
 	}
@@ -58,6 +65,8 @@ const char *inject_demangle(const char *mangled)
 		free(e);
 		free(demangled);
 		pthread_mutex_unlock(&names_lock);
+		if (interned)
+			*interned = NULL;
 		return mangled;
 	}
 	e->demangled = status == 0 && demangled ? demangled : e->mangled;
@@ -66,5 +75,7 @@ const char *inject_demangle(const char *mangled)
 	e->next = buckets[b];
 	buckets[b] = e;
 	pthread_mutex_unlock(&names_lock);
+	if (interned)
+		*interned = e->mangled;
 	return e->demangled;
 }

@@ -16,6 +16,7 @@
 #include "collector/profiler.h"
 #include "collector/records.h"
 #include "collector/stats.h"
+#include "collector/table.h"
 #include "common/log.h"
 #include "inject/flush.h"
 #include "inject/inject.h"
@@ -200,7 +201,7 @@ static void write_records(const struct inject_launch *l, const char *kernel,
 		for (unsigned r = 0; r < runs; r++)
 			column[r] = values[(size_t)r * metric_count];
 		stats_summarize(column, clocks, runs, &first);
-		inject_table_add(kernel, path, column, runs, 1, first.stable == STATS_STABLE_TRUE);
+		collector_table_add(kernel, path, column, runs, 1, first.stable == STATS_STABLE_TRUE);
 		free(column);
 	}
 	rp_log_progress("%s [%s] launch %llu: %u runs, %u pass%s (%.1f ms)", kernel, path,
@@ -252,8 +253,7 @@ void inject_replay(const struct inject_launch *l, const char *kernel)
 	struct replay_run rr = { l, c, &checkpoint, flush, temps, walls, d->info.uuid, 0 };
 	unsigned passes = 0;
 	char err[2048];
-	int rc = collector_profiler_measure(c->profiler, d->set, runs,
-					    flush ? 1 + inject_flush_kernels(&c->flush) : 1, run_once,
+	int rc = collector_profiler_measure(c->profiler, d->set, runs, flush ? 2 : 1, run_once,
 					    &rr, values, clocks, &passes, err, sizeof(err));
 	/* Whatever happened, the application's launch must see its own memory. */
 	CUptiResult restore = rp_api.cuptiCheckpointRestore(&checkpoint);

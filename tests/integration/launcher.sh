@@ -27,5 +27,11 @@ RANGEPROF_RUNS=x "$rp" true 2>/dev/null && { echo "FAIL: bad env accepted"; fail
 "$rp" -q -- sh -c 'kill -TERM $$' 2>/dev/null; [ $? -eq 143 ] || { echo "FAIL: signal"; fail=1; }
 "$rp" --help | grep -q -- "--nvtx-include EXPR" || { echo "FAIL: help"; fail=1; }
 "$rp" --help | grep -q "RANGEPROF_LAUNCH_COUNT" || { echo "FAIL: help env"; fail=1; }
+# Without a driver (CI, the development machine) the app still runs, with a warning.
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 '; then
+	out=$("$rp" -- sh -c 'echo ran' 2>&1)
+	printf '%s' "$out" | grep -q "no CUDA driver (libcuda.so.1)" &&
+		printf '%s' "$out" | grep -q '^ran$' || { echo "FAIL: no-driver: $out"; fail=1; }
+fi
 [ $fail -eq 0 ] && echo "launcher: ok"
 exit $fail

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/options.h"
@@ -110,12 +111,31 @@ Test(options, output_directory_must_exist_and_be_writable)
 	cr_assert_str_eq(err, "--output '/nonexistent-dir/r.jsonl': directory '/nonexistent-dir' "
 			      "does not exist");
 	cr_assert_eq(rp_output_check("/tmp/r.%p.jsonl", 1, "--output", err, sizeof(err)), 0);
-	if (geteuid() != 0) {
-		cr_assert_neq(rp_output_check("/proc/r.jsonl", 1, "--output", err, sizeof(err)), 0);
-	} else {
-		/* root may write anywhere but not into a file path whose parent is a file */
-		cr_assert_neq(rp_output_check("/etc/passwd/r.jsonl", 1, "--output", err, sizeof(err)), 0);
+	cr_assert_neq(rp_output_check("/etc/passwd/r.jsonl", 1, "--output", err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--output '/etc/passwd/r.jsonl': '/etc/passwd' is not a directory");
+}
+
+Test(options, output_in_a_directory_the_user_cannot_write_is_refused)
+{
+	/* Checked as an unprivileged user: root may write anywhere. /usr is root's, 0755. */
+	int pipe_fd[2];
+	cr_assert_eq(pipe(pipe_fd), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
+			_exit(2);
+		char msg[512];
+		int rc = rp_output_check("/usr/r.jsonl", 1, "--output", msg, sizeof(msg));
+		ssize_t w = write(pipe_fd[1], msg, strlen(msg) + 1);
+		_exit(rc != 0 && w > 0 ? 0 : 1);
 	}
+	int status;
+	waitpid(child, &status, 0);
+	char msg[512] = "";
+	ssize_t n = read(pipe_fd[0], msg, sizeof(msg) - 1);
+	cr_assert_gt(n, 0);
+	cr_assert_eq(WEXITSTATUS(status), 0, "refused: %s", msg);
+	cr_assert(strstr(msg, "--output '/usr/r.jsonl': directory '/usr' is not writable"), "%s", msg);
 }
 
 Test(options, kernel_regex_is_compiled)

@@ -67,7 +67,15 @@ def main():
         t = statistics.median(rp.get((kernel, "gpu__time_duration.sum"), [0]))
         tol = 2.0 if metric.startswith("gpu__time") else 3.0
         judged = t >= min_us * 1000 and metric.startswith(("gpu__time", "dram__bytes"))
-        flag = "" if not judged else ("ok" if abs(diff) <= tol else "FAIL")
+        # A DRAM count below 1 % of the kernel's DRAM traffic (an output that stays in the
+        # L2) varies 2x between ncu's own runs (bench/NOTES.md); a percentage of it says
+        # nothing. Such values are shown and marked 'small', not judged.
+        if judged and metric.startswith("dram__bytes"):
+            traffic = sum(statistics.median(ncu.get((kernel, m), [0]))
+                          for m in ("dram__bytes_read.sum", "dram__bytes_write.sum"))
+            judged = a >= 0.01 * traffic
+        flag = ("small" if not judged and metric.startswith("dram__bytes") and t >= min_us * 1000
+                else "" if not judged else ("ok" if abs(diff) <= tol else "FAIL"))
         bad += flag == "FAIL"
         print(f"{kernel[:28]:28} {metric[:26]:26} {a:14.6g} {b:17.6g} {diff:8.2f} {len(ncu[key]):5} {len(rp[key]):4} {flag}")
     measured = {m for _, m in rp}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# bench/write_probe.sh - DRAM writes of bench/write_probe.py under ncu and rangeprof, with
+# and without cache control, ncu twice. Run on the GPU machine from the repository root.
+root=$(pwd); RP=$root/build/scripts/rangeprof; NCU=/usr/local/cuda/bin/ncu
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_write.sum
+cd "$(mktemp -d)"
+for cc in all none; do
+	for rep in 1 2; do
+		$NCU --clock-control none --cache-control $cc --csv --page raw --metrics $M --nvtx \
+			--nvtx-include 'regex:.*/' --log-file ncu_$cc$rep.csv python3 "$root/bench/write_probe.py" >/dev/null 2>&1
+	done
+	"$RP" -q -o rp_$cc.jsonl --runs 10 --cache-control $cc --metrics $M --nvtx-include 'regex:.*/' \
+		python3 "$root/bench/write_probe.py" >/dev/null
+	for rep in 1 2; do
+		echo "== cache-control $cc, ncu run $rep vs rangeprof"
+		python3 "$root/tests/gpu/compare_ncu.py" rp_$cc.jsonl ncu_$cc$rep.csv | grep -v "^only"
+	done
+done

@@ -36,20 +36,22 @@ cd "$work"
 # 1. The bundled example: results unchanged, records right, ncu agreement.
 ./kernels >plain.txt
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
-check example-rangeprof "$RP" -o rp_example.jsonl --runs 20 --metrics $M --nvtx-include outer/ -- ./kernels
+# 8 iterations: 8 launches of each kernel, so that ncu's single measurement per launch
+# gives a median of 8.
+check example-rangeprof "$RP" -o rp_example.jsonl --runs 20 --metrics $M --nvtx-include outer/ -- ./kernels 8
 "$RP" -q -o /dev/null --runs 20 --nvtx-include outer/ ./kernels >rp.txt 2>/dev/null
 same plain.txt rp.txt example
 check example-records python3 "$root/tests/gpu/check_records.py" rp_example.jsonl --runs 20 \
-	--min-launches 9 --kernel-path vadd=outer/vadd --kernel-path inplace=outer/inplace \
+	--min-launches 24 --kernel-path vadd=outer/vadd --kernel-path inplace=outer/inplace \
 	--kernel-path sgemm=outer/sgemm
 /usr/local/cuda/bin/ncu --clock-control none --cache-control all --csv --page raw --metrics $M \
-	--nvtx --nvtx-include outer/ --log-file ncu_example.csv ./kernels >ncu.txt 2>&1
+	--nvtx --nvtx-include outer/ --log-file ncu_example.csv ./kernels 8 >ncu.txt 2>&1
 check example-vs-ncu python3 "$root/tests/gpu/compare_ncu.py" rp_example.jsonl ncu_example.csv
 cat "$work/example-vs-ncu.log"
 # Second time, to believe a difference only when it repeats.
-check example-rangeprof-2 "$RP" -q -o rp_example2.jsonl --runs 20 --metrics $M --nvtx-include outer/ -- ./kernels
+check example-rangeprof-2 "$RP" -q -o rp_example2.jsonl --runs 20 --metrics $M --nvtx-include outer/ -- ./kernels 8
 /usr/local/cuda/bin/ncu --clock-control none --cache-control all --csv --page raw --metrics $M \
-	--nvtx --nvtx-include outer/ --log-file ncu_example2.csv ./kernels >/dev/null 2>&1
+	--nvtx --nvtx-include outer/ --log-file ncu_example2.csv ./kernels 8 >/dev/null 2>&1
 check example-vs-ncu-2 python3 "$root/tests/gpu/compare_ncu.py" rp_example2.jsonl ncu_example2.csv
 cat "$work/example-vs-ncu-2.log"
 

@@ -10,19 +10,19 @@ out = {}
 for dtype, name in ((torch.float32, "fp32"), (torch.float16, "fp16")):
     a = torch.randn(2048, 2048, device=dev, dtype=dtype)
     b = torch.randn(2048, 2048, device=dev, dtype=dtype)
-    for _ in range(3):  # several launches: ncu measures each once
+    for _ in range(8):  # several launches: ncu measures each once
         torch.cuda.nvtx.range_push(f"matmul n=2048 dtype={name}")
         c = a @ b
         torch.cuda.nvtx.range_pop()
     out[name] = c
 x = torch.randn(4096, 4096, device=dev)
-for _ in range(3):
+for _ in range(8):
     torch.cuda.nvtx.range_push("softmax")
     y = torch.softmax(x, dim=-1)
     torch.cuda.nvtx.range_pop()
 z = torch.zeros(1 << 24, device=dev)
 torch.cuda.nvtx.range_push("inplace")
-for _ in range(3):
+for _ in range(8):
     z.add_(1.0)
 torch.cuda.nvtx.range_pop()
 # A CUDA graph: captured kernels are not replayed, only counted.

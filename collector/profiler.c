@@ -38,7 +38,7 @@ struct collector_profiler {
 
 static bool profiler_initialized;
 
-static int cupti_fail(const char *call, CUptiResult r, char *err, size_t size)
+int collector_cupti_failure(const char *call, CUptiResult r, char *err, size_t size)
 {
 	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 		snprintf(err, size, "%s: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: reading GPU "
@@ -61,7 +61,7 @@ static int cupti_fail(const char *call, CUptiResult r, char *err, size_t size)
 	do {                                                              \
 		CUptiResult r_ = A.fn(params);                            \
 		if (r_ != CUPTI_SUCCESS)                                  \
-			return cupti_fail(#fn, r_, err, err_size);        \
+			return collector_cupti_failure(#fn, r_, err, err_size);        \
 	} while (0)
 
 static int profiler_init(char *err, size_t err_size)
@@ -99,7 +99,7 @@ static int host_create(CUcontext ctx, int device, CUpti_Profiler_Host_Object **o
 	CUptiResult r = A.cuptiProfilerGetCounterAvailability(&avail);
 	if (r != CUPTI_SUCCESS) {
 		free(image);
-		return cupti_fail("cuptiProfilerGetCounterAvailability", r, err, err_size);
+		return collector_cupti_failure("cuptiProfilerGetCounterAvailability", r, err, err_size);
 	}
 	CUpti_Profiler_Host_Initialize_Params init = {
 		CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE };
@@ -109,7 +109,7 @@ static int host_create(CUcontext ctx, int device, CUpti_Profiler_Host_Object **o
 	r = A.cuptiProfilerHostInitialize(&init);
 	if (r != CUPTI_SUCCESS) {
 		free(image);
-		return cupti_fail("cuptiProfilerHostInitialize", r, err, err_size);
+		return collector_cupti_failure("cuptiProfilerHostInitialize", r, err, err_size);
 	}
 	*out = init.pHostObject;
 	*image_out = image;
@@ -249,7 +249,7 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 	CUptiResult r = A.cuptiProfilerHostGetConfigImageSize(&size);
 	if (r != CUPTI_SUCCESS || !(s->config = malloc(size.configImageSize))) {
 		collector_metric_set_destroy(s);
-		return cupti_fail("cuptiProfilerHostGetConfigImageSize", r, err, err_size);
+		return collector_cupti_failure("cuptiProfilerHostGetConfigImageSize", r, err, err_size);
 	}
 	s->config_size = size.configImageSize;
 	CUpti_Profiler_Host_GetConfigImage_Params image = {
@@ -264,7 +264,7 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 	if ((r = A.cuptiProfilerHostGetConfigImage(&image)) != CUPTI_SUCCESS ||
 	    (r = A.cuptiProfilerHostGetNumOfPasses(&passes)) != CUPTI_SUCCESS) {
 		collector_metric_set_destroy(s);
-		return cupti_fail("cuptiProfilerHostGetConfigImage", r, err, err_size);
+		return collector_cupti_failure("cuptiProfilerHostGetConfigImage", r, err, err_size);
 	}
 	s->passes = (unsigned)passes.numOfPasses;
 	for (size_t i = 0; i < s->count; i++)
@@ -308,7 +308,7 @@ int collector_profiler_create(CUcontext ctx, struct collector_profiler **out, ch
 	CUptiResult r = A.cuptiRangeProfilerEnable(&en);
 	if (r != CUPTI_SUCCESS) {
 		free(p);
-		return cupti_fail("cuptiRangeProfilerEnable", r, err, err_size);
+		return collector_cupti_failure("cuptiRangeProfilerEnable", r, err, err_size);
 	}
 	p->ctx = ctx;
 	p->object = en.pRangeProfilerObject;
@@ -408,7 +408,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			return -1;
 		}
 		if (sr != CUPTI_SUCCESS)
-			return cupti_fail("cuptiRangeProfilerStop", sr, err, err_size);
+			return collector_cupti_failure("cuptiRangeProfilerStop", sr, err, err_size);
 		all_submitted = stop.isAllPassSubmitted;
 		pass++;
 	}
@@ -448,7 +448,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		CUptiResult er = A.cuptiProfilerHostEvaluateToGpuValues(&ev);
 		if (er != CUPTI_SUCCESS) {
 			free(row);
-			return cupti_fail("cuptiProfilerHostEvaluateToGpuValues", er, err, err_size);
+			return collector_cupti_failure("cuptiProfilerHostEvaluateToGpuValues", er, err, err_size);
 		}
 		memcpy(values + (size_t)r * set->user_count, row, set->user_count * sizeof(*row));
 		clock_hz[r] = row[set->clock_index];

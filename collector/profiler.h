@@ -7,6 +7,7 @@
 #define COLLECTOR_PROFILER_H
 
 #include <cuda.h>
+#include <cupti_result.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -46,6 +47,11 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
 			       double *values, double *clock_hz, unsigned *passes_out,
 			       char *err, size_t err_size);
+
+/* Writes what a failed CUPTI call means for the user into err - counters restricted to
+ * administrators (and how to lift that), device not supported, another profiler
+ * attached - and returns -1. */
+int collector_cupti_failure(const char *call, CUptiResult r, char *err, size_t err_size);
 
 /* Prints every metric the device of ctx supports with unit and description. */
 int collector_list_metrics(CUcontext ctx, int device, char *err, size_t err_size);

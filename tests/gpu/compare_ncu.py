@@ -16,7 +16,8 @@ def short(name):
     """The function's own name (the grid size is added to the key by the loaders, so
     that different launches of one template do not mix): no return type, namespaces, template arguments or
     parameters, so that ncu's and the demangler's spellings meet."""
-    name = name.replace("(anonymous namespace)::", "").replace("void ", "").strip()
+    name = name.replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
+    name = name.replace("void ", "").strip()
     depth, cut = 0, len(name)
     for i, ch in enumerate(name):
         if ch in "<(" and depth == 0:

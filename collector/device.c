@@ -51,6 +51,24 @@ int collector_device_info(int index, struct collector_device_info *info, char *e
 	return 0;
 }
 
+size_t collector_checkpoint_host_reserve_mb(void)
+{
+	/* A quarter of the machine's memory, at least 2 GiB, stays out of the checkpoint's
+	 * reach: without a reserve CUPTI spilled a 138 GB device image into host memory until
+	 * the kernel killed the application (tests/gpu/oom.cu on the H200). */
+	size_t total_kb = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (f) {
+		char line[128];
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "MemTotal: %zu kB", &total_kb) == 1)
+				break;
+		fclose(f);
+	}
+	size_t quarter_mb = total_kb / 1024 / 4;
+	return quarter_mb > 2048 ? quarter_mb : 2048;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* NVML                                                                                 */
 /* ------------------------------------------------------------------------------------ */

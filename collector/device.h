@@ -12,6 +12,10 @@
 int collector_device_info(int index, struct collector_device_info *info, char *err,
 			  size_t err_size);
 
+/* Host memory (MB) the CUPTI checkpoint must leave free, so that saving a large device
+ * image fails with an error instead of exhausting the machine's memory. */
+size_t collector_checkpoint_host_reserve_mb(void);
+
 /* Loads NVML from library (a name for dlopen, "libnvidia-ml.so.1" in production; the
  * tests pass a stand-in) and initialises it. 0 or -1 with err. */
 int collector_nvml_open(const char *library, char *err, size_t err_size);

@@ -237,8 +237,9 @@ void inject_replay(const struct inject_launch *l, const char *kernel)
 	double *clocks = calloc(runs, sizeof(double));
 	double *temps = calloc(runs, sizeof(double));
 	double *walls = calloc(runs, sizeof(double));
-	RP_CUpti_Checkpoint checkpoint = { .structSize = RP_CUPTI_CHECKPOINT_STRUCT_SIZE,
-					   .ctx = l->ctx, .allowOverwrite = 1 };
+	RP_CUpti_Checkpoint checkpoint = {
+		.structSize = RP_CUPTI_CHECKPOINT_STRUCT_SIZE, .ctx = l->ctx, .allowOverwrite = 1,
+		.reserveHostMB = collector_checkpoint_host_reserve_mb() };
 	if (!values || !clocks || !temps || !walls)
 		goto out;
 	CUptiResult r = rp_api.cuptiCheckpointSave(&checkpoint);
@@ -247,7 +248,8 @@ void inject_replay(const struct inject_launch *l, const char *kernel)
 				   "%s%s; launch not measured, the application runs on", kernel,
 				   (unsigned long long)l->index, collector_cupti_error(r),
 				   r == CUPTI_ERROR_OUT_OF_MEMORY ?
-				   " (no room to save device memory)" : "");
+				   " (no room in device or host memory to save the application's "
+				   "device memory)" : "");
 		goto out;
 	}
 	struct replay_run rr = { l, c, &checkpoint, flush, temps, walls, d->info.uuid, 0 };

@@ -1,7 +1,9 @@
 // tests/gpu/oom.cu - fills device memory (all but 512 MB, written so that it is really
 // backed) and then launches one kernel inside the range "oom". The checkpoint of that
-// launch needs more memory than there is: rangeprof must say so and the program must run
-// on to its normal end.
+// launch needs more memory than the device has: the program must run on to its normal end
+// with its own result. Not in run.sh (it takes ~3 minutes); run by hand:
+//   nvcc -O2 -arch=sm_90 tests/gpu/oom.cu -o /tmp/oom &&
+//   build/scripts/rangeprof -o /tmp/oom.jsonl --runs 2 --nvtx-include oom/ /tmp/oom
 #include <cstdio>
 #include <vector>
 #include <cuda_runtime.h>

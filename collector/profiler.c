@@ -381,11 +381,13 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			       const struct collector_metric_set *set, unsigned runs,
 			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
 			       double *values, double *clock_hz, unsigned *passes_out,
-			       char *err, size_t err_size)
+			       struct collector_cost *cost, char *err, size_t err_size)
 {
 	size_t ranges = (size_t)runs * kernels_per_run;
+	double lap = collector_cost_now();
 	if (prepare_counter_data(prof, set, ranges, err, err_size))
 		return -1;
+	collector_cost_lap(cost, COST_PREPARE, &lap);
 	unsigned pass = 0;
 	bool all_submitted = false;
 	/* UserReplay: every Start/Stop is one pass of the config; the host tells us when the
@@ -395,14 +397,18 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
 		start.pRangeProfilerObject = prof->object;
 		CALL(cuptiRangeProfilerStart, &start);
+		collector_cost_lap(cost, COST_START, &lap);
 		int rc = 0;
 		for (unsigned r = 0; r < runs && !rc; r++)
 			rc = run_fn(arg, r, pass);
+		collector_cost_lap(cost, COST_RUNS, &lap);
 		if (!rc && A.cuCtxSynchronize() != CUDA_SUCCESS)
 			rc = -EIO;
+		collector_cost_lap(cost, COST_PASS_SYNC, &lap);
 		CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
 		stop.pRangeProfilerObject = prof->object;
 		CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
+		collector_cost_lap(cost, COST_STOP, &lap);
 		if (rc) {
 			snprintf(err, err_size, "replay failed in pass %u (%d)", pass, rc);
 			return -1;
@@ -417,6 +423,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
 	decode.pRangeProfilerObject = prof->object;
 	CALL(cuptiRangeProfilerDecodeData, &decode);
+	collector_cost_lap(cost, COST_DECODE, &lap);
 
 	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
 		CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
@@ -454,6 +461,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		clock_hz[r] = row[set->clock_index];
 	}
 	free(row);
+	collector_cost_lap(cost, COST_EVALUATE, &lap);
 	return 0;
 }
 

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "collector/cost.h"
+
 struct collector_metric_set;
 struct collector_profiler;
 
@@ -41,12 +43,13 @@ void collector_profiler_destroy(struct collector_profiler *prof);
 typedef int (*collector_run_fn)(void *arg, unsigned run, unsigned pass);
 
 /* Measures runs replays. values receives runs × user metric count (run-major), clock_hz
- * the SM clock of each run. Returns 0, or -1 with the message in err. */
+ * the SM clock of each run; cost (may be NULL) gets the profiler's phases added. Returns
+ * 0, or -1 with the message in err. */
 int collector_profiler_measure(struct collector_profiler *prof,
 			       const struct collector_metric_set *set, unsigned runs,
 			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
 			       double *values, double *clock_hz, unsigned *passes_out,
-			       char *err, size_t err_size);
+			       struct collector_cost *cost, char *err, size_t err_size);
 
 /* Writes what a failed CUPTI call means for the user into err - counters restricted to
  * administrators (and how to lift that), device not supported, another profiler

@@ -37,7 +37,11 @@ typedef struct {
 	X(cuMemFree) X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuDeviceGetUuid)     \
 	X(cuDriverGetVersion) X(cuStreamIsCapturing) X(cuDeviceGetCount)               \
 	X(cuDeviceGet) X(cuInit) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) \
-	X(cuCtxSetCurrent) X(cuStreamSynchronize)
+	X(cuCtxSetCurrent) X(cuStreamSynchronize) X(cuFuncGetParamInfo) X(cuFuncGetModule)   \
+	X(cuModuleGetGlobal) X(cuPointerGetAttributes) X(cuMemGetAddressRange) X(cuMemcpy)  \
+	X(cuMemcpyAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) X(cuMemHostAlloc)         \
+	X(cuMemFreeHost) X(cuKernelGetParamInfo) X(cuKernelGetLibrary) X(cuLibraryGetGlobal) \
+	X(cuStreamCreate) X(cuStreamDestroy)
 
 #define RP_CUPTI_FUNCTIONS(X)                                                          \
 	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)                  \

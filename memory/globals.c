@@ -1,0 +1,215 @@
+/* memory/globals.c - module-scope __device__ variables. A kernel can write them without
+ * any pointer in its parameters, so the saved set must include its module's globals. The
+ * driver has no call that lists a module's globals, but it hands every loaded cubin to
+ * the CUPTI module callback: its ELF symbol table names the objects of the .nv.global
+ * sections, and cuModuleGetGlobal then finds them in the module a launch belongs to.
+ * Calls the driver through collector/api. */
+#include <elf.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/api.h"
+#include "memory/memory.h"
+
+/* Every global name seen in any cubin (a name in several cubins is kept once). */
+#define NAME_BUCKETS 1024
+struct name {
+	struct name *next;
+	char text[];
+};
+static struct name *names[NAME_BUCKETS];
+static size_t name_count;
+static atomic_size_t unreadable_cubins;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The globals of each module or library already looked at. */
+struct module_globals {
+	struct module_globals *next;
+	void *module;                /* a CUmodule or a CUlibrary */
+	size_t names_seen;           /* name_count when resolved: newer cubins mean redo */
+	struct mem_range *ranges;
+	size_t count;
+};
+static struct module_globals *modules;
+
+static unsigned hash(const char *s)
+{
+	unsigned h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % NAME_BUCKETS;
+}
+
+static void remember(const char *text, size_t len)
+{
+	char key[512];
+	if (!len || len >= sizeof(key))
+		return;
+	memcpy(key, text, len);
+	key[len] = '\0';
+	unsigned b = hash(key);
+	for (struct name *n = names[b]; n; n = n->next)
+		if (!strcmp(n->text, key))
+			return;
+	struct name *n = malloc(sizeof(*n) + len + 1);
+	if (!n)
+		return;
+	memcpy(n->text, key, len + 1);
+	n->next = names[b];
+	names[b] = n;
+	name_count++;
+}
+
+bool mem_globals_learn(const void *cubin, size_t size)
+{
+	const unsigned char *image = cubin;
+	const Elf64_Ehdr *eh = cubin;
+	bool ok = image && size >= sizeof(*eh) && !memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
+		  eh->e_ident[EI_CLASS] == ELFCLASS64 && eh->e_shentsize == sizeof(Elf64_Shdr) &&
+		  eh->e_shoff < size && eh->e_shnum <= (size - eh->e_shoff) / sizeof(Elf64_Shdr) &&
+		  eh->e_shstrndx < eh->e_shnum;
+	if (!ok) {
+		atomic_fetch_add(&unreadable_cubins, 1);
+		return false;
+	}
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(image + eh->e_shoff);
+	const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
+	if (shstr->sh_offset > size || shstr->sh_size > size - shstr->sh_offset) {
+		atomic_fetch_add(&unreadable_cubins, 1);
+		return false;
+	}
+	const char *section_names = (const char *)image + shstr->sh_offset;
+	pthread_mutex_lock(&lock);
+	for (unsigned s = 0; s < eh->e_shnum; s++) {
+		if (sh[s].sh_type != SHT_SYMTAB || sh[s].sh_link >= eh->e_shnum ||
+		    sh[s].sh_entsize != sizeof(Elf64_Sym))
+			continue;
+		const Elf64_Shdr *strtab = &sh[sh[s].sh_link];
+		if (sh[s].sh_offset > size || sh[s].sh_size > size - sh[s].sh_offset ||
+		    strtab->sh_offset > size || strtab->sh_size > size - strtab->sh_offset)
+			continue;
+		const Elf64_Sym *sym = (const Elf64_Sym *)(image + sh[s].sh_offset);
+		const char *strings = (const char *)image + strtab->sh_offset;
+		size_t symbols = sh[s].sh_size / sizeof(Elf64_Sym);
+		for (size_t i = 0; i < symbols; i++) {
+			if (ELF64_ST_TYPE(sym[i].st_info) != STT_OBJECT ||
+			    sym[i].st_shndx == SHN_UNDEF || sym[i].st_shndx >= eh->e_shnum ||
+			    sym[i].st_name >= strtab->sh_size)
+				continue;
+			size_t section_name = sh[sym[i].st_shndx].sh_name;
+			if (section_name >= shstr->sh_size ||
+			    strncmp(section_names + section_name, ".nv.global",
+				    shstr->sh_size - section_name < 10 ?
+				    shstr->sh_size - section_name : 10))
+				continue;
+			const char *text = strings + sym[i].st_name;
+			remember(text, strnlen(text, strtab->sh_size - sym[i].st_name));
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return true;
+}
+
+static bool append(struct mem_range **ranges, size_t *count, size_t *capacity,
+		   struct mem_range r)
+{
+	if (*count == *capacity) {
+		size_t grown_capacity = *capacity ? 2 * *capacity : 16;
+		struct mem_range *grown = realloc(*ranges, grown_capacity * sizeof(*grown));
+		if (!grown)
+			return false;
+		*ranges = grown;
+		*capacity = grown_capacity;
+	}
+	(*ranges)[(*count)++] = r;
+	return true;
+}
+
+static CUresult module_global(CUdeviceptr *p, size_t *bytes, void *module, const char *name)
+{
+	return rp_api.cuModuleGetGlobal(p, bytes, (CUmodule)module, name);
+}
+
+static CUresult library_global(CUdeviceptr *p, size_t *bytes, void *library, const char *name)
+{
+	return rp_api.cuLibraryGetGlobal(p, bytes, (CUlibrary)library, name);
+}
+
+static bool globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *, void *,
+							const char *),
+		       struct mem_range **ranges, size_t *count, size_t *capacity)
+{
+	if (atomic_load(&unreadable_cubins))
+		return false;
+	pthread_mutex_lock(&lock);
+	struct module_globals *m = modules;
+	while (m && m->module != module)
+		m = m->next;
+	if (!m || m->names_seen != name_count) {
+		if (!m && !(m = calloc(1, sizeof(*m)))) {
+			pthread_mutex_unlock(&lock);
+			return false;
+		}
+		if (!m->module) {
+			m->module = module;
+			m->next = modules;
+			modules = m;
+		}
+		size_t capacity_m = 0;
+		free(m->ranges);
+		m->ranges = NULL;
+		m->count = 0;
+		for (unsigned b = 0; b < NAME_BUCKETS; b++) {
+			for (struct name *n = names[b]; n; n = n->next) {
+				CUdeviceptr p = 0;
+				size_t bytes = 0;
+				if (lookup(&p, &bytes, module, n->text) == CUDA_SUCCESS &&
+				    p && bytes)
+					append(&m->ranges, &m->count, &capacity_m,
+					       (struct mem_range){ p, bytes });
+			}
+		}
+		m->names_seen = name_count;
+	}
+	bool ok = true;
+	for (size_t i = 0; ok && i < m->count; i++)
+		ok = append(ranges, count, capacity, m->ranges[i]);
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+bool mem_globals_of_module(CUmodule module, struct mem_range **ranges, size_t *count,
+			   size_t *capacity)
+{
+	return globals_of(module, module_global, ranges, count, capacity);
+}
+
+bool mem_globals_of_library(CUlibrary library, struct mem_range **ranges, size_t *count,
+			    size_t *capacity)
+{
+	return globals_of(library, library_global, ranges, count, capacity);
+}
+
+void mem_globals_forget_modules(void)
+{
+	pthread_mutex_lock(&lock);
+	while (modules) {
+		struct module_globals *m = modules;
+		modules = m->next;
+		free(m->ranges);
+		free(m);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+bool mem_globals_known(const char *name)
+{
+	pthread_mutex_lock(&lock);
+	bool known = false;
+	for (struct name *n = names[hash(name)]; n && !known; n = n->next)
+		known = !strcmp(n->text, name);
+	pthread_mutex_unlock(&lock);
+	return known;
+}

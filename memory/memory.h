@@ -1,0 +1,147 @@
+/* memory/memory.h - the device memory one kernel launch can change, so that replays save
+ * and restore that and not everything the application holds (README "Memory saved").
+ *   track.c    which allocations exist, fed by the allocation calls the driver reports;
+ *   globals.c  the names of module-scope __device__ variables, read from each loaded cubin;
+ *   reach.c    which allocations a launch can reach: its parameters, one level through
+ *              the small allocations they point into, and its module's globals;
+ *   save.c     saving those ranges (device memory, else bounded pinned host memory) and
+ *              restoring them on a stream;
+ *   verify.c   a device-side hash of everything tracked outside the saved ranges, to show
+ *              that a kernel wrote nowhere else.
+ * Calls the driver through collector/api; called by inject/ with the launch's context
+ * current, one measured launch at a time (the callbacks feeding track.c and globals.c
+ * come from any thread). */
+#ifndef MEMORY_MEMORY_H
+#define MEMORY_MEMORY_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mem_range {
+	CUdeviceptr base;
+	size_t size;
+};
+
+/* Sorts ranges by base and merges overlapping ones (not merely touching ones: each range
+ * stays inside one allocation); returns the new count. */
+size_t mem_ranges_normalize(struct mem_range *ranges, size_t count);
+/* Index of the range of sorted, disjoint ranges that contains p, or -1. */
+long mem_ranges_find(const struct mem_range *ranges, size_t count, CUdeviceptr p);
+/* Writes the parts of all (n sorted, disjoint ranges) outside cut (sorted, disjoint) into
+ * out, which has room for n + cut_count ranges; returns their count. */
+size_t mem_ranges_subtract(const struct mem_range *all, size_t n, const struct mem_range *cut,
+			   size_t cut_count, struct mem_range *out);
+
+/* ---- track.c ---------------------------------------------------------------------- */
+
+/* An allocation of size bytes at base (device, managed or mapped host memory). */
+void mem_track_add(CUdeviceptr base, size_t size);
+/* The allocation that starts at base is gone (cuMemFree, cuMemFreeAsync, ...). */
+void mem_track_remove(CUdeviceptr base);
+/* Every allocation overlapping [base, base + size) is gone (cuMemUnmap). */
+void mem_track_remove_range(CUdeviceptr base, size_t size);
+/* A sorted copy of the tracked allocations in *out (caller frees); the count, or 0 with
+ * *out NULL when there are none or memory ran out. */
+size_t mem_track_snapshot(struct mem_range **out);
+/* Bytes currently tracked. */
+size_t mem_track_bytes(void);
+
+/* ---- globals.c -------------------------------------------------------------------- */
+
+/* Reads the names of the module-scope variables (.nv.global sections) of a cubin the
+ * driver has just loaded. Returns false when the image is not an ELF cubin it can read. */
+bool mem_globals_learn(const void *cubin, size_t size);
+/* Appends the globals of a module, or of a library (CUDA 12's context-independent loading,
+ * which the runtime uses), to *ranges (growing it); false when they cannot be found (some
+ * loaded cubin could not be read). */
+bool mem_globals_of_module(CUmodule module, struct mem_range **ranges, size_t *count,
+			   size_t *capacity);
+bool mem_globals_of_library(CUlibrary library, struct mem_range **ranges, size_t *count,
+			    size_t *capacity);
+
+/* A module was unloaded: its handle may come back for another module, so the cached
+ * globals of every module are looked up again. */
+void mem_globals_forget_modules(void);
+/* Whether a global of this name was seen in some cubin (for tests). */
+bool mem_globals_known(const char *name);
+
+/* ---- reach.c ---------------------------------------------------------------------- */
+
+/* What a launch can reach. When unknown[0] is set the set is incomplete, for the reason
+ * given there, and must not be used to restore memory. */
+struct mem_reach {
+	struct mem_range *ranges;    /* sorted, disjoint */
+	size_t count, capacity;
+	size_t bytes;
+	size_t pointers;             /* parameter and memory words that were pointers */
+	size_t scanned_bytes;        /* allocation bytes read to find further pointers */
+	char unknown[200];
+};
+
+/* Collects the reach of a launch of f with the driver call's kernelParams or extra.
+ * Needs the context synchronised (it reads small allocations). Returns 0; on a driver
+ * failure or an incomplete set, unknown says why. */
+int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_params,
+		      void **extra);
+void mem_reach_finish(struct mem_reach *reach);
+
+/* ---- save.c ----------------------------------------------------------------------- */
+
+/* Where saved copies live: device memory when it fits, else pinned host memory up to a
+ * bound. Kept between launches and grown on demand. */
+struct mem_backup {
+	CUdeviceptr device;
+	size_t device_size;
+	void *host;
+	size_t host_size;
+	bool on_host;                /* the last save went to host memory */
+};
+
+/* The most pinned host memory rangeprof takes for saved copies, per backup. */
+size_t mem_backup_host_limit(void);
+/* Copies the ranges of reach into b (queued on stream, then synchronised). 0, or -1 with
+ * err when neither device nor bounded host memory has room. */
+int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+	     char *err, size_t err_size);
+/* Queues the copies back into place on stream. */
+CUresult mem_restore(const struct mem_backup *b, const struct mem_reach *reach,
+		     CUstream stream);
+/* Frees the backup's memory when it holds more than keep bytes. */
+void mem_backup_trim(struct mem_backup *b, size_t keep);
+
+/* ---- verify.c --------------------------------------------------------------------- */
+
+struct mem_verifier {
+	CUmodule module;
+	CUfunction kernel;
+	CUdeviceptr sums;            /* one 64-bit sum per segment */
+	size_t sums_capacity;
+	unsigned blocks;
+	int device;
+};
+
+/* The hashes of every tracked allocation outside the saved ranges. */
+struct mem_hashes {
+	struct mem_range *segments;
+	unsigned char *kinds;        /* how each segment is hashed (verify.c) */
+	uint64_t *sums;
+	size_t count;
+	size_t bytes;                /* bytes hashed */
+};
+
+/* Loads the hash kernel into the current context. 0 or -1 with err. */
+int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_size);
+/* Hashes all tracked memory outside reach's ranges, on stream, and waits. 0 or -1 with
+ * err. */
+int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUstream stream,
+		     struct mem_hashes *out, char *err, size_t err_size);
+/* Hashes the same segments as before again into after. 0 or -1 with err. */
+int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUstream stream,
+		   struct mem_hashes *after, char *err, size_t err_size);
+/* Index of the first segment whose hash differs, or -1 when none does. */
+long mem_hashes_differ(const struct mem_hashes *before, const struct mem_hashes *after);
+void mem_hashes_finish(struct mem_hashes *h);
+
+#endif

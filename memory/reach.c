@@ -1,0 +1,267 @@
+/* memory/reach.c - the memory a launch can reach. Every 8-byte word of the parameter
+ * buffer (layout from cuFuncGetParamInfo) that the driver knows as a pointer brings in its
+ * whole allocation. Allocations of up to REACH_SCAN_MAX bytes are read once more for
+ * pointers, so pointer arrays (batched GEMM) and device-side lists are covered; the
+ * module's __device__ variables come from globals.c. Memory mapped with cuMemMap is taken
+ * as the contiguously mapped run of its reservation around the pointer, since a tensor in
+ * an expandable segment can span several mappings. What cannot be bounded this way makes
+ * the set unknown, and the caller falls back to the full checkpoint.
+ * Calls the driver through collector/api. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/api.h"
+#include "memory/memory.h"
+
+/* Allocations this small are read for pointers (a pointer array of 512 Ki entries). */
+#define REACH_SCAN_MAX ((size_t)4 << 20)
+/* At most this much is read per launch. */
+#define REACH_SCAN_BUDGET ((size_t)32 << 20)
+/* A run of cuMemMap mappings larger than this is not taken whole. */
+#define REACH_MAPPED_RUN_MAX ((size_t)8 << 30)
+
+static int add_range(struct mem_reach *r, CUdeviceptr base, size_t size)
+{
+	for (size_t i = 0; i < r->count; i++)
+		if (r->ranges[i].base == base && r->ranges[i].size >= size)
+			return 0;
+	if (r->count == r->capacity) {
+		size_t capacity = r->capacity ? 2 * r->capacity : 16;
+		struct mem_range *grown = realloc(r->ranges, capacity * sizeof(*grown));
+		if (!grown) {
+			snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
+			return -1;
+		}
+		r->ranges = grown;
+		r->capacity = capacity;
+	}
+	r->ranges[r->count++] = (struct mem_range){ base, size };
+	return 1;
+}
+
+/* The contiguously mapped run around p inside the reservation [start, start + size). */
+static int mapped_run(struct mem_reach *r, CUdeviceptr p, CUdeviceptr start, size_t size,
+		      CUdeviceptr *run_base, size_t *run_size)
+{
+	CUdeviceptr base, next;
+	size_t bytes;
+	if (rp_api.cuMemGetAddressRange(&base, &bytes, p) != CUDA_SUCCESS) {
+		snprintf(r->unknown, sizeof(r->unknown), "pointer %#llx into cuMemMap memory "
+			 "without a mapping", (unsigned long long)p);
+		return -1;
+	}
+	CUdeviceptr lo = base, hi = base + bytes;
+	while (lo > start && rp_api.cuMemGetAddressRange(&next, &bytes, lo - 1) == CUDA_SUCCESS &&
+	       hi - next <= REACH_MAPPED_RUN_MAX)
+		lo = next;
+	while (hi < start + size && rp_api.cuMemGetAddressRange(&next, &bytes, hi) == CUDA_SUCCESS &&
+	       next + bytes - lo <= REACH_MAPPED_RUN_MAX)
+		hi = next + bytes;
+	if ((lo > start && rp_api.cuMemGetAddressRange(&next, &bytes, lo - 1) == CUDA_SUCCESS) ||
+	    (hi < start + size && rp_api.cuMemGetAddressRange(&next, &bytes, hi) == CUDA_SUCCESS)) {
+		snprintf(r->unknown, sizeof(r->unknown), "pointer %#llx into a run of cuMemMap "
+			 "mappings larger than %zu GiB (an expandable segment)",
+			 (unsigned long long)p, REACH_MAPPED_RUN_MAX >> 30);
+		return -1;
+	}
+	*run_base = lo;
+	*run_size = hi - lo;
+	return 0;
+}
+
+/* Adds the allocation word points into, if it is a pointer: 1 when added, 0 when not a
+ * pointer or already there, -1 when the set became unknown. */
+static int add_pointer(struct mem_reach *r, uint64_t word)
+{
+	if (word < 4096)
+		return 0;
+	CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+					CU_POINTER_ATTRIBUTE_RANGE_SIZE };
+	unsigned type = 0;
+	CUdeviceptr start = 0;
+	size_t size = 0;
+	void *data[] = { &type, &start, &size };
+	/* Unlike cuPointerGetAttribute, this call succeeds for words that are no pointer and
+	 * leaves the type 0. */
+	if (rp_api.cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)word) != CUDA_SUCCESS ||
+	    !type || !size)
+		return 0;
+	r->pointers++;
+	CUdeviceptr base;
+	size_t bytes;
+	/* cuMemGetAddressRange gives one mapping where the range attribute gives the whole
+	 * cuMemMap reservation; for ordinary allocations they agree. */
+	if (rp_api.cuMemGetAddressRange(&base, &bytes, (CUdeviceptr)word) == CUDA_SUCCESS &&
+	    (base != start || bytes != size)) {
+		if (mapped_run(r, (CUdeviceptr)word, start, size, &start, &size))
+			return -1;
+	}
+	return add_range(r, start, size);
+}
+
+/* Adds what the 8-byte words of bytes point to. With known (sorted tracked allocations),
+ * only words inside one of them are asked about: data words far outnumber pointers, and
+ * a driver query per word would cost 0.1-0.2 us each (bench/NOTES.md). */
+static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t size,
+		      const struct mem_range *known, size_t known_count)
+{
+	CUdeviceptr lowest = known_count ? known[0].base : 0;
+	CUdeviceptr highest = known_count ? known[known_count - 1].base +
+					    known[known_count - 1].size : 0;
+	for (size_t off = 0; off + 8 <= size; off += 8) {
+		uint64_t word;
+		memcpy(&word, bytes + off, 8);
+		if (known && (word < lowest || word >= highest ||
+			      mem_ranges_find(known, known_count, word) < 0))
+			continue;
+		if (add_pointer(r, word) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The parameter buffer as the kernel sees it, from kernelParams or extra. */
+static unsigned char *parameter_buffer(struct mem_reach *r, CUfunction f, void **kernel_params,
+				       void **extra, size_t *size_out)
+{
+	size_t offsets[4096], sizes[4096], count = 0, total = 0;
+	/* The runtime launches CUkernel handles (CUDA 12 library loading) through
+	 * cuLaunchKernel; cuFuncGetParamInfo calls those invalid. */
+	bool kernel_handle = false;
+	for (; count < 4096; count++) {
+		CUresult cr = kernel_handle ?
+			rp_api.cuKernelGetParamInfo((CUkernel)f, count, &offsets[count], &sizes[count]) :
+			rp_api.cuFuncGetParamInfo(f, count, &offsets[count], &sizes[count]);
+		if (cr == CUDA_ERROR_INVALID_HANDLE && count == 0 && !kernel_handle) {
+			kernel_handle = true;
+			count--;
+			continue;
+		}
+		if (cr == CUDA_ERROR_INVALID_VALUE)
+			break;
+		if (cr != CUDA_SUCCESS) {
+			snprintf(r->unknown, sizeof(r->unknown), "cuFuncGetParamInfo: %s",
+				 collector_cu_error(cr));
+			return NULL;
+		}
+		if (offsets[count] + sizes[count] > total)
+			total = offsets[count] + sizes[count];
+	}
+	unsigned char *buffer = calloc(1, total + 8);
+	if (!buffer) {
+		snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
+		return NULL;
+	}
+	if (kernel_params) {
+		for (size_t i = 0; i < count; i++)
+			if (kernel_params[i])
+				memcpy(buffer + offsets[i], kernel_params[i], sizes[i]);
+	} else if (extra) {
+		void *packed = NULL;
+		size_t packed_size = 0;
+		for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END && i < 64; i += 2) {
+			if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+				packed = extra[i + 1];
+			else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+				packed_size = *(size_t *)extra[i + 1];
+			else
+				break;
+		}
+		if (!packed && total) {
+			free(buffer);
+			snprintf(r->unknown, sizeof(r->unknown), "launch 'extra' without a "
+				 "parameter buffer");
+			return NULL;
+		}
+		memcpy(buffer, packed, packed_size < total ? packed_size : total);
+	} else if (total) {
+		free(buffer);
+		snprintf(r->unknown, sizeof(r->unknown), "launch without its parameters");
+		return NULL;
+	}
+	*size_out = total;
+	return buffer;
+}
+
+int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, void **extra)
+{
+	memset(r, 0, sizeof(*r));
+	size_t size = 0;
+	unsigned char *params = parameter_buffer(r, f, kernel_params, extra, &size);
+	if (!params)
+		return 0;
+	int rc = scan_words(r, params, size, NULL, 0);
+	free(params);
+	if (rc)
+		return 0;
+	/* One level further: pointers stored in the allocations the parameters point into. */
+	size_t direct = r->count;
+	unsigned char *copy = NULL;
+	struct mem_range *known = NULL;
+	size_t known_count = 0;
+	if (direct) {
+		known_count = mem_track_snapshot(&known);
+		known_count = mem_ranges_normalize(known, known_count);
+	}
+	for (size_t i = 0; i < direct; i++) {
+		size_t bytes = r->ranges[i].size;
+		/* Nothing tracked: no word in memory can point into an allocation. */
+		if (bytes > REACH_SCAN_MAX || !known_count)
+			continue;
+		if (r->scanned_bytes + bytes > REACH_SCAN_BUDGET) {
+			snprintf(r->unknown, sizeof(r->unknown), "more than %zu MiB of small "
+				 "allocations to read for pointers", REACH_SCAN_BUDGET >> 20);
+			break;
+		}
+		unsigned char *grown = realloc(copy, bytes);
+		if (!grown) {
+			snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
+			break;
+		}
+		copy = grown;
+		CUresult cr = rp_api.cuMemcpy((CUdeviceptr)copy, r->ranges[i].base, bytes);
+		if (cr != CUDA_SUCCESS) {
+			snprintf(r->unknown, sizeof(r->unknown), "reading %zu bytes at %#llx: %s",
+				 bytes, (unsigned long long)r->ranges[i].base, collector_cu_error(cr));
+			break;
+		}
+		r->scanned_bytes += bytes;
+		if (scan_words(r, copy, bytes, known, known_count))
+			break;
+	}
+	free(copy);
+	free(known);
+	if (r->unknown[0])
+		return 0;
+	CUmodule module;
+	CUlibrary library;
+	bool globals_known;
+	CUresult cr = rp_api.cuFuncGetModule(&module, f);
+	if (cr == CUDA_SUCCESS) {
+		globals_known = mem_globals_of_module(module, &r->ranges, &r->count, &r->capacity);
+	} else if ((cr = rp_api.cuKernelGetLibrary(&library, (CUkernel)f)) == CUDA_SUCCESS) {
+		globals_known = mem_globals_of_library(library, &r->ranges, &r->count,
+						       &r->capacity);
+	} else {
+		snprintf(r->unknown, sizeof(r->unknown), "neither cuFuncGetModule nor "
+			 "cuKernelGetLibrary knows the kernel: %s", collector_cu_error(cr));
+		return 0;
+	}
+	if (!globals_known) {
+		snprintf(r->unknown, sizeof(r->unknown), "the module's __device__ variables "
+			 "are unknown (a loaded cubin could not be read)");
+		return 0;
+	}
+	r->count = mem_ranges_normalize(r->ranges, r->count);
+	for (size_t i = 0; i < r->count; i++)
+		r->bytes += r->ranges[i].size;
+	return 0;
+}
+
+void mem_reach_finish(struct mem_reach *r)
+{
+	free(r->ranges);
+	memset(r, 0, sizeof(*r));
+}

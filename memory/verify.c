@@ -1,0 +1,259 @@
+/* memory/verify.c - shows that a launch wrote nothing outside its saved reach: a hash of
+ * every tracked allocation, minus the reach, before and after the application's own
+ * launch. Each 8-byte word i adds (w + i*C1) * C2 to its segment's sum with C2 odd, so a
+ * change to any one word always changes the sum; tails of fewer than 8 bytes are hashed
+ * byte by byte. One kernel launch per segment, from PTX embedded here (no build-time
+ * nvcc). Calls the driver through collector/api. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/api.h"
+#include "memory/memory.h"
+
+static const char hash_ptx[] =
+	".version 7.0\n"
+	".target sm_70\n"
+	".address_size 64\n"
+	".visible .entry rangeprof_hash(.param .u64 buf, .param .u64 bytes, .param .u64 out)\n"
+	"{\n"
+	"  .reg .pred %p<4>;\n"
+	"  .reg .b32 %r<8>;\n"
+	"  .reg .b64 %rd<24>;\n"
+	"  ld.param.u64 %rd1, [buf];\n"
+	"  ld.param.u64 %rd2, [bytes];\n"
+	"  ld.param.u64 %rd3, [out];\n"
+	"  mov.u32 %r1, %ctaid.x;\n"
+	"  mov.u32 %r2, %ntid.x;\n"
+	"  mov.u32 %r3, %tid.x;\n"
+	"  mov.u32 %r4, %nctaid.x;\n"
+	"  cvt.u64.u32 %rd4, %r1;\n"
+	"  cvt.u64.u32 %rd5, %r2;\n"
+	"  cvt.u64.u32 %rd6, %r3;\n"
+	"  cvt.u64.u32 %rd7, %r4;\n"
+	"  mad.lo.u64 %rd8, %rd4, %rd5, %rd6;\n"
+	"  mov.u64 %rd20, %rd8;\n"
+	"  mul.lo.u64 %rd9, %rd7, %rd5;\n"
+	"  shr.u64 %rd10, %rd2, 3;\n"
+	"  mov.u64 %rd11, 0;\n"
+	"WORDS:\n"
+	"  setp.ge.u64 %p1, %rd8, %rd10;\n"
+	"  @%p1 bra TAIL;\n"
+	"  shl.b64 %rd12, %rd8, 3;\n"
+	"  add.u64 %rd13, %rd1, %rd12;\n"
+	"  ld.global.cg.u64 %rd14, [%rd13];\n"
+	"  mad.lo.u64 %rd15, %rd8, 0x9E3779B97F4A7C15U, %rd14;\n"
+	"  mad.lo.u64 %rd11, %rd15, 0xFF51AFD7ED558CCDU, %rd11;\n"
+	"  add.u64 %rd8, %rd8, %rd9;\n"
+	"  bra WORDS;\n"
+	"TAIL:\n"
+	"  setp.ne.u64 %p2, %rd20, 0;\n"
+	"  @%p2 bra DONE;\n"
+	"  shl.b64 %rd16, %rd10, 3;\n"
+	"BYTES:\n"
+	"  setp.ge.u64 %p3, %rd16, %rd2;\n"
+	"  @%p3 bra DONE;\n"
+	"  add.u64 %rd17, %rd1, %rd16;\n"
+	"  ld.global.cg.u8 %r5, [%rd17];\n"
+	"  cvt.u64.u32 %rd18, %r5;\n"
+	"  add.u64 %rd19, %rd18, %rd16;\n"
+	"  mad.lo.u64 %rd11, %rd19, 0xC4CEB9FE1A85EC53U, %rd11;\n"
+	"  add.u64 %rd16, %rd16, 1;\n"
+	"  bra BYTES;\n"
+	"DONE:\n"
+	"  atom.global.add.u64 %rd21, [%rd3], %rd11;\n"
+	"  ret;\n"
+	"}\n";
+
+int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_size)
+{
+	CUdevice dev;
+	int sms = 0;
+	CUresult r;
+	if ((r = rp_api.cuDeviceGet(&dev, device)) != CUDA_SUCCESS ||
+	    (r = rp_api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)) !=
+		    CUDA_SUCCESS ||
+	    (r = rp_api.cuModuleLoadData(&v->module, hash_ptx)) != CUDA_SUCCESS ||
+	    (r = rp_api.cuModuleGetFunction(&v->kernel, v->module, "rangeprof_hash")) !=
+		    CUDA_SUCCESS) {
+		snprintf(err, err_size, "memory hash kernel: %s", collector_cu_error(r));
+		return -1;
+	}
+	v->blocks = (unsigned)(sms > 0 ? 4 * sms : 512);
+	v->device = device;
+	return 0;
+}
+
+/* The same sum as the kernel, on the host, for pinned host memory: the device may not
+ * have it mapped, and a fault in a hash kernel would be the application's sticky error. */
+static uint64_t host_hash(const unsigned char *p, size_t bytes)
+{
+	uint64_t sum = 0, words = bytes / 8;
+	for (uint64_t i = 0; i < words; i++) {
+		uint64_t w;
+		memcpy(&w, p + 8 * i, 8);
+		sum += (w + i * 0x9E3779B97F4A7C15u) * 0xFF51AFD7ED558CCDu;
+	}
+	for (uint64_t j = words * 8; j < bytes; j++)
+		sum += ((uint64_t)p[j] + j) * 0xC4CEB9FE1A85EC53u;
+	return sum;
+}
+
+enum segment_kind { SEGMENT_GONE, SEGMENT_DEVICE, SEGMENT_HOST, SEGMENT_ELSEWHERE };
+
+/* Asks the driver about a tracked segment before touching it: it may belong to another
+ * device or a destroyed context (freed without a call we see), and reading it from a
+ * kernel would then fault. Clips the segment to the allocation the driver reports. */
+static enum segment_kind classify(struct mem_range *seg, int device)
+{
+	CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+					CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+					CU_POINTER_ATTRIBUTE_IS_MANAGED,
+					CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+					CU_POINTER_ATTRIBUTE_ACCESS_FLAGS };
+	unsigned type = 0;
+	CUdeviceptr start = 0;
+	size_t size = 0;
+	int managed = 0, ordinal = -1;
+	unsigned long long access = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+	void *data[] = { &type, &start, &size, &managed, &ordinal, &access };
+	if (rp_api.cuPointerGetAttributes(6, attrs, data, seg->base) != CUDA_SUCCESS || !type ||
+	    !size)
+		return SEGMENT_GONE;
+	if (seg->base + seg->size > start + size)
+		seg->size = start + size - seg->base;
+	if (type == CU_MEMORYTYPE_HOST && !managed)
+		return SEGMENT_HOST;
+	if (!managed && ordinal != device)
+		return SEGMENT_ELSEWHERE; /* another GPU's memory: a kernel here cannot see it */
+	if (access == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE)
+		return SEGMENT_ELSEWHERE; /* cuMemMap memory this device may not access */
+	return SEGMENT_DEVICE;
+}
+
+static int hash_segments(struct mem_verifier *v, struct mem_hashes *h, CUstream stream,
+			 char *err, size_t err_size)
+{
+	CUresult r = CUDA_SUCCESS;
+	if (h->count > v->sums_capacity) {
+		if (v->sums)
+			rp_api.cuMemFree(v->sums);
+		v->sums = 0;
+		v->sums_capacity = 0;
+		if ((r = rp_api.cuMemAlloc(&v->sums, h->count * sizeof(uint64_t))) != CUDA_SUCCESS)
+			goto fail;
+		v->sums_capacity = h->count;
+	}
+	if (!h->count)
+		return 0;
+	if ((r = rp_api.cuMemsetD8Async(v->sums, 0, h->count * sizeof(uint64_t), stream)) !=
+	    CUDA_SUCCESS)
+		goto fail;
+	for (size_t i = 0; i < h->count; i++) {
+		if (h->kinds[i] != SEGMENT_DEVICE)
+			continue;
+		CUdeviceptr out = v->sums + i * sizeof(uint64_t);
+		unsigned long long bytes = h->segments[i].size;
+		unsigned long long words = bytes / 8;
+		unsigned blocks = (unsigned)(words / 256 + 1 < v->blocks ? words / 256 + 1 : v->blocks);
+		void *args[] = { &h->segments[i].base, &bytes, &out };
+		if ((r = rp_api.cuLaunchKernel(v->kernel, blocks, 1, 1, 256, 1, 1, 0, stream, args,
+					       NULL)) != CUDA_SUCCESS)
+			goto fail;
+	}
+	if ((r = rp_api.cuMemcpyDtoHAsync(h->sums, v->sums, h->count * sizeof(uint64_t),
+					   stream)) != CUDA_SUCCESS ||
+	    (r = rp_api.cuStreamSynchronize(stream)) != CUDA_SUCCESS)
+		goto fail;
+	for (size_t i = 0; i < h->count; i++) {
+		if (h->kinds[i] == SEGMENT_HOST)
+			h->sums[i] = host_hash((const unsigned char *)(uintptr_t)h->segments[i].base,
+					       h->segments[i].size);
+		else if (h->kinds[i] != SEGMENT_DEVICE)
+			h->sums[i] = 0;
+	}
+	return 0;
+fail:
+	snprintf(err, err_size, "hashing device memory: %s", collector_cu_error(r));
+	return -1;
+}
+
+int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUstream stream,
+		     struct mem_hashes *out, char *err, size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	struct mem_range *all = NULL;
+	size_t n = mem_track_snapshot(&all);
+	n = mem_ranges_normalize(all, n);
+	/* Each reach range can split one allocation in two. */
+	out->segments = malloc((n + reach->count + 1) * sizeof(*out->segments));
+	out->sums = malloc((n + reach->count + 1) * sizeof(*out->sums));
+	if (!out->segments || !out->sums) {
+		free(all);
+		mem_hashes_finish(out);
+		snprintf(err, err_size, "out of host memory");
+		return -1;
+	}
+	out->count = mem_ranges_subtract(all, n, reach->ranges, reach->count, out->segments);
+	free(all);
+	out->kinds = calloc(out->count + 1, sizeof(*out->kinds));
+	if (!out->kinds) {
+		mem_hashes_finish(out);
+		snprintf(err, err_size, "out of host memory");
+		return -1;
+	}
+	for (size_t i = 0; i < out->count; i++) {
+		out->kinds[i] = (unsigned char)classify(&out->segments[i], v->device);
+		if (out->kinds[i] == SEGMENT_DEVICE || out->kinds[i] == SEGMENT_HOST)
+			out->bytes += out->segments[i].size;
+	}
+	if (hash_segments(v, out, stream, err, err_size)) {
+		mem_hashes_finish(out);
+		return -1;
+	}
+	return 0;
+}
+
+int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUstream stream,
+		   struct mem_hashes *after, char *err, size_t err_size)
+{
+	memset(after, 0, sizeof(*after));
+	after->segments = malloc((before->count + 1) * sizeof(*after->segments));
+	after->sums = malloc((before->count + 1) * sizeof(*after->sums));
+	after->kinds = malloc(before->count + 1);
+	if (!after->segments || !after->sums || !after->kinds) {
+		mem_hashes_finish(after);
+		snprintf(err, err_size, "out of host memory");
+		return -1;
+	}
+	memcpy(after->segments, before->segments, before->count * sizeof(*after->segments));
+	/* Another thread may have freed memory since: ask again before touching it. */
+	for (size_t i = 0; i < before->count; i++)
+		after->kinds[i] = before->kinds[i] == SEGMENT_DEVICE ||
+				  before->kinds[i] == SEGMENT_HOST ?
+			(unsigned char)classify(&after->segments[i], v->device) : before->kinds[i];
+	after->count = before->count;
+	after->bytes = before->bytes;
+	if (hash_segments(v, after, stream, err, err_size)) {
+		mem_hashes_finish(after);
+		return -1;
+	}
+	return 0;
+}
+
+long mem_hashes_differ(const struct mem_hashes *before, const struct mem_hashes *after)
+{
+	for (size_t i = 0; i < before->count && i < after->count; i++)
+		if (before->sums[i] != after->sums[i])
+			return (long)i;
+	return -1;
+}
+
+void mem_hashes_finish(struct mem_hashes *h)
+{
+	free(h->kinds);
+	free(h->segments);
+	free(h->sums);
+	memset(h, 0, sizeof(*h));
+}

@@ -40,6 +40,10 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_CLOCK_CONTROL, "clock-control", 0, RP_KIND_CHOICE, "base|none", "none",
 	  "base|none", 0, 0,
 	  "base: lock SM clocks to base for the session (needs root); none: leave them" },
+	{ RP_OPT_MEMORY_SAVE, "memory-save", 0, RP_KIND_CHOICE, "reach|checkpoint", "reach",
+	  "reach|checkpoint", 0, 0,
+	  "reach: save only the memory a launch can reach, verified per kernel; checkpoint: "
+	  "save all device memory at every measured launch" },
 	{ RP_OPT_LIST_METRICS, "list-metrics", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
 	  "print the metrics the device supports, with units and descriptions, and exit" },
 	{ RP_OPT_QUIET, "quiet", 'q', RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
@@ -330,6 +334,11 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 		break;
 	case RP_OPT_CACHE_CONTROL:
 		opts->cache_control = strcmp(value, "none") ? RP_CACHE_ALL : RP_CACHE_NONE;
+		rc = 0;
+		break;
+	case RP_OPT_MEMORY_SAVE:
+		opts->memory_save = strcmp(value, "checkpoint") ? RP_MEMORY_SAVE_REACH :
+			RP_MEMORY_SAVE_CHECKPOINT;
 		rc = 0;
 		break;
 	case RP_OPT_CLOCK_CONTROL:

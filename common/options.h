@@ -20,6 +20,7 @@ enum rp_option {
 	RP_OPT_RUNS,
 	RP_OPT_CACHE_CONTROL,
 	RP_OPT_CLOCK_CONTROL,
+	RP_OPT_MEMORY_SAVE,
 	RP_OPT_LIST_METRICS,
 	RP_OPT_QUIET,
 	RP_OPT_COUNT
@@ -47,6 +48,7 @@ struct rp_option_desc {
 
 enum rp_cache_control { RP_CACHE_ALL, RP_CACHE_NONE };
 enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
+enum rp_memory_save { RP_MEMORY_SAVE_REACH, RP_MEMORY_SAVE_CHECKPOINT };
 
 struct rp_options {
 	char *output;              /* template: %p pid, %h host, %% percent */
@@ -61,6 +63,7 @@ struct rp_options {
 	long runs;
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;
+	enum rp_memory_save memory_save;
 	bool list_metrics;
 	bool quiet;
 	bool given[RP_OPT_COUNT];  /* set by the user rather than by the default */

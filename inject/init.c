@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "inject/inject.h"
 #include "inject/launch.h"
+#include "memory/memory.h"
 
 struct inject_session inject_session = { .output_fd = -1 };
 
@@ -93,6 +94,7 @@ void inject_report_once(const char *key, bool error, const char *fmt, ...)
 
 static void at_exit(void)
 {
+	inject_launch_quiesce();
 	inject_launch_report_totals();
 	const char *metrics = inject_session.opts.metrics;
 	char first[256];
@@ -121,9 +123,19 @@ static void write_session_record(void)
 	}
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	inject_write_record(collector_record_session(
+	cJSON *session = collector_record_session(
 		PROJECT_VERSION, getpid(), host, args, (double)now.tv_sec + now.tv_nsec / 1e9,
-		&inject_session.opts));
+		&inject_session.opts);
+	/* What saving device memory may take of the host (issue 6: bounded and reported). */
+	cJSON *save = session ? cJSON_AddObjectToObject(session, "memory_save") : NULL;
+	if (save) {
+		cJSON_AddStringToObject(save, "strategy", inject_session.opts.memory_save ==
+					RP_MEMORY_SAVE_CHECKPOINT ? "checkpoint" : "reach");
+		cJSON_AddNumberToObject(save, "host_bytes_max", (double)mem_backup_host_limit());
+		cJSON_AddNumberToObject(save, "checkpoint_host_reserve_mb",
+					(double)collector_checkpoint_host_reserve_mb());
+	}
+	inject_write_record(session);
 }
 
 static void init(void)

@@ -35,6 +35,9 @@ struct inject_launch {
 
 /* Launches the kernel of launch again with its original parameters. */
 CUresult inject_relaunch(const struct inject_launch *launch);
+/* The launch's kernelParams and extra, as the driver call was given them. */
+void inject_launch_arguments(const struct inject_launch *launch, void ***kernel_params,
+			     void ***extra);
 
 /* The session state replay.c needs from init.c. */
 struct inject_session {
@@ -44,9 +47,19 @@ struct inject_session {
 };
 extern struct inject_session inject_session;
 
-/* Measures one selected launch (the replay lock is held by the caller) and writes its
- * records. Never fails the application's launch: errors are reported and skipped. */
-void inject_replay(const struct inject_launch *launch, const char *kernel);
+/* Measures one selected launch at its driver call's ENTER (the replay lock is held by the
+ * caller) and writes its records. Returns NULL when done; otherwise the launch is being
+ * verified, and inject_replay_exit() must be called at the same call's EXIT, on the same
+ * thread, with the lock still held. Never fails the application's launch: errors are
+ * reported and skipped. */
+struct measurement;
+/* Sets up measuring in a new context (profiler, metric set, flush and hash kernels, the
+ * profiler's first pass) so that the first measured launch does not pay for it. Called
+ * on a thread of ours, with the replay lock held. */
+void inject_replay_prepare(CUcontext ctx);
+struct measurement *inject_replay_enter(const struct inject_launch *launch, const char *kernel);
+void inject_replay_exit(struct measurement *m, const struct inject_launch *launch,
+			bool launched);
 
 /* Says a message once per key: stderr and a warning or error record. */
 void inject_report_once(const char *key, bool error, const char *fmt, ...)

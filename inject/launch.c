@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collector/api.h"
 #include "common/log.h"
 #include "inject/inject.h"
 #include "inject/launch.h"
+#include "memory/memory.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 
 static struct nvtx_filter *filter;
@@ -30,6 +32,10 @@ static atomic_bool done;                   /* launch-count reached */
 static atomic_ulong graph_launches, captured_launches;
 static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool inside_replay;
+/* A measured launch waiting for its driver call to return (verification): the replay lock
+ * stays held from its ENTER to its EXIT. */
+static __thread struct measurement *pending;
+static __thread CUpti_CallbackId pending_cbid;
 
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
 {
@@ -65,17 +71,163 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
+/* The calls that create and free memory a kernel can write: memory/track.c keeps the
+ * list that verification hashes. */
+static const CUpti_CallbackId memory_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
+	CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister,
+	CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
+};
+
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 {
-	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++) {
-		CUptiResult r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
-							   launch_cbids[i]);
-		if (r != CUPTI_SUCCESS) {
-			snprintf(err, err_size, "cuptiEnableCallback: %s", collector_cupti_error(r));
-			return -1;
-		}
+	CUptiResult r = CUPTI_SUCCESS;
+	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
+		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof(memory_cbids) / sizeof(memory_cbids[0]); i++)
+		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, memory_cbids[i]);
+	if (r == CUPTI_SUCCESS)
+		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+					       CUPTI_CBID_RESOURCE_MODULE_LOADED);
+	if (r == CUPTI_SUCCESS)
+		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+					       CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+	if (r == CUPTI_SUCCESS)
+		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+					       CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	if (r != CUPTI_SUCCESS) {
+		snprintf(err, err_size, "cuptiEnableCallback: %s", collector_cupti_error(r));
+		return -1;
 	}
 	return 0;
+}
+
+static void *prepare_context(void *ctx)
+{
+	inside_replay = true;
+	pthread_mutex_lock(&replay_lock);
+	inject_replay_prepare(ctx);
+	pthread_mutex_unlock(&replay_lock);
+	return NULL;
+}
+
+/* A new context: its set-up runs on a thread of ours, while the application goes on. */
+static void on_context_created(CUcontext ctx)
+{
+	if (!inject_session.measuring || atomic_load(&done))
+		return;
+	pthread_attr_t attr;
+	pthread_t thread;
+	if (pthread_attr_init(&attr))
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_create(&thread, &attr, prepare_context, ctx);
+	pthread_attr_destroy(&attr);
+}
+
+/* Feeds memory/track.c from an allocation call that returned; false when cbid is not one. */
+static bool on_memory_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	const void *p = cb->functionParams;
+	bool ok = cb->functionReturnValue &&
+		  *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
+		const cuMemAlloc_v2_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2: {
+		const cuMemAllocPitch_v2_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, *a->pPitch * a->Height);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged: {
+		const cuMemAllocManaged_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz: {
+		const cuMemAllocAsync_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz: {
+		const cuMemAllocFromPoolAsync_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc: {
+		const cuMemHostAlloc_params *a = p;
+		if (ok)
+			mem_track_add((CUdeviceptr)*a->pp, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2: {
+		const cuMemAllocHost_v2_params *a = p;
+		if (ok)
+			mem_track_add((CUdeviceptr)*a->pp, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2: {
+		const cuMemHostRegister_v2_params *a = p;
+		if (ok)
+			mem_track_add((CUdeviceptr)a->p, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemMap: {
+		const cuMemMap_params *a = p;
+		if (ok)
+			mem_track_add(a->ptr, a->size);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+		if (ok)
+			mem_track_remove(((const cuMemFree_v2_params *)p)->dptr);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
+		if (ok)
+			mem_track_remove(((const cuMemFreeAsync_params *)p)->dptr);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
+		if (ok)
+			mem_track_remove((CUdeviceptr)((const cuMemFreeHost_params *)p)->p);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:
+		if (ok)
+			mem_track_remove((CUdeviceptr)((const cuMemHostUnregister_params *)p)->p);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap: {
+		const cuMemUnmap_params *a = p;
+		if (ok)
+			mem_track_remove_range(a->ptr, a->size);
+		return true;
+	}
+	default:
+		return false;
+	}
 }
 
 /* Fills grid, block, stream and function from the driver call's parameters. */
@@ -118,6 +270,36 @@ static bool describe(CUpti_CallbackId cbid, const void *params, struct inject_la
 	}
 	default:
 		return false;
+	}
+}
+
+void inject_launch_arguments(const struct inject_launch *l, void ***kernel_params, void ***extra)
+{
+	switch (l->cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+		const cuLaunchKernel_params *p = l->params;
+		*kernel_params = p->kernelParams;
+		*extra = p->extra;
+		return;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+		const cuLaunchCooperativeKernel_params *p = l->params;
+		*kernel_params = p->kernelParams;
+		*extra = NULL;
+		return;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+		const cuLaunchKernelEx_params *p = l->params;
+		*kernel_params = p->kernelParams;
+		*extra = p->extra;
+		return;
+	}
+	default:
+		*kernel_params = NULL;
+		*extra = NULL;
 	}
 }
 
@@ -225,9 +407,26 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		atomic_store(&done, true);
 	if (measure) {
 		inside_replay = true;
-		inject_replay(&l, demangled ? demangled : inject_demangle(mangled));
+		pending = inject_replay_enter(&l, demangled ? demangled : inject_demangle(mangled));
+		pending_cbid = cbid;
 		inside_replay = false;
 	}
+	if (!pending)
+		pthread_mutex_unlock(&replay_lock);
+}
+
+/* The driver call of a launch that inject_replay_enter() left pending has returned. */
+static void on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct measurement *m = pending;
+	pending = NULL;
+	struct inject_launch l = { .cbid = (int)cbid, .params = cb->functionParams,
+				   .ctx = cb->context, .context_id = cb->contextUid };
+	bool launched = cb->functionReturnValue &&
+			*(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
+	inside_replay = true;
+	inject_replay_exit(m, &l, launched);
+	inside_replay = false;
 	pthread_mutex_unlock(&replay_lock);
 }
 
@@ -235,10 +434,28 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 				     CUpti_CallbackId cbid, const void *data)
 {
 	(void)userdata;
-	const CUpti_CallbackData *cb = data;
-	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cb->callbackSite != CUPTI_API_ENTER ||
-	    inside_replay)
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		const CUpti_ResourceData *rd = data;
+		if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && rd->resourceDescriptor) {
+			const CUpti_ModuleResourceData *md = rd->resourceDescriptor;
+			mem_globals_learn(md->pCubin, md->cubinSize);
+		} else if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+			mem_globals_forget_modules();
+		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !inside_replay) {
+			on_context_created(rd->context);
+		}
 		return;
+	}
+	const CUpti_CallbackData *cb = data;
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside_replay)
+		return;
+	if (cb->callbackSite == CUPTI_API_EXIT) {
+		if (pending && cbid == pending_cbid)
+			on_launch_exit(cbid, cb);
+		else
+			on_memory_call(cbid, cb);
+		return;
+	}
 	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
 	    cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) {
 		if (atomic_fetch_add(&graph_launches, 1) == 0 && inject_session.measuring)
@@ -248,6 +465,17 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		return;
 	}
 	on_launch(cbid, cb);
+}
+
+void inject_launch_quiesce(void)
+{
+	/* A context's set-up may still be running on our thread: tearing CUDA down under it
+	 * at exit could crash the application, so wait until it lets go of the lock. */
+	struct timespec limit;
+	clock_gettime(CLOCK_REALTIME, &limit);
+	limit.tv_sec += 10; /* bounded: exit must never hang on us */
+	if (pthread_mutex_timedlock(&replay_lock, &limit) == 0)
+		pthread_mutex_unlock(&replay_lock);
 }
 
 void inject_launch_report_totals(void)

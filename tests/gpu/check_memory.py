@@ -1,0 +1,38 @@
+"""tests/gpu/check_memory.py JSONL - the save strategies recorded for tests/gpu/memory_cases.cu.
+
+Every case whose kernel writes only through its parameters (directly, through one level of
+pointers in device memory, or its module's __device__ variables) must be measured with the
+"reach" strategy, its first launch verified. The two cases that write where no parameter
+leads ("chain": three links deep; "hidden": a pointer kept in a __device__ variable) must
+be caught by verification: a warning names the kernel, its first launch is not replayed,
+and its later launches use the full checkpoint.
+"""
+import json
+import sys
+
+records = [json.loads(line) for line in open(sys.argv[1])]
+summaries = {}
+for r in records:
+    if r["type"] == "summary":
+        summaries.setdefault(r["nvtx_path"], []).append(r)
+warnings = [r["message"] for r in records if r["type"] == "warning"]
+reach_cases = ["inplace_atomic", "batched_accumulate", "multi_tensor_scale", "bump_globals",
+               "managed", "pool", "vmm"]
+failed = []
+for case in reach_cases:
+    got = summaries.get("case " + case, [])
+    strategies = [s["save"]["strategy"] for s in got]
+    verified = [s["save"].get("verified_now", False) for s in got]
+    print(f"{case}: {len(got)} launches, strategies {strategies}, verified {verified}, "
+          f"bytes {[s['save'].get('bytes') for s in got]}")
+    if len(got) != 3 or strategies != ["reach"] * 3 or verified != [True, False, False]:
+        failed.append(case)
+for case, kernel in (("chain", "follow_chain"), ("hidden", "write_hidden")):
+    got = summaries.get("case " + case, [])
+    strategies = [s["save"]["strategy"] for s in got]
+    caught = [w for w in warnings if kernel in w and "wrote outside" in w]
+    print(f"{case}: {len(got)} launches, strategies {strategies}, warning: {caught[:1]}")
+    if len(got) != 2 or strategies != ["checkpoint"] * 2 or not caught:
+        failed.append(case)
+print("FAILED: " + ", ".join(failed) if failed else "all save strategies as expected")
+sys.exit(1 if failed else 0)

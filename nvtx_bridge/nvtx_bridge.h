@@ -59,12 +59,23 @@ struct nvtx_bridge_snapshot {
 	const struct nvtx_bridge_range *ranges;
 	size_t push_count;                 /* ranges[0 .. push_count) are push/pop */
 	size_t count;                      /* ranges[push_count .. count) are start/end */
+	uint64_t id;                       /* process-wide; the same id, the same ranges */
 };
+
+/* What the bridge keeps, whatever the application does, so that its memory stays
+ * bounded: a range's text is cut to NVTX_BRIDGE_MAX_TEXT bytes (at a character
+ * boundary), and pushes past NVTX_BRIDGE_MAX_DEPTH on one domain's stack are counted but
+ * not kept (their pops uncount them). */
+#define NVTX_BRIDGE_MAX_TEXT 4096
+#define NVTX_BRIDGE_MAX_DEPTH 100000
 
 /* Takes the snapshot of the calling thread into thread-local storage and returns it.
  * Valid until the same thread makes its next NVTX call or snapshot; never fails (on
  * allocation failure the snapshot lacks the ranges it could not hold). Lock-free unless
- * start/end ranges are open. */
+ * start/end ranges are open. When the thread's ranges have not changed since its last
+ * snapshot it is returned as it was, with the same id, at no cost; after a push or a pop
+ * only the changed tail is rebuilt. After the thread's NVTX state is torn down (a pthread
+ * key destructor calling NVTX at thread exit) it is empty. */
 const struct nvtx_bridge_snapshot *nvtx_bridge_snapshot(void);
 
 /* Name of a domain: "" for the default domain. Stable for the life of the process. */

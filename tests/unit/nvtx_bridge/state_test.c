@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nvtx_bridge/slots.h"
 
@@ -163,4 +164,88 @@ Test(nvtx_state, snapshots_stay_per_thread_under_8_concurrent_threads)
 		cr_assert_eq((long)bad, 0, "thread %d saw another thread's ranges", i);
 	}
 	cr_assert_eq(nvtx_bridge_snapshot()->count, 0);
+}
+
+/* A thread's NVTX state is freed by a pthread key destructor at thread exit; another
+ * key's destructor that runs after it on the same thread may still call NVTX (the
+ * application's, or a library's thread_local cleanup). Those calls must do nothing,
+ * not use the freed state (issue 9, item 1: exit 139 under LD_PRELOAD). */
+static pthread_key_t app_key;
+static int late_results[6];
+static size_t late_count;
+
+static void app_key_destructor(void *arg)
+{
+	(void)arg;
+	nvtxDomainHandle_t d = bridge_domain_create_a("late");
+	nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = "late";
+	late_results[0] = bridge_range_pop();
+	late_results[1] = bridge_range_push_a("again");
+	late_results[2] = bridge_range_pop();
+	late_results[3] = bridge_domain_range_push_ex(d, &a);
+	late_results[4] = bridge_domain_range_pop(d);
+	late_results[5] = bridge_range_push_w(L"wide");
+	late_count = nvtx_bridge_snapshot()->count;
+}
+
+static void *exits_with_a_late_nvtx_call(void *arg)
+{
+	(void)arg;
+	bridge_range_push_a("worker");
+	bridge_range_push_a("inner");
+	nvtx_bridge_snapshot();
+	pthread_setspecific(app_key, (void *)1);
+	return NULL;
+}
+
+Test(nvtx_state, nvtx_calls_after_the_thread_state_is_freed_do_nothing)
+{
+	/* The bridge's key exists before the application's: its destructor runs first. */
+	bridge_range_push_a("main");
+	bridge_range_pop();
+	cr_assert_eq(pthread_key_create(&app_key, app_key_destructor), 0);
+	for (int round = 0; round < 50; round++) {
+		pthread_t t;
+		pthread_create(&t, NULL, exits_with_a_late_nvtx_call, NULL);
+		pthread_join(t, NULL);
+		for (int i = 0; i < 6; i++)
+			cr_assert_eq(late_results[i], -1, "call %d after teardown returned %d", i,
+				     late_results[i]);
+		cr_assert_eq(late_count, 0);
+	}
+	pthread_key_delete(app_key);
+}
+
+/* Threads that exit in every order while others keep pushing: each frees only its own
+ * state, and the survivors' snapshots stay theirs. */
+static void *push_then_exit(void *arg)
+{
+	long id = (long)arg;
+	char name[32];
+	snprintf(name, sizeof(name), "t%ld", id);
+	for (long i = 0; i <= id % 5; i++)
+		bridge_range_push_a(name);
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	long bad = s->push_count != (size_t)(id % 5 + 1) || strcmp(s->ranges[0].text, name);
+	usleep((useconds_t)((id * 7919) % 1000));
+	return (void *)bad;
+}
+
+Test(nvtx_state, threads_exiting_in_any_order_keep_their_own_state)
+{
+	pthread_t t[64];
+	for (long i = 0; i < 64; i++)
+		pthread_create(&t[i], NULL, push_then_exit, (void *)i);
+	for (int i = 63; i >= 0; i -= 2) {
+		void *bad;
+		pthread_join(t[i], &bad);
+		cr_assert_eq((long)bad, 0);
+	}
+	for (int i = 0; i < 64; i += 2) {
+		void *bad;
+		pthread_join(t[i], &bad);
+		cr_assert_eq((long)bad, 0);
+	}
 }

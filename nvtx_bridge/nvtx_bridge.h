@@ -93,6 +93,11 @@ void nvtx_bridge_path(const struct nvtx_bridge_snapshot *snap, char *buf, size_t
 
 struct nvtx_expr;
 
+/* What an expression may ask for; beyond, parsing fails with a message saying so. Each
+ * regex: name has common/regex.h's limits too. */
+#define NVTX_EXPR_MAX_LENGTH 4096     /* bytes */
+#define NVTX_EXPR_MAX_ELEMENTS 256    /* names, '*' and '+' of one expression */
+
 /* Parses one expression. On error returns NULL and writes a message naming the character
  * where the expression goes wrong into err (without the option name). */
 struct nvtx_expr *nvtx_expr_parse(const char *text, char *err, size_t err_size);
@@ -112,7 +117,9 @@ struct nvtx_filter *nvtx_filter_create(char *const *includes, size_t include_cou
 void nvtx_filter_destroy(struct nvtx_filter *filter);
 /* True when the filter needs no NVTX state: no expressions. */
 bool nvtx_filter_is_empty(const struct nvtx_filter *filter);
-/* Selected: no include or one include matches, and no exclude matches. */
+/* Selected: no include or one include matches, and no exclude matches. The verdict is
+ * kept per thread by snapshot id: asked again about an unchanged snapshot, it answers at
+ * once. */
 bool nvtx_filter_selects(const struct nvtx_filter *filter,
 			 const struct nvtx_bridge_snapshot *snap);
 

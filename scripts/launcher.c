@@ -22,6 +22,12 @@ static void usage_error(const char *what, const char *arg)
 	exit(2);
 }
 
+/* Where 'meson install' puts librangeprof.so, relative to the launcher's directory
+ * (scripts/meson.build derives it from bindir and libdir, e.g. ../lib/x86_64-linux-gnu). */
+#ifndef RP_LIBDIR_FROM_BINDIR
+#define RP_LIBDIR_FROM_BINDIR "../lib"
+#endif
+
 /* Path of a file next to this executable, or in alt_dir relative to it (../lib when
  * installed, ../inject in the build tree). */
 static int sibling(const char *name, const char *alt_dir, char *out, size_t size)
@@ -207,7 +213,7 @@ int main(int argc, char **argv)
 		rp_log_error("%s", err);
 		return 2;
 	}
-	if (sibling("librangeprof.so", "../lib:../inject", path, sizeof(path))) {
+	if (sibling("librangeprof.so", RP_LIBDIR_FROM_BINDIR ":../lib:../inject", path, sizeof(path))) {
 		rp_log_error("librangeprof.so is not installed next to rangeprof");
 		return 2;
 	}

@@ -19,6 +19,13 @@ from rangeprof import bound, compare, records, report, table  # noqa: E402
 from rangeprof.expr import parse_derivation  # noqa: E402
 
 
+def _save(fig, out):
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def _groups(files, metric, derive=(), combine=None, group_by=None):
     recs = records.read(files)
     samples = table.build(recs, derivations=[parse_derivation(d) for d in derive],
@@ -65,10 +72,7 @@ def sweep(files, metric, x, out, variant=None, row=None, col=None, derive=(), co
             ax.set_ylabel(f"{metric} [{panel[0]['Unit']}]" if panel else metric)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, out)
 
 
 def distribution(files, metric, out, group_by=None):
@@ -87,10 +91,7 @@ def distribution(files, metric, out, group_by=None):
     ax.set_ylabel(f"{metric} [{groups[0]['Unit']}]")
     ax.set_title("runs (red: not stable), mean and 95 % CI", fontsize=9)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, out)
 
 
 def roofline(files, out, flops=None, peak_flops=None, peak_bandwidth=None):
@@ -125,10 +126,7 @@ def roofline(files, out, flops=None, peak_flops=None, peak_bandwidth=None):
     ax.set_title(f"roofline, DRAM {bw / 1e12:.2f} TB/s", fontsize=9)
     ax.legend(fontsize=6)
     ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, out)
 
 
 def ab(a, b, out, metric="gpu__time_duration.sum"):
@@ -149,10 +147,7 @@ def ab(a, b, out, metric="gpu__time_duration.sum"):
     ax.set_ylabel(f"{metric} [{rows[0]['Unit']}]")
     ax.set_title("A (blue) against B (orange), mean and 95 % CI", fontsize=9)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, out)
 
 
 def main(argv=None):

@@ -74,6 +74,17 @@ def load(files, args, extra_derivations=()):
         raise SystemExit(f"rangeprof-report: error: {e}")
 
 
+def _normalize(groups, args):
+    """Normalises groups when --normalize-against was given; True if it was."""
+    if not args.normalize_against:
+        return False
+    try:
+        table.normalize(groups, args.normalize_against)
+    except ExprError as e:
+        raise SystemExit(f"rangeprof-report: error: {e}")
+    return True
+
+
 def _form(args):
     return "csv" if args.csv else "json" if args.json else "text"
 
@@ -90,13 +101,7 @@ def stats_report(args, out):
                   "files", file=sys.stderr)
     group_by = _split([args.group_by]) if args.group_by else table.DEFAULT_GROUP_BY
     groups = table.aggregate(rows, group_by)
-    extra = []
-    if args.normalize_against:
-        try:
-            table.normalize(groups, args.normalize_against)
-        except ExprError as e:
-            raise SystemExit(f"rangeprof-report: error: {e}")
-        extra = ["Baseline", "Normalized", "Speedup"]
+    extra = ["Baseline", "Normalized", "Speedup"] if _normalize(groups, args) else []
     configs = [c for c in table.config_columns(rows) if c not in group_by]
     cols = [c for c in group_by if c != "Metric"] + ["Metric", "Unit", "Launches"] + STAT_COLUMNS
     if _form(args) != "text":
@@ -142,13 +147,7 @@ def bytes_report(args, out):
     rows = [r for r in table.long_rows(samples)
             if r["Metric"] in ("dram_bytes", presets.DRAM_READ, presets.DRAM_WRITE, presets.TIME)]
     groups = table.aggregate(rows, ["Annotation", "Metric"])
-    extra = []
-    if args.normalize_against:
-        try:
-            table.normalize(groups, args.normalize_against)
-        except ExprError as e:
-            raise SystemExit(f"rangeprof-report: error: {e}")
-        extra = ["Normalized"]
+    extra = ["Normalized"] if _normalize(groups, args) else []
     kernels = {}
     for s in samples:
         kernels.setdefault(s["Annotation"], len(s["kernels"]))

@@ -7,10 +7,11 @@ from rangeprof.records import read  # noqa: F401
 __version__ = "0.1.0"
 
 
-def load(paths_or_globs, report=None):
-    """pandas DataFrame, one row per run and metric (see rangeprof.frame.load)."""
+def load(paths_or_globs, report="stderr", **options):
+    """pandas DataFrame, one row per run and metric (see rangeprof.frame.load); bad lines
+    are printed on stderr unless report is None or another stream."""
     from rangeprof.frame import load as _load
-    return _load(paths_or_globs, report=report)
+    return _load(paths_or_globs, report=report, **options)
 
 
 def summarize(df, by=None):

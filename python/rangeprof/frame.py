@@ -8,12 +8,14 @@ import pandas as pd
 from rangeprof import records, stats, table
 
 
-def load(paths_or_globs, report=sys.stderr, combine=None, derive=()):
+def load(paths_or_globs, report="stderr", combine=None, derive=()):
     """Long-form DataFrame of every run record in the files (names, directories, globs;
     many processes and sessions together). Bad lines are printed on report as
     'FILE:LINE: reason; line skipped' and listed in df.attrs['bad_lines']. combine and
     derive are as in rangeprof.table.build (derive: 'name=expr' strings)."""
     from rangeprof.expr import parse_derivation
+    if report == "stderr":
+        report = sys.stderr  # looked up per call, so that redirections are honoured
     recs = records.read(paths_or_globs, report=report)
     samples = table.build(recs, derivations=[parse_derivation(d) for d in derive],
                           combine=combine, report=report)

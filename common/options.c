@@ -706,10 +706,12 @@ int rp_output_path_expand(const char *templ, pid_t pid, char *out, size_t out_si
 			add = "%";
 			p++;
 		} else {
+			/* The character after '%' may be any byte: shown escaped. */
+			char c[RP_QUOTE_SIZE];
+			rp_quote((char[]){ p[1], 0 }, c, sizeof(c));
 			snprintf(err, err_size,
-				 "unknown escape '%%%.1s' at character %zu; accepted are %%p (pid), "
-				 "%%h (host name) and %%%%", p[1] ? p + 1 : "",
-				 (size_t)(p - templ) + 1);
+				 "unknown escape '%%%s' at character %zu; accepted are %%p (pid), "
+				 "%%h (host name) and %%%%", c, (size_t)(p - templ) + 1);
 			return -EINVAL;
 		}
 		size_t len = strlen(add);

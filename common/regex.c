@@ -547,7 +547,8 @@ struct rp_regex *rp_regex_compile(const char *pattern, char *err, size_t err_siz
 		re = NULL;
 		goto out;
 	}
-	memcpy(sets, p.sets, (size_t)p.set_count * sizeof(*sets));
+	if (p.set_count) /* p.sets is NULL for a pattern of anchors only */
+		memcpy(sets, p.sets, (size_t)p.set_count * sizeof(*sets));
 	struct emitter e = { &p, prog, 0 };
 	compile(&e, root);
 	emit(&e, OP_MATCH, 0, 0);

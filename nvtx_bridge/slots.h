@@ -39,6 +39,9 @@ void bridge_domain_destroy(nvtxDomainHandle_t domain);
 struct nvtx_bridge_domain *bridge_domain_from_handle(nvtxDomainHandle_t handle);
 uint32_t bridge_domain_id(const struct nvtx_bridge_domain *domain);
 const char *bridge_registered_text(nvtxStringHandle_t handle);
+/* Bytes of text the bridge keeps: at most NVTX_BRIDGE_MAX_TEXT, cut at a UTF-8 character
+ * boundary. Reads at most NVTX_BRIDGE_MAX_TEXT + 1 bytes of text. */
+size_t bridge_kept_length(const char *text);
 /* Converts a wide string to UTF-8 in a new allocation; invalid code points become U+FFFD.
  * NULL on allocation failure. */
 char *bridge_utf8_from_wide(const wchar_t *s);

@@ -203,7 +203,7 @@ static void event_from_attributes(const nvtxEventAttributes_t *attr, struct even
 
 /* Bytes of text kept for a range: the name up to NVTX_BRIDGE_MAX_TEXT bytes, cut at a
  * UTF-8 character boundary so that a cut name stays valid where the whole one was. */
-static size_t kept_length(const char *text)
+size_t bridge_kept_length(const char *text)
 {
 	size_t len = strnlen(text, NVTX_BRIDGE_MAX_TEXT + 1);
 	if (len <= NVTX_BRIDGE_MAX_TEXT)
@@ -248,7 +248,7 @@ static int push(const struct nvtx_bridge_domain *domain, const struct event *ev)
 		s->overflow++;
 		return (int)(s->depth + s->overflow - 1);
 	}
-	size_t len = kept_length(ev->text);
+	size_t len = bridge_kept_length(ev->text);
 	if (s->depth == s->capacity) {
 		size_t cap = s->capacity ? 2 * s->capacity : 16;
 		struct stack_entry *grown = realloc(s->entries, cap * sizeof(*grown));
@@ -381,7 +381,7 @@ static nvtxRangeId_t next_range_id = 1;
 
 static nvtxRangeId_t start(const struct nvtx_bridge_domain *domain, const struct event *ev)
 {
-	size_t len = kept_length(ev->text);
+	size_t len = bridge_kept_length(ev->text);
 	char *text = malloc(len + 1);
 	if (!text)
 		return 0;

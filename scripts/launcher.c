@@ -84,19 +84,41 @@ static void option_values(const struct rp_options *o, char *values[RP_OPT_COUNT]
 	values[RP_OPT_QUIET] = strdup(o->quiet ? "1" : "0");
 }
 
+/* Length of the leading LD_PRELOAD entries that are sanitizer runtimes (libasan.so.8,
+ * libclang_rt.asan-x86_64.so, ...): they must stay first in the load order, or a
+ * sanitizer-built application (or a sanitizer build of rangeprof) refuses to start. */
+static size_t sanitizer_prefix(const char *list)
+{
+	size_t n = 0;
+	while (list[n]) {
+		size_t len = strcspn(list + n, ": ");
+		const char *entry = list + n, *base = entry;
+		for (size_t i = 0; i < len; i++)
+			if (entry[i] == '/')
+				base = entry + i + 1;
+		size_t base_len = len - (size_t)(base - entry);
+		if (!memmem(base, base_len, "san", 3) ||
+		    (strncmp(base, "lib", 3) && strncmp(base, "libclang_rt.", 12)))
+			break;
+		n += len;
+		n += strspn(list + n, ": ");
+	}
+	return n;
+}
+
+/* Puts lib first in LD_PRELOAD, after sanitizer runtimes. */
 static void prepend_preload(const char *lib)
 {
 	const char *old = getenv("LD_PRELOAD");
-	char *value;
-	if (old && *old) {
-		value = malloc(strlen(lib) + strlen(old) + 2);
-		if (!value)
-			exit(2);
-		sprintf(value, "%s:%s", lib, old);
-	} else {
-		value = strdup(lib);
-	}
-	if (!value || setenv("LD_PRELOAD", value, 1))
+	if (!old)
+		old = "";
+	size_t keep = sanitizer_prefix(old);
+	char *value = malloc(strlen(lib) + strlen(old) + 3);
+	if (!value)
+		exit(2);
+	sprintf(value, "%.*s%s%s%s%s", (int)keep, old, keep && old[keep - 1] != ':' &&
+		old[keep - 1] != ' ' ? ":" : "", lib, old[keep] ? ":" : "", old + keep);
+	if (setenv("LD_PRELOAD", value, 1))
 		exit(2);
 	free(value);
 }

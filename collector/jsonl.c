@@ -10,16 +10,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/utf8.h"
 
 int collector_jsonl_open(const char *path, char *err, size_t err_size)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* O_NONBLOCK: a FIFO without a reader must fail (ENXIO) rather than hang the
+	 * application; writes then block as usual. The mode is 0644 less the umask. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		      0644);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err, err_size, "cannot create output '%s': %s", path, strerror(e));
+		char quoted[RP_QUOTE_SIZE];
+		snprintf(err, err_size, "cannot create output '%s': %s",
+			 rp_quote(path, quoted, sizeof(quoted)), strerror(e));
 		return -e;
 	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	return fd;
 }
 

@@ -5,7 +5,7 @@
  * verdict is kept per thread until the thread's NVTX ranges change, so launches inside
  * one range cost the same whatever the expressions or the depth.
  *
- * Grammar (ncu's; docs/nvtx.md):
+ * Grammar (ncu's; README.md):
  *   expr      := ["regex:"] [domain "@"] (push_pop | start_end)
  *   push_pop  := ["["] elem ("/" elem)* ["/"] ["]"]     (has '/', '[' or ']')
  *   elem      := name | "*" (zero or more ranges) | "+" (exactly one range)

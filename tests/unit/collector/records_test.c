@@ -1,6 +1,6 @@
 /* tests/unit/collector/records_test.c - JSON records: hostile names stay valid JSON,
- * records carry the SPEC fields, and lines are written whole under concurrent writers
- * from several threads and processes. */
+ * records carry the fields of doc/records.md, and lines are written whole under
+ * concurrent writers from several threads and processes. */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -203,7 +203,8 @@ Test(jsonl, lines_stay_whole_under_threads_and_processes)
 Test(records, the_utf8_check_itself_refuses_invalid_text)
 {
 	cJSON *o;
-	cr_assert_not(valid_utf8_and_parses("\"\xff\"", &o), "cJSON_Parse alone accepts this");
+	/* cJSON_Parse alone accepts this. */
+	cr_assert_not(valid_utf8_and_parses("\"\xff\"", &o));
 	cr_assert_not(valid_utf8_and_parses("\"\xed\xa0\x80\"", &o));
 	cr_assert(valid_utf8_and_parses("\"\xc3\xa9\"", &o));
 	cJSON_Delete(o);

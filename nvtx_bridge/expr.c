@@ -23,6 +23,7 @@
 
 #include "common/log.h"
 #include "common/regex.h"
+#include "nvtx_bridge/slots.h"
 
 enum elem_kind { ELEM_NAME, ELEM_ANY, ELEM_ONE };
 
@@ -447,8 +448,162 @@ bool nvtx_filter_is_empty(const struct nvtx_filter *filter)
 	return !filter || (!filter->include_count && !filter->exclude_count);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* Matching one range at a time                                                         */
+/* ------------------------------------------------------------------------------------ */
+
+/* The NFA of match_names, kept per stack level so that after a push or a pop only the
+ * changed levels are stepped: a launch then costs the same at depth 10 000 as at depth
+ * 1. One word per level holds the states (bits 0 .. count) of an expression of at most
+ * LEVEL_MAX_ELEMENTS elements, and two flags; longer expressions are matched whole. */
+#define LEVEL_ACCEPTED (UINT64_C(1) << 63)  /* the end was reached at an earlier level */
+#define LEVEL_CONSUMED (UINT64_C(1) << 62)  /* a range of the domain was consumed */
+#define LEVEL_MAX_ELEMENTS 60
+
+static bool stepped_by_level(const struct nvtx_expr *e)
+{
+	return e->push_pop && e->count <= LEVEL_MAX_ELEMENTS;
+}
+
+/* The states of level word w after its free moves: a new start (always, or at the bottom
+ * only with '['), and '*' standing for no range. */
+static uint64_t closure(const struct nvtx_expr *e, uint64_t w)
+{
+	uint64_t set = w & ~(LEVEL_ACCEPTED | LEVEL_CONSUMED);
+	if (!(w & LEVEL_CONSUMED) || !e->bottom)
+		set |= 1;
+	for (size_t j = 0; j < e->count; j++)
+		if ((set >> j & 1) && e->elems[j].kind == ELEM_ANY)
+			set |= UINT64_C(1) << (j + 1);
+	return set;
+}
+
+/* The level word after range r. Ranges of other domains leave it as it is. */
+static uint64_t step(const struct nvtx_expr *e, uint64_t w, const struct nvtx_bridge_range *r)
+{
+	if (!domain_matches(e, r->domain))
+		return w;
+	uint64_t set = closure(e, w), next = LEVEL_CONSUMED | (w & LEVEL_ACCEPTED);
+	if (set >> e->count & 1)
+		next |= LEVEL_ACCEPTED;
+	for (size_t j = 0; j < e->count; j++) {
+		if (!(set >> j & 1))
+			continue;
+		const struct elem *el = &e->elems[j];
+		if (el->kind == ELEM_ANY)
+			next |= UINT64_C(1) << j;
+		else if (el->kind == ELEM_ONE || pattern_matches(&el->name, r->text))
+			next |= UINT64_C(1) << (j + 1);
+	}
+	return next;
+}
+
+static bool level_verdict(const struct nvtx_expr *e, uint64_t w)
+{
+	bool at_top = closure(e, w) >> e->count & 1;
+	return e->top ? at_top : at_top || (w & LEVEL_ACCEPTED);
+}
+
+/* This thread's level words for the filter it last looked at: words[x * capacity + i] is
+ * expression x's word after ranges 0 .. i-1 of the snapshot snapshot_id; levels + 1 of
+ * them are valid. Bounded: past LEVEL_CACHE_BYTES the filter matches whole. */
+#define LEVEL_CACHE_BYTES (4u << 20)
+struct level_cache {
+	uint64_t filter_id, snapshot_id;
+	size_t levels, capacity;
+	uint64_t *words;
+};
+
+static void level_cache_cleanup(void *cache)
+{
+	free(((struct level_cache *)cache)->words);
+}
+
+static struct nvtx_expr *filter_expr(const struct nvtx_filter *f, size_t x)
+{
+	return x < f->include_count ? f->includes[x] : f->excludes[x - f->include_count];
+}
+
+/* Steps the level words of every short push/pop expression of f up to snap. False when
+ * the words cannot be kept (too deep for the bound, or out of memory). */
+static bool update_levels(struct level_cache *c, const struct nvtx_filter *f,
+			  const struct nvtx_bridge_snapshot *snap)
+{
+	size_t k = f->include_count + f->exclude_count, n = snap->push_count;
+	size_t reuse = 0;
+	if (c->filter_id == f->id && c->words) {
+		/* Ranges stamped after the cached snapshot changed since; those before did not.
+		 * Stamps grow with the index: the first changed one is found by bisection. */
+		size_t lo = 0, hi = c->levels < n ? c->levels : n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (snap->stamps[mid] <= c->snapshot_id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		reuse = lo;
+	}
+	if (n + 1 > c->capacity || c->filter_id != f->id) {
+		size_t cap = c->capacity ? c->capacity : 64;
+		while (cap < n + 1)
+			cap *= 2;
+		if (k * cap * sizeof(uint64_t) > LEVEL_CACHE_BYTES)
+			return false;
+		uint64_t *words = calloc(k * cap, sizeof(*words));
+		if (!words)
+			return false;
+		for (size_t x = 0; c->filter_id == f->id && x < k; x++)
+			memcpy(words + x * cap, c->words + x * c->capacity,
+			       (reuse + 1) * sizeof(*words));
+		free(c->words);
+		c->words = words;
+		c->capacity = cap;
+		if (c->filter_id != f->id)
+			reuse = 0;
+	}
+	for (size_t x = 0; x < k; x++) {
+		const struct nvtx_expr *e = filter_expr(f, x);
+		if (!stepped_by_level(e))
+			continue;
+		uint64_t *w = c->words + x * c->capacity;
+		w[0] = 0;
+		for (size_t i = reuse; i < n; i++)
+			w[i + 1] = step(e, w[i], &snap->ranges[i]);
+	}
+	c->filter_id = f->id;
+	c->snapshot_id = snap->id;
+	c->levels = n;
+	return true;
+}
+
 static bool filter_selects(const struct nvtx_filter *filter,
-			   const struct nvtx_bridge_snapshot *snap);
+			   const struct nvtx_bridge_snapshot *snap)
+{
+	struct level_cache *c = snap->id ? bridge_thread_cache(sizeof(*c), level_cache_cleanup) :
+		NULL;
+	bool levels = c && update_levels(c, filter, snap);
+	if (c && !levels)
+		c->filter_id = 0; /* not kept: start over next time */
+	size_t k = filter->include_count + filter->exclude_count;
+	bool included = filter->include_count == 0;
+	for (size_t x = 0; x < k; x++) {
+		if (x < filter->include_count && included)
+			continue;
+		const struct nvtx_expr *e = filter_expr(filter, x);
+		bool m = levels && stepped_by_level(e) ?
+			level_verdict(e, c->words[x * c->capacity +
+							   snap->push_count]) :
+			nvtx_expr_matches(e, snap);
+		if (x < filter->include_count)
+			included = m;
+		else if (m)
+			return false;
+		if (x + 1 == filter->include_count && !included)
+			return false;
+	}
+	return included;
+}
 
 /* The last verdict on this thread: a snapshot with the same id has the same ranges. */
 static __thread struct {
@@ -468,18 +623,4 @@ bool nvtx_filter_selects(const struct nvtx_filter *filter,
 	verdict.snapshot_id = snap->id;
 	verdict.selected = selected;
 	return selected;
-}
-
-static bool filter_selects(const struct nvtx_filter *filter,
-			   const struct nvtx_bridge_snapshot *snap)
-{
-	bool included = filter->include_count == 0;
-	for (size_t i = 0; i < filter->include_count && !included; i++)
-		included = nvtx_expr_matches(filter->includes[i], snap);
-	if (!included)
-		return false;
-	for (size_t i = 0; i < filter->exclude_count; i++)
-		if (nvtx_expr_matches(filter->excludes[i], snap))
-			return false;
-	return true;
 }

@@ -57,6 +57,10 @@ struct nvtx_bridge_range {
  * order they started. */
 struct nvtx_bridge_snapshot {
 	const struct nvtx_bridge_range *ranges;
+	/* stamps[i]: the id of the snapshot of this thread that last wrote push/pop range i;
+	 * non-decreasing in i, so that a matcher that remembers its state per range since
+	 * snapshot X finds, by binary search, the first range that changed after X. */
+	const uint64_t *stamps;
 	size_t push_count;                 /* ranges[0 .. push_count) are push/pop */
 	size_t count;                      /* ranges[push_count .. count) are start/end */
 	uint64_t id;                       /* process-wide; the same id, the same ranges */

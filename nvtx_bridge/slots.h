@@ -35,6 +35,11 @@ nvtxDomainHandle_t bridge_domain_create_a(const char *name);
 nvtxDomainHandle_t bridge_domain_create_w(const wchar_t *name);
 void bridge_domain_destroy(nvtxDomainHandle_t domain);
 
+/* A zeroed block of size bytes for the calling thread, the same at every call, freed
+ * (after cleanup(block)) with the thread's NVTX state at thread exit. NULL when out of
+ * memory or once the thread's state is torn down. Used by expr.c for per-thread caches. */
+void *bridge_thread_cache(size_t size, void (*cleanup)(void *));
+
 /* Registry internals shared by registry.c and state.c. */
 struct nvtx_bridge_domain *bridge_domain_from_handle(nvtxDomainHandle_t handle);
 uint32_t bridge_domain_id(const struct nvtx_bridge_domain *domain);

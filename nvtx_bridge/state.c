@@ -45,6 +45,7 @@ struct thread_state {
 	 * launch costs the same at depth 10 000 as at depth 1. */
 	size_t merged_valid;
 	uint64_t *merged_seq;        /* sequence of each merged range */
+	uint64_t *stamps;            /* id of the snapshot that last wrote each one */
 	size_t merged_seq_capacity;
 	uint64_t changes;            /* push/pop count: the snapshot is stale when it moves */
 	uint64_t snapshot_changes;
@@ -55,6 +56,8 @@ struct thread_state {
 	size_t range_capacity;
 	char *copied_text;           /* start/end texts copied for the snapshot */
 	size_t copied_capacity;
+	void *cache;                 /* expr.c's, freed with the thread's state */
+	void (*cache_cleanup)(void *);
 };
 
 static pthread_key_t thread_key;
@@ -79,10 +82,15 @@ static void thread_state_destroy(void *arg)
 	free(t->stacks);
 	free(t->active);
 	free(t->merged_seq);
+	free(t->stamps);
 	free(t->ranges);
 	free(t->copied_text);
+	if (t->cache_cleanup)
+		t->cache_cleanup(t->cache);
+	free(t->cache);
 	free(t);
 }
+
 
 static void make_key(void)
 {
@@ -105,6 +113,16 @@ static struct thread_state *thread_state(void)
 	}
 	current = t;
 	return t;
+}
+
+void *bridge_thread_cache(size_t size, void (*cleanup)(void *))
+{
+	struct thread_state *t = thread_state();
+	if (!t)
+		return NULL;
+	if (!t->cache && (t->cache = calloc(1, size)))
+		t->cache_cleanup = cleanup;
+	return t->cache;
 }
 
 static struct domain_stack *stack_for(struct thread_state *t,
@@ -509,6 +527,9 @@ static bool reserve_sequences(struct thread_state *t, size_t count)
 	if (!grown)
 		return false;
 	t->merged_seq = grown;
+	if (!(grown = realloc(t->stamps, cap * sizeof(*grown))))
+		return false;
+	t->stamps = grown;
 	t->merged_seq_capacity = cap;
 	return true;
 }
@@ -535,8 +556,9 @@ static size_t entries_up_to(const struct domain_stack *s, uint64_t seq)
 }
 
 /* Brings t->ranges[0 .. push_total) up to date, re-merging only what changed since the
- * last snapshot: after a push or a pop, one range. Returns how many are valid. */
-static size_t snapshot_push_ranges(struct thread_state *t)
+ * last snapshot: after a push or a pop, one range, stamped with the new snapshot's id.
+ * Returns how many are valid. */
+static size_t snapshot_push_ranges(struct thread_state *t, uint64_t id)
 {
 	size_t total = t->push_total;
 	if (t->merged_valid > total)
@@ -574,6 +596,7 @@ static size_t snapshot_push_ranges(struct thread_state *t)
 		struct nvtx_bridge_range *r = &t->ranges[n];
 		e->merged_index = n;
 		t->merged_seq[n] = e->sequence;
+		t->stamps[n] = id;
 		r->domain = s->domain;
 		r->text = s->text + e->text_offset;
 		r->start_end = false;
@@ -624,7 +647,7 @@ static size_t snapshot_start_end(struct thread_state *t, size_t first)
 
 const struct nvtx_bridge_snapshot *nvtx_bridge_snapshot(void)
 {
-	static const struct nvtx_bridge_snapshot empty = { NULL, 0, 0, 0 };
+	static const struct nvtx_bridge_snapshot empty = { NULL, NULL, 0, 0, 0 };
 	struct thread_state *t = thread_state();
 	if (!t)
 		return &empty;
@@ -636,12 +659,14 @@ const struct nvtx_bridge_snapshot *nvtx_bridge_snapshot(void)
 	if (t->snapshot_taken && t->snapshot_changes == t->changes &&
 	    ((!any_open && !had_open) || generation == t->snapshot_open_generation))
 		return &t->snapshot;
-	size_t push_count = snapshot_push_ranges(t);
+	uint64_t id = atomic_fetch_add_explicit(&snapshot_ids, 1, memory_order_relaxed);
+	size_t push_count = snapshot_push_ranges(t, id);
 	size_t start_end = any_open ? snapshot_start_end(t, push_count) : 0;
 	t->snapshot.ranges = t->ranges;
+	t->snapshot.stamps = t->stamps;
 	t->snapshot.push_count = push_count;
 	t->snapshot.count = push_count + start_end;
-	t->snapshot.id = atomic_fetch_add_explicit(&snapshot_ids, 1, memory_order_relaxed);
+	t->snapshot.id = id;
 	t->snapshot_taken = push_count == t->push_total; /* not after an allocation failure */
 	t->snapshot_changes = t->changes;
 	t->snapshot_open_generation = generation;

@@ -79,6 +79,18 @@ static void check_regex_against_glibc(const struct name_pattern *p, const char *
 	regfree(&g);
 }
 
+/* The filter's verdict (stepped per level, kept per thread) must be the whole match's
+ * after every push and pop. */
+static void check_filter(struct nvtx_filter *f, const struct nvtx_expr *e)
+{
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	bool whole = nvtx_expr_matches(e, s);
+	if (f && nvtx_filter_selects(f, s) != whole)
+		abort();
+	if (e->count <= 10 && s->push_count <= 10 && whole != reference(e, s))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static nvtxDomainHandle_t domain;
@@ -91,61 +103,75 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (names_text)
 		*names_text++ = '\0';
 
+	char err[1024];
+	struct nvtx_expr *e = nvtx_expr_parse(text, err, sizeof(err));
+	struct nvtx_filter *f = NULL;
+	if (!e) {
+		if (!err[0] || strchr(err, '\n'))
+			abort(); /* a refusal always says why, on one line */
+	} else {
+		char *list[] = { text };
+		f = nvtx_filter_create(list, 1, "--nvtx-include", NULL, 0, "--nvtx-exclude", err,
+				       sizeof(err));
+		if (!f)
+			abort();
+	}
+
 	nvtxRangeId_t ids[64];
-	size_t id_count = 0, pushed_default = 0, pushed_domain = 0;
+	size_t id_count = 0;
 	const char *names[64];
+	bool in_domain[64];
 	size_t name_count = 0;
 	for (char *p = names_text; p && name_count < 64;) {
 		char *end = strchr(p, '\n');
 		if (end)
 			*end = '\0';
-		names[name_count++] = p;
+		in_domain[name_count] = false;
+		names[name_count] = p;
 		if (p[0] == '\x01') {
 			nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
 			a.messageType = NVTX_MESSAGE_TYPE_ASCII;
 			a.message.ascii = p + 1;
 			bridge_domain_range_push_ex(domain, &a);
-			pushed_domain++;
+			in_domain[name_count] = true;
 		} else if (p[0] == '\x02') {
 			ids[id_count++] = bridge_range_start_a(p + 1);
+		} else if (p[0] == '\x03' && name_count) {
+			/* Pops the default stack's top in the middle: a non-LIFO change
+			 * across domains. */
+			bridge_range_pop();
 		} else {
 			bridge_range_push_a(p);
-			pushed_default++;
 		}
+		name_count++;
+		if (e)
+			check_filter(f, e);
 		p = end ? end + 1 : NULL;
 	}
-
-	char err[1024];
-	struct nvtx_expr *e = nvtx_expr_parse(text, err, sizeof(err));
-	if (!e) {
-		if (!err[0] || strchr(err, '\n'))
-			abort(); /* a refusal always says why, on one line */
-	} else {
-		const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
-		bool got = nvtx_expr_matches(e, s);
-		if (e->count <= 10 && s->push_count <= 10 && got != reference(e, s))
-			abort();
+	if (e) {
 		for (size_t i = 0; i < e->count; i++)
 			if (e->elems[i].kind == ELEM_NAME)
 				check_regex_against_glibc(&e->elems[i].name, names, name_count);
-		nvtx_expr_destroy(e);
-		/* The filter, asked twice about the same snapshot, answers the same. */
-		char *list[] = { text };
-		struct nvtx_filter *f = nvtx_filter_create(list, 1, "--nvtx-include", NULL, 0,
-							   "--nvtx-exclude", err, sizeof(err));
-		if (!f || nvtx_filter_selects(f, nvtx_bridge_snapshot()) != got ||
-		    nvtx_filter_selects(f, nvtx_bridge_snapshot()) != got)
-			abort();
-		nvtx_filter_destroy(f);
 	}
-	while (pushed_default--)
-		bridge_range_pop();
-	while (pushed_domain--)
-		bridge_domain_range_pop(domain);
+	/* Unwind in an order that mixes domains, checking at every step. */
+	for (size_t i = name_count; i-- > 0;) {
+		if (in_domain[i])
+			bridge_domain_range_pop(domain);
+		else
+			bridge_range_pop();
+		if (e)
+			check_filter(f, e);
+	}
+	while (bridge_range_pop() >= 0)
+		;
+	while (bridge_domain_range_pop(domain) >= 0)
+		;
 	while (id_count--)
 		bridge_range_end(ids[id_count]);
 	if (nvtx_bridge_snapshot()->count)
 		abort();
+	nvtx_filter_destroy(f);
+	nvtx_expr_destroy(e);
 	free(text);
 	return 0;
 }

@@ -268,3 +268,36 @@ Test(nvtx_expr, bad_expressions_are_quoted_with_control_characters_escaped_and_c
 	cr_assert_lt(strlen(err), 400);
 	free(long_expr);
 }
+
+/* A launch after a push or a pop at depth 10 000 re-steps only the changed levels: the
+ * cost of the filter check must not grow with the depth (issue 9, hostile NVTX). */
+Test(nvtx_expr, filter_check_after_a_push_costs_the_same_at_any_depth)
+{
+	char *inc[] = { "[base/*/step]", "regex:^s.e+p$/" }, *exc[] = { "base/+/skip/" };
+	char err[256];
+	struct nvtx_filter *f = nvtx_filter_create(inc, 2, "i", exc, 1, "e", err, sizeof(err));
+	cr_assert_not_null(f, "%s", err);
+	double per_depth[2];
+	int depths[2] = { 10, 10000 };
+	for (int d = 0; d < 2; d++) {
+		bridge_range_push_a("base");
+		for (int i = 1; i < depths[d]; i++)
+			bridge_range_push_a(i % 2 ? "x" : "y");
+		cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+		double t0 = now();
+		for (int i = 0; i < 20000; i++) {
+			bridge_range_push_a("step");
+			cr_assert(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+			bridge_range_pop();
+			cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+		}
+		per_depth[d] = (now() - t0) / 40000;
+		pop_all();
+	}
+	cr_log_info("%.0f ns per check at depth 10, %.0f ns at depth 10 000", per_depth[0] * 1e9,
+		    per_depth[1] * 1e9);
+	cr_assert_lt(per_depth[1], 5 * per_depth[0] + 200e-9,
+		     "%.0f ns per check at depth 10, %.0f ns at depth 10 000",
+		     per_depth[0] * 1e9, per_depth[1] * 1e9);
+	nvtx_filter_destroy(f);
+}

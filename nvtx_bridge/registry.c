@@ -47,12 +47,11 @@ struct table {
 };
 static struct table domains_by_name, strings;
 
+static size_t hash_prefix(const char *s, size_t len, const void *salt);
+
 static size_t hash(const char *s, const void *salt)
 {
-	size_t h = 14695981039346656037u ^ (size_t)(uintptr_t)salt;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return h;
+	return hash_prefix(s, strlen(s), salt);
 }
 
 /* Makes room for one more entry; next_of gives an entry's chain link, key_of its hash.
@@ -298,48 +297,57 @@ const char *nvtx_bridge_category_name(const struct nvtx_bridge_domain *domain,
 	return name;
 }
 
-/* Takes ownership of text. NVTX means a string to be registered once and used by its
- * handle; programs that register it again at every range get the same handle back. */
-static nvtxStringHandle_t register_string(nvtxDomainHandle_t domain, char *text)
+/* hash() of the first len bytes of s. */
+static size_t hash_prefix(const char *s, size_t len, const void *salt)
 {
-	if (!text)
-		return NULL;
+	size_t h = 14695981039346656037u ^ (size_t)(uintptr_t)salt;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+	return h;
+}
+
+/* NVTX means a string to be registered once and used by its handle; programs that
+ * register it again at every range get the same handle back, without an allocation. */
+static nvtxStringHandle_t register_string(nvtxDomainHandle_t domain, const char *text)
+{
 	const struct nvtx_bridge_domain *d = bridge_domain_from_handle(domain);
-	size_t h = hash(text, d);
+	size_t len = bridge_kept_length(text);
+	size_t h = hash_prefix(text, len, d);
 	pthread_mutex_lock(&registry_lock);
 	struct nvtxStringRegistration_st *s = NULL;
 	if (strings.bucket_count) {
 		s = strings.buckets[h % strings.bucket_count];
-		while (s && (s->domain != d || strcmp(s->text, text)))
+		while (s && (s->domain != d || strncmp(s->text, text, len) || s->text[len]))
 			s = s->next;
 	}
 	if (!s) {
 		table_grow(&strings, string_next, string_key);
-		if (strings.bucket_count && (s = malloc(sizeof(*s)))) {
+		char *copy = kept_copy(text);
+		if (copy && strings.bucket_count && (s = malloc(sizeof(*s)))) {
 			s->domain = d;
-			s->text = text;
-			text = NULL;
+			s->text = copy;
+			copy = NULL;
 			size_t b = h % strings.bucket_count;
 			s->next = strings.buckets[b];
 			strings.buckets[b] = s;
 			strings.count++;
 		}
+		free(copy);
 	}
 	pthread_mutex_unlock(&registry_lock);
-	free(text);
 	return s;
 }
 
 nvtxStringHandle_t bridge_domain_register_string_a(nvtxDomainHandle_t domain, const char *s)
 {
-	return register_string(domain, kept_copy(s ? s : ""));
+	return register_string(domain, s ? s : "");
 }
 
 nvtxStringHandle_t bridge_domain_register_string_w(nvtxDomainHandle_t domain,
 						   const wchar_t *s)
 {
 	char *utf8 = s ? bridge_utf8_from_wide(s) : NULL;
-	nvtxStringHandle_t h = register_string(domain, kept_copy(utf8 ? utf8 : ""));
+	nvtxStringHandle_t h = register_string(domain, utf8 ? utf8 : "");
 	free(utf8);
 	return h;
 }

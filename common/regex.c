@@ -241,8 +241,8 @@ static int parse_escape(struct parser *p)
 		break;
 	}
 	if (c >= '1' && c <= '9')
-		return fail(p, at, "back-references (\\1 ... \\9) are not supported: "
-			    "they cannot be matched in linear time");
+		return fail(p, at, "back-references (\\1 ... \\9) are not supported; no "
+			    "linear-time matcher can have them");
 	if (isalnum(c))
 		return fail(p, at, "unknown escape; accepted are \\w \\W \\s \\S \\b \\B "
 			    "\\< \\> and '\\' before a non-alphanumeric character");

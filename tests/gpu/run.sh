@@ -87,9 +87,11 @@ check kernel-none "$RP" -q -o kn.jsonl --runs 2 -k no_such_kernel ./kernels
 check kernel-records python3 -c "
 import json
 def summaries(p): return [x for x in map(json.loads, open(p)) if x['type']=='summary']
-for path, want in (('kf.jsonl', 'vadd('), ('kr.jsonl', 'sgemm_naive('), ('km.jsonl', 'inplace_add_one(')):
+# 3 iterations: 3 launches of each kernel, and inplace_add_one once more after the loop.
+for path, want, n in (('kf.jsonl', 'vadd(', 3), ('kr.jsonl', 'sgemm_naive(', 3),
+                      ('km.jsonl', 'inplace_add_one(', 4)):
     s = summaries(path)
-    assert len(s) == 3 and all(x['kernel'].startswith(want) for x in s), (path, [x['kernel'] for x in s])
+    assert len(s) == n and all(x['kernel'].startswith(want) for x in s), (path, [x['kernel'] for x in s])
 assert summaries('kn.jsonl') == [], 'no kernel of that name'"
 # Count alone, and skip past the end: nothing measured.
 check launch-count "$RP" -q -o c1.jsonl --runs 2 -c 1 ./kernels

@@ -14,18 +14,30 @@ static bool loaded;
 #define RP_STR(x) #x
 #define RP_XSTR(x) RP_STR(x)
 
-static void *open_first(const char *dir, const char *const *names)
+/* Opens the first of names that loads, from dir first when given, then the library
+ * path. On failure writes the loader's reason for the first name on the library path
+ * into why (dlerror() is read at once: any later dlopen, even a successful one, clears
+ * it). */
+static void *open_first(const char *dir, const char *const *names, char *why, size_t size)
 {
 	char path[1024];
+	bool have_reason = false;
+	snprintf(why, size, "not found");
 	for (size_t i = 0; names[i]; i++) {
 		void *h;
+		const char *e;
 		if (dir) {
 			snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 			if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
 				return h;
+			dlerror();
 		}
 		if ((h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL)))
 			return h;
+		if ((e = dlerror()) && !have_reason) {
+			snprintf(why, size, "%s", e);
+			have_reason = true;
+		}
 	}
 	return NULL;
 }
@@ -38,15 +50,21 @@ int collector_api_load(const char *lib_dir, char *err, size_t err_size)
 	static const char *const cupti_names[] = { "libcupti.so.13", "libcupti.so", NULL };
 	static const char *const checkpoint_names[] = { "libcheckpoint.so", NULL };
 	/* The driver is already loaded by the application: take that very copy. */
+	char why[512];
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!cuda)
-		cuda = open_first(NULL, cuda_names);
-	void *cupti = open_first(lib_dir, cupti_names);
-	void *checkpoint = open_first(lib_dir, checkpoint_names);
-	if (!cuda || !cupti || !checkpoint) {
-		snprintf(err, err_size, "cannot load %s (looked in %s and the library path): %s",
-			 !cuda ? "libcuda.so.1" : !cupti ? "libcupti.so" : "libcheckpoint.so",
-			 lib_dir, dlerror());
+	/* The driver comes with the NVIDIA driver package, never from the toolkit: only
+	 * the library path can have it. */
+	if (!cuda && !(cuda = open_first(NULL, cuda_names, why, sizeof(why)))) {
+		snprintf(err, err_size, "cannot load libcuda.so.1 (the NVIDIA driver; looked on "
+			 "the library path): %s", why);
+		return -ENOENT;
+	}
+	void *cupti = open_first(lib_dir, cupti_names, why, sizeof(why));
+	void *checkpoint = cupti ? open_first(lib_dir, checkpoint_names, why, sizeof(why)) : NULL;
+	if (!cupti || !checkpoint) {
+		snprintf(err, err_size, "cannot load %s (looked in %s, then on the library path): "
+			 "%s", !cupti ? "libcupti.so.13" : "libcheckpoint.so",
+			 lib_dir ? lib_dir : "no directory", why);
 		return -ENOENT;
 	}
 	struct rp_api api;

@@ -10,14 +10,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
+#include "common/utf8.h"
+
 int collector_jsonl_open(const char *path, char *err, size_t err_size)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* O_NONBLOCK: a FIFO without a reader must fail (ENXIO) rather than hang the
+	 * application; writes then block as usual. The mode is 0644 less the umask. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		      0644);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err, err_size, "cannot create output '%s': %s", path, strerror(e));
+		char quoted[RP_QUOTE_SIZE];
+		snprintf(err, err_size, "cannot create output '%s': %s",
+			 rp_quote(path, quoted, sizeof(quoted)), strerror(e));
 		return -e;
 	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	return fd;
 }
 
@@ -43,38 +54,6 @@ int collector_jsonl_write(int fd, const cJSON *record)
 	return rc;
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
-static size_t utf8_sequence(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned long cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-		cp = c & 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		cp = c & 0x0F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-	    (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
-}
-
 char *collector_utf8_sanitize(const char *s)
 {
 	size_t n = strlen(s);
@@ -83,7 +62,7 @@ char *collector_utf8_sanitize(const char *s)
 		return NULL;
 	const unsigned char *p = (const unsigned char *)s;
 	while (*p) {
-		size_t len = utf8_sequence(p);
+		size_t len = rp_utf8_sequence(p);
 		if (len) {
 			memcpy(w, p, len);
 			w += len;

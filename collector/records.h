@@ -1,4 +1,4 @@
-/* collector/records.h - the JSON Lines records of SPEC.md section 4, built as cJSON
+/* collector/records.h - the JSON Lines records of doc/records.md, built as cJSON
  * objects. Pure construction, no I/O and no CUDA: inject/ and collector/profiler.c fill
  * the plain structs below, collector_jsonl_write() writes the result. The caller owns the
  * returned object (cJSON_Delete); NULL means out of memory. */

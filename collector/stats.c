@@ -1,5 +1,5 @@
 /* collector/stats.c - mean, sample standard deviation, median, Student-t interval, RSD
- * and the stability verdict of SPEC.md section 5. Calls libc only. */
+ * and the stability verdict (doc/records.md, "summary"). Calls libc only. */
 #include "collector/stats.h"
 
 #include <math.h>

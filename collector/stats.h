@@ -1,4 +1,4 @@
-/* collector/stats.h - summary statistics of a launch's runs (SPEC.md section 5).
+/* collector/stats.h - summary statistics of a launch's runs (doc/records.md, "summary").
  * Pure functions over arrays; used when a launch's runs are done and by the tests. */
 #ifndef COLLECTOR_STATS_H
 #define COLLECTOR_STATS_H

@@ -4,9 +4,12 @@
 #include "common/log.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "common/utf8.h"
 
 static atomic_bool quiet_flag;
 
@@ -60,5 +63,43 @@ char *rp_format(char *buf, unsigned long size, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
+	return buf;
+}
+
+const char *rp_quote(const char *value, char *buf, unsigned long size)
+{
+	if (!size)
+		return buf;
+	if (!value)
+		value = "";
+	size_t n = 0, i = 0;
+	const unsigned char *v = (const unsigned char *)value;
+	/* Room for the longest escape and the "...(N bytes)" tail. */
+	for (; v[i] && i < RP_QUOTE_MAX && n + 40 < size; i++) {
+		unsigned char c = v[i];
+		if (c == '\n' || c == '\t' || c == '\r') {
+			buf[n++] = '\\';
+			buf[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		} else if (c < 0x20 || c == 0x7f) {
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		} else if (c < 0x80) {
+			buf[n++] = (char)c;
+		} else {
+			/* Valid UTF-8 is shown as it is, so names in any script stay readable;
+			 * other bytes (a C1 control such as 0x9b would steer a terminal) are not. */
+			size_t len = rp_utf8_sequence(v + i);
+			if (!len) {
+				n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+				continue;
+			}
+			for (size_t k = 0; k < len; k++)
+				buf[n++] = (char)v[i + k];
+			i += len - 1;
+		}
+	}
+	if (v[i])
+		snprintf(buf + n, size - n, "...(%zu bytes)", i + strlen((const char *)v + i));
+	else
+		buf[n < size ? n : size - 1] = '\0';
 	return buf;
 }

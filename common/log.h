@@ -21,4 +21,12 @@ void rp_log_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 char *rp_format(char *buf, unsigned long size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A user's value made fit for a one-line message: control characters and bytes that are
+ * not printable ASCII or UTF-8 shown as \n, \t, \xNN; cut after RP_QUOTE_MAX bytes of
+ * the value with "...(N bytes)" so that the reason after it is not lost. Always
+ * NUL-terminates buf (size > 0); returns buf. */
+#define RP_QUOTE_MAX 200
+#define RP_QUOTE_SIZE (4 * RP_QUOTE_MAX + 48)
+const char *rp_quote(const char *value, char *buf, unsigned long size);
+
 #endif

@@ -6,13 +6,16 @@
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
-#include <libgen.h>
+#include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include "common/log.h"
+#include "common/regex.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* The table                                                                            */
@@ -31,8 +34,9 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "measure only kernels of this exact (demangled or mangled) name, or regex:RE" },
 	{ RP_OPT_LAUNCH_SKIP, "launch-skip", 's', RP_KIND_INT, "N", "0", NULL, 0, LONG_MAX,
 	  "skip the first N launches that pass the filters" },
-	{ RP_OPT_LAUNCH_COUNT, "launch-count", 'c', RP_KIND_INT, "N", NULL, NULL, 1, LONG_MAX,
-	  "measure at most N launches, then let the application run on unmeasured" },
+	{ RP_OPT_LAUNCH_COUNT, "launch-count", 'c', RP_KIND_INT, "N", "unlimited", NULL, 1,
+	  LONG_MAX, "measure at most N launches ('unlimited': all), then let the application "
+	  "run on unmeasured" },
 	{ RP_OPT_RUNS, "runs", 0, RP_KIND_INT, "N", "5", NULL, 1, 100000,
 	  "measured replays of each selected launch" },
 	{ RP_OPT_CACHE_CONTROL, "cache-control", 0, RP_KIND_CHOICE, "all|none", "all",
@@ -45,7 +49,8 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "reach: save only the memory a launch can reach, verified per kernel; checkpoint: "
 	  "save all device memory at every measured launch" },
 	{ RP_OPT_LIST_METRICS, "list-metrics", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
-	  "print the metrics the device supports, with units and descriptions, and exit" },
+	  "print the metrics the device supports, with units and descriptions, and exit",
+	  .command_line_only = true },
 	{ RP_OPT_QUIET, "quiet", 'q', RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
 	  "no progress lines on stderr" },
 };
@@ -131,7 +136,10 @@ static int parse_long(const char *value, long *out)
 	return 0;
 }
 
-static int check_metric_list(const char *value, const char *origin, char *err, size_t size)
+/* Messages below show the value as q: quoted by rp_quote (escaped, cut). */
+
+static int check_metric_list(const char *value, const char *q, const char *origin, char *err,
+			     size_t size)
 {
 	const char *start = value;
 	for (const char *p = value;; p++) {
@@ -140,24 +148,26 @@ static int check_metric_list(const char *value, const char *origin, char *err, s
 				snprintf(err, size,
 					 "%s '%s': empty metric name at character %zu; expected "
 					 "comma-separated metric names such as gpu__time_duration.sum",
-					 origin, value, (size_t)(p - value) + 1);
+					 origin, q, (size_t)(p - value) + 1);
 				return -EINVAL;
 			}
 			if (!*p)
 				return 0;
 			start = p + 1;
 		} else if (!isalnum((unsigned char)*p) && *p != '_' && *p != '.') {
+			char c[RP_QUOTE_SIZE];
+			rp_quote((char[]){ *p, 0 }, c, sizeof(c));
 			snprintf(err, size,
-				 "%s '%s': character %zu '%c' cannot be part of a metric name; "
+				 "%s '%s': character %zu '%s' cannot be part of a metric name; "
 				 "expected letters, digits, '_' and '.'",
-				 origin, value, (size_t)(p - value) + 1, *p);
+				 origin, q, (size_t)(p - value) + 1, c);
 			return -EINVAL;
 		}
 	}
 }
 
-static int check_output_template(const char *value, const char *origin, char *err,
-				 size_t size)
+static int check_output_template(const char *value, const char *q, const char *origin,
+				 char *err, size_t size)
 {
 	char path[PATH_MAX], why[256];
 	if (!*value) {
@@ -165,45 +175,123 @@ static int check_output_template(const char *value, const char *origin, char *er
 		return -EINVAL;
 	}
 	if (rp_output_path_expand(value, getpid(), path, sizeof(path), why, sizeof(why))) {
-		snprintf(err, size, "%s '%s': %s", origin, value, why);
+		snprintf(err, size, "%s '%s': %s", origin, q, why);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Whether a new file can be created in dir by this process, as the open will do it:
+ * an unnamed O_TMPFILE file is created and dropped, so that root's privileges, ACLs and
+ * read-only mounts all count, and nothing is left behind. Where the file system has no
+ * O_TMPFILE, the effective ids' permission and the mount flags decide. 0 or -errno. */
+static int can_create_in(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
+		return -errno;
+	struct statvfs vfs;
+	if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+		return -EROFS;
 	return 0;
 }
 
 int rp_output_check(const char *value, pid_t pid, const char *origin, char *err, size_t size)
 {
-	char path[PATH_MAX], why[256];
+	char path[PATH_MAX], why[256], q[RP_QUOTE_SIZE], qp[RP_QUOTE_SIZE];
+	rp_quote(value, q, sizeof(q));
 	if (rp_output_path_expand(value, pid, path, sizeof(path), why, sizeof(why))) {
-		snprintf(err, size, "%s '%s': %s", origin, value, why);
+		snprintf(err, size, "%s '%s': %s", origin, q, why);
 		return -EINVAL;
 	}
-	char dir_buf[PATH_MAX];
-	snprintf(dir_buf, sizeof(dir_buf), "%s", path);
-	const char *dir = dirname(dir_buf);
+	rp_quote(path, qp, sizeof(qp));
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		snprintf(err, size, "%s '%s': '%s' names a directory; expected a file path such "
+			 "as 'dir/rangeprof.%%p.jsonl'", origin, q, qp);
+		return -EINVAL;
+	}
+	if (strlen(base) > NAME_MAX) {
+		snprintf(err, size, "%s '%s': file name of %zu bytes; at most %d are accepted",
+			 origin, q, strlen(base), NAME_MAX);
+		return -EINVAL;
+	}
+	char dir[PATH_MAX];
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	char qd[RP_QUOTE_SIZE];
+	rp_quote(dir, qd, sizeof(qd));
 	struct stat st;
 	if (stat(dir, &st) != 0) {
-		snprintf(err, size, "%s '%s': directory '%s' does not exist", origin, value, dir);
+		int e = errno;
+		if (e == ENOENT)
+			snprintf(err, size, "%s '%s': directory '%s' does not exist", origin, q, qd);
+		else
+			snprintf(err, size, "%s '%s': directory '%s': %s", origin, q, qd,
+				 strerror(e));
 		return -EINVAL;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, size, "%s '%s': '%s' is not a directory", origin, value, dir);
+		snprintf(err, size, "%s '%s': '%s' is not a directory", origin, q, qd);
 		return -EINVAL;
 	}
-	if (access(dir, W_OK | X_OK) != 0) {
-		snprintf(err, size, "%s '%s': directory '%s' is not writable: %s", origin, value,
-			 dir, strerror(errno));
-		return -EINVAL;
+	/* Symbolic links are followed, as a shell's '>>' does; the target must pass the same
+	 * checks. A link to nothing is refused: appending would create a file wherever it
+	 * points. */
+	struct stat lst;
+	if (lstat(path, &lst) == 0) {
+		if (stat(path, &st) != 0) {
+			snprintf(err, size, "%s '%s': '%s' is a symbolic link to a missing file; "
+				 "expected a file path", origin, q, qp);
+			return -EINVAL;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(err, size, "%s '%s': '%s' is a directory; expected a file path "
+				 "such as 'dir/rangeprof.%%p.jsonl'", origin, q, qp);
+			return -EINVAL;
+		}
+		/* A FIFO's open blocks until a reader comes, inside the application. */
+		if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+			snprintf(err, size, "%s '%s': '%s' is %s; expected a regular file or a "
+				 "character device such as /dev/null", origin, q, qp,
+				 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ?
+				 "a socket" : "not a regular file");
+			return -EINVAL;
+		}
+		/* Existing: appended to, so only the file's own permission matters (a file
+		 * such as /dev/null in a directory we cannot write is fine). Opened the way the
+		 * library will open it, without creating or truncating anything. */
+		int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(err, size, "%s '%s': file '%s' is not writable: %s", origin, q, qp,
+				 strerror(errno));
+			return -EINVAL;
+		}
+		close(fd);
+		return 0;
 	}
-	if (access(path, F_OK) == 0 && access(path, W_OK) != 0) {
-		snprintf(err, size, "%s '%s': file '%s' is not writable: %s", origin, value, path,
-			 strerror(errno));
+	int rc = can_create_in(dir);
+	if (rc) {
+		snprintf(err, size, "%s '%s': directory '%s' is not writable: %s", origin, q, qd,
+			 strerror(-rc));
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int check_kernel_name(const char *value, const char *origin, char *err, size_t size)
+static int check_kernel_name(const char *value, const char *q, const char *origin,
+			     char *err, size_t size)
 {
 	if (!*value) {
 		snprintf(err, size, "%s '': expected a kernel name or regex:RE", origin);
@@ -211,15 +299,13 @@ static int check_kernel_name(const char *value, const char *origin, char *err, s
 	}
 	if (strncmp(value, "regex:", 6) != 0)
 		return 0;
-	regex_t re;
-	int rc = regcomp(&re, value + 6, REG_EXTENDED | REG_NOSUB);
-	if (rc) {
-		char why[128];
-		regerror(rc, &re, why, sizeof(why));
-		snprintf(err, size, "%s '%s': invalid regular expression: %s", origin, value, why);
+	char why[256];
+	struct rp_regex *re = rp_regex_compile(value + 6, why, sizeof(why));
+	if (!re) {
+		snprintf(err, size, "%s '%s': invalid regular expression: %s", origin, q, why);
 		return -EINVAL;
 	}
-	regfree(&re);
+	rp_regex_destroy(re);
 	return 0;
 }
 
@@ -245,22 +331,25 @@ static int replace(char **slot, const char *value)
 	return 0;
 }
 
-int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
-		  const char *origin, char *err, size_t err_size)
+/* Checks value against the option's kind; 0 or -EINVAL with the message. */
+static int check_kind(const struct rp_option_desc *d, const char *value, const char *q,
+		      const char *origin, long *number, char *err, size_t err_size)
 {
-	const struct rp_option_desc *d = &table[id];
-	long number = 0;
-	int rc;
-
 	if (d->kind == RP_KIND_INT) {
-		if (parse_long(value, &number) || number < d->min || number > d->max) {
+		/* Only --launch-count has a word for its default. */
+		if (d->id == RP_OPT_LAUNCH_COUNT && !strcmp(value, "unlimited")) {
+			*number = -1;
+			return 0;
+		}
+		if (parse_long(value, number) || *number < d->min || *number > d->max) {
+			const char *unlimited = d->id == RP_OPT_LAUNCH_COUNT ? " or 'unlimited'" : "";
 			if (d->max == LONG_MAX)
-				snprintf(err, err_size, "%s '%s': expected an integer >= %ld",
-					 origin, value, d->min);
+				snprintf(err, err_size, "%s '%s': expected an integer >= %ld%s",
+					 origin, q, d->min, unlimited);
 			else
 				snprintf(err, err_size,
-					 "%s '%s': expected an integer from %ld to %ld", origin,
-					 value, d->min, d->max);
+					 "%s '%s': expected an integer from %ld to %ld", origin, q,
+					 d->min, d->max);
 			return -EINVAL;
 		}
 	} else if (d->kind == RP_KIND_CHOICE) {
@@ -281,7 +370,7 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 						      n ? ", " : "", (int)clen, c);
 				c += clen + (c[clen] == '|');
 			}
-			snprintf(err, err_size, "%s '%s': should be one of %s", origin, value,
+			snprintf(err, err_size, "%s '%s': should be one of %s", origin, q,
 				 accepted);
 			return -EINVAL;
 		}
@@ -290,33 +379,53 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 		    strcasecmp(value, "false") && strcasecmp(value, "yes") &&
 		    strcasecmp(value, "no")) {
 			snprintf(err, err_size, "%s '%s': should be one of '1', '0', 'true', "
-				 "'false', 'yes', 'no'", origin, value);
+				 "'false', 'yes', 'no'", origin, q);
 			return -EINVAL;
 		}
 	} else if (d->kind == RP_KIND_LIST && !*value) {
 		snprintf(err, err_size, "%s '': expected an NVTX expression", origin);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
+		  const char *origin, char *err, size_t err_size)
+{
+	const struct rp_option_desc *d = &table[id];
+	long number = 0;
+	int rc;
+	char q[RP_QUOTE_SIZE];
+	rp_quote(value, q, sizeof(q));
+	if ((rc = check_kind(d, value, q, origin, &number, err, err_size)))
+		return rc;
 
 	switch (id) {
 	case RP_OPT_OUTPUT:
-		if ((rc = check_output_template(value, origin, err, err_size)))
+		if ((rc = check_output_template(value, q, origin, err, err_size)))
 			return rc;
 		rc = replace(&opts->output, value);
 		break;
 	case RP_OPT_METRICS:
-		if ((rc = check_metric_list(value, origin, err, err_size)))
+		if ((rc = check_metric_list(value, q, origin, err, err_size)))
 			return rc;
 		rc = replace(&opts->metrics, value);
 		break;
 	case RP_OPT_NVTX_INCLUDE:
-		rc = append(&opts->nvtx_include, &opts->nvtx_include_count, value);
+	case RP_OPT_NVTX_EXCLUDE: {
+		char ***list = id == RP_OPT_NVTX_INCLUDE ? &opts->nvtx_include : &opts->nvtx_exclude;
+		size_t *count = id == RP_OPT_NVTX_INCLUDE ? &opts->nvtx_include_count :
+			&opts->nvtx_exclude_count;
+		if (*count == RP_OPTION_MAX_LIST) {
+			snprintf(err, err_size, "%s '%s': more than %d expressions; at most %d are "
+				 "accepted", origin, q, RP_OPTION_MAX_LIST, RP_OPTION_MAX_LIST);
+			return -EINVAL;
+		}
+		rc = append(list, count, value);
 		break;
-	case RP_OPT_NVTX_EXCLUDE:
-		rc = append(&opts->nvtx_exclude, &opts->nvtx_exclude_count, value);
-		break;
+	}
 	case RP_OPT_KERNEL_NAME:
-		if ((rc = check_kernel_name(value, origin, err, err_size)))
+		if ((rc = check_kernel_name(value, q, origin, err, err_size)))
 			return rc;
 		rc = replace(&opts->kernel_name, value);
 		break;
@@ -380,9 +489,11 @@ int rp_option_split_list(const char *value, int (*add)(const char *element, void
 	size_t n = 0;
 	int rc = 0;
 	for (const char *p = value;; p++) {
-		if (*p == '\\' && p[1] == ';') {
-			/* An escaped separator is part of the element, escape and all: the
-			 * expression parser turns "\;" into ";". */
+		if (*p == '\\' && p[1]) {
+			/* A backslash and the character after it stay together in the element,
+			 * escape and all: the expression parser gives them their meaning ("\;" is
+			 * a ';', "\\" a backslash). Taking pairs is what keeps "A\\;B" two
+			 * elements, "A\\" and "B". */
 			element[n++] = *p++;
 			element[n++] = *p;
 			continue;
@@ -413,9 +524,19 @@ char *rp_option_join_list(char *const *elements, size_t count)
 	for (size_t i = 0; i < count; i++) {
 		if (i)
 			*w++ = ';';
+		/* The split's view of the element: pairs "\x" pass as they are, a lone ';'
+		 * gets its backslash. A last lone backslash would pair with the separator. */
 		for (const char *p = elements[i]; *p; p++) {
-			if (*p == ';' && (p == elements[i] || p[-1] != '\\'))
+			if (*p == '\\') {
+				if (!p[1]) {
+					free(out);
+					errno = EINVAL;
+					return NULL;
+				}
+				*w++ = *p++;
+			} else if (*p == ';') {
 				*w++ = '\\';
+			}
 			*w++ = *p;
 		}
 	}
@@ -445,6 +566,10 @@ int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size)
 		const char *value = getenv(name);
 		if (!value)
 			continue;
+		if (table[i].command_line_only) {
+			opts->env_ignored[i] = true;
+			continue;
+		}
 		int rc;
 		if (table[i].kind == RP_KIND_LIST) {
 			struct env_list_ctx ctx = { opts, table[i].id, name, err, err_size };
@@ -454,8 +579,114 @@ int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size)
 		}
 		if (rc)
 			return rc;
+		opts->from_env[i] = opts->given[i];
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Command line                                                                         */
+/* ------------------------------------------------------------------------------------ */
+
+static void free_list_option(struct rp_options *opts, enum rp_option id)
+{
+	if (id == RP_OPT_NVTX_INCLUDE) {
+		free_list(opts->nvtx_include, opts->nvtx_include_count);
+		opts->nvtx_include = NULL;
+		opts->nvtx_include_count = 0;
+	} else if (id == RP_OPT_NVTX_EXCLUDE) {
+		free_list(opts->nvtx_exclude, opts->nvtx_exclude_count);
+		opts->nvtx_exclude = NULL;
+		opts->nvtx_exclude_count = 0;
+	}
+}
+
+int rp_options_parse_argv(struct rp_options *opts, int argc, char *const *argv, int *app,
+			  enum rp_action *action, char *err, size_t err_size)
+{
+	*action = RP_ACTION_RUN;
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *arg = argv[i];
+		char q[RP_QUOTE_SIZE];
+		if (!strcmp(arg, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			*action = RP_ACTION_HELP;
+			break;
+		}
+		if (!strcmp(arg, "--version")) {
+			*action = RP_ACTION_VERSION;
+			break;
+		}
+		if (arg[0] != '-' || !arg[1])
+			break;
+		const struct rp_option_desc *d;
+		const char *value = NULL;
+		char spelled[128];
+		if (arg[1] == '-') {
+			const char *name = arg + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			if (!(d = rp_option_find_long(name, len))) {
+				snprintf(err, err_size, "unknown option '%s'; see 'rangeprof --help'",
+					 rp_quote(arg, q, sizeof(q)));
+				return -EINVAL;
+			}
+			snprintf(spelled, sizeof(spelled), "--%s", d->name);
+			if (eq)
+				value = eq + 1;
+		} else {
+			if (!(d = rp_option_find_short(arg[1]))) {
+				snprintf(err, err_size, "unknown option '%s'; see 'rangeprof --help'",
+					 rp_quote(arg, q, sizeof(q)));
+				return -EINVAL;
+			}
+			snprintf(spelled, sizeof(spelled), "-%c", d->short_name);
+			if (arg[2])
+				value = arg + 2;
+		}
+		if (d->kind == RP_KIND_FLAG) {
+			if (value) {
+				snprintf(err, err_size, "%s takes no value; see 'rangeprof --help'",
+					 spelled);
+				return -EINVAL;
+			}
+			value = "1";
+		} else if (!value) {
+			/* "-c -- ./app" must not take the separator as the count. */
+			if (i + 1 >= argc || !strcmp(argv[i + 1], "--")) {
+				snprintf(err, err_size, "%s needs a value (%s); see 'rangeprof --help'",
+					 spelled, d->metavar ? d->metavar : "VALUE");
+				return -EINVAL;
+			}
+			value = argv[++i];
+		}
+		/* The command line replaces what the environment said, lists included. */
+		if (opts->from_env[d->id]) {
+			free_list_option(opts, d->id);
+			opts->from_env[d->id] = false;
+		}
+		int rc = rp_option_set(opts, d->id, value, spelled, err, err_size);
+		if (rc)
+			return rc;
+	}
+	*app = i;
+	return 0;
+}
+
+const char *rp_option_origin(const struct rp_options *opts, enum rp_option id, char *buf,
+			     size_t size)
+{
+	const struct rp_option_desc *d = &table[id];
+	if (opts->from_env[id])
+		rp_option_env_name(d, buf, size);
+	else if (opts->given[id])
+		snprintf(buf, size, "--%s", d->name);
+	else
+		snprintf(buf, size, "--%s (default)", d->name);
+	return buf;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -484,10 +715,12 @@ int rp_output_path_expand(const char *templ, pid_t pid, char *out, size_t out_si
 			add = "%";
 			p++;
 		} else {
+			/* The character after '%' may be any byte: shown escaped. */
+			char c[RP_QUOTE_SIZE];
+			rp_quote((char[]){ p[1], 0 }, c, sizeof(c));
 			snprintf(err, err_size,
-				 "unknown escape '%%%.1s' at character %zu; accepted are %%p (pid), "
-				 "%%h (host name) and %%%%", p[1] ? p + 1 : "",
-				 (size_t)(p - templ) + 1);
+				 "unknown escape '%%%s' at character %zu; accepted are %%p (pid), "
+				 "%%h (host name) and %%%%", c, (size_t)(p - templ) + 1);
 			return -EINVAL;
 		}
 		size_t len = strlen(add);

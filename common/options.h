@@ -44,6 +44,9 @@ struct rp_option_desc {
 	const char *choices;       /* RP_KIND_CHOICE: "all|none" */
 	long min, max;             /* RP_KIND_INT */
 	const char *help;
+	/* An action rather than a setting (--list-metrics): a variable left in the
+	 * environment must not turn every later run into it, so it has none. */
+	bool command_line_only;
 };
 
 enum rp_cache_control { RP_CACHE_ALL, RP_CACHE_NONE };
@@ -67,7 +70,12 @@ struct rp_options {
 	bool list_metrics;
 	bool quiet;
 	bool given[RP_OPT_COUNT];  /* set by the user rather than by the default */
+	bool from_env[RP_OPT_COUNT]; /* ... through RANGEPROF_<NAME>, not the command line */
+	bool env_ignored[RP_OPT_COUNT]; /* set in the environment but command-line only */
 };
+
+/* Largest number of values of one list option: each is matched at launches. */
+#define RP_OPTION_MAX_LIST 256
 
 /* The table, indexed by enum rp_option. */
 const struct rp_option_desc *rp_option_table(void);
@@ -92,21 +100,46 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
  * bad value: returns -EINVAL with the message in err. */
 int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size);
 
-/* Splits an environment value of a list option on unescaped ';'. Each element keeps its
- * other backslash escapes. Calls add(element) for each; returns the first non-zero
- * result of add, or 0. */
+/* Splits an environment value of a list option on ';'. A backslash and the character
+ * after it stay together in the element, escape and all ("\;" does not split, and
+ * neither does the ';' of "\\;": that is a backslash, then a separator). Empty elements
+ * are skipped. Calls add(element) for each; returns the first non-zero result of add,
+ * or 0. */
 int rp_option_split_list(const char *value, int (*add)(const char *element, void *arg),
 			 void *arg);
-/* Joins list elements into one environment value, escaping ';'. Caller frees. */
+/* Joins list elements into one environment value that rp_option_split_list splits back
+ * into the same elements (a lone ';' comes back as "\;", which expressions read as the
+ * same character). Caller frees. NULL with errno ENOMEM, or EINVAL when an element ends
+ * in a lone backslash, which no value can carry (no valid expression does). */
 char *rp_option_join_list(char *const *elements, size_t count);
+
+enum rp_action { RP_ACTION_RUN, RP_ACTION_HELP, RP_ACTION_VERSION };
+
+/* Parses the launcher's argv up to the application: options set over what the
+ * environment gave (a list given on the command line replaces the environment's), then
+ * an optional "--". *app is the index of the application's first word (argc when none);
+ * -h/--help and --version stop parsing and set *action. Returns 0, or -EINVAL with one
+ * line in err naming the option and the value. */
+int rp_options_parse_argv(struct rp_options *opts, int argc, char *const *argv, int *app,
+			  enum rp_action *action, char *err, size_t err_size);
+
+/* How the user gave option id, for messages: "RANGEPROF_NVTX_INCLUDE" when it came from
+ * the environment, else "--nvtx-include" (with " (default)" when not given). */
+const char *rp_option_origin(const struct rp_options *opts, enum rp_option id, char *buf,
+			     size_t size);
 
 /* Expands %p, %h and %% of the output template. Returns 0, or -EINVAL naming the
  * unknown escape, or -ENAMETOOLONG. */
 int rp_output_path_expand(const char *templ, pid_t pid, char *out, size_t out_size,
 			  char *err, size_t err_size);
 
-/* Checks that the expanded output path can be created or appended to: its directory
- * exists and is writable. origin names the option in the message. 0 or -EINVAL. */
+/* Checks that the expanded output path can be appended to as the library will open it:
+ * an existing regular file or character device (/dev/null) that this process can open
+ * for writing, or a new file name (not a directory, '.', or a trailing '/'; at most
+ * NAME_MAX bytes) in a directory where this process can create files. FIFOs and sockets
+ * are refused: their open would block or fail inside the application. Symbolic links
+ * are followed; one to a missing file is refused. Creates nothing. origin names the
+ * option in the message. 0 or -EINVAL. */
 int rp_output_check(const char *templ, pid_t pid, const char *origin, char *err,
 		    size_t err_size);
 

@@ -4,6 +4,7 @@
  * set them, so that no CUDA or CUPTI call happens before the driver initialises us.
  * Calls inject/ and nvtx_bridge/. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "inject/inject.h"
@@ -17,8 +18,13 @@ __attribute__((constructor)) static void preload_constructor(void)
 	Dl_info self;
 	if (!dladdr((void *)preload_constructor, &self) || !self.dli_fname || !*self.dli_fname)
 		return;
-	setenv("CUDA_INJECTION64_PATH", self.dli_fname, 0);
-	setenv("NVTX_INJECTION64_PATH", self.dli_fname, 0);
+	/* LD_PRELOAD=build/inject/librangeprof.so gives a relative name; exported as it is,
+	 * every child that starts in another directory would fail to load it. */
+	char absolute[PATH_MAX];
+	if (!realpath(self.dli_fname, absolute))
+		return;
+	setenv("CUDA_INJECTION64_PATH", absolute, 0);
+	setenv("NVTX_INJECTION64_PATH", absolute, 0);
 }
 
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names us. */

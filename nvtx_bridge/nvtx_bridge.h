@@ -57,14 +57,29 @@ struct nvtx_bridge_range {
  * order they started. */
 struct nvtx_bridge_snapshot {
 	const struct nvtx_bridge_range *ranges;
+	/* stamps[i]: the id of the snapshot of this thread that last wrote push/pop range i;
+	 * non-decreasing in i, so that a matcher that remembers its state per range since
+	 * snapshot X finds, by binary search, the first range that changed after X. */
+	const uint64_t *stamps;
 	size_t push_count;                 /* ranges[0 .. push_count) are push/pop */
 	size_t count;                      /* ranges[push_count .. count) are start/end */
+	uint64_t id;                       /* process-wide; the same id, the same ranges */
 };
+
+/* What the bridge keeps, whatever the application does, so that its memory stays
+ * bounded: a range's text is cut to NVTX_BRIDGE_MAX_TEXT bytes (at a character
+ * boundary), and pushes past NVTX_BRIDGE_MAX_DEPTH on one domain's stack are counted but
+ * not kept (their pops uncount them). */
+#define NVTX_BRIDGE_MAX_TEXT 4096
+#define NVTX_BRIDGE_MAX_DEPTH 100000
 
 /* Takes the snapshot of the calling thread into thread-local storage and returns it.
  * Valid until the same thread makes its next NVTX call or snapshot; never fails (on
  * allocation failure the snapshot lacks the ranges it could not hold). Lock-free unless
- * start/end ranges are open. */
+ * start/end ranges are open. When the thread's ranges have not changed since its last
+ * snapshot it is returned as it was, with the same id, at no cost; after a push or a pop
+ * only the changed tail is rebuilt. After the thread's NVTX state is torn down (a pthread
+ * key destructor calling NVTX at thread exit) it is empty. */
 const struct nvtx_bridge_snapshot *nvtx_bridge_snapshot(void);
 
 /* Name of a domain: "" for the default domain. Stable for the life of the process. */
@@ -81,6 +96,11 @@ void nvtx_bridge_path(const struct nvtx_bridge_snapshot *snap, char *buf, size_t
 /* ------------------------------------------------------------------------------------ */
 
 struct nvtx_expr;
+
+/* What an expression may ask for; beyond, parsing fails with a message saying so. Each
+ * regex: name has common/regex.h's limits too. */
+#define NVTX_EXPR_MAX_LENGTH 4096     /* bytes */
+#define NVTX_EXPR_MAX_ELEMENTS 256    /* names, '*' and '+' of one expression */
 
 /* Parses one expression. On error returns NULL and writes a message naming the character
  * where the expression goes wrong into err (without the option name). */
@@ -101,7 +121,9 @@ struct nvtx_filter *nvtx_filter_create(char *const *includes, size_t include_cou
 void nvtx_filter_destroy(struct nvtx_filter *filter);
 /* True when the filter needs no NVTX state: no expressions. */
 bool nvtx_filter_is_empty(const struct nvtx_filter *filter);
-/* Selected: no include or one include matches, and no exclude matches. */
+/* Selected: no include or one include matches, and no exclude matches. The verdict is
+ * kept per thread by snapshot id: asked again about an unchanged snapshot, it answers at
+ * once. */
 bool nvtx_filter_selects(const struct nvtx_filter *filter,
 			 const struct nvtx_bridge_snapshot *snap);
 

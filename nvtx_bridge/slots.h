@@ -35,10 +35,18 @@ nvtxDomainHandle_t bridge_domain_create_a(const char *name);
 nvtxDomainHandle_t bridge_domain_create_w(const wchar_t *name);
 void bridge_domain_destroy(nvtxDomainHandle_t domain);
 
+/* A zeroed block of size bytes for the calling thread, the same at every call, freed
+ * (after cleanup(block)) with the thread's NVTX state at thread exit. NULL when out of
+ * memory or once the thread's state is torn down. Used by expr.c for per-thread caches. */
+void *bridge_thread_cache(size_t size, void (*cleanup)(void *));
+
 /* Registry internals shared by registry.c and state.c. */
 struct nvtx_bridge_domain *bridge_domain_from_handle(nvtxDomainHandle_t handle);
 uint32_t bridge_domain_id(const struct nvtx_bridge_domain *domain);
 const char *bridge_registered_text(nvtxStringHandle_t handle);
+/* Bytes of text the bridge keeps: at most NVTX_BRIDGE_MAX_TEXT, cut at a UTF-8 character
+ * boundary. Reads at most NVTX_BRIDGE_MAX_TEXT + 1 bytes of text. */
+size_t bridge_kept_length(const char *text);
 /* Converts a wide string to UTF-8 in a new allocation; invalid code points become U+FFFD.
  * NULL on allocation failure. */
 char *bridge_utf8_from_wide(const wchar_t *s);

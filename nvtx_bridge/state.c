@@ -17,6 +17,7 @@
 struct stack_entry {
 	size_t text_offset;          /* into domain_stack.text; offsets survive realloc */
 	uint64_t sequence;           /* push order across this thread's domains */
+	size_t merged_index;         /* its place in the merged snapshot when pushed */
 	enum nvtx_bridge_payload payload_type;
 	uint64_t payload_bits;
 	uint32_t category;
@@ -26,40 +27,70 @@ struct domain_stack {
 	const struct nvtx_bridge_domain *domain;
 	struct stack_entry *entries;
 	size_t depth, capacity;
+	size_t overflow;             /* pushes past NVTX_BRIDGE_MAX_DEPTH, counted only */
 	char *text;                  /* texts of the open entries, LIFO like the entries */
 	size_t text_used, text_capacity;
+	size_t active_slot;          /* index in thread_state.active while depth > 0 */
 };
 
 struct thread_state {
 	struct domain_stack *stacks; /* by domain id */
 	size_t stack_count;
+	size_t *active;              /* ids of the stacks with depth > 0 */
+	size_t active_count, active_capacity;
 	uint64_t next_sequence;
+	size_t push_total;           /* sum of the stacks' depths */
+	/* The merged push/pop ranges of the last snapshot: ranges[0 .. merged_valid) are
+	 * still right, so a snapshot after a push or a pop re-merges only the tail and a
+	 * launch costs the same at depth 10 000 as at depth 1. */
+	size_t merged_valid;
+	uint64_t *merged_seq;        /* sequence of each merged range */
+	uint64_t *stamps;            /* id of the snapshot that last wrote each one */
+	size_t merged_seq_capacity;
+	uint64_t changes;            /* push/pop count: the snapshot is stale when it moves */
+	uint64_t snapshot_changes;
+	uint64_t snapshot_open_generation;
+	bool snapshot_taken;
 	struct nvtx_bridge_snapshot snapshot;
 	struct nvtx_bridge_range *ranges;
 	size_t range_capacity;
 	char *copied_text;           /* start/end texts copied for the snapshot */
 	size_t copied_capacity;
-	size_t *cursor;              /* per-stack merge cursor */
-	size_t cursor_capacity;
+	void *cache;                 /* expr.c's, freed with the thread's state */
+	void (*cache_cleanup)(void *);
 };
 
 static pthread_key_t thread_key;
 static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 static __thread struct thread_state *current;
+/* Set once this thread's state is freed. NVTX calls made later on the same thread (by
+ * another key's destructor, or a C++ thread_local's) then do nothing instead of
+ * recreating the state, which nobody would free, or using the freed one. */
+static __thread bool torn_down;
+static atomic_uint_fast64_t snapshot_ids = 1;
 
 static void thread_state_destroy(void *arg)
 {
 	struct thread_state *t = arg;
+	/* First, so that nothing below or after can reach the memory being freed. */
+	current = NULL;
+	torn_down = true;
 	for (size_t i = 0; i < t->stack_count; i++) {
 		free(t->stacks[i].entries);
 		free(t->stacks[i].text);
 	}
 	free(t->stacks);
+	free(t->active);
+	free(t->merged_seq);
+	free(t->stamps);
 	free(t->ranges);
 	free(t->copied_text);
-	free(t->cursor);
+	if (t->cache_cleanup)
+		t->cache_cleanup(t->cache);
+	free(t->cache);
 	free(t);
 }
+
 
 static void make_key(void)
 {
@@ -70,13 +101,28 @@ static struct thread_state *thread_state(void)
 {
 	if (current)
 		return current;
+	if (torn_down)
+		return NULL;
 	pthread_once(&thread_key_once, make_key);
 	struct thread_state *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	pthread_setspecific(thread_key, t);
+	if (pthread_setspecific(thread_key, t)) {
+		free(t);
+		return NULL;
+	}
 	current = t;
 	return t;
+}
+
+void *bridge_thread_cache(size_t size, void (*cleanup)(void *))
+{
+	struct thread_state *t = thread_state();
+	if (!t)
+		return NULL;
+	if (!t->cache && (t->cache = calloc(1, size)))
+		t->cache_cleanup = cleanup;
+	return t->cache;
 }
 
 static struct domain_stack *stack_for(struct thread_state *t,
@@ -84,7 +130,11 @@ static struct domain_stack *stack_for(struct thread_state *t,
 {
 	uint32_t id = bridge_domain_id(domain);
 	if (id >= t->stack_count) {
-		size_t count = id + 4;
+		/* Geometric growth: a thread that pushes into 100 000 domains in turn must not
+		 * copy the array at every new one. */
+		size_t count = t->stack_count ? t->stack_count : 4;
+		while (count <= id)
+			count *= 2;
 		struct domain_stack *grown = realloc(t->stacks, count * sizeof(*grown));
 		if (!grown)
 			return NULL;
@@ -169,13 +219,54 @@ static void event_from_attributes(const nvtxEventAttributes_t *attr, struct even
 /* Push/pop                                                                             */
 /* ------------------------------------------------------------------------------------ */
 
+/* Bytes of text kept for a range: the name up to NVTX_BRIDGE_MAX_TEXT bytes, cut at a
+ * UTF-8 character boundary so that a cut name stays valid where the whole one was. */
+size_t bridge_kept_length(const char *text)
+{
+	size_t len = strnlen(text, NVTX_BRIDGE_MAX_TEXT + 1);
+	if (len <= NVTX_BRIDGE_MAX_TEXT)
+		return len;
+	len = NVTX_BRIDGE_MAX_TEXT;
+	while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
+		len--;
+	return len;
+}
+
+static bool activate(struct thread_state *t, struct domain_stack *s, size_t id)
+{
+	if (t->active_count == t->active_capacity) {
+		size_t cap = t->active_capacity ? 2 * t->active_capacity : 8;
+		size_t *grown = realloc(t->active, cap * sizeof(*grown));
+		if (!grown)
+			return false;
+		t->active = grown;
+		t->active_capacity = cap;
+	}
+	s->active_slot = t->active_count;
+	t->active[t->active_count++] = id;
+	return true;
+}
+
+static void deactivate(struct thread_state *t, struct domain_stack *s)
+{
+	size_t last = t->active[--t->active_count];
+	t->active[s->active_slot] = last;
+	t->stacks[last].active_slot = s->active_slot;
+}
+
 static int push(const struct nvtx_bridge_domain *domain, const struct event *ev)
 {
 	struct thread_state *t = thread_state();
 	struct domain_stack *s = t ? stack_for(t, domain) : NULL;
 	if (!s)
 		return -1;
-	size_t len = strlen(ev->text) + 1;
+	/* Past the depth limit a push is only counted, so that memory stays bounded whatever
+	 * the application does; the matching pop uncounts it. */
+	if (s->depth == NVTX_BRIDGE_MAX_DEPTH || s->overflow) {
+		s->overflow++;
+		return (int)(s->depth + s->overflow - 1);
+	}
+	size_t len = bridge_kept_length(ev->text);
 	if (s->depth == s->capacity) {
 		size_t cap = s->capacity ? 2 * s->capacity : 16;
 		struct stack_entry *grown = realloc(s->entries, cap * sizeof(*grown));
@@ -184,24 +275,33 @@ static int push(const struct nvtx_bridge_domain *domain, const struct event *ev)
 		s->entries = grown;
 		s->capacity = cap;
 	}
-	if (s->text_used + len > s->text_capacity) {
+	if (s->text_used + len + 1 > s->text_capacity) {
 		size_t cap = s->text_capacity ? 2 * s->text_capacity : 1024;
-		while (cap < s->text_used + len)
+		while (cap < s->text_used + len + 1)
 			cap *= 2;
 		char *grown = realloc(s->text, cap);
 		if (!grown)
 			return -1;
+		/* The merged snapshot points into the old buffer. */
+		if (grown != s->text)
+			t->merged_valid = 0;
 		s->text = grown;
 		s->text_capacity = cap;
 	}
+	if (s->depth == 0 && !activate(t, s, bridge_domain_id(domain)))
+		return -1;
 	struct stack_entry *e = &s->entries[s->depth];
 	e->text_offset = s->text_used;
 	e->sequence = t->next_sequence++;
+	e->merged_index = t->push_total;
 	e->payload_type = ev->payload_type;
 	e->payload_bits = ev->payload_bits;
 	e->category = ev->category;
 	memcpy(s->text + s->text_used, ev->text, len);
-	s->text_used += len;
+	s->text[s->text_used + len] = '\0';
+	s->text_used += len + 1;
+	t->push_total++;
+	t->changes++;
 	return (int)s->depth++;
 }
 
@@ -211,10 +311,22 @@ static int pop(const struct nvtx_bridge_domain *domain)
 	struct domain_stack *s = t ? stack_for(t, domain) : NULL;
 	/* The app may pop ranges pushed before we attached, or pop once too often; ignore
 	 * the extra pop instead of underflowing, and say so as NVTX does: a negative level. */
-	if (!s || s->depth == 0)
+	if (!s || (s->depth == 0 && s->overflow == 0))
 		return -1;
+	if (s->overflow) {
+		s->overflow--;
+		return (int)(s->depth + s->overflow);
+	}
 	s->depth--;
-	s->text_used = s->entries[s->depth].text_offset;
+	struct stack_entry *e = &s->entries[s->depth];
+	s->text_used = e->text_offset;
+	/* Ranges merged before this one keep their places; it and those after it do not. */
+	if (e->merged_index < t->merged_valid)
+		t->merged_valid = e->merged_index;
+	t->push_total--;
+	t->changes++;
+	if (s->depth == 0)
+		deactivate(t, s);
 	return (int)s->depth;
 }
 
@@ -265,26 +377,36 @@ int bridge_range_pop(void)
 struct open_range {
 	nvtxRangeId_t id;
 	const struct nvtx_bridge_domain *domain;
-	char *text;
+	char *text;                  /* NULL: ended, waiting for compaction */
+	size_t text_len;
 	enum nvtx_bridge_payload payload_type;
 	uint64_t payload_bits;
 	uint32_t category;
 };
 
+/* Open start/end ranges in start order, which is also id order (ids are drawn under the
+ * lock), so that an end finds its range by binary search. An ended range is marked and
+ * compacted away once ended ones are half the list: ending is O(log n) amortised,
+ * however many ranges are open. */
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct open_range *open_ranges;   /* in start order */
-static size_t open_count, open_capacity;
-static atomic_size_t open_count_hint;    /* read without the lock by snapshots */
-static atomic_uint_fast64_t next_range_id = 1;
+static struct open_range *open_ranges;
+static size_t open_used, open_capacity;  /* entries, including ended ones */
+static size_t open_count;                 /* entries still open */
+static size_t open_text_bytes;            /* their texts, with NULs */
+static atomic_size_t open_count_hint;     /* read without the lock by snapshots */
+static atomic_uint_fast64_t open_generation = 1; /* moves at every start and end */
+static nvtxRangeId_t next_range_id = 1;
 
 static nvtxRangeId_t start(const struct nvtx_bridge_domain *domain, const struct event *ev)
 {
-	char *text = strdup(ev->text);
+	size_t len = bridge_kept_length(ev->text);
+	char *text = malloc(len + 1);
 	if (!text)
 		return 0;
-	nvtxRangeId_t id = atomic_fetch_add(&next_range_id, 1);
+	memcpy(text, ev->text, len);
+	text[len] = '\0';
 	pthread_mutex_lock(&open_lock);
-	if (open_count == open_capacity) {
+	if (open_used == open_capacity) {
 		size_t cap = open_capacity ? 2 * open_capacity : 16;
 		struct open_range *grown = realloc(open_ranges, cap * sizeof(*grown));
 		if (!grown) {
@@ -295,9 +417,13 @@ static nvtxRangeId_t start(const struct nvtx_bridge_domain *domain, const struct
 		open_ranges = grown;
 		open_capacity = cap;
 	}
-	open_ranges[open_count++] = (struct open_range){ id, domain, text, ev->payload_type,
-							 ev->payload_bits, ev->category };
+	nvtxRangeId_t id = next_range_id++;
+	open_ranges[open_used++] = (struct open_range){ id, domain, text, len, ev->payload_type,
+							ev->payload_bits, ev->category };
+	open_count++;
+	open_text_bytes += len + 1;
 	atomic_store(&open_count_hint, open_count);
+	atomic_fetch_add(&open_generation, 1);
 	pthread_mutex_unlock(&open_lock);
 	return id;
 }
@@ -337,14 +463,28 @@ void bridge_range_end(nvtxRangeId_t id)
 {
 	char *text = NULL;
 	pthread_mutex_lock(&open_lock);
-	for (size_t i = 0; i < open_count; i++) {
-		if (open_ranges[i].id == id) {
-			text = open_ranges[i].text;
-			memmove(&open_ranges[i], &open_ranges[i + 1],
-				(open_count - i - 1) * sizeof(*open_ranges));
-			open_count--;
-			break;
-		}
+	size_t lo = 0, hi = open_used;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		/* Ended entries keep their ids, so the list stays sorted for the search. */
+		if (open_ranges[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < open_used && open_ranges[lo].id == id && open_ranges[lo].text) {
+		text = open_ranges[lo].text;
+		open_ranges[lo].text = NULL;
+		open_text_bytes -= open_ranges[lo].text_len + 1;
+		open_count--;
+		atomic_fetch_add(&open_generation, 1);
+	}
+	if (open_used > 16 && open_count < open_used / 2) {
+		size_t w = 0;
+		for (size_t r = 0; r < open_used; r++)
+			if (open_ranges[r].text)
+				open_ranges[w++] = open_ranges[r];
+		open_used = w;
 	}
 	atomic_store(&open_count_hint, open_count);
 	pthread_mutex_unlock(&open_lock);
@@ -376,6 +516,24 @@ static bool reserve_ranges(struct thread_state *t, size_t count)
 	return true;
 }
 
+static bool reserve_sequences(struct thread_state *t, size_t count)
+{
+	if (count <= t->merged_seq_capacity)
+		return true;
+	size_t cap = t->merged_seq_capacity ? t->merged_seq_capacity : 16;
+	while (cap < count)
+		cap *= 2;
+	uint64_t *grown = realloc(t->merged_seq, cap * sizeof(*grown));
+	if (!grown)
+		return false;
+	t->merged_seq = grown;
+	if (!(grown = realloc(t->stamps, cap * sizeof(*grown))))
+		return false;
+	t->stamps = grown;
+	t->merged_seq_capacity = cap;
+	return true;
+}
+
 static void set_payload(struct nvtx_bridge_range *r, enum nvtx_bridge_payload type,
 			uint64_t bits)
 {
@@ -383,53 +541,79 @@ static void set_payload(struct nvtx_bridge_range *r, enum nvtx_bridge_payload ty
 	memcpy(&r->payload, &bits, sizeof(bits));
 }
 
-static size_t snapshot_push_ranges(struct thread_state *t)
+/* Entries of s pushed at or before sequence seq: the stack is in sequence order. */
+static size_t entries_up_to(const struct domain_stack *s, uint64_t seq)
 {
-	size_t total = 0;
-	if (t->cursor_capacity < t->stack_count) {
-		size_t *grown = realloc(t->cursor, t->stack_count * sizeof(*grown));
-		if (!grown)
-			return 0;
-		t->cursor = grown;
-		t->cursor_capacity = t->stack_count;
+	size_t lo = 0, hi = s->depth;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->entries[mid].sequence <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	for (size_t i = 0; i < t->stack_count; i++) {
-		total += t->stacks[i].depth;
-		t->cursor[i] = 0;
-	}
-	if (!reserve_ranges(t, total))
+	return lo;
+}
+
+/* Brings t->ranges[0 .. push_total) up to date, re-merging only what changed since the
+ * last snapshot: after a push or a pop, one range, stamped with the new snapshot's id.
+ * Returns how many are valid. */
+static size_t snapshot_push_ranges(struct thread_state *t, uint64_t id)
+{
+	size_t total = t->push_total;
+	if (t->merged_valid > total)
+		t->merged_valid = total;
+	if (t->merged_valid == total)
+		return total;
+	if (!reserve_ranges(t, total) || !reserve_sequences(t, total)) {
+		t->merged_valid = 0;
 		return 0;
-	/* Merge the domains' stacks by push order: the result lists ranges outermost first
-	 * whichever domain they belong to. Stacks are few; a linear pick is fine. */
-	for (size_t n = 0; n < total; n++) {
+	}
+	/* Merge the active stacks by push order from the first stale place on: the result
+	 * lists ranges outermost first whichever domain they belong to. The cursor of each
+	 * stack is found by sequence; few domains are active at once. */
+	size_t n = t->merged_valid;
+	uint64_t after = n ? t->merged_seq[n - 1] : 0;
+	size_t cursors_local[16], *cursor = cursors_local;
+	if (t->active_count > 16 && !(cursor = malloc(t->active_count * sizeof(*cursor)))) {
+		t->merged_valid = 0;
+		return 0;
+	}
+	for (size_t a = 0; a < t->active_count; a++)
+		cursor[a] = n ? entries_up_to(&t->stacks[t->active[a]], after) : 0;
+	for (; n < total; n++) {
 		size_t best = 0;
 		uint64_t best_seq = UINT64_MAX;
-		for (size_t i = 0; i < t->stack_count; i++) {
-			struct domain_stack *s = &t->stacks[i];
-			if (t->cursor[i] < s->depth && s->entries[t->cursor[i]].sequence < best_seq) {
-				best = i;
-				best_seq = s->entries[t->cursor[i]].sequence;
+		for (size_t a = 0; a < t->active_count; a++) {
+			struct domain_stack *s = &t->stacks[t->active[a]];
+			if (cursor[a] < s->depth && s->entries[cursor[a]].sequence < best_seq) {
+				best = a;
+				best_seq = s->entries[cursor[a]].sequence;
 			}
 		}
-		struct domain_stack *s = &t->stacks[best];
-		struct stack_entry *e = &s->entries[t->cursor[best]++];
+		struct domain_stack *s = &t->stacks[t->active[best]];
+		struct stack_entry *e = &s->entries[cursor[best]++];
 		struct nvtx_bridge_range *r = &t->ranges[n];
+		e->merged_index = n;
+		t->merged_seq[n] = e->sequence;
+		t->stamps[n] = id;
 		r->domain = s->domain;
 		r->text = s->text + e->text_offset;
 		r->start_end = false;
 		r->category = e->category;
 		set_payload(r, e->payload_type, e->payload_bits);
 	}
+	if (cursor != cursors_local)
+		free(cursor);
+	t->merged_valid = total;
 	return total;
 }
 
 static size_t snapshot_start_end(struct thread_state *t, size_t first)
 {
 	pthread_mutex_lock(&open_lock);
-	size_t text_bytes = 0;
-	for (size_t i = 0; i < open_count; i++)
-		text_bytes += strlen(open_ranges[i].text) + 1;
 	size_t added = 0;
+	size_t text_bytes = open_text_bytes;
 	if (reserve_ranges(t, first + open_count)) {
 		if (text_bytes > t->copied_capacity) {
 			char *grown = realloc(t->copied_text, 2 * text_bytes);
@@ -442,19 +626,19 @@ static size_t snapshot_start_end(struct thread_state *t, size_t first)
 			/* Copied under the lock: another thread may end the range and free its
 			 * text as soon as we let go. */
 			char *w = t->copied_text;
-			for (size_t i = 0; i < open_count; i++) {
-				struct nvtx_bridge_range *r = &t->ranges[first + i];
-				size_t len = strlen(open_ranges[i].text) + 1;
-				memcpy(w, open_ranges[i].text, len);
-				r->domain = open_ranges[i].domain;
+			for (size_t i = 0; i < open_used; i++) {
+				const struct open_range *o = &open_ranges[i];
+				if (!o->text)
+					continue;
+				struct nvtx_bridge_range *r = &t->ranges[first + added++];
+				memcpy(w, o->text, o->text_len + 1);
+				r->domain = o->domain;
 				r->text = w;
 				r->start_end = true;
-				r->category = open_ranges[i].category;
-				set_payload(r, open_ranges[i].payload_type,
-					    open_ranges[i].payload_bits);
-				w += len;
+				r->category = o->category;
+				set_payload(r, o->payload_type, o->payload_bits);
+				w += o->text_len + 1;
 			}
-			added = open_count;
 		}
 	}
 	pthread_mutex_unlock(&open_lock);
@@ -463,17 +647,29 @@ static size_t snapshot_start_end(struct thread_state *t, size_t first)
 
 const struct nvtx_bridge_snapshot *nvtx_bridge_snapshot(void)
 {
-	static const struct nvtx_bridge_snapshot empty = { NULL, 0, 0 };
+	static const struct nvtx_bridge_snapshot empty = { NULL, NULL, 0, 0, 0 };
 	struct thread_state *t = thread_state();
 	if (!t)
 		return &empty;
-	size_t push_count = snapshot_push_ranges(t);
-	size_t start_end = 0;
-	if (atomic_load_explicit(&open_count_hint, memory_order_relaxed))
-		start_end = snapshot_start_end(t, push_count);
+	uint64_t generation = atomic_load_explicit(&open_generation, memory_order_acquire);
+	bool any_open = atomic_load_explicit(&open_count_hint, memory_order_relaxed) != 0;
+	bool had_open = t->snapshot.count > t->snapshot.push_count;
+	/* Nothing changed since the last launch on this thread: the same snapshot, same id,
+	 * so that filters can reuse their verdict. Costs the same at any depth. */
+	if (t->snapshot_taken && t->snapshot_changes == t->changes &&
+	    ((!any_open && !had_open) || generation == t->snapshot_open_generation))
+		return &t->snapshot;
+	uint64_t id = atomic_fetch_add_explicit(&snapshot_ids, 1, memory_order_relaxed);
+	size_t push_count = snapshot_push_ranges(t, id);
+	size_t start_end = any_open ? snapshot_start_end(t, push_count) : 0;
 	t->snapshot.ranges = t->ranges;
+	t->snapshot.stamps = t->stamps;
 	t->snapshot.push_count = push_count;
 	t->snapshot.count = push_count + start_end;
+	t->snapshot.id = id;
+	t->snapshot_taken = push_count == t->push_total; /* not after an allocation failure */
+	t->snapshot_changes = t->changes;
+	t->snapshot_open_generation = generation;
 	return &t->snapshot;
 }
 

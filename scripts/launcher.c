@@ -16,11 +16,11 @@
 #include "common/options.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 
-static void usage_error(const char *what, const char *arg)
-{
-	rp_log_error("%s '%s'; see 'rangeprof --help'", what, arg);
-	exit(2);
-}
+/* Where 'meson install' puts librangeprof.so, relative to the launcher's directory
+ * (scripts/meson.build derives it from bindir and libdir, e.g. ../lib/x86_64-linux-gnu). */
+#ifndef RP_LIBDIR_FROM_BINDIR
+#define RP_LIBDIR_FROM_BINDIR "../lib"
+#endif
 
 /* Path of a file next to this executable, or in alt_dir relative to it (../lib when
  * installed, ../inject in the build tree). */
@@ -45,64 +45,6 @@ static int sibling(const char *name, const char *alt_dir, char *out, size_t size
 	return -1;
 }
 
-static void set_option(struct rp_options *opts, const struct rp_option_desc *d,
-		       const char *value, const char *spelled)
-{
-	char err[1024];
-	if (rp_option_set(opts, d->id, value, spelled, err, sizeof(err))) {
-		rp_log_error("%s", err);
-		exit(2);
-	}
-}
-
-/* Parses argv up to the application; returns the index of its first word. */
-static int parse_args(int argc, char **argv, struct rp_options *opts)
-{
-	int i = 1;
-	for (; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!strcmp(arg, "--"))
-			return i + 1;
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-			rp_options_print_help(stdout, "rangeprof");
-			exit(0);
-		}
-		if (arg[0] != '-' || !arg[1])
-			return i;
-		const struct rp_option_desc *d;
-		const char *value = NULL;
-		char spelled[128];
-		if (arg[1] == '-') {
-			const char *name = arg + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			if (!(d = rp_option_find_long(name, len)))
-				usage_error("unknown option", arg);
-			snprintf(spelled, sizeof(spelled), "--%s", d->name);
-			if (eq)
-				value = eq + 1;
-		} else {
-			if (!(d = rp_option_find_short(arg[1])))
-				usage_error("unknown option", arg);
-			snprintf(spelled, sizeof(spelled), "-%c", d->short_name);
-			if (arg[2])
-				value = arg + 2;
-		}
-		if (d->kind == RP_KIND_FLAG) {
-			if (value)
-				usage_error("this option takes no value:", spelled);
-			set_option(opts, d, "1", spelled);
-			continue;
-		}
-		if (!value) {
-			if (i + 1 >= argc)
-				usage_error("this option needs a value:", spelled);
-			value = argv[++i];
-		}
-		set_option(opts, d, value, spelled);
-	}
-	return i;
-}
-
 static void export_options(const struct rp_options *opts, char *const *values)
 {
 	const struct rp_option_desc *table = rp_option_table();
@@ -111,7 +53,7 @@ static void export_options(const struct rp_options *opts, char *const *values)
 			continue;
 		char name[64];
 		rp_option_env_name(&table[i], name, sizeof(name));
-		if (setenv(name, values[i], 1)) {
+		if (!values[i] || setenv(name, values[i], 1)) {
 			rp_log_error("cannot set %s: %s", name, strerror(errno));
 			exit(2);
 		}
@@ -125,13 +67,15 @@ static void option_values(const struct rp_options *o, char *values[RP_OPT_COUNT]
 	memset(values, 0, RP_OPT_COUNT * sizeof(*values));
 	values[RP_OPT_OUTPUT] = o->output ? strdup(o->output) : NULL;
 	values[RP_OPT_METRICS] = o->metrics ? strdup(o->metrics) : NULL;
+	/* Every expression parsed already, so none ends in a lone backslash: join succeeds
+	 * unless out of memory, which export_options reports. */
 	values[RP_OPT_NVTX_INCLUDE] = rp_option_join_list(o->nvtx_include, o->nvtx_include_count);
 	values[RP_OPT_NVTX_EXCLUDE] = rp_option_join_list(o->nvtx_exclude, o->nvtx_exclude_count);
 	values[RP_OPT_KERNEL_NAME] = o->kernel_name ? strdup(o->kernel_name) : NULL;
 	snprintf(buf, sizeof(buf), "%ld", o->launch_skip);
 	values[RP_OPT_LAUNCH_SKIP] = strdup(buf);
 	snprintf(buf, sizeof(buf), "%ld", o->launch_count);
-	values[RP_OPT_LAUNCH_COUNT] = strdup(buf);
+	values[RP_OPT_LAUNCH_COUNT] = strdup(o->launch_count < 0 ? "unlimited" : buf);
 	snprintf(buf, sizeof(buf), "%ld", o->runs);
 	values[RP_OPT_RUNS] = strdup(buf);
 	values[RP_OPT_CACHE_CONTROL] = strdup(o->cache_control == RP_CACHE_NONE ? "none" : "all");
@@ -141,19 +85,41 @@ static void option_values(const struct rp_options *o, char *values[RP_OPT_COUNT]
 	values[RP_OPT_QUIET] = strdup(o->quiet ? "1" : "0");
 }
 
+/* Length of the leading LD_PRELOAD entries that are sanitizer runtimes (libasan.so.8,
+ * libclang_rt.asan-x86_64.so, ...): they must stay first in the load order, or a
+ * sanitizer-built application (or a sanitizer build of rangeprof) refuses to start. */
+static size_t sanitizer_prefix(const char *list)
+{
+	size_t n = 0;
+	while (list[n]) {
+		size_t len = strcspn(list + n, ": ");
+		const char *entry = list + n, *base = entry;
+		for (size_t i = 0; i < len; i++)
+			if (entry[i] == '/')
+				base = entry + i + 1;
+		size_t base_len = len - (size_t)(base - entry);
+		if (!memmem(base, base_len, "san", 3) ||
+		    (strncmp(base, "lib", 3) && strncmp(base, "libclang_rt.", 12)))
+			break;
+		n += len;
+		n += strspn(list + n, ": ");
+	}
+	return n;
+}
+
+/* Puts lib first in LD_PRELOAD, after sanitizer runtimes. */
 static void prepend_preload(const char *lib)
 {
 	const char *old = getenv("LD_PRELOAD");
-	char *value;
-	if (old && *old) {
-		value = malloc(strlen(lib) + strlen(old) + 2);
-		if (!value)
-			exit(2);
-		sprintf(value, "%s:%s", lib, old);
-	} else {
-		value = strdup(lib);
-	}
-	if (!value || setenv("LD_PRELOAD", value, 1))
+	if (!old)
+		old = "";
+	size_t keep = sanitizer_prefix(old);
+	char *value = malloc(strlen(lib) + strlen(old) + 3);
+	if (!value)
+		exit(2);
+	sprintf(value, "%.*s%s%s%s%s", (int)keep, old, keep && old[keep - 1] != ':' &&
+		old[keep - 1] != ' ' ? ":" : "", lib, old[keep] ? ":" : "", old + keep);
+	if (setenv("LD_PRELOAD", value, 1))
 		exit(2);
 	free(value);
 }
@@ -161,28 +127,52 @@ static void prepend_preload(const char *lib)
 int main(int argc, char **argv)
 {
 	struct rp_options opts;
-	char err[1024];
+	char err[1024], quoted[RP_QUOTE_SIZE];
 	rp_options_init(&opts);
 	/* The environment first, the command line over it: both are checked here. */
 	if (rp_options_load_env(&opts, err, sizeof(err))) {
 		rp_log_error("%s", err);
-		return 2;
+		goto fail;
 	}
-	int app = parse_args(argc, argv, &opts);
+	int app;
+	enum rp_action action;
+	if (rp_options_parse_argv(&opts, argc, argv, &app, &action, err, sizeof(err))) {
+		rp_log_error("%s", err);
+		goto fail;
+	}
+	if (action != RP_ACTION_RUN) {
+		if (action == RP_ACTION_HELP)
+			rp_options_print_help(stdout, "rangeprof");
+		else
+			printf("rangeprof %s\n", PROJECT_VERSION);
+		rp_options_finish(&opts);
+		return 0;
+	}
+	if (opts.env_ignored[RP_OPT_LIST_METRICS])
+		rp_log_warn("RANGEPROF_LIST_METRICS is ignored: --list-metrics is an action of the "
+			    "command line only");
 
+	/* Each list is named as the user gave it: a bad RANGEPROF_NVTX_EXCLUDE is reported
+	 * under that name, not the flag's. */
+	char include_origin[64], exclude_origin[64];
 	struct nvtx_filter *filter = nvtx_filter_create(
-		opts.nvtx_include, opts.nvtx_include_count, "--nvtx-include", opts.nvtx_exclude,
-		opts.nvtx_exclude_count, "--nvtx-exclude", err, sizeof(err));
+		opts.nvtx_include, opts.nvtx_include_count,
+		rp_option_origin(&opts, RP_OPT_NVTX_INCLUDE, include_origin, sizeof(include_origin)),
+		opts.nvtx_exclude, opts.nvtx_exclude_count,
+		rp_option_origin(&opts, RP_OPT_NVTX_EXCLUDE, exclude_origin, sizeof(exclude_origin)),
+		err, sizeof(err));
 	if (!filter) {
 		rp_log_error("%s", err);
-		return 2;
+		goto fail;
 	}
 	nvtx_filter_destroy(filter);
 
 	if (opts.clock_control == RP_CLOCK_BASE && geteuid() != 0) {
-		rp_log_error("--clock-control 'base': locking clocks needs root privileges; run "
-			     "as root or use --clock-control none");
-		return 2;
+		char origin[64];
+		rp_log_error("%s 'base': locking clocks needs root privileges; run as root or use "
+			     "--clock-control none",
+			     rp_option_origin(&opts, RP_OPT_CLOCK_CONTROL, origin, sizeof(origin)));
+		goto fail;
 	}
 
 	char path[PATH_MAX];
@@ -190,27 +180,31 @@ int main(int argc, char **argv)
 		if (sibling("rangeprof-list-metrics", "../libexec", path, sizeof(path))) {
 			rp_log_error("--list-metrics: the helper 'rangeprof-list-metrics' is not "
 				     "installed next to rangeprof");
-			return 2;
+			goto fail;
 		}
+		rp_options_finish(&opts);
 		char *helper_argv[] = { path, NULL };
 		execv(path, helper_argv);
-		rp_log_error("cannot run '%s': %s", path, strerror(errno));
+		rp_log_error("cannot run '%s': %s", rp_quote(path, quoted, sizeof(quoted)),
+			     strerror(errno));
 		return 127;
 	}
 	if (app >= argc) {
 		rp_log_error("no application given; usage: rangeprof [options] [--] application "
 			     "[arguments...]");
-		return 2;
+		goto fail;
 	}
 	/* The application will have this pid after exec, so %p checks the right name. */
-	if (rp_output_check(opts.output, getpid(), opts.given[RP_OPT_OUTPUT] ? "--output" :
-			    "output (default)", err, sizeof(err))) {
+	char output_origin[64];
+	if (rp_output_check(opts.output, getpid(),
+			    rp_option_origin(&opts, RP_OPT_OUTPUT, output_origin,
+					     sizeof(output_origin)), err, sizeof(err))) {
 		rp_log_error("%s", err);
-		return 2;
+		goto fail;
 	}
-	if (sibling("librangeprof.so", "../lib:../inject", path, sizeof(path))) {
+	if (sibling("librangeprof.so", RP_LIBDIR_FROM_BINDIR ":../lib:../inject", path, sizeof(path))) {
 		rp_log_error("librangeprof.so is not installed next to rangeprof");
-		return 2;
+		goto fail;
 	}
 
 	/* Without a driver nothing can be measured; the application still runs, as asked. */
@@ -224,12 +218,20 @@ int main(int argc, char **argv)
 	char *values[RP_OPT_COUNT];
 	option_values(&opts, values);
 	export_options(&opts, values);
+	for (size_t i = 0; i < RP_OPT_COUNT; i++)
+		free(values[i]);
+	rp_options_finish(&opts);
 	prepend_preload(path);
 	setenv("CUDA_INJECTION64_PATH", path, 0);
 	setenv("NVTX_INJECTION64_PATH", path, 0);
 
 	execvp(argv[app], &argv[app]);
 	int e = errno;
-	rp_log_error("cannot run '%s': %s", argv[app], strerror(e));
+	rp_log_error("cannot run '%s': %s", rp_quote(argv[app], quoted, sizeof(quoted)),
+		     strerror(e));
 	return e == ENOENT ? 127 : 126;
+fail:
+	/* Freed on every exit path, so that a sanitizer build reports no leak. */
+	rp_options_finish(&opts);
+	return 2;
 }

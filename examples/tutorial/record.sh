@@ -35,7 +35,7 @@ accepted() {
 		local f="$out/.probe.jsonl"
 		rm -f "$f"
 		"$RP" -q -o "$f" --runs 1 -c 1 --metrics "gpu__time_duration.sum,$m" "${probe_prog[@]}" >/dev/null 2>&1
-		if grep -q '"type": *"run"' "$f" 2>/dev/null; then keep+=("$m"); else say "metric not accepted here: $m"; fi
+		if grep -q '"type": *"run"' "$f" 2>/dev/null; then keep+=("$m"); else echo "metric not accepted here: $m" >>"$log"; fi
 		rm -f "$f"
 	done
 	local IFS=,

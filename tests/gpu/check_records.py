@@ -3,9 +3,11 @@
 usage: check_records.py FILE [--runs N] [--kernel-path KERNEL=PATH ...] [--min-launches N]
        [--expect-warning SUBSTRING]
 Checks: every line is JSON with a type; session first; each run has the expected runs and
-finite metrics; each measured (kernel) has the expected nvtx_path; summaries match runs."""
+finite metrics; each measured (kernel) has the expected nvtx_path; each launch has one
+summary whose n, min, max, median and mean are those of its runs."""
 import json
 import math
+import statistics
 import sys
 
 
@@ -43,6 +45,18 @@ def main():
     assert len(summaries) == len(runs_by_launch), "one summary per measured launch"
     for (launch, kernel), rs in runs_by_launch.items():
         assert sorted(r["run"] for r in rs) == list(range(len(rs))), (launch, kernel)
+    # Each summary is the statistics of its own launch's runs, not merely present.
+    for s in summaries:
+        rs = runs_by_launch.get((s["launch"], s["kernel"]))
+        assert rs, f"summary of launch {s['launch']} without runs"
+        for metric, st in s["metrics"].items():
+            vals = [r["metrics"][metric] for r in rs]
+            assert st["n"] == len(vals), (metric, st["n"], len(vals))
+            for key, want in (("min", min(vals)), ("max", max(vals)),
+                              ("median", statistics.median(vals)),
+                              ("mean", statistics.fmean(vals))):
+                assert math.isclose(st[key], want, rel_tol=1e-9, abs_tol=1e-12), \
+                    (s["launch"], metric, key, st[key], want)
     texts = " ".join(r.get("message", "") for r in recs if r["type"] in ("warning", "error"))
     for w in warnings:
         assert w in texts, f"warning '{w}' missing: {texts}"

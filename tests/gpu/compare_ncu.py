@@ -2,7 +2,7 @@
 from ncu's raw CSV of the same program, side by side, with the difference in percent.
 
 usage: compare_ncu.py RANGEPROF.jsonl NCU.csv [--min-us 20] [--tol time=2,dram=3]
-Exits 1 when a kernel of at least --min-us differs by more than the tolerance (2 % for
+Exits 1 when no kernel and metric appear in both files, or when a kernel of at least --min-us differs by more than the tolerance (2 % for
 gpu__time_duration, 3 % for dram__bytes), except where the value is under 1 % of the
 kernel's DRAM traffic ('small') or ncu's own samples spread by more than 10 %."""
 import csv
@@ -96,6 +96,12 @@ def main():
     missing = {k for k in set(ncu) - set(rp) if k[1] in measured}
     if missing:
         print("only in ncu:", sorted(missing))
+    # Nothing compared is no agreement: a renamed kernel or an empty file must fail.
+    compared = set(rp) & set(ncu)
+    if not compared:
+        print(f"FAIL: no kernel and metric in both files ({len(rp)} in rangeprof's, "
+              f"{len(ncu)} in ncu's)")
+        sys.exit(1)
     sys.exit(1 if bad else 0)
 
 

@@ -72,6 +72,46 @@ import json; r=[json.loads(l) for l in open('mp.jsonl')]; s=[x for x in r if x['
 assert s and s[0]['passes']>1, s; print('passes', s[0]['passes'], s[0]['metrics'])"
 check unknown-metric sh -c "'$RP' -q -o um.jsonl --metrics no__such_metric.sum ./kernels >um.txt 2>um.err; test \$? -eq 0 && grep -q 'unknown metric' um.err && grep -q '\"type\":\"error\"' um.jsonl"
 check cache-none "$RP" -q -o cn.jsonl --runs 5 --cache-control none -k vadd ./kernels
+# The records must say what was done, not just exist: a run that ignored the option
+# would pass an exit-status check.
+check cache-none-records python3 -c "
+import json; r=[json.loads(l) for l in open('cn.jsonl')]; runs=[x for x in r if x['type']=='run']
+assert runs and all(x['cache_control']=='none' for x in runs), runs[:1]
+s=[x for x in r if x['type']=='session'][0]; assert s['options']['cache_control']=='none', s"
+# Kernel names: the function name, a regex on the demangled name, a regex on the mangled
+# name, and a name nothing has (nothing measured, the app unchanged).
+check kernel-function-name "$RP" -q -o kf.jsonl --runs 2 -k vadd ./kernels
+check kernel-regex-demangled "$RP" -q -o kr.jsonl --runs 2 -k 'regex:^sgemm_naive\(' ./kernels
+check kernel-regex-mangled "$RP" -q -o km.jsonl --runs 2 -k 'regex:^_Z15inplace_add_one' ./kernels
+check kernel-none "$RP" -q -o kn.jsonl --runs 2 -k no_such_kernel ./kernels
+check kernel-records python3 -c "
+import json
+def summaries(p): return [x for x in map(json.loads, open(p)) if x['type']=='summary']
+# 3 iterations: 3 launches of each kernel, and inplace_add_one once more after the loop.
+for path, want, n in (('kf.jsonl', 'vadd(', 3), ('kr.jsonl', 'sgemm_naive(', 3),
+                      ('km.jsonl', 'inplace_add_one(', 4)):
+    s = summaries(path)
+    assert len(s) == n and all(x['kernel'].startswith(want) for x in s), (path, [x['kernel'] for x in s])
+assert summaries('kn.jsonl') == [], 'no kernel of that name'"
+# Count alone, and skip past the end: nothing measured.
+check launch-count "$RP" -q -o c1.jsonl --runs 2 -c 1 ./kernels
+check launch-skip-past-end "$RP" -q -o sk.jsonl --runs 2 -s 100 ./kernels
+check skip-count-records python3 -c "
+import json
+s=[x for x in map(json.loads, open('c1.jsonl')) if x['type']=='summary']; assert [x['launch'] for x in s]==[0], s
+assert not [x for x in map(json.loads, open('sk.jsonl')) if x['type']=='summary']"
+# A problem met at every launch is reported once, on stderr and in the records.
+check report-once sh -c "'$RP' -q -o ro.jsonl --metrics no__such_metric.sum ./kernels 3 >ro.txt 2>ro.err
+test \$(grep -c 'no__such_metric' ro.err) -eq 1 &&
+test \$(grep -c '\"type\":\"error\"' ro.jsonl) -eq 1 && grep -q checksum ro.txt"
+# A full disk: the application runs on with its own output and status, and says so once.
+check full-disk sh -c "'$RP' -q -o /dev/full --runs 2 ./kernels >fd.txt 2>fd.err; test \$? -eq 0 &&
+grep -q checksum fd.txt && test \$(grep -c 'rangeprof: error' fd.err) -eq 1"
+# CUDA's own hook alone, without LD_PRELOAD or the launcher.
+check injection-path-only sh -c "CUDA_INJECTION64_PATH='$root/build/inject/librangeprof.so' \
+RANGEPROF_OUTPUT=ip.jsonl RANGEPROF_RUNS=2 RANGEPROF_NVTX_INCLUDE=outer/ RANGEPROF_QUIET=1 ./kernels >ip.txt"
+same plain.txt ip.txt injection-path-only
+check injection-path-only-records python3 "$root/tests/gpu/check_records.py" ip.jsonl --runs 2 --min-launches 9
 
 # 3. Other programs: threads, atomics, PyTorch (cuBLAS), CuPy, Triton.
 ./threads >t_plain.txt
@@ -109,7 +149,9 @@ cat "$work/cupy-triton-vs-ncu.log"
 
 # 4. Failure modes: another CUPTI subscriber (under ncu) must leave the app running.
 /usr/local/cuda/bin/ncu --clock-control none -c 1 --log-file /dev/null env LD_PRELOAD="$root/build/inject/librangeprof.so" ./kernels 1 >under_ncu.txt 2>&1
-check under-ncu sh -c "grep -q checksum under_ncu.txt"
+# The application's output alone would pass even if rangeprof had crashed ncu's run or
+# said nothing: rangeprof must say why it measures nothing.
+check under-ncu sh -c "grep -q checksum under_ncu.txt && grep -q 'another CUPTI client' under_ncu.txt"
 grep rangeprof under_ncu.txt | head -3
 
 # 5. Benchmarks (bench/NOTES.md): unselected launch cost, measured launch cost.

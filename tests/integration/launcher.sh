@@ -5,10 +5,17 @@
 set -u
 rp=$(realpath "$1")
 fail=0
+# A sanitizer build: its runtime first in LD_PRELOAD (the launcher keeps it there), no
+# leak report from the uninstrumented programs it runs; the launcher's own refusals,
+# which exit before any exec, are checked for leaks below.
+runtime=$(ldd "$rp" 2>/dev/null | awk '/lib(asan|ubsan)\.so/ {print $3}' | head -1)
+if [ -n "$runtime" ]; then
+	export LD_PRELOAD="$runtime" ASAN_OPTIONS=detect_leaks=0
+fi
 cd "$(mktemp -d)"
 check_error() { # expected-substring args...
 	want=$1; shift
-	out=$("$rp" "$@" touch started 2>&1); rc=$?
+	out=$(ASAN_OPTIONS=detect_leaks=1 "$rp" "$@" touch started 2>&1); rc=$?
 	if [ $rc -eq 0 ] || [ -e started ] || ! printf '%s' "$out" | grep -qF -- "$want" ||
 	   [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
 		echo "FAIL: rangeprof $* -> rc=$rc '$out' (wanted '$want')"; fail=1; rm -f started
@@ -22,6 +29,27 @@ check_error "--nvtx-include 'A//B': empty range name at character 3" --nvtx-incl
 check_error "--nvtx-exclude '[': no range name" --nvtx-exclude '['
 check_error "unknown escape '%q'" -o 'x.%q'
 check_error "directory '/nonexistent' does not exist" -o /nonexistent/r.jsonl
+check_error "-c needs a value (N)" -c --
+check_error "--output '.': '.' names a directory" -o .
+check_error "is a directory; expected a file path" -o /tmp
+check_error "names a directory" -o /tmp/
+mkfifo fifo
+check_error "'fifo' is a FIFO" -o fifo
+rm -f fifo
+# A value from the environment is reported under the variable's name, escaped and cut.
+out=$(RANGEPROF_NVTX_EXCLUDE='A//' "$rp" touch started 2>&1)
+printf '%s' "$out" | grep -qF "RANGEPROF_NVTX_EXCLUDE 'A//': empty range name" ||
+	{ echo "FAIL: env origin: $out"; fail=1; }
+out=$("$rp" --runs "$(printf '1[2J')" true 2>&1)
+printf '%s' "$out" | grep -qF -- "--runs '1\x1b[2J'" || { echo "FAIL: escaping: $out"; fail=1; }
+out=$("$rp" -k "regex:$(head -c 20000 /dev/zero | tr '\0' '(')" true 2>&1)
+printf '%s' "$out" | grep -qF -- "...(20006 bytes)': invalid regular expression: regular expression of 20000 bytes" ||
+	{ echo "FAIL: deep regex: $out"; fail=1; }
+"$rp" --version | grep -q '^rangeprof [0-9]' || { echo "FAIL: --version"; fail=1; }
+out=$(RANGEPROF_LIST_METRICS=1 "$rp" -q -- sh -c 'echo ran' 2>&1)
+printf '%s' "$out" | grep -q '^ran$' && printf '%s' "$out" | grep -q "RANGEPROF_LIST_METRICS is ignored" ||
+	{ echo "FAIL: leftover RANGEPROF_LIST_METRICS: $out"; fail=1; }
+"$rp" -q -c 2 -c unlimited -- true 2>/dev/null || { echo "FAIL: -c unlimited"; fail=1; }
 RANGEPROF_RUNS=x "$rp" true 2>/dev/null && { echo "FAIL: bad env accepted"; fail=1; }
 "$rp" -q -- sh -c 'exit 7' 2>/dev/null; [ $? -eq 7 ] || { echo "FAIL: exit status"; fail=1; }
 "$rp" -q -- sh -c 'kill -TERM $$' 2>/dev/null; [ $? -eq 143 ] || { echo "FAIL: signal"; fail=1; }

@@ -6,10 +6,14 @@
 set -eu
 app=$(realpath "$1") probe=$(realpath "$2") lib=$(realpath "$3") launcher=$(realpath "$4")
 cd "$(mktemp -d)"
-NVTX_INJECTION64_PATH="$probe" "$app"
+# A sanitizer build's library needs the sanitizer runtime first in the load order.
+runtime=$(ldd "$lib" 2>/dev/null | awk '/lib(asan|ubsan)\.so/ {print $3}' | head -1)
+pre=${runtime:+$runtime:}
+[ -z "$runtime" ] || export ASAN_OPTIONS=detect_leaks=0
+LD_PRELOAD=${runtime:-} NVTX_INJECTION64_PATH="$probe" "$app"
 plain=$("$app")
-[ "$(NVTX_INJECTION64_PATH="$lib" "$app")" = "$plain" ]
-[ "$(LD_PRELOAD="$lib" "$app")" = "$plain" ]
-[ "$("$launcher" -q -- "$app" 2>/dev/null)" = "$plain" ]
+[ "$(LD_PRELOAD=${runtime:-} NVTX_INJECTION64_PATH="$lib" "$app")" = "$plain" ]
+[ "$(LD_PRELOAD="$pre$lib" "$app")" = "$plain" ]
+[ "$(LD_PRELOAD=${runtime:-} "$launcher" -q -- "$app" 2>/dev/null)" = "$plain" ]
 [ -z "$(ls)" ] || { echo "files written: $(ls)"; exit 1; }
 echo "nvtx integration: ok"

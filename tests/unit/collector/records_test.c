@@ -1,19 +1,22 @@
 /* tests/unit/collector/records_test.c - JSON records: hostile names stay valid JSON,
- * records carry the SPEC fields, and lines are written whole under concurrent writers
- * from several threads and processes. */
+ * records carry the fields of doc/records.md, and lines are written whole under
+ * concurrent writers from several threads and processes. */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "collector/jsonl.h"
 #include "collector/records.h"
+#include "common/utf8.h"
 
 static const char *const hostile[] = {
 	"quote\" backslash\\ slash/",
@@ -21,10 +24,21 @@ static const char *const hostile[] = {
 	"invalid utf8 \xff\xfe \xc3 \xe2\x82 overlong \xc0\xaf surrogate \xed\xa0\x80",
 	"valid \xe2\x82\xac \xf0\x9f\x98\x80 \xc3\xa9",
 	"",
+	"truncated at the end \xf0\x9f\x98",
+	"past U+10FFFF \xf4\x90\x80\x80 and C1 \xc2\x9b",
 };
 
+/* cJSON_Parse takes any bytes inside strings, so it cannot tell valid UTF-8 from
+ * invalid: every sequence is checked first. */
 static bool valid_utf8_and_parses(const char *text, cJSON **out)
 {
+	*out = NULL;
+	for (const unsigned char *p = (const unsigned char *)text; *p;) {
+		size_t len = rp_utf8_sequence(p);
+		if (!len)
+			return false;
+		p += len;
+	}
 	*out = cJSON_Parse(text);
 	return *out != NULL;
 }
@@ -184,4 +198,95 @@ Test(jsonl, lines_stay_whole_under_threads_and_processes)
 	unlink(path);
 	cr_assert_lt(collector_jsonl_open("/nonexistent-dir/x.jsonl", err, sizeof(err)), 0);
 	cr_assert_str_eq(err, "cannot create output '/nonexistent-dir/x.jsonl': No such file or directory");
+}
+
+Test(records, the_utf8_check_itself_refuses_invalid_text)
+{
+	cJSON *o;
+	/* cJSON_Parse alone accepts this. */
+	cr_assert_not(valid_utf8_and_parses("\"\xff\"", &o));
+	cr_assert_not(valid_utf8_and_parses("\"\xed\xa0\x80\"", &o));
+	cr_assert(valid_utf8_and_parses("\"\xc3\xa9\"", &o));
+	cJSON_Delete(o);
+}
+
+Test(records, a_one_megabyte_name_of_any_bytes_gives_valid_json)
+{
+	size_t n = 1 << 20;
+	char *big = malloc(n + 1);
+	for (size_t i = 0; i < n; i++)
+		big[i] = (char)(1 + (i * 7919) % 255); /* every byte value but NUL */
+	big[n] = '\0';
+	cJSON *rec = collector_record_message("warning", big, "kernel", big);
+	char *text = cJSON_PrintUnformatted(rec);
+	cJSON *back;
+	cr_assert(valid_utf8_and_parses(text, &back));
+	cr_assert_null(strchr(text, '\n'));
+	cJSON_Delete(back);
+	free(text);
+	cJSON_Delete(rec);
+	free(big);
+}
+
+/* Issue 9: a full disk. The write fails whole with -ENOSPC; nothing is half written. */
+Test(jsonl, a_full_disk_is_reported_not_ignored)
+{
+	int fd = open("/dev/full", O_WRONLY);
+	if (fd < 0)
+		cr_skip_test("no /dev/full here");
+	cJSON *o = collector_record_message("warning", "disk", NULL, NULL);
+	cr_assert_eq(collector_jsonl_write(fd, o), -ENOSPC);
+	cJSON_Delete(o);
+	close(fd);
+}
+
+static mode_t created_mode(mode_t mask)
+{
+	char dir[] = "/tmp/rangeprof-mode-XXXXXX", path[64], err[256];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.jsonl", dir);
+	mode_t old = umask(mask);
+	int fd = collector_jsonl_open(path, err, sizeof(err));
+	umask(old);
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+	struct stat st;
+	stat(path, &st);
+	unlink(path);
+	rmdir(dir);
+	return st.st_mode & 07777;
+}
+
+Test(jsonl, new_files_are_0644_under_the_umask_and_existing_ones_appended)
+{
+	cr_assert_eq(created_mode(022), 0644);
+	cr_assert_eq(created_mode(077), 0600);
+	char path[] = "/tmp/rangeprof-append-XXXXXX", err[256];
+	int tmp = mkstemp(path);
+	cr_assert_eq(write(tmp, "{\"type\":\"old\"}\n", 15), 15);
+	close(tmp);
+	int fd = collector_jsonl_open(path, err, sizeof(err));
+	cJSON *o = collector_record_message("warning", "new", NULL, NULL);
+	cr_assert_eq(collector_jsonl_write(fd, o), 0);
+	cJSON_Delete(o);
+	close(fd);
+	FILE *f = fopen(path, "r");
+	char line[256];
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	cr_assert_str_eq(line, "{\"type\":\"old\"}\n", "never truncated");
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	cr_assert(strstr(line, "\"new\""));
+	fclose(f);
+	unlink(path);
+}
+
+Test(jsonl, a_fifo_without_reader_fails_at_once_instead_of_blocking)
+{
+	char dir[] = "/tmp/rangeprof-fifo-XXXXXX", path[64], err[256];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	cr_assert_eq(collector_jsonl_open(path, err, sizeof(err)), -ENXIO);
+	unlink(path);
+	rmdir(dir);
 }

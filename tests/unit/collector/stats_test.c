@@ -1,6 +1,6 @@
-/* tests/unit/collector/stats_test.c - SPEC.md section 5 statistics. Expected values are
- * computed here from their definitions (or are Student-t table values), not copied from
- * the code under test. */
+/* tests/unit/collector/stats_test.c - the summary statistics of doc/records.md. Expected
+ * values are computed here from their definitions (or are Student-t table values), not
+ * copied from the code under test. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,7 +67,7 @@ Test(options, launch_skip_accepts_zero_count_does_not)
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_LAUNCH_SKIP, "-1", "-s", err, sizeof(err)), 0);
 	cr_assert_str_eq(err, "-s '-1': expected an integer >= 0");
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_LAUNCH_COUNT, "0", "-c", err, sizeof(err)), 0);
-	cr_assert_str_eq(err, "-c '0': expected an integer >= 1");
+	cr_assert_str_eq(err, "-c '0': expected an integer >= 1 or 'unlimited'");
 }
 
 Test(options, choices_list_what_is_accepted)
@@ -115,29 +116,6 @@ Test(options, output_directory_must_exist_and_be_writable)
 	cr_assert_str_eq(err, "--output '/etc/passwd/r.jsonl': '/etc/passwd' is not a directory");
 }
 
-Test(options, output_in_a_directory_the_user_cannot_write_is_refused)
-{
-	/* Checked as an unprivileged user: root may write anywhere. /usr is root's, 0755. */
-	int pipe_fd[2];
-	cr_assert_eq(pipe(pipe_fd), 0);
-	pid_t child = fork();
-	if (child == 0) {
-		if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
-			_exit(2);
-		char msg[512];
-		int rc = rp_output_check("/usr/r.jsonl", 1, "--output", msg, sizeof(msg));
-		ssize_t w = write(pipe_fd[1], msg, strlen(msg) + 1);
-		_exit(rc != 0 && w > 0 ? 0 : 1);
-	}
-	int status;
-	waitpid(child, &status, 0);
-	char msg[512] = "";
-	ssize_t n = read(pipe_fd[0], msg, sizeof(msg) - 1);
-	cr_assert_gt(n, 0);
-	cr_assert_eq(WEXITSTATUS(status), 0, "refused: %s", msg);
-	cr_assert(strstr(msg, "--output '/usr/r.jsonl': directory '/usr' is not writable"), "%s", msg);
-}
-
 Test(options, kernel_regex_is_compiled)
 {
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_KERNEL_NAME, "regex:(", "-k", err, sizeof(err)), 0);
@@ -176,4 +154,261 @@ Test(options, joining_a_list_round_trips_through_the_environment_split)
 	cr_assert_str_eq(opts.nvtx_exclude[1], "with\\;semicolon/");
 	unsetenv("RANGEPROF_NVTX_EXCLUDE");
 	free(joined);
+}
+
+/* Issue 9, item 4: "A\\" (a name ending in a backslash) and "B" were joined into
+ * "A\\;B", which the split read as one element with an escaped ';'. Every pair of short
+ * elements over an alphabet of the characters that matter must come back as it went. */
+static char **split_out;
+static size_t split_count;
+
+static int collect(const char *element, void *arg)
+{
+	(void)arg;
+	split_out = realloc(split_out, (split_count + 1) * sizeof(*split_out));
+	split_out[split_count++] = strdup(element);
+	return 0;
+}
+
+static void free_split(void)
+{
+	for (size_t i = 0; i < split_count; i++)
+		free(split_out[i]);
+	free(split_out);
+	split_out = NULL;
+	split_count = 0;
+}
+
+/* e with each ';' that is not part of a backslash pair written "\;", as join does. */
+static void canonical(const char *e, char *out)
+{
+	for (; *e; e++) {
+		if (*e == '\\' && e[1]) {
+			*out++ = *e++;
+		} else if (*e == ';') {
+			*out++ = '\\';
+		}
+		*out++ = *e;
+	}
+	*out = '\0';
+}
+
+Test(options, join_then_split_gives_back_every_pair_of_short_elements)
+{
+	const char alphabet[] = { 'A', '\\', ';', '/' };
+	char elems[400][5];
+	size_t n = 0;
+	/* Every string of 1 to 4 characters that does not end in a lone backslash. */
+	for (int len = 1; len <= 4; len++) {
+		int total = 1;
+		for (int i = 0; i < len; i++)
+			total *= 4;
+		for (int k = 0; k < total; k++) {
+			char e[5];
+			for (int i = 0, v = k; i < len; i++, v /= 4)
+				e[i] = alphabet[v % 4];
+			e[len] = '\0';
+			int trailing = 0;
+			for (int i = len - 1; i >= 0 && e[i] == '\\'; i--)
+				trailing++;
+			if (trailing % 2 == 0)
+				strcpy(elems[n++], e);
+		}
+	}
+	size_t checked = 0;
+	for (size_t a = 0; a < n; a++) {
+		for (size_t b = 0; b < n; b++) {
+			char *pair[] = { elems[a], elems[b] };
+			char *joined = rp_option_join_list(pair, 2);
+			cr_assert_not_null(joined);
+			rp_option_split_list(joined, collect, NULL);
+			char ca[16], cb[16];
+			canonical(elems[a], ca);
+			canonical(elems[b], cb);
+			cr_assert_eq(split_count, 2, "'%s' + '%s' joined as '%s' split into %zu",
+				     elems[a], elems[b], joined, split_count);
+			cr_assert_str_eq(split_out[0], ca);
+			cr_assert_str_eq(split_out[1], cb);
+			free_split();
+			free(joined);
+			checked++;
+		}
+	}
+	cr_assert_gt(checked, 10000);
+	char *dangling[] = { "A\\" };
+	cr_assert_null(rp_option_join_list(dangling, 1), "a lone last backslash cannot be carried");
+}
+
+Test(options, a_backslash_before_the_separator_does_not_merge_two_expressions)
+{
+	setenv("RANGEPROF_NVTX_INCLUDE", "A\\\\;B/", 1);
+	cr_assert_eq(rp_options_load_env(&opts, err, sizeof(err)), 0, "%s", err);
+	unsetenv("RANGEPROF_NVTX_INCLUDE");
+	cr_assert_eq(opts.nvtx_include_count, 2);
+	cr_assert_str_eq(opts.nvtx_include[0], "A\\\\");
+	cr_assert_str_eq(opts.nvtx_include[1], "B/");
+}
+
+Test(options, launch_count_can_be_set_back_to_unlimited)
+{
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_LAUNCH_COUNT, "5", "-c", err, sizeof(err)), 0);
+	cr_assert_eq(opts.launch_count, 5);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_LAUNCH_COUNT, "unlimited", "-c", err,
+				   sizeof(err)), 0);
+	cr_assert_eq(opts.launch_count, -1);
+}
+
+static int parse(const char *const *args, int *app, enum rp_action *action)
+{
+	int argc = 0;
+	while (args[argc])
+		argc++;
+	return rp_options_parse_argv(&opts, argc, (char *const *)args, app, action, err,
+				     sizeof(err));
+}
+
+Test(options, argv_separator_is_never_taken_as_a_value)
+{
+	int app;
+	enum rp_action action;
+	const char *args[] = { "rangeprof", "-c", "--", "./app", NULL };
+	cr_assert_neq(parse(args, &app, &action), 0);
+	cr_assert_str_eq(err, "-c needs a value (N); see 'rangeprof --help'");
+	const char *ok[] = { "rangeprof", "-c", "3", "--runs=2", "-q", "--", "./app", "x", NULL };
+	cr_assert_eq(parse(ok, &app, &action), 0, "%s", err);
+	cr_assert_eq(app, 6);
+	cr_assert_eq(opts.launch_count, 3);
+	cr_assert_eq(opts.runs, 2);
+	cr_assert(opts.quiet);
+	const char *version[] = { "rangeprof", "--version", NULL };
+	cr_assert_eq(parse(version, &app, &action), 0);
+	cr_assert_eq(action, RP_ACTION_VERSION);
+}
+
+Test(options, command_line_lists_replace_the_environment_and_origins_are_named)
+{
+	setenv("RANGEPROF_NVTX_EXCLUDE", "env/", 1);
+	setenv("RANGEPROF_NVTX_INCLUDE", "env/", 1);
+	cr_assert_eq(rp_options_load_env(&opts, err, sizeof(err)), 0, "%s", err);
+	unsetenv("RANGEPROF_NVTX_EXCLUDE");
+	unsetenv("RANGEPROF_NVTX_INCLUDE");
+	int app;
+	enum rp_action action;
+	const char *args[] = { "rangeprof", "--nvtx-include", "a/", "--nvtx-include", "b/",
+			       "./app", NULL };
+	cr_assert_eq(parse(args, &app, &action), 0, "%s", err);
+	cr_assert_eq(opts.nvtx_include_count, 2);
+	cr_assert_str_eq(opts.nvtx_include[0], "a/");
+	char origin[64];
+	cr_assert_str_eq(rp_option_origin(&opts, RP_OPT_NVTX_INCLUDE, origin, sizeof(origin)),
+			 "--nvtx-include");
+	cr_assert_str_eq(rp_option_origin(&opts, RP_OPT_NVTX_EXCLUDE, origin, sizeof(origin)),
+			 "RANGEPROF_NVTX_EXCLUDE");
+}
+
+Test(options, a_leftover_list_metrics_variable_is_ignored)
+{
+	setenv("RANGEPROF_LIST_METRICS", "1", 1);
+	cr_assert_eq(rp_options_load_env(&opts, err, sizeof(err)), 0, "%s", err);
+	unsetenv("RANGEPROF_LIST_METRICS");
+	cr_assert_not(opts.list_metrics);
+	cr_assert(opts.env_ignored[RP_OPT_LIST_METRICS]);
+}
+
+Test(options, values_in_messages_are_escaped_and_cut)
+{
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, "1\n\x1b[2J", "RANGEPROF_RUNS", err,
+				    sizeof(err)), 0);
+	cr_assert_str_eq(err, "RANGEPROF_RUNS '1\\n\\x1b[2J': expected an integer from 1 to 100000");
+	char *big = malloc(120001);
+	memset(big, '7', 120000);
+	big[120000] = '\0';
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, big, "--runs", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "...(120000 bytes)': expected an integer from 1 to 100000"), "%s",
+		  err);
+	cr_assert_lt(strlen(err), 300);
+	free(big);
+}
+
+/* Issue 9, item 5: each of these passed the check and failed (or blocked) later, inside
+ * the application. */
+Test(options, output_paths_that_are_not_files_are_refused)
+{
+	char dir[] = "/tmp/rp-out-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char path[512];
+	cr_assert_neq(rp_output_check(".", 1, "-o", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "-o '.': '.' names a directory"), "%s", err);
+	cr_assert_neq(rp_output_check(dir, 1, "-o", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "is a directory; expected a file path"), "%s", err);
+	snprintf(path, sizeof(path), "%s/", dir);
+	cr_assert_neq(rp_output_check(path, 1, "-o", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "names a directory"), "%s", err);
+	char name[300];
+	memset(name, 'n', 256);
+	name[256] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	cr_assert_neq(rp_output_check(path, 1, "-o", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "file name of 256 bytes; at most 255 are accepted"), "%s", err);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	cr_assert_neq(rp_output_check(path, 1, "-o", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "is a FIFO; expected a regular file or a character device"), "%s",
+		  err);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/dangling", dir);
+	cr_assert_eq(symlink("/nonexistent/target", path), 0);
+	cr_assert_neq(rp_output_check(path, 1, "-o", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "is a symbolic link to a missing file"), "%s", err);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/ok.%%p.jsonl", dir);
+	cr_assert_eq(rp_output_check(path, 1, "-o", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rp_output_check("/dev/null", 1, "-o", err, sizeof(err)), 0, "%s", err);
+	rmdir(dir);
+}
+
+/* Runs rp_output_check as an unprivileged user (nobody) when we are root, so that both
+ * root's and a user's view are checked; returns the check's result, message in msg. */
+static int check_as_nobody(const char *path, char *msg, size_t size)
+{
+	int pipe_fd[2];
+	cr_assert_eq(pipe(pipe_fd), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
+			_exit(2);
+		char m[1024] = "";
+		int rc = rp_output_check(path, 1, "--output", m, sizeof(m));
+		ssize_t w = write(pipe_fd[1], m, strlen(m) + 1);
+		(void)w;
+		_exit(rc ? 1 : 0);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	close(pipe_fd[1]);
+	ssize_t n = read(pipe_fd[0], msg, size - 1);
+	msg[n > 0 ? n : 0] = '\0';
+	close(pipe_fd[0]);
+	return WEXITSTATUS(status);
+}
+
+Test(options, output_in_a_directory_the_user_cannot_write_is_refused)
+{
+	/* Checked as an unprivileged user: root may write anywhere. /usr is root's, 0755. */
+	char msg[1024];
+	cr_assert_eq(check_as_nobody("/usr/r.jsonl", msg, sizeof(msg)), 1, "accepted: %s", msg);
+	cr_assert(strstr(msg, "--output '/usr/r.jsonl': directory '/usr' is not writable"), "%s", msg);
+}
+
+Test(options, an_existing_writable_file_in_a_read_only_directory_is_accepted)
+{
+	char msg[1024];
+	cr_assert_eq(check_as_nobody("/dev/null", msg, sizeof(msg)), 0, "refused: %s", msg);
+}
+
+Test(options, root_is_refused_where_the_open_would_fail)
+{
+	/* /proc/self is not writable even for root; access(W_OK) said yes to root. */
+	cr_assert_neq(rp_output_check("/proc/self/r.jsonl", 1, "-o", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "directory '/proc/self' is not writable"), "%s", err);
 }

@@ -1,7 +1,9 @@
 /* tests/unit/nvtx_bridge/expr_test.c - ncu's NVTX expressions: what parses, what does not
  * (and where), and a table of stacks x expressions with the results ncu gives. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nvtx_bridge/slots.h"
 
@@ -123,7 +125,11 @@ static const struct error_case errors[] = {
 	{ "D@A@B/", "second '@' at character 4" },
 	{ "A/\\", "'\\' at character 3 escapes nothing" },
 	{ "*/+/", "no range is named" },
-	{ "regex:a(/", "invalid regular expression 'a(' at character 7" },
+	{ "regex:a(/", "invalid regular expression 'a(' starting at character 7: unmatched '(' "
+		       "at character 2" },
+	{ "regex:(a)\\1/", "back-references (\\1 ... \\9) are not supported" },
+	{ "regex:a++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++/",
+	  "repetitions stacked deeper than 64 levels" },
 };
 
 Test(nvtx_expr, errors_point_at_the_character)
@@ -165,4 +171,133 @@ Test(nvtx_expr, filter_includes_any_and_excludes_win)
 	cr_assert(nvtx_filter_is_empty(empty));
 	cr_assert(nvtx_filter_selects(empty, nvtx_bridge_snapshot()));
 	nvtx_filter_destroy(empty);
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Issue 9, item 2: nine '*' against a stack 30 deep took 29 s per match. */
+Test(nvtx_expr, many_stars_match_in_polynomial_time)
+{
+	for (int i = 0; i < 30; i++)
+		bridge_range_push_a("r");
+	double t0 = now();
+	cr_assert_not(matches("*/*/*/*/*/*/*/*/*/*/X/"));
+	cr_assert(matches("*/*/*/*/*/*/*/*/*/*/r]"));
+	cr_assert(matches("[r/*/*/*/*/*/*/*/*/*/r/+/r]"));
+	cr_assert_lt(now() - t0, 0.1, "took %.3f s", now() - t0);
+	pop_all();
+	/* 200 elements against 10 000 levels. */
+	char expr[512] = "";
+	for (int i = 0; i < 100; i++)
+		strcat(expr, "*/");
+	strcat(expr, "X/");
+	for (int i = 0; i < 10000; i++)
+		bridge_range_push_a(i == 5000 ? "X" : "r");
+	t0 = now();
+	cr_assert(matches(expr));
+	cr_assert_lt(now() - t0, 1.0, "took %.3f s", now() - t0);
+	pop_all();
+}
+
+Test(nvtx_expr, sizes_are_bounded_with_a_message)
+{
+	char err[256];
+	char *big = malloc(NVTX_EXPR_MAX_LENGTH + 2);
+	memset(big, 'a', NVTX_EXPR_MAX_LENGTH + 1);
+	big[NVTX_EXPR_MAX_LENGTH + 1] = '\0';
+	big[0] = '[';
+	cr_assert_null(nvtx_expr_parse(big, err, sizeof(err)));
+	cr_assert(strstr(err, "expression of 4097 bytes; at most 4096 are accepted"), "%s", err);
+	/* 257 names */
+	size_t n = 0;
+	for (int i = 0; i < NVTX_EXPR_MAX_ELEMENTS + 1; i++) {
+		big[n++] = 'a';
+		big[n++] = '/';
+	}
+	big[n] = '\0';
+	cr_assert_null(nvtx_expr_parse(big, err, sizeof(err)));
+	cr_assert(strstr(err, "more than 256 range names at character 513"), "%s", err);
+	free(big);
+}
+
+Test(nvtx_expr, filter_verdict_is_reused_while_the_stack_is_unchanged)
+{
+	char *inc[] = { "regex:^A$/" };
+	char err[256];
+	struct nvtx_filter *f = nvtx_filter_create(inc, 1, "--nvtx-include", NULL, 0,
+						   "--nvtx-exclude", err, sizeof(err));
+	cr_assert_not_null(f, "%s", err);
+	bridge_range_push_a("A");
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	uint64_t id = s->id;
+	cr_assert(nvtx_filter_selects(f, s));
+	cr_assert_eq(nvtx_bridge_snapshot()->id, id, "no NVTX call: the same snapshot");
+	cr_assert(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	bridge_range_push_a("B");
+	cr_assert_neq(nvtx_bridge_snapshot()->id, id);
+	cr_assert(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	pop_all();
+	cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	nvtx_filter_destroy(f);
+}
+
+Test(nvtx_expr, bad_expressions_are_quoted_with_control_characters_escaped_and_cut)
+{
+	char err[1024];
+	char *bad[] = { "A\n\x1b[31m//" };
+	cr_assert_null(nvtx_filter_create(bad, 1, "RANGEPROF_NVTX_INCLUDE", NULL, 0, "e", err,
+					  sizeof(err)));
+	cr_assert_str_eq(err, "RANGEPROF_NVTX_INCLUDE 'A\\n\\x1b[31m//': '[' at character 4: "
+			      "'[' may only start and ']' only end a push/pop expression; write "
+			      "'\\[' for the character");
+	char *long_expr = malloc(120001);
+	memset(long_expr, 'x', 120000);
+	long_expr[120000] = '\0';
+	long_expr[1] = '/';
+	long_expr[2] = '/';
+	char *list[] = { long_expr };
+	cr_assert_null(nvtx_filter_create(list, 1, "--nvtx-include", NULL, 0, "e", err,
+					  sizeof(err)));
+	cr_assert(strstr(err, "...(120000 bytes)': expression of 120000 bytes; at most 4096"),
+		  "%s", err);
+	cr_assert_lt(strlen(err), 400);
+	free(long_expr);
+}
+
+/* A launch after a push or a pop at depth 10 000 re-steps only the changed levels: the
+ * cost of the filter check must not grow with the depth (issue 9, hostile NVTX). */
+Test(nvtx_expr, filter_check_after_a_push_costs_the_same_at_any_depth)
+{
+	char *inc[] = { "[base/*/step]", "regex:^s.e+p$/" }, *exc[] = { "base/+/skip/" };
+	char err[256];
+	struct nvtx_filter *f = nvtx_filter_create(inc, 2, "i", exc, 1, "e", err, sizeof(err));
+	cr_assert_not_null(f, "%s", err);
+	double per_depth[2];
+	int depths[2] = { 10, 10000 };
+	for (int d = 0; d < 2; d++) {
+		bridge_range_push_a("base");
+		for (int i = 1; i < depths[d]; i++)
+			bridge_range_push_a(i % 2 ? "x" : "y");
+		cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+		double t0 = now();
+		for (int i = 0; i < 20000; i++) {
+			bridge_range_push_a("step");
+			cr_assert(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+			bridge_range_pop();
+			cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+		}
+		per_depth[d] = (now() - t0) / 40000;
+		pop_all();
+	}
+	cr_log_info("%.0f ns per check at depth 10, %.0f ns at depth 10 000", per_depth[0] * 1e9,
+		    per_depth[1] * 1e9);
+	cr_assert_lt(per_depth[1], 5 * per_depth[0] + 200e-9,
+		     "%.0f ns per check at depth 10, %.0f ns at depth 10 000",
+		     per_depth[0] * 1e9, per_depth[1] * 1e9);
+	nvtx_filter_destroy(f);
 }

@@ -3,8 +3,11 @@
  * registered strings, Unicode, payloads, categories, and snapshots under 8 threads. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "nvtx_bridge/slots.h"
 
@@ -163,4 +166,206 @@ Test(nvtx_state, snapshots_stay_per_thread_under_8_concurrent_threads)
 		cr_assert_eq((long)bad, 0, "thread %d saw another thread's ranges", i);
 	}
 	cr_assert_eq(nvtx_bridge_snapshot()->count, 0);
+}
+
+/* A thread's NVTX state is freed by a pthread key destructor at thread exit; another
+ * key's destructor that runs after it on the same thread may still call NVTX (the
+ * application's, or a library's thread_local cleanup). Those calls must do nothing,
+ * not use the freed state (issue 9, item 1: exit 139 under LD_PRELOAD). */
+static pthread_key_t app_key;
+static int late_results[6];
+static size_t late_count;
+
+static void app_key_destructor(void *arg)
+{
+	(void)arg;
+	nvtxDomainHandle_t d = bridge_domain_create_a("late");
+	nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = "late";
+	late_results[0] = bridge_range_pop();
+	late_results[1] = bridge_range_push_a("again");
+	late_results[2] = bridge_range_pop();
+	late_results[3] = bridge_domain_range_push_ex(d, &a);
+	late_results[4] = bridge_domain_range_pop(d);
+	late_results[5] = bridge_range_push_w(L"wide");
+	late_count = nvtx_bridge_snapshot()->count;
+}
+
+static void *exits_with_a_late_nvtx_call(void *arg)
+{
+	(void)arg;
+	bridge_range_push_a("worker");
+	bridge_range_push_a("inner");
+	nvtx_bridge_snapshot();
+	pthread_setspecific(app_key, (void *)1);
+	return NULL;
+}
+
+Test(nvtx_state, nvtx_calls_after_the_thread_state_is_freed_do_nothing)
+{
+	/* The bridge's key exists before the application's: its destructor runs first. */
+	bridge_range_push_a("main");
+	bridge_range_pop();
+	cr_assert_eq(pthread_key_create(&app_key, app_key_destructor), 0);
+	for (int round = 0; round < 50; round++) {
+		pthread_t t;
+		pthread_create(&t, NULL, exits_with_a_late_nvtx_call, NULL);
+		pthread_join(t, NULL);
+		for (int i = 0; i < 6; i++)
+			cr_assert_eq(late_results[i], -1, "call %d after teardown returned %d", i,
+				     late_results[i]);
+		cr_assert_eq(late_count, 0);
+	}
+	pthread_key_delete(app_key);
+}
+
+/* Threads that exit in every order while others keep pushing: each frees only its own
+ * state, and the survivors' snapshots stay theirs. */
+static void *push_then_exit(void *arg)
+{
+	long id = (long)arg;
+	char name[32];
+	snprintf(name, sizeof(name), "t%ld", id);
+	for (long i = 0; i <= id % 5; i++)
+		bridge_range_push_a(name);
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	long bad = s->push_count != (size_t)(id % 5 + 1) || strcmp(s->ranges[0].text, name);
+	usleep((useconds_t)((id * 7919) % 1000));
+	return (void *)bad;
+}
+
+Test(nvtx_state, threads_exiting_in_any_order_keep_their_own_state)
+{
+	pthread_t t[64];
+	for (long i = 0; i < 64; i++)
+		pthread_create(&t[i], NULL, push_then_exit, (void *)i);
+	for (int i = 63; i >= 0; i -= 2) {
+		void *bad;
+		pthread_join(t[i], &bad);
+		cr_assert_eq((long)bad, 0);
+	}
+	for (int i = 0; i < 64; i += 2) {
+		void *bad;
+		pthread_join(t[i], &bad);
+		cr_assert_eq((long)bad, 0);
+	}
+}
+
+static double seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Issue 9, item 3: 5M registrations of one string took 314 MB (a copy each). */
+Test(nvtx_state, registering_a_string_again_returns_the_same_handle)
+{
+	nvtxDomainHandle_t d = bridge_domain_create_a("strings");
+	nvtxStringHandle_t first = bridge_domain_register_string_a(d, "step");
+	for (int i = 0; i < 1000000; i++)
+		cr_assert_eq(bridge_domain_register_string_a(d, "step"), first);
+	cr_assert_neq(bridge_domain_register_string_a(NULL, "step"), first,
+		      "another domain, another handle");
+	cr_assert_eq(bridge_domain_register_string_w(d, L"step"), first);
+	/* 100 000 distinct strings: each once, found again in constant time. */
+	double t0 = seconds();
+	char text[32];
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 100000; i++) {
+			snprintf(text, sizeof(text), "s%d", i);
+			nvtxStringHandle_t h = bridge_domain_register_string_a(d, text);
+			cr_assert_str_eq(bridge_registered_text(h), text);
+		}
+	}
+	cr_assert_lt(seconds() - t0, 2.0, "took %.2f s", seconds() - t0);
+}
+
+/* Issue 9, item 3: creating and destroying 100 000 domains took 24.9 s. */
+Test(nvtx_state, creating_and_destroying_many_domains_is_fast_and_reuses_names)
+{
+	double t0 = seconds();
+	char name[32];
+	for (int i = 0; i < 100000; i++) {
+		snprintf(name, sizeof(name), "dom%d", i);
+		nvtxDomainHandle_t d = bridge_domain_create_a(name);
+		cr_assert_str_eq(nvtx_bridge_domain_name((const struct nvtx_bridge_domain *)d), name);
+		bridge_domain_destroy(d);
+	}
+	nvtxDomainHandle_t again = bridge_domain_create_a("dom7");
+	cr_assert_eq(bridge_domain_create_a("dom7"), again);
+	bridge_domain_destroy(again);
+	cr_assert_eq(bridge_domain_create_a("dom7"), again, "a re-created domain is the old one");
+	for (int i = 0; i < 100000; i++)
+		bridge_domain_destroy(bridge_domain_create_a("loop"));
+	cr_assert_lt(seconds() - t0, 2.0, "took %.2f s", seconds() - t0);
+	/* A thread that pushed into the last of them still snapshots fast. */
+	nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = "x";
+	bridge_domain_range_push_ex(again, &a);
+	cr_assert_eq(nvtx_bridge_snapshot()->push_count, 1);
+	bridge_domain_range_pop(again);
+}
+
+Test(nvtx_state, renaming_categories_in_a_loop_keeps_each_name_once)
+{
+	nvtxDomainHandle_t d = bridge_domain_create_a("cats");
+	bridge_domain_name_category_a(d, 1, "io");
+	const char *io = nvtx_bridge_category_name((const struct nvtx_bridge_domain *)d, 1);
+	for (int i = 0; i < 100000; i++) {
+		bridge_domain_name_category_a(d, 1, i % 2 ? "io" : "compute");
+		bridge_domain_name_category_a(d, 2, "io");
+	}
+	cr_assert_eq(nvtx_bridge_category_name((const struct nvtx_bridge_domain *)d, 1), io);
+	cr_assert_eq(nvtx_bridge_category_name((const struct nvtx_bridge_domain *)d, 2), io);
+}
+
+/* Names of any bytes and any length: kept cut at 4096 bytes on a character boundary;
+ * nesting past the depth limit is counted, not stored. */
+Test(nvtx_state, long_names_are_cut_and_deep_nesting_is_bounded)
+{
+	size_t n = 1 << 20;
+	char *big = malloc(n + 1);
+	memset(big, 'x', n);
+	big[n] = '\0';
+	memcpy(big + 4095, "\xc3\xa9", 2); /* a character across the cut: dropped whole */
+	bridge_range_push_a(big);
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	cr_assert_eq(strlen(s->ranges[0].text), 4095);
+	bridge_range_pop();
+	nvtxStringHandle_t h = bridge_domain_register_string_a(NULL, big);
+	cr_assert_eq(strlen(bridge_registered_text(h)), 4095);
+	free(big);
+	double t0 = seconds();
+	for (int i = 0; i < NVTX_BRIDGE_MAX_DEPTH + 10; i++)
+		bridge_range_push_a("deep");
+	cr_assert_eq(bridge_range_push_a("deeper"), NVTX_BRIDGE_MAX_DEPTH + 10);
+	cr_assert_eq(nvtx_bridge_snapshot()->push_count, NVTX_BRIDGE_MAX_DEPTH);
+	/* An unchanged snapshot at this depth costs nothing; one push and pop costs one. */
+	uint64_t id = nvtx_bridge_snapshot()->id;
+	double t1 = seconds();
+	for (int i = 0; i < 100000; i++)
+		cr_assert_eq(nvtx_bridge_snapshot()->id, id);
+	double unchanged = seconds() - t1;
+	cr_assert_eq(bridge_range_pop(), NVTX_BRIDGE_MAX_DEPTH + 10);
+	while (bridge_range_pop() >= 0)
+		;
+	bridge_range_push_a("base");
+	for (int i = 0; i < 9999; i++)
+		bridge_range_push_a("deep");
+	t1 = seconds();
+	for (int i = 0; i < 100000; i++) {
+		bridge_range_push_a("step");
+		cr_assert_eq(nvtx_bridge_snapshot()->push_count, 10001);
+		bridge_range_pop();
+	}
+	double changed = seconds() - t1;
+	while (bridge_range_pop() >= 0)
+		;
+	cr_assert_lt(unchanged, 0.05, "100 000 unchanged snapshots at depth 100 000: %.3f s",
+		     unchanged);
+	cr_assert_lt(changed, 0.5, "100 000 push/snapshot/pop at depth 10 000: %.3f s", changed);
+	cr_assert_lt(seconds() - t0, 5.0);
 }

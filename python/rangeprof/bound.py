@@ -1,0 +1,91 @@
+"""rangeprof/bound.py - bound analysis per kernel from aggregated counters: FLOPs (from
+FMA instruction counts, or an expression such as 2*n**3 over config columns), DRAM bytes,
+arithmetic intensity, achieved FLOP/s and bandwidth, % of the device's peaks and a
+compute-, memory- or latency-bound verdict; and bytes moved per NVTX range. Standard
+library only."""
+import math
+
+from rangeprof import presets as P
+
+# Peaks of data-centre GPUs by name (dense, no sparsity): FP32 FLOP/s, FP16 tensor FLOP/s,
+# DRAM bytes/s, from NVIDIA's data sheets. The FP32 peak is also computed from the device
+# record (SMs x 128 lanes x 2 x rated clock) when the name is not listed.
+KNOWN_PEAKS = {
+    "H200": (67e12, 989e12, 4.8e12),
+    "H100 SXM": (67e12, 989e12, 3.35e12),
+    "H100 PCIe": (51e12, 756e12, 2.0e12),
+    "H100": (67e12, 989e12, 3.35e12),
+    "A100": (19.5e12, 312e12, 2.0e12),
+    "L40S": (91.6e12, 362e12, 0.864e12),
+}
+# Below this fraction of every peak the kernel is bound by latency (too little work in
+# flight to keep either the SMs or DRAM busy), as ncu's guidance reads 60 % of SOL.
+BUSY_FRACTION = 0.6
+
+
+def device_peaks(device, peak_flops=None, peak_tensor=None, peak_bandwidth=None):
+    """(fp32 FLOP/s, tensor FLOP/s, bytes/s) for a device record; user values win."""
+    name = (device or {}).get("name") or ""
+    table = next((v for k, v in KNOWN_PEAKS.items() if k in name), None)
+    fp32 = table[0] if table else math.nan
+    if not table and device and device.get("sm_count") and device.get("rated_sm_clock_hz"):
+        fp32 = device["sm_count"] * 128 * 2 * device["rated_sm_clock_hz"]
+    tensor = table[1] if table else math.nan
+    bw = table[2] if table else math.nan
+    return (peak_flops or fp32, peak_tensor or tensor, peak_bandwidth or bw)
+
+
+def _mean(group, metric):
+    m = group.get(metric)
+    return m["AvgValue"] if m else math.nan
+
+
+def analyse(groups_by_kernel, devices, flops_metric=None, **peaks):
+    """groups_by_kernel: {(Annotation, Kernel, GPU): {metric: aggregated group}}, the time in
+    nanoseconds. flops_metric names a derived metric holding FLOPs per run (e.g. from
+    --derive 'flops=2*n**3'); otherwise FLOPs = 2 x (FFMA + HFMA) thread instructions.
+    Returns one dict per kernel with the analysis and its 'Verdict'."""
+    out = []
+    for (annotation, kernel, gpu), g in groups_by_kernel.items():
+        t_ns = _mean(g, P.TIME)
+        if flops_metric:
+            flops = _mean(g, flops_metric)
+        else:
+            counts = [_mean(g, m) for m in (P.FFMA, P.HFMA)]
+            flops = 2 * math.fsum(c for c in counts if not math.isnan(c)) \
+                if any(not math.isnan(c) for c in counts) else math.nan
+        nbytes = _mean(g, P.DRAM_READ) + _mean(g, P.DRAM_WRITE)
+        tensor = _mean(g, P.TENSOR)
+        fp32, tensor_peak, bw_peak = device_peaks(devices.get(gpu), **peaks)
+        flop_peak = tensor_peak if tensor > 0 else fp32
+        seconds = t_ns * 1e-9
+        achieved_flops = flops / seconds if seconds > 0 else math.nan
+        achieved_bw = nbytes / seconds if seconds > 0 else math.nan
+        intensity = flops / nbytes if nbytes > 0 else math.nan
+        pct_flops = 100 * achieved_flops / flop_peak if flop_peak else math.nan
+        pct_bw = 100 * achieved_bw / bw_peak if bw_peak else math.nan
+        sm_pct, mem_pct = _mean(g, P.SM_PCT), _mean(g, P.MEM_PCT)
+        if not (math.isnan(sm_pct) or math.isnan(mem_pct)):
+            basis = "throughput counters"
+            busy = max(sm_pct, mem_pct) / 100
+            verdict = ("latency" if busy < BUSY_FRACTION else
+                       "compute" if sm_pct >= mem_pct else "memory")
+        elif not (math.isnan(intensity) or math.isnan(pct_flops) or math.isnan(pct_bw)):
+            basis = "roofline"
+            ridge = flop_peak / bw_peak
+            frac = pct_bw / 100 if intensity < ridge else pct_flops / 100
+            verdict = ("latency" if frac < BUSY_FRACTION else
+                       "memory" if intensity < ridge else "compute")
+        elif not math.isnan(pct_bw):
+            basis = "bandwidth only"
+            verdict = "memory" if pct_bw / 100 >= BUSY_FRACTION else "latency"
+        else:
+            basis, verdict = "missing counters", "unknown"
+        out.append(dict(Annotation=annotation, Kernel=kernel, GPU=gpu, TimeNs=t_ns, FLOPs=flops,
+                        Bytes=nbytes, ArithmeticIntensity=intensity, FLOPsPerSecond=achieved_flops,
+                        BytesPerSecond=achieved_bw, PeakFLOPsPerSecond=flop_peak,
+                        PeakBytesPerSecond=bw_peak, PctPeakFLOPs=pct_flops, PctPeakBandwidth=pct_bw,
+                        SMThroughputPct=sm_pct, MemoryThroughputPct=mem_pct,
+                        Verdict=f"{verdict}-bound" if verdict != "unknown" else verdict,
+                        Basis=basis))
+    return out

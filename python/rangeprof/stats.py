@@ -1,0 +1,192 @@
+"""rangeprof/stats.py - the statistics of SPEC.md section 5 (mean, sample standard deviation,
+median, Student-t 95 % interval, RSD, stability verdict), computed as collector/stats.c
+computes them so that tables agree with the 'summary' records, plus Welch's t-test and a
+bootstrap for A/B comparison. Standard library only."""
+import math
+import random
+
+# t(0.975, df) for df = 1..30, the same table as collector/stats.c; beyond 30 the same
+# Cornish-Fisher expansion, so that intervals agree to the last digit.
+_T975 = [math.nan, 12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622,
+         2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930,
+         2.0860, 2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452,
+         2.0423]
+
+STABLE_MIN_RUNS = 5
+STABLE_MAX_RSD_PCT = 2.0
+STABLE_MAX_CLOCK_SPREAD = 0.05
+
+
+def t975(df):
+    """Two-sided 95 % Student-t quantile for integer df >= 1 (NaN for 0)."""
+    if df <= 0:
+        return math.nan
+    if df <= 30:
+        return _T975[int(df)]
+    z, v = 1.959963984540054, float(df)
+    z3, z5, z7 = z ** 3, z ** 5, z ** 7
+    return (z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v)
+            + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v ** 3))
+
+
+def _finite(values):
+    return [float(v) for v in values if v is not None and not math.isnan(float(v))]
+
+
+def summarize(values, clocks=None):
+    """Summary of one metric's samples as a dict with the keys of a 'summary' record:
+    n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, stable (True, False or
+    None when n < 2) and reasons (why not stable). None and NaN samples are left out.
+    clocks, when given, are the measured SM clocks of the same runs (None if unknown)."""
+    xs = _finite(values)
+    n = len(xs)
+    nan = math.nan
+    out = dict(n=n, mean=nan, stddev=nan, min=nan, median=nan, max=nan, ci95_low=nan,
+               ci95_high=nan, rsd_pct=nan, stable=None, reasons=[])
+    if n == 0:
+        return out
+    s = sorted(xs)
+    out["mean"] = mean = math.fsum(xs) / n
+    out["min"], out["max"] = s[0], s[-1]
+    out["median"] = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+    if n < 2:
+        return out
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = t975(n - 1) * sd / math.sqrt(n)
+    out.update(stddev=sd, ci95_low=mean - half, ci95_high=mean + half,
+               rsd_pct=100.0 * sd / abs(mean) if mean != 0 else nan)
+    reasons = []
+    if n < STABLE_MIN_RUNS:
+        reasons.append(f"n = {n} < {STABLE_MIN_RUNS}")
+    if not out["rsd_pct"] <= STABLE_MAX_RSD_PCT:
+        reasons.append(f"rsd {out['rsd_pct']:.2f} % > 2 %")
+    if clocks is not None:
+        known = _finite(clocks)
+        if not known:
+            reasons.append("sm clock unknown")
+        elif max(known) > min(known) * (1 + STABLE_MAX_CLOCK_SPREAD):
+            reasons.append(f"sm clock varied {100 * (max(known) / min(known) - 1):.1f} % > 5 %")
+    out["stable"] = not reasons
+    out["reasons"] = reasons
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Student's t distribution, for Welch's test (no scipy needed)
+
+def _betacf(a, b, x):
+    """Continued fraction of the regularised incomplete beta function (modified Lentz)."""
+    tiny, eps = 1e-300, 1e-15
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+                    -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < eps:
+            break
+    return h
+
+
+def _betainc(a, b, x):
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1 - x) / b
+
+
+def t_sf_two_sided(t, df):
+    """P(|T| >= |t|) for Student's t with real df > 0."""
+    if math.isnan(t) or math.isnan(df):
+        return math.nan
+    if math.isinf(t):
+        return 0.0
+    return _betainc(df / 2, 0.5, df / (df + t * t))
+
+
+def t_quantile(p, df):
+    """Quantile of Student's t with real df (bisection on the CDF; p in (0, 1))."""
+    if abs(df - round(df)) < 1e-12 and p == 0.975:
+        return t975(int(round(df)))
+    target = 2 * (1 - p) if p > 0.5 else 2 * p
+    lo, hi = 0.0, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_sf_two_sided(mid, df) > target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2 if p > 0.5 else -(lo + hi) / 2
+
+
+def welch(a, b):
+    """Welch's t-test of mean(b) against mean(a): dict with t, df and two-sided p."""
+    a, b = _finite(a), _finite(b)
+    na, nb = len(a), len(b)
+    if na < 2 or nb < 2:
+        return dict(t=math.nan, df=math.nan, p=math.nan)
+    ma, mb = math.fsum(a) / na, math.fsum(b) / nb
+    va = math.fsum((x - ma) ** 2 for x in a) / (na - 1)
+    vb = math.fsum((x - mb) ** 2 for x in b) / (nb - 1)
+    se2 = va / na + vb / nb
+    if se2 == 0:
+        same = ma == mb
+        return dict(t=0.0 if same else math.inf, df=math.nan, p=1.0 if same else 0.0)
+    t = (mb - ma) / math.sqrt(se2)
+    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    return dict(t=t, df=df, p=t_sf_two_sided(t, df))
+
+
+def ratio_ci(a, b):
+    """mean(b)/mean(a) with a 95 % interval by the delta method (Welch degrees of freedom)."""
+    a, b = _finite(a), _finite(b)
+    na, nb = len(a), len(b)
+    if not na or not nb:
+        return math.nan, math.nan, math.nan
+    ma, mb = math.fsum(a) / na, math.fsum(b) / nb
+    if ma == 0:
+        return math.nan, math.nan, math.nan
+    r = mb / ma
+    if na < 2 or nb < 2 or mb == 0:
+        return r, math.nan, math.nan
+    va = math.fsum((x - ma) ** 2 for x in a) / (na - 1)
+    vb = math.fsum((x - mb) ** 2 for x in b) / (nb - 1)
+    ca, cb = va / na / ma ** 2, vb / nb / mb ** 2  # squared relative standard errors
+    rel = math.sqrt(ca + cb)
+    if rel == 0:
+        return r, r, r
+    df = (ca + cb) ** 2 / (ca ** 2 / (na - 1) + cb ** 2 / (nb - 1))
+    half = t_quantile(0.975, df) * rel * abs(r)
+    return r, r - half, r + half
+
+
+def bootstrap_ratio(a, b, resamples=2000, seed=0):
+    """mean(b)/mean(a) with a percentile 95 % interval and a two-sided p-value for 'the
+    ratio is 1', from resampling each side with replacement (seeded: reproducible)."""
+    a, b = _finite(a), _finite(b)
+    if not a or not b or math.fsum(a) == 0:
+        return dict(ratio=math.nan, low=math.nan, high=math.nan, p=math.nan)
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        ra = math.fsum(rng.choices(a, k=len(a))) / len(a)
+        rb = math.fsum(rng.choices(b, k=len(b))) / len(b)
+        ratios.append(rb / ra if ra else math.nan)
+    ratios = sorted(x for x in ratios if not math.isnan(x))
+    k = len(ratios)
+    below = sum(x <= 1.0 for x in ratios) / k
+    above = sum(x >= 1.0 for x in ratios) / k
+    return dict(ratio=(math.fsum(b) / len(b)) / (math.fsum(a) / len(a)),
+                low=ratios[int(0.025 * (k - 1))], high=ratios[int(round(0.975 * (k - 1)))],
+                p=min(1.0, 2 * min(below, above)))

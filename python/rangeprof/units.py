@@ -1,0 +1,136 @@
+"""rangeprof/units.py - units as a scale and a product of dimensions, so that derived
+metrics carry units ('nsecond' * 'byte'^-1 ...) and can be converted to a unit the user
+asks for ('TB/s'). The profiler's unit strings ('nsecond', 'byte', 'cycle/second', '%')
+and short forms ('ns', 'B', 'FLOP/s') both parse. Standard library only."""
+import math
+import re
+
+_PREFIX = {"": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "K": 1e3, "k": 1e3, "M": 1e6,
+           "G": 1e9, "T": 1e12, "P": 1e15}
+# base name -> (scale, dimension); FLOP and inst are counts, kept as their own dimension
+# so that FLOP/byte and inst/cycle read as what they are.
+_BASE = {"second": (1.0, "s"), "s": (1.0, "s"), "sec": (1.0, "s"),
+         "byte": (1.0, "B"), "B": (1.0, "B"), "hz": (1.0, "1/s"), "Hz": (1.0, "1/s"),
+         "FLOP": (1.0, "FLOP"), "flop": (1.0, "FLOP"), "cycle": (1.0, "cycle"),
+         "inst": (1.0, "inst")}
+
+
+class UnitError(ValueError):
+    pass
+
+
+class Unit:
+    """scale * product(dim ** power). Immutable; compare with same_dims()."""
+    __slots__ = ("scale", "dims")
+
+    def __init__(self, scale=1.0, dims=None):
+        self.scale = float(scale)
+        self.dims = {k: v for k, v in (dims or {}).items() if v}
+
+    def __mul__(self, other):
+        dims = dict(self.dims)
+        for k, v in other.dims.items():
+            dims[k] = dims.get(k, 0) + v
+        return Unit(self.scale * other.scale, dims)
+
+    def __truediv__(self, other):
+        return self * other ** -1
+
+    def __pow__(self, power):
+        return Unit(self.scale ** power, {k: v * power for k, v in self.dims.items()})
+
+    def same_dims(self, other):
+        return self.dims == other.dims
+
+    @property
+    def dimensionless(self):
+        return not self.dims
+
+    def __repr__(self):
+        return f"Unit({format_unit(self)!r})"
+
+
+DIMENSIONLESS = Unit()
+
+
+def _atom(token):
+    """'nsecond' -> Unit(1e-9, {s: 1}); '%' and unknown words are dimensions of their own."""
+    if token in ("", "1"):
+        return Unit()
+    m = re.fullmatch(r"(.*?)\^?(-?\d+)?", token)
+    word, power = m.group(1), int(m.group(2) or 1)
+    if word in _PREFIX and word:  # a bare prefix ('T' in 'T/s') is a scale
+        return Unit(_PREFIX[word] ** power)
+    for prefix in sorted(_PREFIX, key=len, reverse=True):
+        if word.startswith(prefix) and word[len(prefix):] in _BASE:
+            scale, dim = _BASE[word[len(prefix):]]
+            unit = Unit(_PREFIX[prefix] * scale, {"s": -1} if dim == "1/s" else {dim: 1})
+            return unit ** power
+    return Unit(1.0, {word: power})
+
+
+def parse_unit(text):
+    """A unit string ('nsecond', 'byte/second', 'TFLOP/s', 'cycle/nsecond', '%') as a Unit."""
+    text = (text or "").strip()
+    if not text or text in ("none", "dimensionless"):
+        return Unit()
+    parts = text.split("/")
+    unit = Unit()
+    for i, part in enumerate(parts):
+        for token in re.split(r"[\s*·]+", part.strip()):
+            atom = _atom(token)
+            unit = unit * atom if i == 0 else unit / atom
+    return unit
+
+
+_SHOW = {"s": "second", "B": "byte"}
+_NAMES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K"), (1.0, ""),
+          (1e-3, "m"), (1e-6, "u"), (1e-9, "n")]
+
+
+def format_unit(unit):
+    """Readable text of a Unit: 'nsecond', '1/nsecond', 'byte/second', '1e-3 FLOP/byte'."""
+    num = [(k, v) for k, v in sorted(unit.dims.items()) if v > 0]
+    den = [(k, -v) for k, v in sorted(unit.dims.items()) if v < 0]
+
+    def word(k, v, prefix=""):
+        return f"{prefix}{_SHOW.get(k, k)}" + (f"^{v:g}" if v != 1 else "")
+
+    scale = unit.scale
+    prefix_num = prefix_den = ""
+    if not num and den and not math.isclose(scale, 1.0, rel_tol=1e-12):
+        # 1e12/second reads as T/second (a rate with its count left out: 'TFLOP/s')
+        for value, name in _NAMES:
+            if math.isclose(scale, value, rel_tol=1e-9) and name:
+                bottom = "*".join(word(k, v) for k, v in den)
+                return f"{name}/{bottom}"
+    if not math.isclose(scale, 1.0, rel_tol=1e-12):
+        for value, name in _NAMES:
+            if num and num[0][1] == 1 and math.isclose(scale, value, rel_tol=1e-9):
+                prefix_num, scale = name, 1.0
+                break
+            if den and den[0][1] == 1 and math.isclose(scale, 1 / value, rel_tol=1e-9):
+                prefix_den, scale = name, 1.0
+                break
+    top = "*".join(word(k, v, prefix_num if i == 0 else "") for i, (k, v) in enumerate(num))
+    bottom = "*".join(word(k, v, prefix_den if i == 0 else "") for i, (k, v) in enumerate(den))
+    text = (top or "1") + (f"/{bottom}" if bottom else "")
+    if text == "1":
+        text = ""
+    if not math.isclose(scale, 1.0, rel_tol=1e-12):
+        text = f"{scale:g} {text}".strip()
+    return text
+
+
+# Counts that a user may name in a unit or leave out: 'TFLOP/s' is a valid unit for
+# 2*n**3/time, whose algebra knows no FLOP.
+_COUNTS = ("FLOP", "inst")
+
+
+def conversion_factor(src, dst):
+    """Multiplier taking a value in unit src to unit dst; UnitError if dimensions differ."""
+    strip = lambda u: Unit(u.scale, {k: v for k, v in u.dims.items() if k not in _COUNTS})  # noqa: E731
+    if not strip(src).same_dims(strip(dst)):
+        raise UnitError(f"cannot express '{format_unit(src) or 'dimensionless'}' "
+                        f"as '{format_unit(dst) or 'dimensionless'}'")
+    return src.scale / dst.scale

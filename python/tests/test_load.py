@@ -1,0 +1,77 @@
+"""rangeprof.load: Nsight Python's long form from recorded files, many files and sessions,
+config columns typed, bad lines reported with file and line and skipped."""
+import json
+
+import pytest
+
+pd = pytest.importorskip("pandas")
+import rangeprof  # noqa: E402
+
+
+def test_long_form_has_nsight_python_columns(recorded):
+    df = rangeprof.load(recorded("matmul.jsonl"))
+    for col in ("Annotation", "Kernel", "Metric", "Value", "Unit", "GPU", "Host", "Run",
+                "SMClock", "ComputeClock", "MemoryClock", "Temperature", "Session", "Process",
+                "Launch", "Grid", "Block"):
+        assert col in df.columns, col
+    runs = [json.loads(l) for l in open(recorded("matmul.jsonl")) if '"run"' in l]
+    runs = [r for r in runs if r["type"] == "run"]
+    assert len(df) == sum(len(r["metrics"]) for r in runs)
+    assert set(df["GPU"]) and not df["GPU"].isna().any()
+
+
+def test_config_columns_are_typed(recorded):
+    df = rangeprof.load(recorded("matmul.jsonl"))
+    assert df["n"].dtype.kind == "i"
+    assert set(df["dtype"]) <= {"fp32", "fp16"}
+    assert (df["Annotation"].str.contains("n=") ).all()
+    row = df.iloc[0]
+    assert f"n={row['n']}" in row["Annotation"] and f"dtype={row['dtype']}" in row["Annotation"]
+
+
+def test_many_files_and_sessions_load_together(recorded):
+    df = rangeprof.load([recorded("vadd.jsonl"), recorded("vadd_again.jsonl"), recorded("fusion.jsonl")])
+    assert df["Session"].nunique() >= 3
+    assert {"n", "variant"} <= set(df.columns)
+
+
+def test_globs_and_directories(recorded, copy, tmp_path):
+    copy("vadd.jsonl", "a.jsonl")
+    copy("vadd_again.jsonl", "b.jsonl")
+    by_glob = rangeprof.load(str(tmp_path / "*.jsonl"))
+    by_dir = rangeprof.load(tmp_path)
+    assert len(by_glob) == len(by_dir) > 0
+
+
+@pytest.mark.parametrize("damage,reason", [
+    (lambda ls: ls[:-1] + [ls[-1][: len(ls[-1]) // 2]], "truncated"),
+    (lambda ls: ls[:3] + ["this is not json\n"] + ls[3:], "not JSON"),
+    (lambda ls: ls[:3] + [json.dumps({"type": "mystery"}) + "\n"] + ls[3:], "unknown record type"),
+    (lambda ls: ls[:3] + ["[1, 2]\n"] + ls[3:], "not a JSON object"),
+])
+def test_bad_lines_are_reported_with_file_and_line_and_skipped(damaged, recorded, capsys, damage, reason):
+    path = damaged("vadd.jsonl", damage)
+    df = rangeprof.load(path)
+    err = capsys.readouterr().err
+    assert reason in err and f"{path}:" in err
+    bad = df.attrs["bad_lines"]
+    assert len(bad) == 1 and str(path) in bad[0]
+    line_no = int(bad[0].split(":")[1])
+    assert line_no >= 1
+    full = rangeprof.load(recorded("vadd.jsonl"), report=None)
+    assert len(full) - len(df) <= len(json.loads([l for l in open(recorded("vadd.jsonl")) if '"run"' in l][-1])["metrics"])
+
+
+def test_newer_schema_session_is_skipped_with_its_records(damaged, capsys):
+    def newer(lines):
+        out = []
+        for l in lines:
+            rec = json.loads(l)
+            if rec["type"] == "session":
+                rec["schema"] = 999
+            out.append(json.dumps(rec) + "\n")
+        return out
+    path = damaged("vadd.jsonl", newer)
+    df = rangeprof.load(path)
+    assert len(df) == 0
+    assert "schema 999 is newer" in capsys.readouterr().err

@@ -1,0 +1,82 @@
+"""Statistics checked against independent computations: the statistics module, a printed
+t-table, and scipy where installed, on the recorded runs."""
+import json
+import math
+import statistics
+
+import pytest
+
+from rangeprof import records, stats
+
+# t(0.975, df) from a printed table (e.g. NIST/SEMATECH e-Handbook, 1.3.6.7.2).
+PRINTED_T975 = {1: 12.706, 2: 4.303, 4: 2.776, 9: 2.262, 19: 2.093, 29: 2.045, 40: 2.021,
+                60: 2.000, 100: 1.984}
+
+
+@pytest.mark.parametrize("df,t", sorted(PRINTED_T975.items()))
+def test_t975_matches_printed_table(df, t):
+    assert stats.t975(df) == pytest.approx(t, abs=6e-4)
+
+
+def test_t_distribution_matches_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for df in (1, 3, 7.5, 19, 45.2, 200):
+        assert stats.t_quantile(0.975, df) == pytest.approx(scipy_stats.t.ppf(0.975, df), rel=1e-4)
+        for t in (0.3, 1.7, 2.5, 6.0):
+            assert stats.t_sf_two_sided(t, df) == pytest.approx(2 * scipy_stats.t.sf(t, df), rel=1e-6)
+
+
+def _recorded_groups(path):
+    recs = records.read(path, report=None)
+    groups = {}
+    for run in recs.runs:
+        for metric, v in run.record["metrics"].items():
+            if v is not None:
+                groups.setdefault((run.launch_id, metric), []).append(v)
+    return groups
+
+
+def test_summary_statistics_match_the_statistics_module(recorded):
+    for values in _recorded_groups(recorded("vadd.jsonl")).values():
+        s = stats.summarize(values)
+        assert s["n"] == len(values)
+        assert s["mean"] == pytest.approx(statistics.fmean(values), rel=1e-12)
+        assert s["median"] == statistics.median(values)
+        if len(values) > 1:
+            sd = statistics.stdev(values)
+            assert s["stddev"] == pytest.approx(sd, rel=1e-9, abs=1e-12)
+            half = PRINTED_T975.get(len(values) - 1, stats.t975(len(values) - 1)) * sd / math.sqrt(len(values))
+            assert s["ci95_high"] - s["mean"] == pytest.approx(half, rel=1e-3, abs=1e-9)
+
+
+def test_welch_matches_scipy_on_recorded_runs(recorded):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    a, b = _recorded_groups(recorded("vadd.jsonl")), _recorded_groups(recorded("vadd_cache_none.jsonl"))
+    a_by = {}
+    for (_, metric), v in a.items():
+        a_by.setdefault(metric, []).extend(v)
+    b_by = {}
+    for (_, metric), v in b.items():
+        b_by.setdefault(metric, []).extend(v)
+    checked = 0
+    for metric in set(a_by) & set(b_by):
+        x, y = a_by[metric], b_by[metric]
+        if statistics.pvariance(x) == 0 or statistics.pvariance(y) == 0:
+            continue
+        ours = stats.welch(x, y)
+        ref = scipy_stats.ttest_ind(y, x, equal_var=False)
+        assert ours["t"] == pytest.approx(ref.statistic, rel=1e-9)
+        assert ours["p"] == pytest.approx(ref.pvalue, rel=1e-5, abs=1e-300)
+        checked += 1
+    assert checked
+
+
+def test_stable_requires_five_runs_low_rsd_and_steady_clock(recorded):
+    recs = records.read(recorded("vadd.jsonl"), report=None)
+    runs = [r for r in recs.runs][:5]
+    values = [r.record["metrics"]["gpu__time_duration.sum"] for r in runs]
+    clocks = [r.record["sm_clock_hz"] for r in runs]
+    assert stats.summarize(values[:4], clocks[:4])["stable"] is False
+    assert stats.summarize(values[:1])["stable"] is None
+    spread = [c * (1 + 0.06 * i) for i, c in enumerate(clocks)]
+    assert any("sm clock" in r for r in stats.summarize(values, spread)["reasons"])

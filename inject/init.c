@@ -49,9 +49,14 @@ void inject_write_record(cJSON *record)
 			inject_session.output_fd = -2; /* do not try again */
 		}
 	}
+	static bool write_failed_said;
 	if (inject_session.output_fd >= 0 &&
-	    collector_jsonl_write(inject_session.output_fd, record) != 0)
-		rp_log_error("cannot write a record to the output");
+	    collector_jsonl_write(inject_session.output_fd, record) != 0 && !write_failed_said) {
+		/* Once: a full disk fails every later write too. */
+		write_failed_said = true;
+		rp_log_error("cannot write a record to the output (disk full?); later records "
+			     "are lost, the application runs on");
+	}
 	pthread_mutex_unlock(&output_lock);
 	cJSON_Delete(record);
 }

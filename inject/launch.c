@@ -93,6 +93,14 @@ static const CUpti_CallbackId memory_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
 };
 
+static bool is_launch(CUpti_CallbackId cbid)
+{
+	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
+		if (launch_cbids[i] == cbid)
+			return true;
+	return false;
+}
+
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 {
 	CUptiResult r = CUPTI_SUCCESS;
@@ -116,12 +124,19 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 	return 0;
 }
 
+/* Context set-ups started and not finished, and whether the process is exiting: a set-up
+ * must not run under CUDA's teardown at exit. */
+static atomic_int preparing;
+static atomic_bool exiting;
+
 static void *prepare_context(void *ctx)
 {
 	inside_replay = true;
 	pthread_mutex_lock(&replay_lock);
-	inject_replay_prepare(ctx);
+	if (!atomic_load(&exiting))
+		inject_replay_prepare(ctx);
 	pthread_mutex_unlock(&replay_lock);
+	atomic_fetch_sub(&preparing, 1);
 	return NULL;
 }
 
@@ -135,7 +150,9 @@ static void on_context_created(CUcontext ctx)
 	if (pthread_attr_init(&attr))
 		return;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_create(&thread, &attr, prepare_context, ctx);
+	atomic_fetch_add(&preparing, 1);
+	if (pthread_create(&thread, &attr, prepare_context, ctx))
+		atomic_fetch_sub(&preparing, 1);
 	pthread_attr_destroy(&attr);
 }
 
@@ -456,6 +473,9 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 			on_memory_call(cbid, cb);
 		return;
 	}
+	/* The allocation calls are enabled for their EXIT only (memory/track.c). */
+	if (!is_launch(cbid))
+		return;
 	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
 	    cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) {
 		if (atomic_fetch_add(&graph_launches, 1) == 0 && inject_session.measuring)
@@ -471,11 +491,10 @@ void inject_launch_quiesce(void)
 {
 	/* A context's set-up may still be running on our thread: tearing CUDA down under it
 	 * at exit could crash the application, so wait until it lets go of the lock. */
-	struct timespec limit;
-	clock_gettime(CLOCK_REALTIME, &limit);
-	limit.tv_sec += 10; /* bounded: exit must never hang on us */
-	if (pthread_mutex_timedlock(&replay_lock, &limit) == 0)
-		pthread_mutex_unlock(&replay_lock);
+	atomic_store(&exiting, true);
+	/* Bounded: exit must never hang on us (10 s in 1 ms steps). */
+	for (int waited = 0; atomic_load(&preparing) > 0 && waited < 10000; waited++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 }
 
 void inject_launch_report_totals(void)

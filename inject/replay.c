@@ -397,7 +397,11 @@ static int warm_run(void *arg, unsigned run, unsigned pass)
 	(void)run;
 	(void)pass;
 	struct context_state *c = arg;
-	return inject_flush_launch(&c->flush, c->warm_stream) == CUDA_SUCCESS ? 0 : -1;
+	unsigned kernels = inject_session.opts.cache_control == RP_CACHE_ALL ? 2 : 1;
+	for (unsigned k = 0; k < kernels; k++)
+		if (inject_flush_launch(&c->flush, c->warm_stream) != CUDA_SUCCESS)
+			return -1;
+	return 0;
 }
 
 void inject_replay_prepare(CUcontext ctx)
@@ -409,21 +413,29 @@ void inject_replay_prepare(CUcontext ctx)
 		struct device_state *d = device_ready(ctx, (int)dev);
 		struct context_state *c = d ? context_ready(ctx, (int)dev) : NULL;
 		/* The range profiler's first pass in a context costs ~170 ms (bench/NOTES.md):
-		 * one pass over a flush on a stream of ours takes it here. Its numbers are not
-		 * used, and an application kernel that runs meanwhile only makes it fail. */
-		if (c && rp_api.cuStreamCreate(&c->warm_stream, CU_STREAM_NON_BLOCKING) ==
-			     CUDA_SUCCESS) {
-			double values[64], clocks[1];
+		 * one pass of flushes on a stream of ours takes it here. It has the shape of a
+		 * real measurement (runs x kernels per run), since CUPTI 13.0 keeps the range
+		 * count of the first configuration (H200: a first pass sized for one range left
+		 * every later measurement with 2 ranges). Its numbers are not used, and an
+		 * application kernel that runs meanwhile only makes it fail. */
+		unsigned runs = (unsigned)inject_session.opts.runs;
+		size_t metrics = d ? collector_metric_set_user_count(d->set) : 0;
+		double *values = calloc((size_t)runs * metrics + 1, sizeof(double));
+		double *clocks = calloc(runs, sizeof(double));
+		if (c && values && clocks &&
+		    rp_api.cuStreamCreate(&c->warm_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
 			unsigned passes;
 			char err[512];
-			if (collector_metric_set_user_count(d->set) < 64)
-				collector_profiler_measure(c->profiler, d->set, 1, 1, warm_run, c,
-							   values, clocks, &passes, NULL, err,
-							   sizeof(err));
+			collector_profiler_measure(c->profiler, d->set, runs,
+						   inject_session.opts.cache_control == RP_CACHE_ALL ?
+						   2 : 1, warm_run, c, values, clocks, &passes, NULL,
+						   err, sizeof(err));
 			rp_api.cuStreamSynchronize(c->warm_stream);
 			rp_api.cuStreamDestroy(c->warm_stream);
 			c->warm_stream = NULL;
 		}
+		free(values);
+		free(clocks);
 	}
 	rp_api.cuCtxSetCurrent(NULL);
 }
@@ -509,6 +521,7 @@ done:
 void inject_replay_exit(struct measurement *m, const struct inject_launch *l, bool launched)
 {
 	m->launch.params = l->params;
+	l = &m->launch; /* the launch as seen at ENTER: function, index, stream */
 	if (!launched)
 		goto done; /* the driver refused the launch: the application sees its error */
 	CUresult cr = rp_api.cuCtxSynchronize();

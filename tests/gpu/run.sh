@@ -28,8 +28,10 @@ same() { # name file_a file_b: identical application output
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
-for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu; do
-	nvcc -O2 -arch=sm_90 -std=c++17 "$root/$src" -o "$work/$(basename "$src" .cu)" -ldl || exit 1
+for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu \
+	tests/gpu/memory_cases.cu; do
+	nvcc -O2 -arch=sm_90 -std=c++17 --extended-lambda "$root/$src" -o "$work/$(basename "$src" .cu)" \
+		-ldl -lcuda || exit 1
 done
 cd "$work"
 
@@ -146,6 +148,41 @@ check cupy-triton-records python3 "$root/tests/gpu/check_records.py" ct.jsonl --
 	--nvtx --nvtx-include triton/ --nvtx-include cupy/ --log-file ncu_ct.csv python3 "$root/tests/gpu/cupy_triton.py" >/dev/null 2>&1
 check cupy-triton-vs-ncu python3 "$root/tests/gpu/compare_ncu.py" ct.jsonl ncu_ct.csv
 cat "$work/cupy-triton-vs-ncu.log"
+
+# 3b. Saving only what a launch reaches (memory/): kernels that make it hard, each run
+# plain, with the reach save and with the full checkpoint; the strategy each case must get
+# (check_memory.py); PyTorch multi-tensor apply, baddbmm_ and index_add_, also with
+# expandable segments (cuMemCreate/cuMemMap); the cost against held memory with ncu.
+./memory_cases >mc_plain.txt 2>&1
+"$RP" -o mc.jsonl --runs 5 --nvtx-include 'regex:^case /' ./memory_cases >mc_rp.txt 2>mc_rp.err
+same mc_plain.txt mc_rp.txt memory-cases
+grep -v "==RANGEPROF== " mc_rp.err
+check memory-strategies python3 "$root/tests/gpu/check_memory.py" mc.jsonl
+cat "$work/memory-strategies.log"
+"$RP" -q -o mcc.jsonl --memory-save checkpoint --runs 5 --nvtx-include 'regex:^case /' ./memory_cases >mc_rpc.txt 2>&1
+same mc_plain.txt mc_rpc.txt memory-cases-checkpoint
+check memory-checkpoint-records python3 -c "
+import json; s=[json.loads(l) for l in open('mcc.jsonl')]; s=[r for r in s if r['type']=='summary']
+assert len(s)==27 and {r['save']['strategy'] for r in s}=={'checkpoint'}, (len(s), {r['save']['strategy'] for r in s})"
+python3 "$root/tests/gpu/torch_memory.py" >tm_plain.txt 2>&1
+"$RP" -q -o tm.jsonl --runs 5 --nvtx-include 'regex:.*/' python3 "$root/tests/gpu/torch_memory.py" >tm_rp.txt 2>tm_rp.err
+same tm_plain.txt tm_rp.txt torch-memory
+export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+python3 "$root/tests/gpu/torch_memory.py" >te_plain.txt 2>&1
+"$RP" -q -o te.jsonl --runs 5 --nvtx-include 'regex:.*/' python3 "$root/tests/gpu/torch_memory.py" >te_rp.txt 2>te_rp.err
+same te_plain.txt te_rp.txt torch-memory-expandable
+unset PYTORCH_CUDA_ALLOC_CONF
+check torch-memory-records python3 -c "
+import json
+for f in ('tm.jsonl', 'te.jsonl'):
+    s=[json.loads(l) for l in open(f)]; s=[r for r in s if r['type']=='summary']
+    assert len(s) == 18, (f, len(s))
+    for r in s: print(f, r['nvtx_path'], r['kernel'][:60], r['save']['strategy'], r['save'].get('bytes'), r['save']['why'][:70])"
+cat "$work/torch-memory-records.log"
+OUT="$work" "$root/bench/mem_scaling.sh" 0 16 48 70 120 | tee mem_scaling.txt
+check mem-scaling-same python3 -c "
+rows=[l.split() for l in open('mem_scaling.txt') if l[:1].isdigit()]
+assert len(rows)==5 and all(r[-1]=='yes' for r in rows), rows"
 
 # 4. Failure modes: another CUPTI subscriber (under ncu) must leave the app running.
 /usr/local/cuda/bin/ncu --clock-control none -c 1 --log-file /dev/null env LD_PRELOAD="$root/build/inject/librangeprof.so" ./kernels 1 >under_ncu.txt 2>&1

@@ -5,6 +5,8 @@ import json
 import math
 import sys
 
+from rangeprof.names import short_kernel
+
 
 def fmt(value):
     """Compact text of a cell: 4 significant digits for floats, '' for NaN/None."""
@@ -32,8 +34,9 @@ def _json_safe(v):
 
 
 def write(rows, columns, form="text", out=sys.stdout, widths=None):
-    """rows (dicts) as 'text' (aligned, long names shortened per widths), 'csv' or 'json'
-    (a list of objects, NaN as null)."""
+    """rows (dicts) as 'text' (aligned, long names shortened per widths; a Kernel column
+    without 'void', namespaces and parameter list), 'csv' or 'json' (a list of objects,
+    NaN as null; names as recorded)."""
     if form == "json":
         json.dump([{c: _json_safe(r.get(c)) for c in columns} for r in rows], out, indent=1)
         out.write("\n")
@@ -46,7 +49,10 @@ def write(rows, columns, form="text", out=sys.stdout, widths=None):
                         else repr(r[c]) if isinstance(r.get(c), float) else r[c] for c in columns])
         return
     widths = widths or {}
-    cells = [[shorten(fmt(r.get(c)), widths.get(c, 1000)) for c in columns] for r in rows]
+    def cell(r, c):
+        v = r.get(c)
+        return shorten(short_kernel(v) if c == "Kernel" and v else fmt(v), widths.get(c, 1000))
+    cells = [[cell(r, c) for c in columns] for r in rows]
     size = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     numeric = [all(_is_number(r.get(c)) for r in rows) for c in columns]
     def line(items):

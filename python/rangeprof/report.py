@@ -134,8 +134,15 @@ def bound_report(args, out):
                          peak_flops=args.peak_flops, peak_bandwidth=args.peak_bandwidth)
     cols = ["Annotation", "Kernel", "TimeNs", "FLOPs", "Bytes", "ArithmeticIntensity",
             "FLOPsPerSecond", "BytesPerSecond", "PctPeakFLOPs", "PctPeakBandwidth",
-            "SMThroughputPct", "MemoryThroughputPct", "Verdict", "Basis"]
+            "SMThroughputPct", "MemoryThroughputPct", "TensorCores", "Verdict", "Basis"]
+    if _form(args) != "text":
+        cols[9:9] = ["PeakFLOPsPerSecond", "PeakBytesPerSecond"]
     write(rows, cols, _form(args), out, widths=dict(Kernel=40, Annotation=32))
+    uncounted = sum(r["TensorCores"] and r["FLOPs"] != r["FLOPs"] for r in rows)
+    if uncounted:
+        print(f"rangeprof-report: note: {uncounted} kernel(s) on tensor cores, whose FLOPs no "
+              "FMA counter sees: give --flops (e.g. '2*n**3' for an n x n matmul) to place "
+              "them on the roofline", file=sys.stderr)
     return 0
 
 

@@ -9,7 +9,7 @@ import sys
 from collections import OrderedDict
 
 from rangeprof import records, stats, table
-from rangeprof.output import write
+from rangeprof.output import add_version, write
 
 # Metrics where bigger is better; for every other metric (time, bytes, counts) a ratio
 # above 1 is a regression.
@@ -80,6 +80,7 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0):
 def main(argv=None, out=sys.stdout):
     p = argparse.ArgumentParser(prog="rangeprof-compare", description="A/B comparison of two "
                                 "rangeprof recordings, kernel by kernel, with a verdict.")
+    add_version(p)
     p.add_argument("a", help="JSONL of A (the baseline): file, directory or glob")
     p.add_argument("b", help="JSONL of B")
     p.add_argument("--metric", action="append", help="metric(s) to compare (default "

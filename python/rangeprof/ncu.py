@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 from rangeprof import records
 from rangeprof.names import canonical_kernel
-from rangeprof.output import write
+from rangeprof.output import add_version, write
 from rangeprof.units import UnitError, conversion_factor, parse_unit
 
 
@@ -147,6 +147,7 @@ def run_ncu(recs, command, ncu="ncu"):
 def main(argv=None, out=sys.stdout):
     p = argparse.ArgumentParser(prog="rangeprof-compare-ncu", description="rangeprof against "
                                 "ncu on the same program, per kernel and metric (medians).")
+    add_version(p)
     p.add_argument("jsonl", help="rangeprof JSONL: file, directory or glob")
     p.add_argument("ncu_csv", nargs="?", help="output of 'ncu --csv --page raw'")
     p.add_argument("--run", nargs=argparse.REMAINDER, metavar="COMMAND",

@@ -3,6 +3,7 @@ command-line tools. Standard library only."""
 import csv
 import json
 import math
+import os
 import sys
 
 from rangeprof.names import short_kernel
@@ -58,10 +59,22 @@ def write(rows, columns, form="text", out=sys.stdout, widths=None):
     def line(items):
         return "  ".join(x.rjust(size[i]) if numeric[i] else x.ljust(size[i])
                          for i, x in enumerate(items)).rstrip()
-    out.write(line(columns) + "\n")
-    for row in cells:
-        out.write(line(row) + "\n")
+    try:
+        out.write(line(columns) + "\n")
+        for row in cells:
+            out.write(line(row) + "\n")
+        out.flush()
+    except BrokenPipeError:
+        # '| head' closed the pipe: stop quietly, as cat does, not with a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        raise SystemExit(141)
 
 
 def _is_number(v):
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def add_version(parser):
+    """--version on a command-line tool: the package's version."""
+    from rangeprof import __version__
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 from rangeprof import bound, presets, records, table
 from rangeprof.expr import ExprError, parse_derivation
-from rangeprof.output import write
+from rangeprof.output import add_version, write
 
 STAT_COLUMNS = table.AGG_COLUMNS
 
@@ -26,6 +26,7 @@ def parser():
         prog="rangeprof-report",
         description="Statistics of rangeprof JSON Lines per NVTX range, kernel and config "
         "(mean, stddev, min, median, max, Student-t 95 %% CI, RSD %%, stable).")
+    add_version(p)
     p.add_argument("files", nargs="*", help="JSONL files, directories or glob patterns")
     p.add_argument("--metric", action="append", help="metric(s) to show (repeatable, or "
                    "comma-separated; derived names too); default: all")

@@ -152,7 +152,10 @@ static cJSON *dim3(const unsigned v[3])
 static cJSON *nvtx_array(const struct collector_launch *l)
 {
 	cJSON *a = cJSON_CreateArray();
-	for (size_t i = 0; a && i < l->nvtx_count; i++) {
+	/* A stack 100 000 deep would make every record of the launch hundreds of MB: the
+	 * outermost ranges are listed, the rest counted in nvtx_omitted. */
+	size_t count = l->nvtx_count < COLLECTOR_MAX_NVTX ? l->nvtx_count : COLLECTOR_MAX_NVTX;
+	for (size_t i = 0; a && i < count; i++) {
 		const struct collector_nvtx_range *r = &l->nvtx[i];
 		cJSON *o = cJSON_CreateObject();
 		bool ok = o && cJSON_AddItemToArray(a, o);
@@ -207,6 +210,9 @@ static bool add_launch(cJSON *o, const struct collector_launch *l,
 	ok &= b && cJSON_AddItemToObject(o, "block", b);
 	ok &= cJSON_AddNumberToObject(o, "shared_mem_bytes", l->shared_mem_bytes) != NULL;
 	ok &= n && cJSON_AddItemToObject(o, "nvtx", n);
+	if (l->nvtx_count > COLLECTOR_MAX_NVTX)
+		ok &= cJSON_AddNumberToObject(o, "nvtx_omitted",
+					      (double)(l->nvtx_count - COLLECTOR_MAX_NVTX)) != NULL;
 	ok &= collector_json_add_string(o, "nvtx_path", l->nvtx_path ? l->nvtx_path : "") == 0;
 	ok &= cJSON_AddStringToObject(o, "cache_control", cache_name(info->cache_control)) != NULL;
 	ok &= cJSON_AddStringToObject(o, "clock_control", clock_name(info->clock_control)) != NULL;

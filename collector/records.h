@@ -15,6 +15,9 @@
 struct cJSON;
 
 #define COLLECTOR_SCHEMA_VERSION 1
+/* Ranges listed in a record's "nvtx", outermost first; more are counted in
+ * "nvtx_omitted". With texts of at most 4096 bytes a record stays under 5 MB. */
+#define COLLECTOR_MAX_NVTX 1000
 
 enum collector_payload { COLLECTOR_PAYLOAD_NONE, COLLECTOR_PAYLOAD_UINT,
 			 COLLECTOR_PAYLOAD_INT, COLLECTOR_PAYLOAD_DOUBLE };

@@ -16,14 +16,50 @@ static atomic_bool quiet_flag;
 void rp_log_set_quiet(bool quiet) { atomic_store(&quiet_flag, quiet); }
 bool rp_log_quiet(void) { return atomic_load(&quiet_flag); }
 
+/* Copies src into buf (size > 40) with control characters and bytes that are not
+ * UTF-8 written as \n, \t, \r, \xNN, until src ends, max bytes of it are read, or buf
+ * is full less 40 bytes. NUL-terminates; returns the bytes of src read. */
+static size_t escape(const char *src, size_t max, char *buf, size_t size, size_t *written)
+{
+	size_t n = 0, i = 0;
+	const unsigned char *v = (const unsigned char *)src;
+	for (; v[i] && i < max && n + 40 < size; i++) {
+		unsigned char c = v[i];
+		if (c == '\n' || c == '\t' || c == '\r') {
+			buf[n++] = '\\';
+			buf[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		} else if (c < 0x20 || c == 0x7f) {
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		} else if (c < 0x80) {
+			buf[n++] = (char)c;
+		} else {
+			/* Valid UTF-8 is shown as it is, so names in any script stay readable;
+			 * other bytes (a C1 control such as 0x9b would steer a terminal) are not. */
+			size_t len = rp_utf8_sequence(v + i);
+			if (!len) {
+				n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+				continue;
+			}
+			for (size_t k = 0; k < len; k++)
+				buf[n++] = (char)v[i + k];
+			i += len - 1;
+		}
+	}
+	buf[n] = '\0';
+	*written = n;
+	return i;
+}
+
 static void emit(const char *prefix, const char *fmt, va_list ap)
 {
-	char line[2048];
+	/* Whatever the arguments hold (a kernel or NVTX name, a path), the message stays one
+	 * line of text: escaped here, once for every caller. */
+	char raw[2048], line[2048 + 64];
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	int n = snprintf(line, sizeof(line), "%s", prefix);
-	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-	if (len > sizeof(line) - 2)
-		len = sizeof(line) - 2;
+	size_t len;
+	escape(raw, sizeof(raw), line + n, sizeof(line) - (size_t)n, &len);
+	len += (size_t)n;
 	line[len++] = '\n';
 	/* One write so that concurrent messages stay whole lines; a short write to a
 	 * closed stderr is not worth a retry loop. */
@@ -72,34 +108,10 @@ const char *rp_quote(const char *value, char *buf, unsigned long size)
 		return buf;
 	if (!value)
 		value = "";
-	size_t n = 0, i = 0;
-	const unsigned char *v = (const unsigned char *)value;
-	/* Room for the longest escape and the "...(N bytes)" tail. */
-	for (; v[i] && i < RP_QUOTE_MAX && n + 40 < size; i++) {
-		unsigned char c = v[i];
-		if (c == '\n' || c == '\t' || c == '\r') {
-			buf[n++] = '\\';
-			buf[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
-		} else if (c < 0x20 || c == 0x7f) {
-			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
-		} else if (c < 0x80) {
-			buf[n++] = (char)c;
-		} else {
-			/* Valid UTF-8 is shown as it is, so names in any script stay readable;
-			 * other bytes (a C1 control such as 0x9b would steer a terminal) are not. */
-			size_t len = rp_utf8_sequence(v + i);
-			if (!len) {
-				n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
-				continue;
-			}
-			for (size_t k = 0; k < len; k++)
-				buf[n++] = (char)v[i + k];
-			i += len - 1;
-		}
-	}
-	if (v[i])
-		snprintf(buf + n, size - n, "...(%zu bytes)", i + strlen((const char *)v + i));
-	else
-		buf[n < size ? n : size - 1] = '\0';
+	size_t written;
+	size_t read = escape(value, RP_QUOTE_MAX, buf, size, &written);
+	if (value[read])
+		snprintf(buf + written, size - written, "...(%zu bytes)",
+			 read + strlen(value + read));
 	return buf;
 }

@@ -35,8 +35,7 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_LAUNCH_SKIP, "launch-skip", 's', RP_KIND_INT, "N", "0", NULL, 0, LONG_MAX,
 	  "skip the first N launches that pass the filters" },
 	{ RP_OPT_LAUNCH_COUNT, "launch-count", 'c', RP_KIND_INT, "N", "unlimited", NULL, 1,
-	  LONG_MAX, "measure at most N launches ('unlimited': all), then let the application "
-	  "run on unmeasured" },
+	  LONG_MAX, "measure at most N launches (or 'unlimited'), then run on unmeasured" },
 	{ RP_OPT_RUNS, "runs", 0, RP_KIND_INT, "N", "5", NULL, 1, 100000,
 	  "measured replays of each selected launch" },
 	{ RP_OPT_CACHE_CONTROL, "cache-control", 0, RP_KIND_CHOICE, "all|none", "all",
@@ -760,10 +759,13 @@ void rp_options_print_help(FILE *out, const char *program)
 			 d->metavar ? " " : "", d->metavar ? d->metavar : "");
 		rp_option_env_name(d, env, sizeof(env));
 		fprintf(out, "  %-28s %s\n", left, d->help);
-		if (d->default_value)
+		if (d->command_line_only)
+			fprintf(out, "  %-28s (command line only)\n", "");
+		else if (d->default_value)
 			fprintf(out, "  %-28s (default: %s; env %s)\n", "", d->default_value, env);
 		else
 			fprintf(out, "  %-28s (env %s)\n", "", env);
 	}
 	fprintf(out, "  %-28s %s\n", "-h, --help", "print this help and exit");
+	fprintf(out, "  %-28s %s\n", "    --version", "print rangeprof's version and exit");
 }

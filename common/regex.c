@@ -17,6 +17,7 @@
 #define RP_REGEX_DEPTH_TEXT XSTR(RP_REGEX_MAX_DEPTH)
 #define RP_REGEX_REPEAT_TEXT XSTR(RP_REGEX_MAX_REPEAT)
 #define RP_REGEX_PROGRAM_TEXT XSTR(RP_REGEX_MAX_PROGRAM)
+#define RP_REGEX_NESTING_TEXT XSTR(RP_REGEX_MAX_REPEAT_NESTING)
 
 /* ------------------------------------------------------------------------------------ */
 /* Syntax tree                                                                          */
@@ -406,6 +407,23 @@ struct rp_regex {
 	struct set *sets;
 };
 
+/* How deeply repetitions nest below node n (a+ is 1, (a+)+ is 2). Bounded recursion, as
+ * program_size. */
+static int repeat_depth(const struct parser *p, int n)
+{
+	const struct node *nd = &p->nodes[n];
+	if (nd->kind == N_REPEAT)
+		return 1 + repeat_depth(p, nd->child);
+	int depth = 0;
+	if (nd->kind == N_CAT || nd->kind == N_ALT) {
+		for (int c = nd->child; c >= 0; c = p->nodes[c].sibling) {
+			int d = repeat_depth(p, c);
+			depth = d > depth ? d : depth;
+		}
+	}
+	return depth;
+}
+
 /* States a node compiles to, saturating past the limit; bounded recursion: the tree is
  * at most about 2 x RP_REGEX_MAX_DEPTH deep. */
 static long program_size(const struct parser *p, int n)
@@ -527,6 +545,11 @@ struct rp_regex *rp_regex_compile(const char *pattern, char *err, size_t err_siz
 	}
 	struct rp_regex *re = NULL;
 	int root = parse_alt(&p, 0);
+	if (!p.failed && repeat_depth(&p, root) > RP_REGEX_MAX_REPEAT_NESTING) {
+		snprintf(err, err_size, "repetitions nested more than " RP_REGEX_NESTING_TEXT
+			 " deep, as in ((a+)+)+; at most " RP_REGEX_NESTING_TEXT " are accepted");
+		goto out;
+	}
 	if (p.failed)
 		goto out;
 	long size = program_size(&p, root) + 1;

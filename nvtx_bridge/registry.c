@@ -157,37 +157,36 @@ char *bridge_utf8_from_wide(const wchar_t *s)
 	return out;
 }
 
-/* Takes ownership of name. */
-static nvtxDomainHandle_t domain_create(char *name)
+/* The domain named by the first NVTX_BRIDGE_MAX_TEXT bytes of name, made on first use.
+ * The same name gives the same domain, so that libraries that each create "NVTX" share
+ * one stack, as Nsight tools show them; a destroyed one comes back with its id, so that
+ * creating and destroying in a loop costs no memory (nor an allocation once known). */
+static nvtxDomainHandle_t domain_create(const char *name)
 {
-	if (!name)
-		return NULL;
-	size_t h = hash(name, NULL);
+	size_t len = bridge_kept_length(name);
+	size_t h = hash_prefix(name, len, NULL);
 	pthread_mutex_lock(&registry_lock);
-	/* The same name gives the same domain, so that libraries that each create "NVTX"
-	 * share one stack, as Nsight tools show them; a destroyed one comes back with its
-	 * id, so that creating and destroying in a loop costs no memory. */
 	struct nvtxDomainRegistration_st *d = NULL;
 	if (domains_by_name.bucket_count) {
 		d = domains_by_name.buckets[h % domains_by_name.bucket_count];
-		while (d && strcmp(d->name, name))
+		while (d && (strncmp(d->name, name, len) || d->name[len]))
 			d = d->next_by_name;
 	}
 	if (d) {
 		d->destroyed = false;
 		pthread_mutex_unlock(&registry_lock);
-		free(name);
 		return d;
 	}
 	table_grow(&domains_by_name, domain_next, domain_key);
-	if (domain_count > UINT32_MAX - 1 || !domains_by_name.bucket_count ||
+	char *copy = kept_copy(name);
+	if (!copy || domain_count > UINT32_MAX - 1 || !domains_by_name.bucket_count ||
 	    !(d = calloc(1, sizeof(*d)))) {
 		pthread_mutex_unlock(&registry_lock);
-		free(name);
+		free(copy);
 		return NULL; /* NULL is the default domain: degrade, do not fail the app */
 	}
 	d->id = (uint32_t)domain_count++;
-	d->name = name;
+	d->name = copy;
 	size_t b = h % domains_by_name.bucket_count;
 	d->next_by_name = domains_by_name.buckets[b];
 	domains_by_name.buckets[b] = d;
@@ -198,13 +197,13 @@ static nvtxDomainHandle_t domain_create(char *name)
 
 nvtxDomainHandle_t bridge_domain_create_a(const char *name)
 {
-	return domain_create(kept_copy(name ? name : ""));
+	return domain_create(name ? name : "");
 }
 
 nvtxDomainHandle_t bridge_domain_create_w(const wchar_t *name)
 {
 	char *utf8 = name ? bridge_utf8_from_wide(name) : NULL;
-	nvtxDomainHandle_t d = domain_create(kept_copy(utf8 ? utf8 : ""));
+	nvtxDomainHandle_t d = domain_create(utf8 ? utf8 : "");
 	free(utf8);
 	return d;
 }

@@ -34,9 +34,13 @@ struct domain_stack {
 };
 
 struct thread_state {
-	struct domain_stack *stacks; /* by domain id */
-	size_t stack_count;
-	size_t *active;              /* ids of the stacks with depth > 0 */
+	/* Open addressing by domain: sized by the domains this thread used, not by the
+	 * largest domain id of the process (100 000 domains created elsewhere cost a thread
+	 * nothing). domain NULL marks a free slot; slots are never removed. */
+	struct domain_stack *stacks;
+	size_t stack_capacity;       /* a power of two, or 0 */
+	size_t stack_count;          /* slots in use */
+	const struct nvtx_bridge_domain **active; /* domains whose stack has depth > 0 */
 	size_t active_count, active_capacity;
 	uint64_t next_sequence;
 	size_t push_total;           /* sum of the stacks' depths */
@@ -75,7 +79,7 @@ static void thread_state_destroy(void *arg)
 	/* First, so that nothing below or after can reach the memory being freed. */
 	current = NULL;
 	torn_down = true;
-	for (size_t i = 0; i < t->stack_count; i++) {
+	for (size_t i = 0; i < t->stack_capacity; i++) {
 		free(t->stacks[i].entries);
 		free(t->stacks[i].text);
 	}
@@ -90,7 +94,6 @@ static void thread_state_destroy(void *arg)
 	free(t->cache);
 	free(t);
 }
-
 
 static void make_key(void)
 {
@@ -125,26 +128,57 @@ void *bridge_thread_cache(size_t size, void (*cleanup)(void *))
 	return t->cache;
 }
 
+static size_t slot_of(uint32_t id, size_t capacity)
+{
+	return (size_t)(id * 2654435761u) & (capacity - 1);
+}
+
+/* The stack of domain on this thread, or NULL when it has none. */
+static struct domain_stack *find_stack(struct thread_state *t,
+				       const struct nvtx_bridge_domain *domain)
+{
+	if (!t->stack_capacity)
+		return NULL;
+	for (size_t i = slot_of(bridge_domain_id(domain), t->stack_capacity);;
+	     i = (i + 1) & (t->stack_capacity - 1)) {
+		if (t->stacks[i].domain == domain)
+			return &t->stacks[i];
+		if (!t->stacks[i].domain)
+			return NULL;
+	}
+}
+
+/* The stack of domain on this thread, made on first use. */
 static struct domain_stack *stack_for(struct thread_state *t,
 				      const struct nvtx_bridge_domain *domain)
 {
-	uint32_t id = bridge_domain_id(domain);
-	if (id >= t->stack_count) {
-		/* Geometric growth: a thread that pushes into 100 000 domains in turn must not
-		 * copy the array at every new one. */
-		size_t count = t->stack_count ? t->stack_count : 4;
-		while (count <= id)
-			count *= 2;
-		struct domain_stack *grown = realloc(t->stacks, count * sizeof(*grown));
+	struct domain_stack *s = find_stack(t, domain);
+	if (s)
+		return s;
+	if (2 * (t->stack_count + 1) > t->stack_capacity) {
+		size_t cap = t->stack_capacity ? 2 * t->stack_capacity : 8;
+		struct domain_stack *grown = calloc(cap, sizeof(*grown));
 		if (!grown)
 			return NULL;
-		memset(grown + t->stack_count, 0, (count - t->stack_count) * sizeof(*grown));
+		for (size_t i = 0; i < t->stack_capacity; i++) {
+			const struct domain_stack *old = &t->stacks[i];
+			if (!old->domain)
+				continue;
+			size_t j = slot_of(bridge_domain_id(old->domain), cap);
+			while (grown[j].domain)
+				j = (j + 1) & (cap - 1);
+			grown[j] = *old;
+		}
+		free(t->stacks);
 		t->stacks = grown;
-		t->stack_count = count;
+		t->stack_capacity = cap;
 	}
-	struct domain_stack *s = &t->stacks[id];
-	s->domain = domain;
-	return s;
+	size_t i = slot_of(bridge_domain_id(domain), t->stack_capacity);
+	while (t->stacks[i].domain)
+		i = (i + 1) & (t->stack_capacity - 1);
+	t->stacks[i].domain = domain;
+	t->stack_count++;
+	return &t->stacks[i];
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -232,26 +266,36 @@ size_t bridge_kept_length(const char *text)
 	return len;
 }
 
-static bool activate(struct thread_state *t, struct domain_stack *s, size_t id)
+static bool activate(struct thread_state *t, struct domain_stack *s)
 {
 	if (t->active_count == t->active_capacity) {
 		size_t cap = t->active_capacity ? 2 * t->active_capacity : 8;
-		size_t *grown = realloc(t->active, cap * sizeof(*grown));
+		const struct nvtx_bridge_domain **grown = realloc(t->active, cap * sizeof(*grown));
 		if (!grown)
 			return false;
 		t->active = grown;
 		t->active_capacity = cap;
 	}
 	s->active_slot = t->active_count;
-	t->active[t->active_count++] = id;
+	t->active[t->active_count++] = s->domain;
 	return true;
 }
 
+/* A thread that used more domains than this keeps buffers only for the open ones. */
+#define KEPT_IDLE_STACKS 64
+
 static void deactivate(struct thread_state *t, struct domain_stack *s)
 {
-	size_t last = t->active[--t->active_count];
+	const struct nvtx_bridge_domain *last = t->active[--t->active_count];
 	t->active[s->active_slot] = last;
-	t->stacks[last].active_slot = s->active_slot;
+	find_stack(t, last)->active_slot = s->active_slot;
+	if (t->stack_count > KEPT_IDLE_STACKS) {
+		free(s->entries);
+		free(s->text);
+		s->entries = NULL;
+		s->text = NULL;
+		s->capacity = s->text_capacity = s->text_used = 0;
+	}
 }
 
 static int push(const struct nvtx_bridge_domain *domain, const struct event *ev)
@@ -288,7 +332,7 @@ static int push(const struct nvtx_bridge_domain *domain, const struct event *ev)
 		s->text = grown;
 		s->text_capacity = cap;
 	}
-	if (s->depth == 0 && !activate(t, s, bridge_domain_id(domain)))
+	if (s->depth == 0 && !activate(t, s))
 		return -1;
 	struct stack_entry *e = &s->entries[s->depth];
 	e->text_offset = s->text_used;
@@ -308,7 +352,7 @@ static int push(const struct nvtx_bridge_domain *domain, const struct event *ev)
 static int pop(const struct nvtx_bridge_domain *domain)
 {
 	struct thread_state *t = thread_state();
-	struct domain_stack *s = t ? stack_for(t, domain) : NULL;
+	struct domain_stack *s = t ? find_stack(t, domain) : NULL;
 	/* The app may pop ranges pushed before we attached, or pop once too often; ignore
 	 * the extra pop instead of underflowing, and say so as NVTX does: a negative level. */
 	if (!s || (s->depth == 0 && s->overflow == 0))
@@ -574,25 +618,28 @@ static size_t snapshot_push_ranges(struct thread_state *t, uint64_t id)
 	 * stack is found by sequence; few domains are active at once. */
 	size_t n = t->merged_valid;
 	uint64_t after = n ? t->merged_seq[n - 1] : 0;
-	size_t cursors_local[16], *cursor = cursors_local;
-	if (t->active_count > 16 && !(cursor = malloc(t->active_count * sizeof(*cursor)))) {
+	/* Per active stack: where it is and its merge cursor. */
+	struct merge { struct domain_stack *s; size_t cursor; } local[16], *m = local;
+	if (t->active_count > 16 && !(m = malloc(t->active_count * sizeof(*m)))) {
 		t->merged_valid = 0;
 		return 0;
 	}
-	for (size_t a = 0; a < t->active_count; a++)
-		cursor[a] = n ? entries_up_to(&t->stacks[t->active[a]], after) : 0;
+	for (size_t a = 0; a < t->active_count; a++) {
+		m[a].s = find_stack(t, t->active[a]);
+		m[a].cursor = n ? entries_up_to(m[a].s, after) : 0;
+	}
 	for (; n < total; n++) {
 		size_t best = 0;
 		uint64_t best_seq = UINT64_MAX;
 		for (size_t a = 0; a < t->active_count; a++) {
-			struct domain_stack *s = &t->stacks[t->active[a]];
-			if (cursor[a] < s->depth && s->entries[cursor[a]].sequence < best_seq) {
+			if (m[a].cursor < m[a].s->depth &&
+			    m[a].s->entries[m[a].cursor].sequence < best_seq) {
 				best = a;
-				best_seq = s->entries[cursor[a]].sequence;
+				best_seq = m[a].s->entries[m[a].cursor].sequence;
 			}
 		}
-		struct domain_stack *s = &t->stacks[t->active[best]];
-		struct stack_entry *e = &s->entries[cursor[best]++];
+		struct domain_stack *s = m[best].s;
+		struct stack_entry *e = &s->entries[m[best].cursor++];
 		struct nvtx_bridge_range *r = &t->ranges[n];
 		e->merged_index = n;
 		t->merged_seq[n] = e->sequence;
@@ -603,8 +650,8 @@ static size_t snapshot_push_ranges(struct thread_state *t, uint64_t id)
 		r->category = e->category;
 		set_payload(r, e->payload_type, e->payload_bits);
 	}
-	if (cursor != cursors_local)
-		free(cursor);
+	if (m != local)
+		free(m);
 	t->merged_valid = total;
 	return total;
 }

@@ -1,8 +1,8 @@
 """rangeprof/bound.py - bound analysis per kernel from aggregated counters: FLOPs (from
-FMA instruction counts, or an expression such as 2*n**3 over config columns), DRAM bytes,
-arithmetic intensity, achieved FLOP/s and bandwidth, % of the device's peaks and a
-compute-, memory- or latency-bound verdict; and bytes moved per NVTX range. Standard
-library only."""
+FMA instruction counts, or an expression such as 2*n**3 over config columns, which
+kernels on tensor cores need), DRAM bytes, arithmetic intensity, achieved FLOP/s and
+bandwidth, % of the device's peaks and a compute-, memory- or latency-bound verdict.
+Standard library only."""
 import math
 
 from rangeprof import presets as P
@@ -40,24 +40,42 @@ def _mean(group, metric):
     return m["AvgValue"] if m else math.nan
 
 
+def on_tensor_cores(group):
+    """True when a kernel's work is on the tensor pipe: more tensor-pipe instructions than
+    FMA warp instructions (the FMA counters count threads, 32 per warp instruction). A
+    cuBLAS fp32 kernel issues a few hundred stray tensor instructions next to 10^7 FMA warp
+    instructions; an fp16 GEMM issues tensor instructions only."""
+    tensor = _mean(group, P.TENSOR)
+    if math.isnan(tensor) or tensor <= 0:
+        return False
+    fma = math.fsum(c for c in (_mean(group, P.FFMA), _mean(group, P.HFMA)) if not math.isnan(c))
+    return tensor > fma / 32
+
+
 def analyse(groups_by_kernel, devices, flops_metric=None, **peaks):
     """groups_by_kernel: {(Annotation, Kernel, GPU): {metric: aggregated group}}, the time in
     nanoseconds. flops_metric names a derived metric holding FLOPs per run (e.g. from
-    --derive 'flops=2*n**3'); otherwise FLOPs = 2 x (FFMA + HFMA) thread instructions.
-    Returns one dict per kernel with the analysis and its 'Verdict'."""
+    --derive 'flops=2*n**3'); otherwise FLOPs = 2 x (FFMA + HFMA) thread instructions, and
+    NaN for kernels on tensor cores, whose FLOPs no FMA counter sees. The peak is the
+    tensor peak for those, the FP32 peak otherwise. The verdict comes from the DRAM roofline
+    where FLOPs and bytes are known (below the ridge memory, above it compute, under 60 %
+    of the roof latency), else from the SM and memory throughput counters, else from
+    bandwidth alone. Returns one dict per kernel with the analysis, 'Verdict' and 'Basis'."""
     out = []
     for (annotation, kernel, gpu), g in groups_by_kernel.items():
         t_ns = _mean(g, P.TIME)
+        tensor_cores = on_tensor_cores(g)
         if flops_metric:
             flops = _mean(g, flops_metric)
+        elif tensor_cores:
+            flops = math.nan
         else:
             counts = [_mean(g, m) for m in (P.FFMA, P.HFMA)]
             flops = 2 * math.fsum(c for c in counts if not math.isnan(c)) \
                 if any(not math.isnan(c) for c in counts) else math.nan
         nbytes = _mean(g, P.DRAM_READ) + _mean(g, P.DRAM_WRITE)
-        tensor = _mean(g, P.TENSOR)
         fp32, tensor_peak, bw_peak = device_peaks(devices.get(gpu), **peaks)
-        flop_peak = tensor_peak if tensor > 0 else fp32
+        flop_peak = tensor_peak if tensor_cores and not peaks.get("peak_flops") else fp32
         seconds = t_ns * 1e-9
         achieved_flops = flops / seconds if seconds > 0 else math.nan
         achieved_bw = nbytes / seconds if seconds > 0 else math.nan
@@ -65,27 +83,30 @@ def analyse(groups_by_kernel, devices, flops_metric=None, **peaks):
         pct_flops = 100 * achieved_flops / flop_peak if flop_peak else math.nan
         pct_bw = 100 * achieved_bw / bw_peak if bw_peak else math.nan
         sm_pct, mem_pct = _mean(g, P.SM_PCT), _mean(g, P.MEM_PCT)
-        if not (math.isnan(sm_pct) or math.isnan(mem_pct)):
-            basis = "throughput counters"
-            busy = max(sm_pct, mem_pct) / 100
-            verdict = ("latency" if busy < BUSY_FRACTION else
-                       "compute" if sm_pct >= mem_pct else "memory")
-        elif not (math.isnan(intensity) or math.isnan(pct_flops) or math.isnan(pct_bw)):
+        if not (math.isnan(intensity) or math.isnan(pct_flops) or math.isnan(pct_bw)):
             basis = "roofline"
             ridge = flop_peak / bw_peak
             frac = pct_bw / 100 if intensity < ridge else pct_flops / 100
             verdict = ("latency" if frac < BUSY_FRACTION else
                        "memory" if intensity < ridge else "compute")
+        elif not (math.isnan(sm_pct) or math.isnan(mem_pct)):
+            basis = "throughput counters"
+            busy = max(sm_pct, mem_pct) / 100
+            verdict = ("latency" if busy < BUSY_FRACTION else
+                       "compute" if sm_pct >= mem_pct else "memory")
         elif not math.isnan(pct_bw):
             basis = "bandwidth only"
             verdict = "memory" if pct_bw / 100 >= BUSY_FRACTION else "latency"
         else:
             basis, verdict = "missing counters", "unknown"
+        if tensor_cores and math.isnan(flops):
+            basis += "; tensor cores: FLOPs need --flops"
         out.append(dict(Annotation=annotation, Kernel=kernel, GPU=gpu, TimeNs=t_ns, FLOPs=flops,
                         Bytes=nbytes, ArithmeticIntensity=intensity, FLOPsPerSecond=achieved_flops,
                         BytesPerSecond=achieved_bw, PeakFLOPsPerSecond=flop_peak,
                         PeakBytesPerSecond=bw_peak, PctPeakFLOPs=pct_flops, PctPeakBandwidth=pct_bw,
                         SMThroughputPct=sm_pct, MemoryThroughputPct=mem_pct,
+                        TensorCores=tensor_cores,
                         Verdict=f"{verdict}-bound" if verdict != "unknown" else verdict,
                         Basis=basis))
     return out

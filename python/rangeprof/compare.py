@@ -9,7 +9,8 @@ import sys
 from collections import OrderedDict
 
 from rangeprof import records, stats, table
-from rangeprof.output import write
+from rangeprof.output import add_version, write
+from rangeprof.units import parse_unit
 
 # Metrics where bigger is better; for every other metric (time, bytes, counts) a ratio
 # above 1 is a regression.
@@ -60,8 +61,9 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0):
         if not significant:
             verdict = "same"
         elif worse:
-            verdict = "REGRESSION" if abs(change_pct) > threshold_pct else "slower (within threshold)" \
-                if not better_high else "worse (within threshold)"
+            is_time = parse_unit(a["unit"]).dims == {"s": 1}
+            verdict = "REGRESSION" if abs(change_pct) > threshold_pct else \
+                "slower (within threshold)" if is_time else "worse (within threshold)"
         else:
             verdict = "improvement"
         flags = []
@@ -80,6 +82,7 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0):
 def main(argv=None, out=sys.stdout):
     p = argparse.ArgumentParser(prog="rangeprof-compare", description="A/B comparison of two "
                                 "rangeprof recordings, kernel by kernel, with a verdict.")
+    add_version(p)
     p.add_argument("a", help="JSONL of A (the baseline): file, directory or glob")
     p.add_argument("b", help="JSONL of B")
     p.add_argument("--metric", action="append", help="metric(s) to compare (default "

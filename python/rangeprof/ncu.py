@@ -18,36 +18,9 @@ import tempfile
 from collections import OrderedDict
 
 from rangeprof import records
-from rangeprof.output import write
+from rangeprof.names import canonical_kernel
+from rangeprof.output import add_version, write
 from rangeprof.units import UnitError, conversion_factor, parse_unit
-
-
-def canonical_kernel(name):
-    """One spelling for ncu's and the JSONL's demangled names: no parameter list or 'void',
-    'at::native::' as 'at::', anonymous namespaces dropped ('(anonymous namespace)::' and
-    ncu's '<unnamed>::'), integer suffixes dropped ('1ul' -> '1'), no space before '*' or
-    '&', '>>' for '> >', single spaces."""
-    s = name.strip()
-    if s.startswith("void "):
-        s = s[5:]
-    # Cut the parameter list: the first '(' at template depth 0 that is not part of
-    # '(anonymous namespace)'.
-    s = s.replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
-    depth = 0
-    for i, ch in enumerate(s):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0 and i > 0:
-            s = s[:i]
-            break
-    s = s.replace("at::native::", "at::")
-    s = re.sub(r"\b(\d+)(?:ull|ul|ll|u|l)\b", r"\1", s, flags=re.I)
-    s = re.sub(r"\s+([*&])", r"\1", s)
-    s = re.sub(r">\s+>", ">>", s)
-    s = re.sub(r">\s+>", ">>", s)
-    return re.sub(r"\s+", " ", s).strip()
 
 
 def _grid(text):
@@ -55,9 +28,28 @@ def _grid(text):
     return ",".join(str(x) for x in nums) if len(nums) == 3 else str(math.prod(nums) if nums else "")
 
 
+# ncu --nvtx writes a launch's push/pop stack in one column, e.g.
+#   1419  "<default domain>:vadd n=4096:none:none:none:none:none:none"
+# one quoted 'Domain:Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg' per open range,
+# outermost first; the range text may itself hold ':'.
+_NVTX_COLUMN = "thread Domain:Push/Pop_Range"
+_NVTX_TRAILING_FIELDS = 6
+
+
+def nvtx_path(cell):
+    """The JSONL's nvtx_path ('outer/inner') of ncu's push/pop column, or None if empty."""
+    texts = []
+    for entry in re.findall(r'"([^"]*)"', cell or ""):
+        fields = entry.split(":")
+        if len(fields) >= 2 + _NVTX_TRAILING_FIELDS:
+            texts.append(":".join(fields[1:len(fields) - _NVTX_TRAILING_FIELDS]))
+    return "/".join(texts) if texts else None
+
+
 def read_ncu_csv(path):
-    """{(canonical kernel, grid 'x,y,z'): {metric: ([values], unit)}} from ncu's raw page CSV
-    (lines before the header, such as '==PROF==' lines, are skipped)."""
+    """{(NVTX path or None, canonical kernel, grid 'x,y,z'): {metric: ([values], unit)}}
+    from ncu's raw page CSV (lines before the header, such as '==PROF==' lines, are
+    skipped). The NVTX path is None where ncu ran without --nvtx."""
     with open(path, encoding="utf-8", errors="replace") as f:
         lines = [l for l in f if not l.startswith("==")]
     rows = list(csv.reader(lines))
@@ -67,12 +59,14 @@ def read_ncu_csv(path):
     header, units, data = rows[start], rows[start + 1], rows[start + 2:]
     ki = header.index("Kernel Name")
     gi = header.index("Grid Size") if "Grid Size" in header else None
+    ni = next((i for i, h in enumerate(header) if h.startswith(_NVTX_COLUMN)), None)
     out = OrderedDict()
     for row in data:
         if len(row) <= ki:
             continue
         grid = _grid(row[gi]) if gi is not None and gi < len(row) else ""
-        entry = out.setdefault((canonical_kernel(row[ki]), grid), {})
+        path_ = nvtx_path(row[ni]) if ni is not None and ni < len(row) else None
+        entry = out.setdefault((path_, canonical_kernel(row[ki]), grid), {})
         for i, name in enumerate(header):
             if "__" not in name or i >= len(row) or not row[i]:
                 continue
@@ -85,11 +79,14 @@ def read_ncu_csv(path):
 
 
 def read_rangeprof(paths):
+    """The recording's runs as {(NVTX path, canonical kernel, grid): entry}, entry holding
+    the JSONL's own kernel name and {metric: ([values], unit)}."""
     recs = records.read(paths)
     out = OrderedDict()
     for run in recs.runs:
         rec = run.record
-        key = (canonical_kernel(rec["kernel"]), ",".join(str(x) for x in rec.get("grid") or []))
+        key = (run.annotation, canonical_kernel(rec["kernel"]),
+               ",".join(str(x) for x in rec.get("grid") or []))
         entry = out.setdefault(key, dict(kernel=rec["kernel"], annotation=run.annotation, metrics={}))
         for metric, v in rec["metrics"].items():
             if v is not None:
@@ -97,10 +94,16 @@ def read_rangeprof(paths):
     return recs, out
 
 
+def match(key, ncu):
+    """ncu's entry for a rangeprof key: same NVTX path, kernel and grid; or, where ncu ran
+    without --nvtx, same kernel and grid. None if there is none."""
+    return ncu.get(key) if key in ncu else ncu.get((None,) + key[1:])
+
+
 def compare(rp, ncu):
     rows = []
     for key, entry in rp.items():
-        theirs = ncu.get(key)
+        theirs = match(key, ncu)
         if theirs is None:
             continue
         for metric, (values, unit) in entry["metrics"].items():
@@ -114,7 +117,7 @@ def compare(rp, ncu):
             a = statistics.median(nvals) * factor
             b = statistics.median(values)
             diff = 100 * (b - a) / a if a else (0.0 if b == 0 else math.inf)
-            rows.append(dict(Annotation=entry["annotation"], Kernel=entry["kernel"], Grid=key[1],
+            rows.append(dict(Annotation=entry["annotation"], Kernel=entry["kernel"], Grid=key[2],
                              Metric=metric, Unit=unit, NcuRuns=len(nvals), NcuMedian=a,
                              RangeprofRuns=len(values), RangeprofMedian=b, DiffPct=diff))
     return rows
@@ -144,6 +147,7 @@ def run_ncu(recs, command, ncu="ncu"):
 def main(argv=None, out=sys.stdout):
     p = argparse.ArgumentParser(prog="rangeprof-compare-ncu", description="rangeprof against "
                                 "ncu on the same program, per kernel and metric (medians).")
+    add_version(p)
     p.add_argument("jsonl", help="rangeprof JSONL: file, directory or glob")
     p.add_argument("ncu_csv", nargs="?", help="output of 'ncu --csv --page raw'")
     p.add_argument("--run", nargs=argparse.REMAINDER, metavar="COMMAND",
@@ -169,7 +173,7 @@ def main(argv=None, out=sys.stdout):
     except (OSError, ValueError) as e:
         raise SystemExit(f"rangeprof-compare-ncu: error: {e}")
     rows = compare(rp, ncu)
-    unmatched = [k for k in rp if k not in ncu]
+    unmatched = [k for k in rp if match(k, ncu) is None]
     if not rows:
         print("rangeprof-compare-ncu: error: no kernel of the JSONL is in ncu's output",
               file=sys.stderr)
@@ -182,7 +186,7 @@ def main(argv=None, out=sys.stdout):
           widths=dict(Kernel=48, Annotation=32))
     for key in unmatched:
         print(f"rangeprof-compare-ncu: note: not in ncu's output: {rp[key]['kernel']} "
-              f"(grid {key[1]})", file=sys.stderr)
+              f"in '{key[0]}' (grid {key[2]})", file=sys.stderr)
     return 0
 
 

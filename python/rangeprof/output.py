@@ -3,7 +3,10 @@ command-line tools. Standard library only."""
 import csv
 import json
 import math
+import os
 import sys
+
+from rangeprof.names import short_kernel
 
 
 def fmt(value):
@@ -32,8 +35,9 @@ def _json_safe(v):
 
 
 def write(rows, columns, form="text", out=sys.stdout, widths=None):
-    """rows (dicts) as 'text' (aligned, long names shortened per widths), 'csv' or 'json'
-    (a list of objects, NaN as null)."""
+    """rows (dicts) as 'text' (aligned, long names shortened per widths; a Kernel column
+    without 'void', namespaces and parameter list), 'csv' or 'json' (a list of objects,
+    NaN as null; names as recorded)."""
     if form == "json":
         json.dump([{c: _json_safe(r.get(c)) for c in columns} for r in rows], out, indent=1)
         out.write("\n")
@@ -46,16 +50,31 @@ def write(rows, columns, form="text", out=sys.stdout, widths=None):
                         else repr(r[c]) if isinstance(r.get(c), float) else r[c] for c in columns])
         return
     widths = widths or {}
-    cells = [[shorten(fmt(r.get(c)), widths.get(c, 1000)) for c in columns] for r in rows]
+    def cell(r, c):
+        v = r.get(c)
+        return shorten(short_kernel(v) if c == "Kernel" and v else fmt(v), widths.get(c, 1000))
+    cells = [[cell(r, c) for c in columns] for r in rows]
     size = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     numeric = [all(_is_number(r.get(c)) for r in rows) for c in columns]
     def line(items):
         return "  ".join(x.rjust(size[i]) if numeric[i] else x.ljust(size[i])
                          for i, x in enumerate(items)).rstrip()
-    out.write(line(columns) + "\n")
-    for row in cells:
-        out.write(line(row) + "\n")
+    try:
+        out.write(line(columns) + "\n")
+        for row in cells:
+            out.write(line(row) + "\n")
+        out.flush()
+    except BrokenPipeError:
+        # '| head' closed the pipe: stop quietly, as cat does, not with a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        raise SystemExit(141)
 
 
 def _is_number(v):
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def add_version(parser):
+    """--version on a command-line tool: the package's version."""
+    from rangeprof import __version__
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -2,21 +2,25 @@
 rangeprof-plot command:
   sweep         a metric against a config column, lines per variant, row/column panels,
                 with 95 % CI bars (like nsight.analyze.plot);
-  distribution  the run-to-run values of each group with mean and 95 % CI;
+  distribution  the run-to-run values of each group, one panel each, with mean and 95 % CI;
   roofline      achieved FLOP/s against arithmetic intensity under the device's roofs;
-  ab            A against B per kernel: both means with CIs."""
+  ab            A against B per kernel: the ratio of the means with its CI and verdict."""
 import argparse
 import math
+import os
 import sys
 from collections import OrderedDict
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:  # said by main(), so that the command fails with one line
+    plt = None
 
 from rangeprof import bound, compare, records, report, table  # noqa: E402
 from rangeprof.expr import parse_derivation  # noqa: E402
+from rangeprof.output import add_version  # noqa: E402
 
 
 def _save(fig, out):
@@ -76,21 +80,31 @@ def sweep(files, metric, x, out, variant=None, row=None, col=None, derive=(), co
 
 
 def distribution(files, metric, out, group_by=None):
-    """Each group's run values (points), mean and 95 % CI (bar), stable or not."""
+    """One panel per group, each on its own scale: the runs in recorded order (red when the
+    group is not stable), the mean as a line and its 95 % CI as a band, RSD and the
+    stability verdict in the title."""
     _, _, groups = _groups(files, metric, group_by=group_by or ["Annotation"])
-    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(groups) + 2), 4))
-    for i, g in enumerate(groups):
+    cols = min(len(groups), 3)
+    rows = math.ceil(len(groups) / cols)
+    fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(4 * cols, 3.2 * rows))
+    for ax, g in zip([a for r in axes for a in r], groups):
         vals = g["values"]
-        jitter = [i + 0.25 * ((k * 0.618) % 1 - 0.5) for k in range(len(vals))]
-        ax.scatter(jitter, vals, s=8, alpha=0.5, color="tab:blue" if g["StableMeasurement"] else "tab:red")
+        color = "tab:blue" if g["StableMeasurement"] else "tab:red"
+        ax.scatter(range(len(vals)), vals, s=6, alpha=0.6, color=color)
+        ax.axhline(g["AvgValue"], color="black", lw=1)
         if not math.isnan(g["CI95_Lower"]):
-            ax.errorbar([i + 0.35], [g["AvgValue"]], yerr=[[g["AvgValue"] - g["CI95_Lower"]],
-                        [g["CI95_Upper"] - g["AvgValue"]]], fmt="s", color="black", capsize=4)
-    ax.set_xticks(range(len(groups)), [f"{g['Annotation']}\nRSD {g['RelativeStdDevPct']:.1f} %"
-                                       for g in groups], fontsize=7, rotation=20)
-    ax.set_ylabel(f"{metric} [{groups[0]['Unit']}]")
-    ax.set_title("runs (red: not stable), mean and 95 % CI", fontsize=9)
-    ax.grid(alpha=0.3)
+            ax.axhspan(g["CI95_Lower"], g["CI95_Upper"], color="black", alpha=0.2)
+        label = ", ".join(str(g[k]) for k in (group_by or ["Annotation"]) if g.get(k) is not None)
+        verdict = "stable" if g["StableMeasurement"] else "not stable"
+        ax.set_title(f"{label}\nRSD {g['RelativeStdDevPct']:.1f} %, {verdict}, "
+                     f"CI \u00b1{(g['CI95_Upper'] - g['AvgValue']) / g['AvgValue'] * 100:.2f} %",
+                     fontsize=8)
+        ax.set_xlabel("run (recorded order)", fontsize=8)
+        ax.set_ylabel(f"{metric} [{g['Unit']}]", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    for ax in [a for r in axes for a in r][len(groups):]:
+        ax.set_visible(False)
     return _save(fig, out)
 
 
@@ -110,15 +124,19 @@ def roofline(files, out, flops=None, peak_flops=None, peak_bandwidth=None):
                          "(record the roofline preset, or give --flops)")
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     bw = rows[0]["PeakBytesPerSecond"]
-    for peak in sorted({r["PeakFLOPsPerSecond"] for r in rows}):
+    peaks = sorted({r["PeakFLOPsPerSecond"] for r in rows})
+    # The roofs span the kernels and the ridge points, a decade either side.
+    ais = [r["ArithmeticIntensity"] for r in rows] + [p / bw for p in peaks]
+    lo, hi = min(ais) / 10, max(ais) * 10
+    for peak in peaks:
         ridge = peak / bw
-        xs = [ridge / 1000, ridge, ridge * 1000]
+        xs = [lo, ridge, hi] if lo < ridge else [lo, hi]
         ax.plot(xs, [min(peak, x * bw) for x in xs], color="gray")
-        ax.text(ridge * 30, peak * 1.08, f"{peak / 1e12:.0f} TFLOP/s", fontsize=7)
+        ax.text(ridge * 1.3, peak * 1.1, f"{peak / 1e12:.0f} TFLOP/s", fontsize=7)
     for r in rows:
         marker = dict(compute="^", memory="o", latency="s").get(r["Verdict"].split("-")[0], "x")
-        ax.scatter(r["ArithmeticIntensity"], r["FLOPsPerSecond"], marker=marker,
-                   label=f"{r['Annotation']} ({r['Verdict']})")
+        ax.scatter(r["ArithmeticIntensity"], r["FLOPsPerSecond"], marker=marker, alpha=0.8,
+                   edgecolors="black", linewidths=0.5, label=f"{r['Annotation']} ({r['Verdict']})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity [FLOP/byte DRAM]")
@@ -130,28 +148,33 @@ def roofline(files, out, flops=None, peak_flops=None, peak_bandwidth=None):
 
 
 def ab(a, b, out, metric="gpu__time_duration.sum"):
-    """Per kernel, A's and B's means with 95 % CIs, side by side, ratio in the labels."""
+    """Per kernel, the ratio B/A of the means with its 95 % CI, coloured by the verdict of
+    rangeprof-compare (one scale for kernels of any size; 1 means no change)."""
     rows = compare.compare(compare._groups(a, [metric]), compare._groups(b, [metric]))
     if not rows:
         raise SystemExit("rangeprof-plot: error: nothing in both A and B")
-    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows) + 2), 4))
-    ga, gb = compare._groups(a, [metric]), compare._groups(b, [metric])
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(rows) + 2), 4))
+    colors = {"same": "tab:gray", "improvement": "tab:green", "REGRESSION": "tab:red"}
     for i, r in enumerate(rows):
-        key = (r["Annotation"], r["Kernel"], r["Grid"], metric)
-        for off, g, color in ((-0.15, ga[key], "tab:blue"), (0.15, gb[key], "tab:orange")):
-            s = table.stats.summarize(g["values"])
-            err = [[s["mean"] - s["ci95_low"]], [s["ci95_high"] - s["mean"]]] if s["n"] > 1 else None
-            ax.errorbar([i + off], [s["mean"]], yerr=err, fmt="o", color=color, capsize=4)
-    ax.set_xticks(range(len(rows)), [f"{r['Annotation']}\nB/A {r['Ratio']:.3f} {r['Verdict']}"
-                                     for r in rows], fontsize=7, rotation=20)
-    ax.set_ylabel(f"{metric} [{rows[0]['Unit']}]")
-    ax.set_title("A (blue) against B (orange), mean and 95 % CI", fontsize=9)
+        low, high = r["RatioCI95_Lower"], r["RatioCI95_Upper"]
+        err = None if math.isnan(low) else [[r["Ratio"] - low], [high - r["Ratio"]]]
+        ax.errorbar([i], [r["Ratio"]], yerr=err, fmt="o", capsize=5,
+                    color=colors.get(r["Verdict"], "tab:orange"))
+        ax.annotate(f"{r['Ratio']:.3f}\n{r['Verdict']}", (i, r["Ratio"]), xytext=(8, 0),
+                    textcoords="offset points", fontsize=7, va="center")
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_xticks(range(len(rows)), [r["Annotation"] for r in rows], fontsize=7, rotation=15)
+    ax.set_xlim(-0.5, len(rows) - 0.2)
+    ax.set_ylabel(f"B / A of mean {metric}")
+    ax.set_title(f"A = {os.path.basename(str(a))}, B = {os.path.basename(str(b))}: "
+                 "ratio and 95 % CI", fontsize=9)
     ax.grid(alpha=0.3)
     return _save(fig, out)
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="rangeprof-plot", description="PNG plots of rangeprof JSONL")
+    add_version(p)
     sub = p.add_subparsers(dest="kind", required=True)
     s = sub.add_parser("sweep", help="a metric against a config column")
     s.add_argument("files", nargs="+")
@@ -181,6 +204,10 @@ def main(argv=None):
     a.add_argument("--metric", default="gpu__time_duration.sum")
     a.add_argument("-o", "--output", required=True)
     args = p.parse_args(argv)
+    if plt is None:
+        print("rangeprof-plot: error: matplotlib is not installed: pip install matplotlib "
+              "(or pip install './python[plots]')", file=sys.stderr)
+        return 1
     if args.kind == "sweep":
         sweep(args.files, args.metric, args.x, args.output, args.variant, args.row, args.col,
               args.derive, args.combine, "bar" if args.bar else "line")

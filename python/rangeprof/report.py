@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 from rangeprof import bound, presets, records, table
 from rangeprof.expr import ExprError, parse_derivation
-from rangeprof.output import write
+from rangeprof.output import add_version, write
 
 STAT_COLUMNS = table.AGG_COLUMNS
 
@@ -26,6 +26,7 @@ def parser():
         prog="rangeprof-report",
         description="Statistics of rangeprof JSON Lines per NVTX range, kernel and config "
         "(mean, stddev, min, median, max, Student-t 95 %% CI, RSD %%, stable).")
+    add_version(p)
     p.add_argument("files", nargs="*", help="JSONL files, directories or glob patterns")
     p.add_argument("--metric", action="append", help="metric(s) to show (repeatable, or "
                    "comma-separated; derived names too); default: all")
@@ -134,8 +135,15 @@ def bound_report(args, out):
                          peak_flops=args.peak_flops, peak_bandwidth=args.peak_bandwidth)
     cols = ["Annotation", "Kernel", "TimeNs", "FLOPs", "Bytes", "ArithmeticIntensity",
             "FLOPsPerSecond", "BytesPerSecond", "PctPeakFLOPs", "PctPeakBandwidth",
-            "SMThroughputPct", "MemoryThroughputPct", "Verdict", "Basis"]
+            "SMThroughputPct", "MemoryThroughputPct", "TensorCores", "Verdict", "Basis"]
+    if _form(args) != "text":
+        cols[9:9] = ["PeakFLOPsPerSecond", "PeakBytesPerSecond"]
     write(rows, cols, _form(args), out, widths=dict(Kernel=40, Annotation=32))
+    uncounted = sum(r["TensorCores"] and r["FLOPs"] != r["FLOPs"] for r in rows)
+    if uncounted:
+        print(f"rangeprof-report: note: {uncounted} kernel(s) on tensor cores, whose FLOPs no "
+              "FMA counter sees: give --flops (e.g. '2*n**3' for an n x n matmul) to place "
+              "them on the roofline", file=sys.stderr)
     return 0
 
 

@@ -1,18 +1,23 @@
 """rangeprof/units.py - units as a scale and a product of dimensions, so that derived
-metrics carry units ('nsecond' * 'byte'^-1 ...) and can be converted to a unit the user
-asks for ('TB/s'). The profiler's unit strings ('nsecond', 'byte', 'cycle/second', '%')
-and short forms ('ns', 'B', 'FLOP/s') both parse. Standard library only."""
+metrics carry units ('nanosecond' * 'byte'^-1 ...) and can be converted to a unit the user
+asks for ('TB/s'). The profiler's unit strings ('nanosecond', 'byte', 'instruction',
+'percent', '1/second'), ncu's CSV units ('ns', 'Kbyte', '%') and short forms ('B',
+'FLOP/s') all parse. Standard library only."""
 import math
 import re
 
 _PREFIX = {"": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "K": 1e3, "k": 1e3, "M": 1e6,
            "G": 1e9, "T": 1e12, "P": 1e15}
+# CUPTI spells its prefixes out ('nanosecond'); ncu's CSV abbreviates them ('ns', 'Kbyte').
+_LONG_PREFIX = {"nano": 1e-9, "micro": 1e-6, "milli": 1e-3, "kilo": 1e3, "mega": 1e6,
+                "giga": 1e9, "tera": 1e12, "peta": 1e15}
 # base name -> (scale, dimension); FLOP and inst are counts, kept as their own dimension
 # so that FLOP/byte and inst/cycle read as what they are.
 _BASE = {"second": (1.0, "s"), "s": (1.0, "s"), "sec": (1.0, "s"),
          "byte": (1.0, "B"), "B": (1.0, "B"), "hz": (1.0, "1/s"), "Hz": (1.0, "1/s"),
          "FLOP": (1.0, "FLOP"), "flop": (1.0, "FLOP"), "cycle": (1.0, "cycle"),
-         "inst": (1.0, "inst")}
+         "inst": (1.0, "inst"), "instruction": (1.0, "inst"), "percent": (1.0, "%"),
+         "%": (1.0, "%")}
 
 
 class UnitError(ValueError):
@@ -61,10 +66,11 @@ def _atom(token):
     word, power = m.group(1), int(m.group(2) or 1)
     if word in _PREFIX and word:  # a bare prefix ('T' in 'T/s') is a scale
         return Unit(_PREFIX[word] ** power)
-    for prefix in sorted(_PREFIX, key=len, reverse=True):
+    prefixes = dict(_PREFIX, **_LONG_PREFIX)
+    for prefix in sorted(prefixes, key=len, reverse=True):
         if word.startswith(prefix) and word[len(prefix):] in _BASE:
             scale, dim = _BASE[word[len(prefix):]]
-            unit = Unit(_PREFIX[prefix] * scale, {"s": -1} if dim == "1/s" else {dim: 1})
+            unit = Unit(prefixes[prefix] * scale, {"s": -1} if dim == "1/s" else {dim: 1})
             return unit ** power
     return Unit(1.0, {word: power})
 

@@ -78,3 +78,24 @@ def test_profiler_unit_strings_parse():
     assert conversion_factor(parse_unit("usecond"), NS) == pytest.approx(1e3)
     assert conversion_factor(parse_unit("Mbyte"), BYTE) == pytest.approx(1e6)
     assert parse_unit("%").dims == {"%": 1}
+
+
+def test_every_recorded_unit_is_understood(recorded):
+    """The unit strings the collector writes (CUPTI's: 'nanosecond', 'instruction',
+    'percent', '1/second') are known units, not words taken as dimensions of their own."""
+    import json
+    seen = set()
+    for name in ("matmul.jsonl", "clocks.jsonl", "fusion.jsonl"):
+        for line in open(recorded(name)):
+            rec = json.loads(line)
+            if rec["type"] == "run":
+                seen.update(rec["units"].values())
+    assert {"nanosecond", "byte", "instruction", "percent", "1/second"} <= seen
+    for text in seen:
+        assert set(parse_unit(text).dims) <= {"s", "B", "inst", "%"}, text
+    assert conversion_factor(parse_unit("nanosecond"), parse_unit("ns")) == 1.0
+    assert conversion_factor(parse_unit("percent"), parse_unit("%")) == 1.0
+    # so that --combine sums times and bytes but takes the max of rates and percentages
+    from rangeprof.table import default_combine
+    assert [default_combine(parse_unit(u)) for u in ("nanosecond", "byte", "percent", "1/second")] \
+        == ["sum", "sum", "max", "max"]

@@ -20,6 +20,24 @@ def test_long_form_has_nsight_python_columns(recorded):
     assert set(df["GPU"]) and not df["GPU"].isna().any()
 
 
+ALL = ["matmul.jsonl", "vadd.jsonl", "vadd_again.jsonl", "vadd_cache_none.jsonl", "fusion.jsonl",
+       "clocks.jsonl"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_recorded_line_is_read(recorded, name, capsys):
+    """The recordings, with their session 'memory_save' and summary 'cost_ms' and 'save'
+    objects, load without a bad line; every run record becomes rows, its clock and
+    temperature included."""
+    df = rangeprof.load(recorded(name))
+    assert df.attrs["bad_lines"] == [] and capsys.readouterr().err == ""
+    runs = [r for r in map(json.loads, open(recorded(name))) if r["type"] == "run"]
+    assert len(df) == sum(len(r["metrics"]) for r in runs)
+    assert df.groupby(["Launch", "Run"]).ngroups == len(runs)
+    assert df["SMClock"].notna().all() and df["Temperature"].notna().all()
+    assert set(df["Unit"]) <= {"nanosecond", "byte", "instruction", "percent", "1/second"}
+
+
 def test_config_columns_are_typed(recorded):
     df = rangeprof.load(recorded("matmul.jsonl"))
     assert df["n"].dtype.kind == "i"

@@ -21,7 +21,8 @@ def test_sweep_with_variants_and_panels(recorded, tmp_path):
 def test_distribution_roofline_and_ab(recorded, tmp_path):
     for argv in (["distribution", str(recorded("vadd.jsonl"))],
                  ["roofline", str(recorded("matmul.jsonl"))],
+                 ["roofline", str(recorded("matmul.jsonl")), "--flops", "2*n**3"],
                  ["ab", str(recorded("vadd.jsonl")), str(recorded("vadd_cache_none.jsonl"))]):
-        out = tmp_path / f"{argv[0]}.png"
+        out = tmp_path / f"{argv[0]}{len(argv)}.png"
         plots.main(argv + ["-o", str(out)])
         assert out.read_bytes()[:4] == PNG

@@ -290,3 +290,27 @@ Test(jsonl, a_fifo_without_reader_fails_at_once_instead_of_blocking)
 	unlink(path);
 	rmdir(dir);
 }
+
+Test(records, a_stack_deeper_than_the_limit_is_listed_outermost_first_and_counted)
+{
+	size_t depth = 100000;
+	struct collector_nvtx_range *r = calloc(depth, sizeof(*r));
+	for (size_t i = 0; i < depth; i++)
+		r[i] = (struct collector_nvtx_range){ .domain = "", .text = i ? "inner" : "outer" };
+	struct collector_launch l = { .kernel = "k", .mangled = "k", .nvtx = r,
+				      .nvtx_count = depth, .nvtx_path = "outer/inner" };
+	const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+	struct collector_measure_info info = { names, units, 1, 1, 1, RP_CACHE_ALL,
+					       RP_CLOCK_NONE, 1.98e9 };
+	double value = 1;
+	struct collector_run run = { 0, &value, 1.9e9, NAN, 1.7e9 };
+	cJSON *rec = collector_record_run(&l, &info, &run);
+	cJSON *nvtx = cJSON_GetObjectItem(rec, "nvtx");
+	cr_assert_eq(cJSON_GetArraySize(nvtx), COLLECTOR_MAX_NVTX);
+	cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(nvtx, 0), "text")->valuestring,
+			 "outer");
+	cr_assert_eq(cJSON_GetObjectItem(rec, "nvtx_omitted")->valuedouble,
+		     (double)(depth - COLLECTOR_MAX_NVTX));
+	cJSON_Delete(rec);
+	free(r);
+}

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/options.h"
 
 static struct rp_options opts;
@@ -411,4 +412,22 @@ Test(options, root_is_refused_where_the_open_would_fail)
 	/* /proc/self is not writable even for root; access(W_OK) said yes to root. */
 	cr_assert_neq(rp_output_check("/proc/self/r.jsonl", 1, "-o", err, sizeof(err)), 0);
 	cr_assert(strstr(err, "directory '/proc/self' is not writable"), "%s", err);
+}
+
+/* Every message is one line of text, whatever its arguments hold (a kernel or NVTX name
+ * with a newline, an escape sequence, bytes that are not UTF-8). */
+Test(log, messages_escape_control_characters_and_stay_one_line)
+{
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	int saved = dup(STDERR_FILENO);
+	dup2(fds[1], STDERR_FILENO);
+	rp_log_error("kernel %s [%s]", "k\nfake line", "\x1b[2Jouter\x9b/\xc3\xa9");
+	dup2(saved, STDERR_FILENO);
+	close(fds[1]);
+	char got[512] = "";
+	ssize_t n = read(fds[0], got, sizeof(got) - 1);
+	close(fds[0]);
+	cr_assert_gt(n, 0);
+	cr_assert_str_eq(got, "rangeprof: error: kernel k\\nfake line [\\x1b[2Jouter\\x9b/\xc3\xa9]\n");
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -368,4 +369,58 @@ Test(nvtx_state, long_names_are_cut_and_deep_nesting_is_bounded)
 		     unchanged);
 	cr_assert_lt(changed, 0.5, "100 000 push/snapshot/pop at depth 10 000: %.3f s", changed);
 	cr_assert_lt(seconds() - t0, 5.0);
+}
+
+static nvtxDomainHandle_t newest;
+
+static void *push_into_newest(void *arg)
+{
+	(void)arg;
+	nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = "late";
+	long bad = bridge_domain_range_push_ex(newest, &a) != 0 ||
+		   nvtx_bridge_snapshot()->push_count != 1;
+	bridge_domain_range_pop(newest);
+	return (void *)bad;
+}
+
+/* A thread's stacks are sized by the domains it used, not by the largest domain id: 32
+ * threads pushing into the 100 001st domain once took 10 MB each. */
+Test(nvtx_state, a_thread_pays_only_for_the_domains_it_uses)
+{
+	char name[32];
+	for (int i = 0; i < 100000; i++) {
+		snprintf(name, sizeof(name), "many%d", i);
+		bridge_domain_create_a(name);
+	}
+	newest = bridge_domain_create_a("newest");
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	pthread_t t[32];
+	for (long i = 0; i < 32; i++)
+		pthread_create(&t[i], NULL, push_into_newest, NULL);
+	for (int i = 0; i < 32; i++) {
+		void *bad;
+		pthread_join(t[i], &bad);
+		cr_assert_eq((long)bad, 0);
+	}
+	getrusage(RUSAGE_SELF, &after);
+	cr_assert_lt(after.ru_maxrss - before.ru_maxrss, 16 * 1024, "peak RSS grew %ld KB",
+		     after.ru_maxrss - before.ru_maxrss);
+	/* A thread that used many domains keeps buffers for the open ones only. */
+	nvtxEventAttributes_t a = { NVTX_VERSION, NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = "x";
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "many%d", i);
+		nvtxDomainHandle_t d = bridge_domain_create_a(name);
+		bridge_range_push_a("outer");
+		cr_assert_eq(bridge_domain_range_push_ex(d, &a), 0);
+		const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+		cr_assert_eq(s->push_count, 2);
+		cr_assert_str_eq(s->ranges[1].text, "x");
+		cr_assert_eq(bridge_domain_range_pop(d), 0);
+		bridge_range_pop();
+	}
 }

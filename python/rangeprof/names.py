@@ -1,0 +1,43 @@
+"""rangeprof/names.py - one spelling for kernel names that two demanglers wrote: the
+JSONL's (CUPTI, cxxabi: 'void at::native::f<4, std::array<char*, 1ul> >(int, ...)') and
+ncu's ('void at::f<4, std::array<char *, 1>>(int, T2, T3)', or with no namespaces at all),
+used to match kernels across the two and to show long names in text tables by what tells
+them apart. Standard library only."""
+import re
+
+
+def canonical_kernel(name):
+    """One spelling for ncu's and the JSONL's demangled names: no parameter list or 'void',
+    no namespace qualifiers at all (the JSONL writes 'at::native::FillFunctor', ncu
+    'at::FillFunctor' or, depending on its name base, plain 'FillFunctor'), anonymous
+    namespaces dropped ('(anonymous namespace)::', ncu's '<unnamed>::'), integer suffixes
+    dropped ('1ul' -> '1'), no space before '*' or '&', '>>' for '> >', single spaces.
+    Kernels are matched on this name together with the grid and the NVTX path, so that
+    the qualifiers it drops are rarely needed to tell two kernels apart."""
+    s = name.strip()
+    if s.startswith("void "):
+        s = s[5:]
+    s = s.replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
+    # Cut the parameter list: the first '(' at template depth 0.
+    depth = 0
+    for i, ch in enumerate(s):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0:
+            s = s[:i]
+            break
+    s = re.sub(r"\b[A-Za-z_]\w*::", "", s)
+    s = re.sub(r"\b(\d+)(?:ull|ul|ll|u|l)\b", r"\1", s, flags=re.I)
+    s = re.sub(r"\s+([*&])", r"\1", s)
+    while re.search(r">\s+>", s):
+        s = re.sub(r">\s+>", ">>", s)
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def short_kernel(name):
+    """canonical_kernel of each part of a kernel column ('a + b' for kernels combined per
+    range): what a text table shows, where 'void at::native::vectorized_elementwise_kernel<'
+    would fill the column before the functor that tells two kernels apart."""
+    return " + ".join(canonical_kernel(part) for part in str(name).split(" + "))

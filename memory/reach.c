@@ -2,7 +2,8 @@
  * buffer (layout from cuFuncGetParamInfo) that the driver knows as a pointer brings in its
  * whole allocation. Allocations of up to REACH_SCAN_MAX bytes are read once more for
  * pointers, so pointer arrays (batched GEMM) and device-side lists are covered; the
- * module's __device__ variables come from globals.c. Memory mapped with cuMemMap is taken
+ * module's __device__ variables come from globals.c and are read for pointers the same
+ * way. Memory mapped with cuMemMap is taken
  * as the contiguously mapped run of its reservation around the pointer, since a tensor in
  * an expandable segment can span several mappings. What cannot be bounded this way makes
  * the set unknown, and the caller falls back to the full checkpoint.
@@ -196,7 +197,27 @@ int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, v
 	free(params);
 	if (rc)
 		return 0;
-	/* One level further: pointers stored in the allocations the parameters point into. */
+	CUmodule module;
+	CUlibrary library;
+	bool globals_known;
+	CUresult cr = rp_api.cuFuncGetModule(&module, f);
+	if (cr == CUDA_SUCCESS) {
+		globals_known = mem_globals_of_module(module, &r->ranges, &r->count, &r->capacity);
+	} else if ((cr = rp_api.cuKernelGetLibrary(&library, (CUkernel)f)) == CUDA_SUCCESS) {
+		globals_known = mem_globals_of_library(library, &r->ranges, &r->count,
+						       &r->capacity);
+	} else {
+		snprintf(r->unknown, sizeof(r->unknown), "neither cuFuncGetModule nor "
+			 "cuKernelGetLibrary knows the kernel: %s", collector_cu_error(cr));
+		return 0;
+	}
+	if (!globals_known) {
+		snprintf(r->unknown, sizeof(r->unknown), "the module's __device__ variables "
+			 "are unknown (a loaded cubin could not be read)");
+		return 0;
+	}
+	/* One level further: pointers stored in the allocations the parameters point into,
+	 * and in the module's globals (a __device__ pointer set with cudaMemcpyToSymbol). */
 	size_t direct = r->count;
 	unsigned char *copy = NULL;
 	struct mem_range *known = NULL;
@@ -221,7 +242,7 @@ int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, v
 			break;
 		}
 		copy = grown;
-		CUresult cr = rp_api.cuMemcpy((CUdeviceptr)copy, r->ranges[i].base, bytes);
+		cr = rp_api.cuMemcpy((CUdeviceptr)copy, r->ranges[i].base, bytes);
 		if (cr != CUDA_SUCCESS) {
 			snprintf(r->unknown, sizeof(r->unknown), "reading %zu bytes at %#llx: %s",
 				 bytes, (unsigned long long)r->ranges[i].base, collector_cu_error(cr));
@@ -235,25 +256,6 @@ int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, v
 	free(known);
 	if (r->unknown[0])
 		return 0;
-	CUmodule module;
-	CUlibrary library;
-	bool globals_known;
-	CUresult cr = rp_api.cuFuncGetModule(&module, f);
-	if (cr == CUDA_SUCCESS) {
-		globals_known = mem_globals_of_module(module, &r->ranges, &r->count, &r->capacity);
-	} else if ((cr = rp_api.cuKernelGetLibrary(&library, (CUkernel)f)) == CUDA_SUCCESS) {
-		globals_known = mem_globals_of_library(library, &r->ranges, &r->count,
-						       &r->capacity);
-	} else {
-		snprintf(r->unknown, sizeof(r->unknown), "neither cuFuncGetModule nor "
-			 "cuKernelGetLibrary knows the kernel: %s", collector_cu_error(cr));
-		return 0;
-	}
-	if (!globals_known) {
-		snprintf(r->unknown, sizeof(r->unknown), "the module's __device__ variables "
-			 "are unknown (a loaded cubin could not be read)");
-		return 0;
-	}
 	r->count = mem_ranges_normalize(r->ranges, r->count);
 	for (size_t i = 0; i < r->count; i++)
 		r->bytes += r->ranges[i].size;

@@ -2,8 +2,8 @@
 // (issue 6): in-place updates and atomics, pointer arrays in device memory (batched GEMM
 // with beta = 1), pointer lists passed by value in a parameter struct (multi-tensor
 // apply), module-scope __device__ variables, managed memory, cudaMallocAsync pools,
-// cuMemCreate/cuMemMap memory, and two kernels that write where no parameter leads: a
-// three-level pointer chain and a pointer kept in a __device__ variable. Each case runs
+// cuMemCreate/cuMemMap memory, a pointer kept in a __device__ variable (found by reading
+// the module's globals), and a three-level pointer chain, which only verification catches. Each case runs
 // 3 times inside NVTX range "case <name>" and prints a checksum that must be the same
 // with and without rangeprof.
 #include <cstdio>
@@ -216,7 +216,7 @@ int main()
 		inplace_atomic<<<(a->n + 255) / 256, 256>>>(a->x, a->hits, a->n); }, &a7);
 	printf("vmm %.3f\n", sum(v, vn));
 
-	// Three links deep: not reachable within one level, so verification must catch it.
+	// Three links deep: beyond the one level rangeprof reads, so verification must catch it.
 	node hn[3];
 	node *dn[3];
 	float *chain_data;
@@ -232,7 +232,7 @@ int main()
 	range("chain", [](void *p) { follow_chain<<<(N + 255) / 256, 256>>>((node *)p, N); }, dn[0]);
 	printf("chain %.3f\n", sum(chain_data, N));
 
-	// A pointer kept in a __device__ variable.
+	// A pointer kept in a __device__ variable: no parameter leads there, the global does.
 	float *hidden;
 	CHECK(cudaMalloc(&hidden, N * sizeof(float)));
 	fill<<<blocks, 256>>>(hidden, N, 0.5f);

@@ -123,37 +123,68 @@ static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t si
 	return 0;
 }
 
-/* The parameter buffer as the kernel sees it, from kernelParams or extra. */
+/* Offset and size of parameter i of f: 0, 1 past the last parameter, -1 on failure.
+ * The runtime launches CUkernel handles (CUDA 12 library loading) through cuLaunchKernel,
+ * and cuFuncGetParamInfo calls those invalid: *kernel_handle then switches to
+ * cuKernelGetParamInfo. */
+static int parameter_info(CUfunction f, size_t i, size_t *offset, size_t *size,
+			  bool *kernel_handle, CUresult *error)
+{
+	CUresult cr = *kernel_handle ?
+		rp_api.cuKernelGetParamInfo((CUkernel)f, i, offset, size) :
+		rp_api.cuFuncGetParamInfo(f, i, offset, size);
+	if (cr == CUDA_ERROR_INVALID_HANDLE && i == 0 && !*kernel_handle) {
+		*kernel_handle = true;
+		return parameter_info(f, i, offset, size, kernel_handle, error);
+	}
+	if (cr == CUDA_ERROR_INVALID_VALUE)
+		return 1;
+	*error = cr;
+	return cr == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* The parameter buffer as the kernel sees it, from kernelParams or extra. Runs on the
+ * application's thread inside its launch call: nothing large on the stack. */
 static unsigned char *parameter_buffer(struct mem_reach *r, CUfunction f, void **kernel_params,
 				       void **extra, size_t *size_out)
 {
-	size_t offsets[4096], sizes[4096], count = 0, total = 0;
-	/* The runtime launches CUkernel handles (CUDA 12 library loading) through
-	 * cuLaunchKernel; cuFuncGetParamInfo calls those invalid. */
+	/* The driver accepts at most 32764 bytes of parameters, hence this many. */
+	enum { MAX_PARAMETERS = 32764 };
+	size_t *offsets = NULL, *sizes = NULL, count = 0, capacity = 0, total = 0;
+	unsigned char *buffer = NULL;
 	bool kernel_handle = false;
-	for (; count < 4096; count++) {
-		CUresult cr = kernel_handle ?
-			rp_api.cuKernelGetParamInfo((CUkernel)f, count, &offsets[count], &sizes[count]) :
-			rp_api.cuFuncGetParamInfo(f, count, &offsets[count], &sizes[count]);
-		if (cr == CUDA_ERROR_INVALID_HANDLE && count == 0 && !kernel_handle) {
-			kernel_handle = true;
-			count--;
-			continue;
+	for (;; count++) {
+		if (count == capacity) {
+			capacity = capacity ? 2 * capacity : 64;
+			size_t *o = realloc(offsets, capacity * sizeof(*o));
+			if (o)
+				offsets = o;
+			size_t *z = o ? realloc(sizes, capacity * sizeof(*z)) : NULL;
+			if (z)
+				sizes = z;
+			if (!o || !z || count > MAX_PARAMETERS) {
+				snprintf(r->unknown, sizeof(r->unknown), !o || !z ?
+					 "out of host memory" : "more parameters than CUDA allows");
+				goto fail;
+			}
 		}
-		if (cr == CUDA_ERROR_INVALID_VALUE)
+		CUresult error = CUDA_SUCCESS;
+		int rc = parameter_info(f, count, &offsets[count], &sizes[count], &kernel_handle,
+					&error);
+		if (rc > 0)
 			break;
-		if (cr != CUDA_SUCCESS) {
-			snprintf(r->unknown, sizeof(r->unknown), "cuFuncGetParamInfo: %s",
-				 collector_cu_error(cr));
-			return NULL;
+		if (rc < 0) {
+			snprintf(r->unknown, sizeof(r->unknown), "the kernel's parameter layout: %s",
+				 collector_cu_error(error));
+			goto fail;
 		}
 		if (offsets[count] + sizes[count] > total)
 			total = offsets[count] + sizes[count];
 	}
-	unsigned char *buffer = calloc(1, total + 8);
+	buffer = calloc(1, total + 8);
 	if (!buffer) {
 		snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
-		return NULL;
+		goto fail;
 	}
 	if (kernel_params) {
 		for (size_t i = 0; i < count; i++)
@@ -171,19 +202,25 @@ static unsigned char *parameter_buffer(struct mem_reach *r, CUfunction f, void *
 				break;
 		}
 		if (!packed && total) {
-			free(buffer);
 			snprintf(r->unknown, sizeof(r->unknown), "launch 'extra' without a "
 				 "parameter buffer");
-			return NULL;
+			goto fail;
 		}
-		memcpy(buffer, packed, packed_size < total ? packed_size : total);
+		if (packed)
+			memcpy(buffer, packed, packed_size < total ? packed_size : total);
 	} else if (total) {
-		free(buffer);
 		snprintf(r->unknown, sizeof(r->unknown), "launch without its parameters");
-		return NULL;
+		goto fail;
 	}
+	free(offsets);
+	free(sizes);
 	*size_out = total;
 	return buffer;
+fail:
+	free(buffer);
+	free(offsets);
+	free(sizes);
+	return NULL;
 }
 
 int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, void **extra)

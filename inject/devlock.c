@@ -1,0 +1,156 @@
+/* inject/devlock.c - a lock per device across processes (devlock.h).
+ * One file per device UUID, three bytes of it locked with open-file-description locks
+ * (F_OFD_SETLK): they are released when the process dies, however it dies, and they are
+ * not shared with threads' own POSIX locks or lost when some other descriptor of the same
+ * file is closed, as classic fcntl locks would be.
+ *   byte 0  the entry: held while waiting for the turn, so that a process that has just
+ *           given the turn back cannot take it again ahead of one already waiting;
+ *   byte 1  the turn: held for one measured launch;
+ *   byte 2  presence: read-locked by every process measuring on the device, so that one
+ *           can tell whether it is alone.
+ * Waiting polls with a bounded sleep, which bounds the wait (a blocking F_OFD_SETLKW
+ * cannot time out without a signal). libc only. */
+#include "inject/devlock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { BYTE_ENTRY, BYTE_TURN, BYTE_PRESENCE };
+
+struct inject_devlock {
+	int fd;
+	bool held;
+};
+
+static int lock_byte(int fd, int byte, short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
+	return fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : -errno;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Tries to lock byte until deadline (monotonic seconds), sleeping 0.1 ms at first and
+ * up to 5 ms, so that a short wait stays short and a long one costs little. */
+static int lock_byte_until(int fd, int byte, double deadline)
+{
+	long sleep_ns = 100000;
+	for (;;) {
+		int rc = lock_byte(fd, byte, F_WRLCK);
+		if (rc != -EAGAIN && rc != -EACCES && rc != -EINTR)
+			return rc;
+		if (now() >= deadline)
+			return -ETIMEDOUT;
+		nanosleep(&(struct timespec){ 0, sleep_ns }, NULL);
+		if (sleep_ns < 5000000)
+			sleep_ns *= 2;
+	}
+}
+
+int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock **out,
+			char *err, size_t err_size)
+{
+	struct stat st;
+	if (!dir)
+		dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+	/* The UUID comes from the driver, but a name is built from it: keep it to the
+	 * characters a UUID has, so that nothing can make it a path. */
+	char name[128];
+	size_t n = 0;
+	for (const char *p = uuid; *p && n < 80; p++)
+		if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= 'A' && *p <= 'Z') || *p == '-')
+			name[n++] = *p;
+	name[n] = '\0';
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/rangeprof-device-%s.lock", dir, n ? name : "unknown");
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, err_size, "cannot open the device lock '%s': %s", path, strerror(e));
+		return -e;
+	}
+	struct inject_devlock *lock = calloc(1, sizeof(*lock));
+	if (!lock) {
+		close(fd);
+		snprintf(err, err_size, "out of host memory");
+		return -ENOMEM;
+	}
+	lock->fd = fd;
+	/* A read lock never conflicts with another read lock: only a process probing for
+	 * being alone (a write lock) is refused. */
+	int rc = lock_byte(fd, BYTE_PRESENCE, F_RDLCK);
+	if (rc) {
+		snprintf(err, err_size, "cannot lock the device lock '%s': %s", path, strerror(-rc));
+		inject_devlock_close(lock);
+		return rc;
+	}
+	*out = lock;
+	return 0;
+}
+
+int inject_devlock_acquire(struct inject_devlock *lock, long timeout_ms)
+{
+	if (!lock)
+		return -EINVAL;
+	if (lock->held)
+		return 0;
+	double deadline = now() + (timeout_ms > 0 ? timeout_ms / 1e3 : 0);
+	int rc = lock_byte_until(lock->fd, BYTE_ENTRY, deadline);
+	if (rc)
+		return rc;
+	rc = lock_byte_until(lock->fd, BYTE_TURN, deadline);
+	lock_byte(lock->fd, BYTE_ENTRY, F_UNLCK);
+	if (rc)
+		return rc;
+	lock->held = true;
+	return 0;
+}
+
+void inject_devlock_release(struct inject_devlock *lock)
+{
+	if (!lock || !lock->held)
+		return;
+	lock_byte(lock->fd, BYTE_TURN, F_UNLCK);
+	lock->held = false;
+}
+
+bool inject_devlock_shared(struct inject_devlock *lock)
+{
+	if (!lock)
+		return false;
+	/* Upgrading our read lock fails while any other process holds one; a failed F_SETLK
+	 * leaves our read lock as it was. */
+	if (lock_byte(lock->fd, BYTE_PRESENCE, F_WRLCK) != 0)
+		return true;
+	lock_byte(lock->fd, BYTE_PRESENCE, F_RDLCK);
+	return false;
+}
+
+void inject_devlock_close(struct inject_devlock *lock)
+{
+	if (!lock)
+		return;
+	close(lock->fd); /* releases every byte this description holds */
+	free(lock);
+}
+
+void inject_devlock_forget(struct inject_devlock *lock)
+{
+	if (!lock)
+		return;
+	/* The parent still holds the description open: closing our copy releases nothing. */
+	close(lock->fd);
+	free(lock);
+}

@@ -1,0 +1,37 @@
+/* inject/devlock.h - processes take turns on a device: a lock per device across processes,
+ * named from the device's UUID, held for one measured launch. The profiling hardware is one
+ * per device (GPU-FACTS.md: a second process measuring at once gets
+ * CUPTI_ERROR_HARDWARE_BUSY), so measured launches of all processes on one device are
+ * serialised; unselected launches never touch the lock. libc only (no CUDA), so that its
+ * tests run anywhere. Called by inject/replay.c under its replay lock. */
+#ifndef INJECT_DEVLOCK_H
+#define INJECT_DEVLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct inject_devlock;
+
+/* Opens (creating with mode 0600) the lock file of the device with this UUID in dir
+ * (NULL: /dev/shm, else /tmp), O_CLOEXEC and O_NOFOLLOW, and marks this process as one
+ * that measures on the device. Returns 0, or -errno with the file and the reason in err
+ * (the caller then measures without taking turns). */
+int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock **out,
+			char *err, size_t err_size);
+/* Waits at most timeout_ms (0: only tries) for this process's turn. Fair between
+ * processes: a process that has just had its turn waits behind one already waiting.
+ * Returns 0 with the turn held, -ETIMEDOUT, or -errno. Not re-entrant: one turn at a time
+ * per lock. */
+int inject_devlock_acquire(struct inject_devlock *lock, long timeout_ms);
+/* Gives the turn back. Cannot fail; does nothing when the turn is not held. */
+void inject_devlock_release(struct inject_devlock *lock);
+/* Whether another live process has this device's lock open (measures on it too). */
+bool inject_devlock_shared(struct inject_devlock *lock);
+/* Closes the lock; a held turn is given back. NULL does nothing. */
+void inject_devlock_close(struct inject_devlock *lock);
+/* In a child forked without exec: drops the inherited descriptor without touching the
+ * locks, which belong to the parent's open file description (unlocking here would give
+ * away the parent's turn). NULL does nothing. */
+void inject_devlock_forget(struct inject_devlock *lock);
+
+#endif

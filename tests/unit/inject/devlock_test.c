@@ -1,0 +1,237 @@
+/* tests/unit/inject/devlock_test.c - processes take turns on a device: real processes
+ * (fork), each with its own lock, on this machine; no GPU needed. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inject/devlock.h"
+
+static char dir[] = "/tmp/rp_devlock_XXXXXX";
+static const char *uuid = "GPU-0f1e2d3c-aaaa-bbbb-cccc-000000000001";
+
+static void make_dir(void)
+{
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static struct inject_devlock *open_lock(void)
+{
+	struct inject_devlock *l = NULL;
+	char err[512];
+	int rc = inject_devlock_open(uuid, dir, &l, err, sizeof(err));
+	cr_assert_eq(rc, 0, "%s", err);
+	return l;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* A child that takes the turn, says so through the pipe, then does what `then` says. */
+static pid_t holder(int then_sleep_ms, bool crash)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct inject_devlock *l = NULL;
+		char err[256];
+		if (inject_devlock_open(uuid, dir, &l, err, sizeof(err)) ||
+		    inject_devlock_acquire(l, 5000))
+			_exit(3);
+		if (write(p[1], "x", 1) != 1)
+			_exit(4);
+		if (crash)
+			abort();
+		usleep(then_sleep_ms * 1000);
+		inject_devlock_release(l);
+		_exit(0);
+	}
+	close(p[1]);
+	char c;
+	cr_assert_eq(read(p[0], &c, 1), 1, "the child took the turn");
+	close(p[0]);
+	return pid;
+}
+
+Test(devlock, file_is_private_and_named_from_the_uuid, .init = make_dir)
+{
+	struct inject_devlock *l = open_lock();
+	char path[512];
+	snprintf(path, sizeof(path), "%s/rangeprof-device-%s.lock", dir, uuid);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600);
+	inject_devlock_close(l);
+	/* Nothing in a UUID can make the name a path. */
+	char err[256];
+	cr_assert_eq(inject_devlock_open("../../x/y", dir, &l, err, sizeof(err)), 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/rangeprof-device-xy.lock", dir);
+	cr_assert_eq(stat(path, &st), 0);
+	inject_devlock_close(l);
+}
+
+Test(devlock, a_turn_held_by_another_process_excludes_this_one, .init = make_dir)
+{
+	pid_t child = holder(400, false);
+	struct inject_devlock *l = open_lock();
+	cr_assert_eq(inject_devlock_acquire(l, 0), -ETIMEDOUT, "held by the child");
+	double t0 = now();
+	cr_assert_eq(inject_devlock_acquire(l, 5000), 0, "given back by the child");
+	cr_assert_lt(now() - t0, 4.0);
+	int status;
+	waitpid(child, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	inject_devlock_release(l);
+	inject_devlock_close(l);
+}
+
+Test(devlock, the_wait_is_bounded, .init = make_dir)
+{
+	pid_t child = holder(3000, false);
+	struct inject_devlock *l = open_lock();
+	double t0 = now();
+	cr_assert_eq(inject_devlock_acquire(l, 300), -ETIMEDOUT);
+	double waited = now() - t0;
+	cr_assert(waited >= 0.29 && waited < 2.0, "waited %.3f s for a 0.3 s bound", waited);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	inject_devlock_close(l);
+}
+
+Test(devlock, a_crashed_holder_gives_the_turn_back, .init = make_dir)
+{
+	pid_t child = holder(0, true);
+	int status;
+	waitpid(child, &status, 0);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	struct inject_devlock *l = open_lock();
+	cr_assert_eq(inject_devlock_acquire(l, 1000), 0);
+	inject_devlock_close(l);
+}
+
+Test(devlock, measured_sections_never_overlap, .init = make_dir)
+{
+	/* Two processes, 40 turns each; inside a turn each marks the section busy, checks
+	 * that nobody else is in it, and increments a shared counter non-atomically. */
+	struct shared { atomic_int inside, overlaps; int counter; } *s =
+		mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(s, MAP_FAILED);
+	memset(s, 0, sizeof(*s));
+	pid_t kids[2];
+	for (int k = 0; k < 2; k++) {
+		kids[k] = fork();
+		if (kids[k] == 0) {
+			struct inject_devlock *l = NULL;
+			char err[256];
+			if (inject_devlock_open(uuid, dir, &l, err, sizeof(err)))
+				_exit(3);
+			for (int i = 0; i < 40; i++) {
+				if (inject_devlock_acquire(l, 10000))
+					_exit(4);
+				if (atomic_fetch_add(&s->inside, 1) != 0)
+					atomic_fetch_add(&s->overlaps, 1);
+				int c = s->counter;
+				usleep(500);
+				s->counter = c + 1;
+				atomic_fetch_sub(&s->inside, 1);
+				inject_devlock_release(l);
+			}
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		int status;
+		waitpid(kids[k], &status, 0);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: %d", k, status);
+	}
+	cr_assert_eq(s->overlaps, 0);
+	cr_assert_eq(s->counter, 80);
+}
+
+Test(devlock, a_waiting_process_gets_the_next_turn, .init = make_dir)
+{
+	/* This process takes turns back to back; a child waiting must still get one. */
+	struct inject_devlock *l = open_lock();
+	cr_assert_eq(inject_devlock_acquire(l, 0), 0);
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		struct inject_devlock *c = NULL;
+		char err[256];
+		if (inject_devlock_open(uuid, dir, &c, err, sizeof(err)))
+			_exit(3);
+		int rc = inject_devlock_acquire(c, 5000);
+		if (write(p[1], "x", 1) != 1)
+			_exit(5);
+		_exit(rc ? 4 : 0);
+	}
+	close(p[1]);
+	usleep(100000); /* the child is waiting now */
+	double t0 = now();
+	bool child_got_it = false;
+	while (now() - t0 < 3.0 && !child_got_it) {
+		inject_devlock_release(l);
+		/* Taken again at once, as a process measuring launch after launch does. */
+		if (inject_devlock_acquire(l, 0) == -ETIMEDOUT) {
+			child_got_it = true;
+			cr_assert_eq(inject_devlock_acquire(l, 5000), 0);
+		}
+	}
+	cr_assert(child_got_it, "the waiting process never got a turn");
+	int status;
+	waitpid(child, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	inject_devlock_release(l);
+	inject_devlock_close(l);
+}
+
+Test(devlock, a_process_knows_whether_others_measure_on_the_device, .init = make_dir)
+{
+	struct inject_devlock *l = open_lock();
+	cr_assert_not(inject_devlock_shared(l));
+	pid_t child = holder(600, false);
+	cr_assert(inject_devlock_shared(l));
+	waitpid(child, NULL, 0);
+	cr_assert_not(inject_devlock_shared(l));
+	inject_devlock_close(l);
+}
+
+Test(devlock, a_forked_child_dropping_the_lock_keeps_the_parents_turn, .init = make_dir)
+{
+	struct inject_devlock *l = open_lock();
+	cr_assert_eq(inject_devlock_acquire(l, 0), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		inject_devlock_forget(l);
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	/* Another process must still find the turn taken. */
+	pid_t probe = fork();
+	if (probe == 0) {
+		struct inject_devlock *c = NULL;
+		char err[256];
+		if (inject_devlock_open(uuid, dir, &c, err, sizeof(err)))
+			_exit(3);
+		_exit(inject_devlock_acquire(c, 0) == -ETIMEDOUT ? 0 : 1);
+	}
+	int status;
+	waitpid(probe, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the turn was given away");
+	inject_devlock_close(l);
+}

@@ -89,3 +89,14 @@ CUresult inject_flush_launch(struct inject_flush *f, CUstream stream)
 	void *args[] = { &f->buffer, &f->words, &f->sink };
 	return rp_api.cuLaunchKernel(f->kernel, f->blocks, 1, 1, 256, 1, 1, 0, stream, args, NULL);
 }
+
+void inject_flush_finish(struct inject_flush *f)
+{
+	if (f->buffer)
+		rp_api.cuMemFree(f->buffer);
+	if (f->sink)
+		rp_api.cuMemFree(f->sink);
+	if (f->module)
+		rp_api.cuModuleUnload(f->module);
+	*f = (struct inject_flush){ 0 };
+}

@@ -18,6 +18,9 @@ struct inject_flush {
 
 /* Loads the sweep into the current context and allocates its buffer. 0 or -1 with err. */
 int inject_flush_init(struct inject_flush *flush, int device, char *err, size_t err_size);
+/* Frees the buffer and unloads the sweep, in the current context (still valid: called
+ * when the context is being destroyed). */
+void inject_flush_finish(struct inject_flush *flush);
 /* Queues the sweep on stream: one kernel launch. */
 CUresult inject_flush_launch(struct inject_flush *flush, CUstream stream);
 

@@ -1,7 +1,8 @@
 /* inject/init.c - the session: options from the environment, the CUPTI subscription,
- * the output file, one-time reports and the table printed at exit.
+ * the session record, forks, and the table printed at exit.
  * inject_init_once() runs inside cuInit (InitializeInjection); it makes no driver call,
- * since the driver is not ready for them there. Calls common/, nvtx_bridge/, collector/. */
+ * since the driver is not ready for them there. Hands replay.c a read-only configuration
+ * and launch.c the filters. Calls inject/ launch, replay and output, common/, collector/. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
@@ -21,87 +22,25 @@
 #include "common/log.h"
 #include "inject/inject.h"
 #include "inject/launch.h"
+#include "inject/output.h"
 #include "memory/memory.h"
 
-struct inject_session inject_session = { .output_fd = -1 };
-
+/* The options, read once in init() and never written after: everything else gets the
+ * values it needs from them. */
+static struct rp_options opts;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t output_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_SubscriberHandle subscriber;
-
-/* ------------------------------------------------------------------------------------ */
-/* Output and reports                                                                   */
-/* ------------------------------------------------------------------------------------ */
-
-void inject_write_record(cJSON *record)
-{
-	if (!record)
-		return;
-	pthread_mutex_lock(&output_lock);
-	if (inject_session.output_fd < 0 && inject_session.opts.output) {
-		char path[PATH_MAX], err[PATH_MAX + 128];
-		if (rp_output_path_expand(inject_session.opts.output, getpid(), path, sizeof(path),
-					  err, sizeof(err)) == 0)
-			inject_session.output_fd = collector_jsonl_open(path, err, sizeof(err));
-		if (inject_session.output_fd < 0) {
-			rp_log_error("%s; measuring nothing, the application runs on", err);
-			inject_session.measuring = false;
-			inject_session.output_fd = -2; /* do not try again */
-		}
-	}
-	static bool write_failed_said;
-	if (inject_session.output_fd >= 0 &&
-	    collector_jsonl_write(inject_session.output_fd, record) != 0 && !write_failed_said) {
-		/* Once: a full disk fails every later write too. */
-		write_failed_said = true;
-		rp_log_error("cannot write a record to the output (disk full?); later records "
-			     "are lost, the application runs on");
-	}
-	pthread_mutex_unlock(&output_lock);
-	cJSON_Delete(record);
-}
-
-struct report_key {
-	struct report_key *next;
-	char key[];
-};
-static struct report_key *reported;
-static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void inject_report_once(const char *key, bool error, const char *fmt, ...)
-{
-	pthread_mutex_lock(&report_lock);
-	for (struct report_key *k = reported; k; k = k->next) {
-		if (!strcmp(k->key, key)) {
-			pthread_mutex_unlock(&report_lock);
-			return;
-		}
-	}
-	struct report_key *k = malloc(sizeof(*k) + strlen(key) + 1);
-	if (k) {
-		strcpy(k->key, key);
-		k->next = reported;
-		reported = k;
-	}
-	pthread_mutex_unlock(&report_lock);
-	char message[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
-	va_end(ap);
-	if (error)
-		rp_log_error("%s", message);
-	else
-		rp_log_warn("%s", message);
-	inject_write_record(collector_record_message(error ? "error" : "warning", message,
-						     "key", key));
-}
 
 static void at_exit(void)
 {
+	/* A child forked without exec runs the parent's atexit handlers: the table and the
+	 * totals are the parent's to print. */
+	if (inject_output_is_fork_child())
+		return;
 	inject_launch_quiesce();
 	inject_launch_report_totals();
-	const char *metrics = inject_session.opts.metrics;
+	inject_replay_report_totals();
+	const char *metrics = opts.metrics;
 	char first[256];
 	snprintf(first, sizeof(first), "%.*s", (int)strcspn(metrics, ","), metrics);
 	collector_table_print(first);
@@ -130,11 +69,11 @@ static void write_session_record(void)
 	clock_gettime(CLOCK_REALTIME, &now);
 	cJSON *session = collector_record_session(
 		PROJECT_VERSION, getpid(), host, args, (double)now.tv_sec + now.tv_nsec / 1e9,
-		&inject_session.opts);
+		&opts);
 	/* What saving device memory may take of the host (issue 6: bounded and reported). */
 	cJSON *save = session ? cJSON_AddObjectToObject(session, "memory_save") : NULL;
 	if (save) {
-		cJSON_AddStringToObject(save, "strategy", inject_session.opts.memory_save ==
+		cJSON_AddStringToObject(save, "strategy", opts.memory_save ==
 					RP_MEMORY_SAVE_CHECKPOINT ? "checkpoint" : "reach");
 		cJSON_AddNumberToObject(save, "host_bytes_max", (double)mem_backup_host_limit());
 		cJSON_AddNumberToObject(save, "checkpoint_host_reserve_mb",
@@ -143,21 +82,29 @@ static void write_session_record(void)
 	inject_write_record(session);
 }
 
+/* A child forked without exec (multiprocessing's fork, a shell-out before exec) cannot
+ * use its parent's CUDA context and must not write into the parent's file: it measures
+ * nothing and writes nothing. A child that execs starts afresh from the environment. */
+static void in_fork_child(void)
+{
+	inject_output_fork_child();
+	inject_replay_fork_child();
+}
+
 static void init(void)
 {
 	char err[2048];
-	struct rp_options *opts = &inject_session.opts;
-	rp_options_init(opts);
-	if (rp_options_load_env(opts, err, sizeof(err))) {
+	rp_options_init(&opts);
+	if (rp_options_load_env(&opts, err, sizeof(err))) {
 		rp_log_error("%s; measuring nothing, the application runs on", err);
 		return;
 	}
-	rp_log_set_quiet(opts->quiet);
-	if (rp_output_check(opts->output, getpid(), "RANGEPROF_OUTPUT", err, sizeof(err))) {
+	rp_log_set_quiet(opts.quiet);
+	if (rp_output_check(opts.output, getpid(), "RANGEPROF_OUTPUT", err, sizeof(err))) {
 		rp_log_error("%s; measuring nothing, the application runs on", err);
 		return;
 	}
-	if (inject_launch_configure(opts, err, sizeof(err))) {
+	if (inject_launch_configure(&opts, err, sizeof(err))) {
 		rp_log_error("%s; measuring nothing, the application runs on", err);
 		return;
 	}
@@ -165,6 +112,12 @@ static void init(void)
 		rp_log_error("%s; measuring nothing, the application runs on", err);
 		return;
 	}
+	inject_output_configure(opts.output);
+	inject_replay_configure(&(struct inject_config){
+		.runs = (unsigned)opts.runs, .cache_control = opts.cache_control,
+		.clock_control = opts.clock_control, .memory_save = opts.memory_save,
+		.metrics = opts.metrics,
+		.device_lock_timeout_ms = opts.device_lock_timeout * 1000 });
 	CUptiResult r = rp_api.cuptiSubscribe(&subscriber, inject_launch_callback, NULL);
 	if (r != CUPTI_SUCCESS) {
 		rp_log_error("cuptiSubscribe: %s; %s; measuring nothing, the application runs on",
@@ -178,9 +131,10 @@ static void init(void)
 		rp_log_error("%s; measuring nothing, the application runs on", err);
 		return;
 	}
-	inject_session.measuring = true;
+	pthread_atfork(NULL, NULL, in_fork_child);
+	inject_measuring_start();
 	write_session_record();
-	if (inject_session.opts.list_metrics)
+	if (opts.list_metrics)
 		rp_log_warn("--list-metrics is a launcher action; the library ignores it");
 	atexit(at_exit);
 }

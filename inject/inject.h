@@ -1,6 +1,8 @@
-/* inject/inject.h - the injected library's internals: initialisation, the launch
- * callback and the replay of selected launches. entry.c calls inject_init_once(); all
- * else stays inside inject/. */
+/* inject/inject.h - the injected library's internals. Calls run one way:
+ *   entry.c -> init.c -> launch.c -> replay.c -> launches.c, output.c, names.c,
+ *   contexts.c, devlock.c, collectives.c, watchdog.c, flush.c -> collector/, memory/,
+ *   nvtx_bridge/, common/.
+ * entry.c calls inject_init_once(); all else stays inside inject/. */
 #ifndef INJECT_INJECT_H
 #define INJECT_INJECT_H
 
@@ -12,60 +14,82 @@
 
 #define RP_EXPORT __attribute__((visibility("default")))
 
-struct cJSON;
-
 /* Reads the options, subscribes to CUDA launches, opens the output. Idempotent and
  * thread-safe: both the constructor path and InitializeInjection may call it. Never
  * fails the application: on any problem it says why once and measures nothing. */
 void inject_init_once(void);
 
-/* Everything a launch callback knows of one launch, enough to launch it again. */
+/* ---- launches.c: what a launch callback knows of one launch ------------------------ */
+
+enum inject_launch_kind {
+	INJECT_LAUNCH_KERNEL,         /* cuLaunchKernel */
+	INJECT_LAUNCH_COOPERATIVE,    /* cuLaunchCooperativeKernel */
+	INJECT_LAUNCH_EX,             /* cuLaunchKernelEx */
+};
+
+/* Everything a launch callback knows of one launch, enough to launch it again. The
+ * pointers are the driver call's own and valid until its EXIT. */
 struct inject_launch {
-	int cbid;                       /* CUPTI driver callback id */
-	const void *params;             /* the driver call's parameter struct */
+	enum inject_launch_kind kind;
 	CUcontext ctx;
 	uint32_t context_id;
 	CUfunction function;
 	CUstream stream;
 	unsigned grid[3], block[3];
 	unsigned shared_mem_bytes;
+	void **kernel_params;
+	void **extra;
+	const CUlaunchConfig *config;   /* INJECT_LAUNCH_EX */
+	bool cooperative;               /* a cooperative launch (also through an attribute) */
 	const char *mangled;
 	uint64_t index;                 /* process-wide launch index */
 };
 
-/* Launches the kernel of launch again with its original parameters. */
-CUresult inject_relaunch(const struct inject_launch *launch);
-/* The launch's kernelParams and extra, as the driver call was given them. */
-void inject_launch_arguments(const struct inject_launch *launch, void ***kernel_params,
-			     void ***extra);
+/* Fills l from a kernel launch's driver callback (the one switch over the launch
+ * callback ids). false when cbid is not a kernel launch this library replays. */
+bool inject_launch_decode(int cbid, const void *params, struct inject_launch *l);
+/* Launches the kernel of l again with its original parameters. */
+CUresult inject_relaunch(const struct inject_launch *l);
 
-/* The session state replay.c needs from init.c. */
-struct inject_session {
-	struct rp_options opts;
-	int output_fd;                  /* -1 until opened */
-	bool measuring;                 /* false after a fatal problem */
+/* ---- replay.c: measuring one selected launch ---------------------------------------- */
+
+/* What replay needs of the options, read-only after init. */
+struct inject_config {
+	unsigned runs;
+	enum rp_cache_control cache_control;
+	enum rp_clock_control clock_control;
+	enum rp_memory_save memory_save;
+	const char *metrics;
+	long device_lock_timeout_ms;    /* how long to wait for another process's turn */
 };
-extern struct inject_session inject_session;
 
+/* Called once by init.c before any callback is enabled; the config is copied. */
+void inject_replay_configure(const struct inject_config *config);
+/* Sets up measuring in a new context (profiler, metric set, flush and hash kernels, the
+ * profiler's first pass) so that the first measured launch does not pay for it. Called
+ * on a thread of ours, with the replay lock held, while the context of generation gen is
+ * alive. */
+void inject_replay_prepare(CUcontext ctx, uint64_t gen);
 /* Measures one selected launch at its driver call's ENTER (the replay lock is held by the
  * caller) and writes its records. Returns NULL when done; otherwise the launch is being
  * verified, and inject_replay_exit() must be called at the same call's EXIT, on the same
  * thread, with the lock still held. Never fails the application's launch: errors are
  * reported and skipped. */
 struct measurement;
-/* Sets up measuring in a new context (profiler, metric set, flush and hash kernels, the
- * profiler's first pass) so that the first measured launch does not pay for it. Called
- * on a thread of ours, with the replay lock held. */
-void inject_replay_prepare(CUcontext ctx);
 struct measurement *inject_replay_enter(const struct inject_launch *launch, const char *kernel);
-void inject_replay_exit(struct measurement *m, const struct inject_launch *launch,
-			bool launched);
+void inject_replay_exit(struct measurement *m, bool launched);
+/* The context is being destroyed (CUPTI's CONTEXT_DESTROY_STARTING: still valid): releases
+ * rangeprof's state for it - profiler, flush and hash kernels and buffers, saved copies,
+ * per-kernel save policies - so that a later context with the same handle starts afresh.
+ * Called with the replay lock held. */
+void inject_replay_context_destroyed(CUcontext ctx);
+/* In a child forked without exec: lets go of the device locks without giving away the
+ * parent's turn. */
+void inject_replay_fork_child(void);
+/* At exit: launches not measured because another process kept a device. */
+void inject_replay_report_totals(void);
 
-/* Says a message once per key: stderr and a warning or error record. */
-void inject_report_once(const char *key, bool error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* Writes a record to the output, opening it on first use. */
-void inject_write_record(struct cJSON *record);
+/* ---- names.c ------------------------------------------------------------------------ */
 
 /* Demangled name of a mangled kernel name (itself when it is not mangled). Cached per
  * name; the result lives until exit. */

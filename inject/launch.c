@@ -1,9 +1,12 @@
-/* inject/launch.c - the launch callback: classify, select, dispatch to the replay.
+/* inject/launch.c - the CUPTI callback: classify, select, dispatch to the replay.
  * Runs on the application's launching thread inside the driver call, for every kernel
  * launch of the process. An unselected launch costs the filter checks only: no driver
  * call, no lock, no allocation. Our own launches (flush, replays) come back through here
- * and are let through by a thread-local guard.
- * Calls nvtx_bridge/ (snapshot, filter), collector/api and inject/replay. */
+ * and are let through by a thread-local guard. Also: allocations (memory/track.c),
+ * loaded modules (memory/globals.c), contexts created (set up on a thread of ours) and
+ * destroyed (their state released).
+ * Calls nvtx_bridge/ (snapshot, filter), collector/api, memory/ and inject/ replay,
+ * launches, collectives, contexts, output and names. */
 #include <pthread.h>
 #include <regex.h>
 #include <stdatomic.h>
@@ -15,8 +18,11 @@
 
 #include "collector/api.h"
 #include "common/log.h"
+#include "inject/collectives.h"
+#include "inject/contexts.h"
 #include "inject/inject.h"
 #include "inject/launch.h"
+#include "inject/output.h"
 #include "memory/memory.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 
@@ -29,13 +35,17 @@ static long launch_skip, launch_count;
 static atomic_uint_fast64_t launch_index;  /* every kernel launch of the process */
 static atomic_long passed_filters;         /* launches that passed filters (skip/count) */
 static atomic_bool done;                   /* launch-count reached */
-static atomic_ulong graph_launches, captured_launches;
+static atomic_ulong graph_launches, captured_launches, collective_launches;
 static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool inside_replay;
 /* A measured launch waiting for its driver call to return (verification): the replay lock
  * stays held from its ENTER to its EXIT. */
 static __thread struct measurement *pending;
 static __thread CUpti_CallbackId pending_cbid;
+/* Context set-ups started and not finished, and whether the process is exiting: a set-up
+ * must not run under CUDA's teardown at exit. */
+static atomic_int preparing;
+static atomic_bool exiting;
 
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
 {
@@ -93,14 +103,6 @@ static const CUpti_CallbackId memory_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
 };
 
-static bool is_launch(CUpti_CallbackId cbid)
-{
-	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
-		if (launch_cbids[i] == cbid)
-			return true;
-	return false;
-}
-
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 {
 	CUptiResult r = CUPTI_SUCCESS;
@@ -117,6 +119,9 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 	if (r == CUPTI_SUCCESS)
 		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
 					       CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	if (r == CUPTI_SUCCESS)
+		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+					       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	if (r != CUPTI_SUCCESS) {
 		snprintf(err, err_size, "cuptiEnableCallback: %s", collector_cupti_error(r));
 		return -1;
@@ -124,36 +129,60 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 	return 0;
 }
 
-/* Context set-ups started and not finished, and whether the process is exiting: a set-up
- * must not run under CUDA's teardown at exit. */
-static atomic_int preparing;
-static atomic_bool exiting;
+struct prepare_job {
+	CUcontext ctx;
+	inject_context_gen gen;
+};
 
-static void *prepare_context(void *ctx)
+static void *prepare_context(void *arg)
 {
+	struct prepare_job job = *(struct prepare_job *)arg;
+	free(arg);
 	inside_replay = true;
 	pthread_mutex_lock(&replay_lock);
 	if (!atomic_load(&exiting))
-		inject_replay_prepare(ctx);
+		inject_replay_prepare(job.ctx, job.gen);
 	pthread_mutex_unlock(&replay_lock);
 	atomic_fetch_sub(&preparing, 1);
 	return NULL;
 }
 
-/* A new context: its set-up runs on a thread of ours, while the application goes on. */
+/* A new context: known from now on under a new generation (a destroyed context's handle
+ * may come back); its set-up runs on a thread of ours, while the application goes on. */
 static void on_context_created(CUcontext ctx)
 {
-	if (!inject_session.measuring || atomic_load(&done))
+	inject_context_gen gen = inject_contexts_created(ctx);
+	if (!inject_measuring() || atomic_load(&done) || !gen)
 		return;
+	struct prepare_job *job = malloc(sizeof(*job));
 	pthread_attr_t attr;
 	pthread_t thread;
-	if (pthread_attr_init(&attr))
+	if (!job || pthread_attr_init(&attr)) {
+		free(job);
 		return;
+	}
+	*job = (struct prepare_job){ ctx, gen };
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	atomic_fetch_add(&preparing, 1);
-	if (pthread_create(&thread, &attr, prepare_context, ctx))
+	if (pthread_create(&thread, &attr, prepare_context, job)) {
 		atomic_fetch_sub(&preparing, 1);
+		free(job);
+	}
 	pthread_attr_destroy(&attr);
+}
+
+/* A context is being destroyed (cuCtxDestroy, cudaDeviceReset, cuDevicePrimaryCtxReset):
+ * rangeprof's state for it goes while the context is still valid. Under the replay lock,
+ * so that no measurement or set-up uses it meanwhile. */
+static void on_context_destroy(CUcontext ctx)
+{
+	if (inject_output_is_fork_child())
+		return;
+	inside_replay = true;
+	pthread_mutex_lock(&replay_lock);
+	inject_replay_context_destroyed(ctx);
+	pthread_mutex_unlock(&replay_lock);
+	inside_replay = false;
 }
 
 /* Feeds memory/track.c from an allocation call that returned; false when cbid is not one. */
@@ -247,107 +276,6 @@ static bool on_memory_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 }
 
-/* Fills grid, block, stream and function from the driver call's parameters. */
-static bool describe(CUpti_CallbackId cbid, const void *params, struct inject_launch *l)
-{
-	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
-		const cuLaunchKernel_params *p = params;
-		l->function = p->f;
-		l->grid[0] = p->gridDimX, l->grid[1] = p->gridDimY, l->grid[2] = p->gridDimZ;
-		l->block[0] = p->blockDimX, l->block[1] = p->blockDimY, l->block[2] = p->blockDimZ;
-		l->shared_mem_bytes = p->sharedMemBytes;
-		l->stream = p->hStream;
-		return true;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
-		const cuLaunchCooperativeKernel_params *p = params;
-		l->function = p->f;
-		l->grid[0] = p->gridDimX, l->grid[1] = p->gridDimY, l->grid[2] = p->gridDimZ;
-		l->block[0] = p->blockDimX, l->block[1] = p->blockDimY, l->block[2] = p->blockDimZ;
-		l->shared_mem_bytes = p->sharedMemBytes;
-		l->stream = p->hStream;
-		return true;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-		const cuLaunchKernelEx_params *p = params;
-		if (!p->config)
-			return false;
-		l->function = p->f;
-		l->grid[0] = p->config->gridDimX, l->grid[1] = p->config->gridDimY;
-		l->grid[2] = p->config->gridDimZ;
-		l->block[0] = p->config->blockDimX, l->block[1] = p->config->blockDimY;
-		l->block[2] = p->config->blockDimZ;
-		l->shared_mem_bytes = p->config->sharedMemBytes;
-		l->stream = p->config->hStream;
-		return true;
-	}
-	default:
-		return false;
-	}
-}
-
-void inject_launch_arguments(const struct inject_launch *l, void ***kernel_params, void ***extra)
-{
-	switch (l->cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
-		const cuLaunchKernel_params *p = l->params;
-		*kernel_params = p->kernelParams;
-		*extra = p->extra;
-		return;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
-		const cuLaunchCooperativeKernel_params *p = l->params;
-		*kernel_params = p->kernelParams;
-		*extra = NULL;
-		return;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-		const cuLaunchKernelEx_params *p = l->params;
-		*kernel_params = p->kernelParams;
-		*extra = p->extra;
-		return;
-	}
-	default:
-		*kernel_params = NULL;
-		*extra = NULL;
-	}
-}
-
-CUresult inject_relaunch(const struct inject_launch *l)
-{
-	switch (l->cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
-		const cuLaunchKernel_params *p = l->params;
-		return rp_api.cuLaunchKernel(p->f, p->gridDimX, p->gridDimY, p->gridDimZ,
-					     p->blockDimX, p->blockDimY, p->blockDimZ,
-					     p->sharedMemBytes, p->hStream, p->kernelParams, p->extra);
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
-		const cuLaunchCooperativeKernel_params *p = l->params;
-		return rp_api.cuLaunchCooperativeKernel(p->f, p->gridDimX, p->gridDimY, p->gridDimZ,
-							p->blockDimX, p->blockDimY, p->blockDimZ,
-							p->sharedMemBytes, p->hStream,
-							p->kernelParams);
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-		const cuLaunchKernelEx_params *p = l->params;
-		return rp_api.cuLaunchKernelEx(p->config, p->f, p->kernelParams, p->extra);
-	}
-	default:
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
-}
-
 static bool name_matches(const char *mangled, const char *demangled)
 {
 	if (kernel_is_regex)
@@ -388,21 +316,40 @@ static bool kernel_selected(CUfunction function, const char *mangled, const char
 	return selected;
 }
 
+/* A selected kernel that waits for peers (collectives.c) runs as the application launched
+ * it, unmeasured: replayed alone it would wait for ever. */
+static bool waits_for_peers(const struct inject_launch *l, const char *demangled)
+{
+	const char *why = NULL;
+	if (!inject_is_collective(l->mangled, &why) &&
+	    !(demangled && inject_is_collective(demangled, &why)))
+		return false;
+	atomic_fetch_add(&collective_launches, 1);
+	const char *kernel = demangled ? demangled : inject_demangle(l->mangled);
+	inject_report("collective", INJECT_CONCERNS(.kernel = kernel, .mangled = l->mangled,
+						    .option = "--nvtx-exclude"), false,
+		      "%s is a%s %s kernel, which waits for other GPUs or processes: it is "
+		      "never replayed alone, its launches run unmeasured (counted at exit)",
+		      kernel, l->cooperative ? " cooperative" : "", why);
+	return true;
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
-	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_session.measuring)
+	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_measuring())
 		return;
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
 	const char *mangled = cb->symbolName ? cb->symbolName : "";
-	struct inject_launch l = { .cbid = (int)cbid, .params = cb->functionParams,
-				   .ctx = cb->context, .context_id = cb->contextUid,
+	struct inject_launch l = { .ctx = cb->context, .context_id = cb->contextUid,
 				   .mangled = mangled, .index = index };
-	if (!describe(cbid, cb->functionParams, &l))
+	if (!inject_launch_decode((int)cbid, cb->functionParams, &l))
 		return;
 	const char *demangled = NULL;
 	if (!kernel_selected(l.function, mangled, &demangled))
+		return;
+	if (waits_for_peers(&l, demangled))
 		return;
 	/* A launch into a capturing stream only records a graph node: nothing runs now,
 	 * and replaying would add nodes to the user's graph. Checked only here, for
@@ -411,10 +358,10 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (rp_api.cuStreamIsCapturing(l.stream, &capture) == CUDA_SUCCESS &&
 	    capture != CU_STREAM_CAPTURE_STATUS_NONE) {
 		atomic_fetch_add(&captured_launches, 1);
-		inject_report_once("stream-capture", false,
-				   "kernel %s launched under stream capture is not replayed "
-				   "(kernels run by graphs are counted, not measured)",
-				   inject_demangle(mangled));
+		inject_report("stream-capture", INJECT_CONCERNS(.call = "cuStreamBeginCapture"), false,
+			      "kernel %s launched under stream capture is not replayed "
+			      "(kernels run by graphs are counted, not measured)",
+			      inject_demangle(mangled));
 		return;
 	}
 	pthread_mutex_lock(&replay_lock);
@@ -433,16 +380,14 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 }
 
 /* The driver call of a launch that inject_replay_enter() left pending has returned. */
-static void on_launch_exit(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+static void on_launch_exit(const CUpti_CallbackData *cb)
 {
 	struct measurement *m = pending;
 	pending = NULL;
-	struct inject_launch l = { .cbid = (int)cbid, .params = cb->functionParams,
-				   .ctx = cb->context, .context_id = cb->contextUid };
 	bool launched = cb->functionReturnValue &&
 			*(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
 	inside_replay = true;
-	inject_replay_exit(m, &l, launched);
+	inject_replay_exit(m, launched);
 	inside_replay = false;
 	pthread_mutex_unlock(&replay_lock);
 }
@@ -460,6 +405,8 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 			mem_globals_forget_modules();
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !inside_replay) {
 			on_context_created(rd->context);
+		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && !inside_replay) {
+			on_context_destroy(rd->context);
 		}
 		return;
 	}
@@ -467,24 +414,32 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside_replay)
 		return;
 	if (cb->callbackSite == CUPTI_API_EXIT) {
+		/* The allocation calls are enabled for their EXIT (memory/track.c). */
 		if (pending && cbid == pending_cbid)
-			on_launch_exit(cbid, cb);
+			on_launch_exit(cb);
 		else
 			on_memory_call(cbid, cb);
 		return;
 	}
-	/* The allocation calls are enabled for their EXIT only (memory/track.c). */
-	if (!is_launch(cbid))
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+		if (atomic_fetch_add(&graph_launches, 1) == 0 && inject_measuring())
+			inject_report("graph-launch", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
+				      "cuGraphLaunch: kernels inside CUDA graphs are not "
+				      "replayed; graph launches are counted and reported at exit");
 		return;
-	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
-	    cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) {
-		if (atomic_fetch_add(&graph_launches, 1) == 0 && inject_session.measuring)
-			inject_report_once("graph-launch", false,
-					   "cuGraphLaunch: kernels inside CUDA graphs are not "
-					   "replayed; graph launches are counted and reported at exit");
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		on_launch(cbid, cb);
 		return;
+	default:
+		return; /* an allocation call's ENTER */
 	}
-	on_launch(cbid, cb);
 }
 
 void inject_launch_quiesce(void)
@@ -501,8 +456,10 @@ void inject_launch_report_totals(void)
 {
 	unsigned long graphs = atomic_load(&graph_launches);
 	unsigned long captured = atomic_load(&captured_launches);
-	if (graphs || captured)
-		inject_report_once("not-replayed-totals", false,
-				   "not replayed: %lu graph launch(es), %lu kernel launch(es) "
-				   "under stream capture", graphs, captured);
+	unsigned long collectives = atomic_load(&collective_launches);
+	if (graphs || captured || collectives)
+		inject_report("not-replayed-totals", NULL, false,
+			      "not replayed: %lu graph launch(es), %lu kernel launch(es) under "
+			      "stream capture, %lu launch(es) of kernels that wait for other GPUs "
+			      "or processes", graphs, captured, collectives);
 }

@@ -1,4 +1,5 @@
-/* inject/launch.h - the CUPTI callback and launch selection. */
+/* inject/launch.h - the CUPTI callback and launch selection. Called by init.c; calls
+ * inject/replay.c and below (inject.h). */
 #ifndef INJECT_LAUNCH_H
 #define INJECT_LAUNCH_H
 
@@ -9,13 +10,16 @@
 
 /* Compiles the NVTX and kernel-name filters. 0 or -1 with err. */
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size);
-/* Enables the launch, graph and context callbacks on sub. 0 or -1 with err. */
+/* Enables on sub the callbacks launch.c handles: kernel and graph launches (ENTER, and
+ * EXIT for verification), allocation calls (EXIT), module loads and unloads, and context
+ * creation and destruction. 0 or -1 with err. */
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size);
 void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
 				     CUpti_CallbackId cbid, const void *data);
 /* At exit: waits for any context set-up still running on a thread of ours. */
 void inject_launch_quiesce(void);
-/* At exit: what was counted but not replayed (graphs, captured launches). */
+/* At exit: what was counted but not replayed (graphs, captured launches, kernels that
+ * wait for peers). */
 void inject_launch_report_totals(void);
 
 #endif

@@ -5,10 +5,16 @@
  * each kernel shows that its reach is enough: the application's own launch runs between
  * two hashes of all other memory, and the runs follow at the driver call's EXIT. A kernel
  * whose reach is unknown or was not enough is measured with the full CUPTI checkpoint.
+ * Processes take turns on a device (devlock.c): the turn is held from before the profiler
+ * is used until after the last Stop, the verification span included. State is kept per
+ * device and per context (contexts.c), and released when a context is destroyed.
  * Called by launch.c with the replay lock held and the launch's context current.
- * Calls collector/ (profiler, records, device) and nvtx_bridge/ (snapshot). */
+ * Calls inject/ launches, output, names, contexts, devlock, watchdog and flush,
+ * collector/ (profiler, records, device), memory/ and nvtx_bridge/ (snapshot). */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,35 +28,30 @@
 #include "collector/stats.h"
 #include "collector/table.h"
 #include "common/log.h"
+#include "inject/contexts.h"
+#include "inject/devlock.h"
 #include "inject/flush.h"
 #include "inject/inject.h"
+#include "inject/output.h"
+#include "inject/watchdog.h"
 #include "memory/memory.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 
-/* Per device: the metric set and what the device record said. */
+static struct inject_config config;
+
+void inject_replay_configure(const struct inject_config *c)
+{
+	config = *c;
+}
+
+/* Per device: what the device record said, the turn lock shared with other processes,
+ * and the metric set. */
 struct device_state {
-	bool ready, failed;
-	struct collector_metric_set *set;
+	bool known, ready, failed;
 	struct collector_device_info info;
+	struct inject_devlock *turns;     /* NULL: taking turns is not possible here */
+	struct collector_metric_set *set;
 };
-
-/* Per context: its range profiler, flush buffer, memory hash kernel and the two saved
- * copies of a launch's reach (its inputs, and the application's own result while a launch
- * is being verified). A list, so that pointers stay valid from a launch's ENTER to EXIT. */
-struct context_state {
-	struct context_state *next;
-	CUcontext ctx;
-	struct collector_profiler *profiler;
-	struct inject_flush flush;
-	struct mem_verifier verifier;
-	struct mem_backup inputs, result;
-	CUstream warm_stream;        /* only while inject_replay_prepare() runs */
-	bool failed;
-};
-
-#define MAX_DEVICES 64
-static struct device_state devices[MAX_DEVICES];
-static struct context_state *contexts;
 
 /* How each kernel's memory is saved, per context and function. */
 enum save_policy {
@@ -60,28 +61,50 @@ enum save_policy {
 };
 struct function_state {
 	struct function_state *next;
-	CUcontext ctx;
 	CUfunction function;
-	const char *mangled;
+	const char *mangled;         /* interned: lives until exit */
 	enum save_policy policy;
+	double kernel_seconds;       /* its measured time, 0 while unknown (watchdog bound) */
 };
-#define FUNCTION_BUCKETS 256
-static struct function_state *functions[FUNCTION_BUCKETS];
+#define FUNCTION_BUCKETS 64
 
-static struct function_state *function_state(CUcontext ctx, CUfunction f, const char *mangled)
+/* Per context: its range profiler, flush buffer, memory hash kernel, the two saved copies
+ * of a launch's reach (its inputs, and the application's own result while a launch is
+ * being verified) and its kernels' save policies. Owned by contexts.c's registry from
+ * creation to destruction; pointers stay valid from a launch's ENTER to EXIT, since a
+ * context cannot be destroyed inside one of its own launches. */
+struct context_state {
+	CUcontext ctx;
+	int device;
+	struct collector_profiler *profiler;  /* NULL: released while others share the device */
+	struct inject_flush flush;
+	bool flush_ready, verifier_ready;
+	struct mem_verifier verifier;
+	struct mem_backup inputs, result;
+	CUstream warm_stream;        /* only while inject_replay_prepare() runs */
+	bool failed;
+	struct function_state *functions[FUNCTION_BUCKETS];
+};
+
+#define MAX_DEVICES 64
+static struct device_state devices[MAX_DEVICES];
+static atomic_ulong turn_timeouts;
+
+static struct function_state *function_state(struct context_state *c, CUfunction f,
+					     const char *mangled)
 {
-	unsigned b = (unsigned)(((uintptr_t)f >> 4) ^ ((uintptr_t)ctx >> 8)) % FUNCTION_BUCKETS;
-	for (struct function_state *s = functions[b]; s; s = s->next)
-		if (s->ctx == ctx && s->function == f && !strcmp(s->mangled, mangled))
+	unsigned b = (unsigned)((uintptr_t)f >> 4) % FUNCTION_BUCKETS;
+	for (struct function_state *s = c->functions[b]; s; s = s->next)
+		if (s->function == f && !strcmp(s->mangled, mangled))
 			return s;
 	struct function_state *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	const char *interned = NULL;
 	inject_name_intern(mangled, &interned);
-	*s = (struct function_state){ functions[b], ctx, f, interned ? interned : "",
-				      SAVE_UNVERIFIED };
-	functions[b] = s;
+	*s = (struct function_state){ c->functions[b], f, interned ? interned : "",
+				      SAVE_UNVERIFIED, 0 };
+	c->functions[b] = s;
 	return s;
 }
 
@@ -96,34 +119,91 @@ static double now_seconds(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static struct device_state *device_ready(CUcontext ctx, int device)
+static bool hardware_busy(const char *err)
+{
+	return strstr(err, "HARDWARE_BUSY") != NULL;
+}
+
+/* The device's description and its turn lock: no profiler call, so that it can come
+ * before the turn. NULL when the device cannot be described. */
+static struct device_state *device_known(int device)
 {
 	struct device_state *d = &devices[device];
-	if (d->ready || d->failed)
-		return d->ready ? d : NULL;
-	char err[2048], key[32];
-	snprintf(key, sizeof(key), "device-%d", device);
+	if (d->known || d->failed)
+		return d->known ? d : NULL;
+	char err[2048];
 	if (collector_device_info(device, &d->info, err, sizeof(err))) {
 		d->failed = true;
-		inject_report_once(key, true, "%s; measuring nothing on device %d", err, device);
+		inject_report("device", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = err), true,
+			      "%s; measuring nothing on device %d", err, device);
 		return NULL;
 	}
+	d->known = true;
 	inject_write_record(collector_record_device(&d->info));
+	if (inject_devlock_open(d->info.uuid, NULL, &d->turns, err, sizeof(err)))
+		inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = err), false,
+			      "%s; device %d (%s) is measured without taking turns with other "
+			      "processes", err, device, d->info.uuid);
+	return d;
+}
+
+/* Waits for this process's turn on the device. false when another process kept it past
+ * --device-lock-timeout: the launch is then not measured. */
+static bool take_turn(struct device_state *d, int device, const char *kernel,
+		      const char *mangled, uint64_t index)
+{
+	if (!d->turns)
+		return true;
+	int rc = inject_devlock_acquire(d->turns, config.device_lock_timeout_ms);
+	if (rc == 0)
+		return true;
+	atomic_fetch_add(&turn_timeouts, 1);
+	if (rc == -ETIMEDOUT)
+		inject_report("device-lock-timeout",
+			      INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel, .mangled = mangled,
+					      .option = "--device-lock-timeout"), false,
+			      "device %d (%s): another process measured on it for more than "
+			      "%ld s; launch %llu%s%s is not measured, the application runs on "
+			      "(--device-lock-timeout)", device, d->info.uuid,
+			      config.device_lock_timeout_ms / 1000, (unsigned long long)index,
+			      kernel ? " of " : "", kernel ? kernel : "");
+	else
+		inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+							     .detail = strerror(-rc)), false,
+			      "device %d: taking the device lock: %s; launch %llu is not measured",
+			      device, strerror(-rc), (unsigned long long)index);
+	return false;
+}
+
+/* The profiler part of a device: metric set and clock lock. Called with the turn held. */
+static struct device_state *device_ready(CUcontext ctx, int device)
+{
+	struct device_state *d = device_known(device);
+	if (!d || d->ready || d->failed)
+		return d && d->ready ? d : NULL;
+	char err[2048];
 	char nvml_err[512];
 	if (collector_nvml_open("libnvidia-ml.so.1", nvml_err, sizeof(nvml_err)))
-		inject_report_once("nvml", false, "%s; temperatures will be null", nvml_err);
-	if (collector_metric_set_create(ctx, device, inject_session.opts.metrics, &d->set, err,
-					sizeof(err))) {
-		d->failed = true;
-		inject_report_once(key, true, "%s; measuring nothing on device %d (%s), the "
-				   "application runs on", err, device, d->info.name);
+		inject_report("nvml", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = nvml_err), false,
+			      "%s; temperatures will be null", nvml_err);
+	if (collector_metric_set_create(ctx, device, config.metrics, &d->set, err, sizeof(err))) {
+		/* Another profiler (another process without rangeprof's turns, ncu) holds the
+		 * hardware now; it may let go, so this device is tried again later. */
+		bool busy = hardware_busy(err);
+		d->failed = !busy;
+		inject_report("metric-set", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = err), !busy,
+			      "%s; %s on device %d (%s), the application runs on", err,
+			      busy ? "not measured while the hardware is busy" : "measuring nothing",
+			      device, d->info.name);
 		return NULL;
 	}
-	if (inject_session.opts.clock_control == RP_CLOCK_BASE) {
+	if (config.clock_control == RP_CLOCK_BASE) {
 		unsigned mhz;
 		if (collector_clock_lock_base(d->info.uuid, &mhz, err, sizeof(err))) {
 			d->failed = true;
-			inject_report_once(key, true, "%s; measuring nothing on device %d", err, device);
+			inject_report("clock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+							       .option = "--clock-control"), true,
+				      "%s; measuring nothing on device %d", err, device);
 			return NULL;
 		}
 		rp_log_progress("device %d: SM clock locked to base %u MHz until exit", device, mhz);
@@ -132,26 +212,110 @@ static struct device_state *device_ready(CUcontext ctx, int device)
 	return d;
 }
 
-static struct context_state *context_ready(CUcontext ctx, int device)
+static void context_release(struct context_state *c)
 {
-	for (struct context_state *c = contexts; c; c = c->next)
-		if (c->ctx == ctx)
-			return c->failed ? NULL : c;
-	struct context_state *c = calloc(1, sizeof(*c));
-	if (!c)
+	collector_profiler_destroy(c->profiler);
+	if (c->flush_ready)
+		inject_flush_finish(&c->flush);
+	if (c->verifier_ready)
+		mem_verifier_finish(&c->verifier);
+	mem_backup_trim(&c->inputs, 0);
+	mem_backup_trim(&c->result, 0);
+	for (unsigned b = 0; b < FUNCTION_BUCKETS; b++) {
+		for (struct function_state *f = c->functions[b], *next; f; f = next) {
+			next = f->next;
+			free(f);
+		}
+	}
+	free(c);
+}
+
+/* The context's state, set up at its first use. Called with the turn held (enabling the
+ * range profiler uses the device's profiling hardware). */
+static struct context_state *context_ready(CUcontext ctx, int device, uint32_t context_id)
+{
+	inject_context_gen gen = inject_contexts_created(ctx);
+	struct context_state *c = inject_contexts_state(ctx, gen);
+	if (!c) {
+		if (!gen || !(c = calloc(1, sizeof(*c))))
+			return NULL;
+		c->ctx = ctx;
+		c->device = device;
+		inject_contexts_set_state(ctx, gen, c);
+		char err[2048];
+		if (inject_flush_init(&c->flush, device, err, sizeof(err)) ||
+		    !(c->flush_ready = true) ||
+		    mem_verifier_init(&c->verifier, device, err, sizeof(err))) {
+			c->failed = true;
+			inject_report("context", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .context = context_id,
+								 .detail = err), true,
+				      "%s; measuring nothing in this context", err);
+			return NULL;
+		}
+		c->verifier_ready = true;
+	}
+	if (c->failed)
 		return NULL;
-	c->ctx = ctx;
-	c->next = contexts;
-	contexts = c;
-	char err[2048];
-	if (collector_profiler_create(ctx, &c->profiler, err, sizeof(err)) ||
-	    inject_flush_init(&c->flush, device, err, sizeof(err)) ||
-	    mem_verifier_init(&c->verifier, device, err, sizeof(err))) {
-		c->failed = true;
-		inject_report_once("context", true, "%s; measuring nothing in this context", err);
-		return NULL;
+	if (!c->profiler) {
+		char err[2048];
+		if (collector_profiler_create(ctx, &c->profiler, err, sizeof(err))) {
+			bool busy = hardware_busy(err);
+			c->failed = !busy;
+			c->profiler = NULL;
+			inject_report("profiler", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+								  .context = context_id, .detail = err),
+				      !busy, "%s; %s", err, busy ? "not measured while the hardware "
+				      "is busy" : "measuring nothing in this context");
+			return NULL;
+		}
 	}
 	return c;
+}
+
+/* After a measured launch: when other processes measure on this device too, the range
+ * profiler is disabled until this context's next measured launch, so that it does not
+ * keep the device's profiling hardware from them between turns. Alone, it stays (its
+ * first pass costs ~170 ms: bench/NOTES.md). Called with the turn still held. */
+static void let_others_measure(struct device_state *d, struct context_state *c)
+{
+	if (c && c->profiler && d && d->turns && inject_devlock_shared(d->turns)) {
+		collector_profiler_destroy(c->profiler);
+		c->profiler = NULL;
+	}
+}
+
+void inject_replay_context_destroyed(CUcontext ctx)
+{
+	struct context_state *c = inject_contexts_destroyed(ctx);
+	if (!c)
+		return;
+	/* The context is still valid here; the release needs it current on this thread,
+	 * and the application's own current context must be left as it was. */
+	CUcontext previous = NULL;
+	rp_api.cuCtxGetCurrent(&previous);
+	if (previous != ctx)
+		rp_api.cuCtxSetCurrent(ctx);
+	rp_api.cuCtxSynchronize();
+	context_release(c);
+	if (previous != ctx)
+		rp_api.cuCtxSetCurrent(previous);
+}
+
+void inject_replay_fork_child(void)
+{
+	for (int i = 0; i < MAX_DEVICES; i++) {
+		inject_devlock_forget(devices[i].turns);
+		devices[i].turns = NULL;
+	}
+}
+
+void inject_replay_report_totals(void)
+{
+	unsigned long n = atomic_load(&turn_timeouts);
+	if (n)
+		inject_report("device-lock-totals", INJECT_CONCERNS(.option = "--device-lock-timeout"),
+			      false, "%lu launch(es) not measured: another process kept the "
+			      "device past --device-lock-timeout", n);
 }
 
 /* How the memory of one measured launch is saved, and what the records say about it. */
@@ -175,12 +339,15 @@ struct measurement {
 	struct context_state *c;
 	struct function_state *fn;
 	struct save save;
+	bool turn;                   /* this process's turn on the device is held */
+	double watchdog_seconds;     /* bound of one replay pass */
 	struct mem_hashes before;    /* verification: hashes before the application's launch */
 	struct collector_cost cost;
 	double started, lap;
 };
 
 struct replay_run {
+	const struct measurement *m;
 	const struct inject_launch *launch;
 	struct context_state *context;
 	struct save *save;
@@ -193,6 +360,12 @@ struct replay_run {
 static int run_once(void *arg, unsigned run, unsigned pass)
 {
 	struct replay_run *rr = arg;
+	if (run == 0) {
+		/* Each pass gets the bound anew: a multi-pass metric set is not a hang. */
+		const struct measurement *m = rr->m;
+		inject_watchdog_arm(m->watchdog_seconds, m->kernel, m->fn->mangled, m->device,
+				    m->launch.context_id, m->launch.index);
+	}
 	if (rr->save->checkpoint_saved) {
 		if (rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) != CUPTI_SUCCESS)
 			return -1;
@@ -258,8 +431,8 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 		.metrics = collector_metric_set_names(d->set),
 		.units = collector_metric_set_units(d->set),
 		.metric_count = metric_count, .passes = passes, .runs = runs,
-		.cache_control = inject_session.opts.cache_control,
-		.clock_control = inject_session.opts.clock_control,
+		.cache_control = config.cache_control,
+		.clock_control = config.clock_control,
 		.rated_sm_clock_hz = d->info.rated_sm_clock_hz,
 	};
 	for (unsigned r = 0; r < runs; r++) {
@@ -301,34 +474,59 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 	free(ranges);
 }
 
+/* Keeps the kernel's mean time, when measured, to bound its later replay passes. */
+static void remember_kernel_time(struct measurement *m, const double *values, unsigned runs,
+				 size_t metric_count)
+{
+	const char *const *names = collector_metric_set_names(m->d->set);
+	for (size_t k = 0; k < metric_count; k++) {
+		if (strcmp(names[k], "gpu__time_duration.sum"))
+			continue;
+		double sum = 0;
+		for (unsigned r = 0; r < runs; r++)
+			sum += values[(size_t)r * metric_count + k];
+		if (runs && isfinite(sum) && sum > 0)
+			m->fn->kernel_seconds = sum / runs * 1e-9;
+	}
+}
+
 /* Runs the measurement proper: every run restores the saved inputs, flushes and
  * relaunches; writes the records. The memory is left as the runs left it: the caller
  * puts it back. */
 static void measure(struct measurement *m)
 {
-	unsigned runs = (unsigned)inject_session.opts.runs;
-	bool flush = inject_session.opts.cache_control == RP_CACHE_ALL;
+	unsigned runs = config.runs;
+	bool flush = config.cache_control == RP_CACHE_ALL;
 	size_t metric_count = collector_metric_set_user_count(m->d->set);
 	double *values = calloc((size_t)runs * metric_count + 1, sizeof(double));
 	double *clocks = calloc(runs, sizeof(double));
 	double *temps = calloc(runs, sizeof(double));
 	double *walls = calloc(runs, sizeof(double));
 	if (values && clocks && temps && walls) {
-		struct replay_run rr = { &m->launch, m->c, &m->save, flush, temps, walls,
+		struct replay_run rr = { m, &m->launch, m->c, &m->save, flush, temps, walls,
 					 m->d->info.uuid };
+		/* A pass of a kernel that waits for a peer would never end (watchdog.h):
+		 * 10 s, or far longer than the kernel took before. */
+		double known = m->fn->kernel_seconds * runs;
+		m->watchdog_seconds = known * 1000 > 10 ? known * 1000 : 10;
 		unsigned passes = 0;
 		char err[2048];
 		int rc = collector_profiler_measure(m->c->profiler, m->d->set, runs, flush ? 2 : 1,
 						    run_once, &rr, values, clocks, &passes, &m->cost,
 						    err, sizeof(err));
+		inject_watchdog_disarm();
 		m->lap = collector_cost_now();
 		if (rc) {
-			char key[64];
-			snprintf(key, sizeof(key), "measure-%.40s", m->kernel);
-			inject_report_once(key, true, "%s: %s; not measured", m->kernel, err);
+			inject_report("measure", INJECT_CONCERNS(.kernel = m->kernel,
+								 .mangled = m->launch.mangled,
+								 INJECT_ON_DEVICE(m->device),
+								 .context = m->launch.context_id,
+								 .detail = err), true,
+				      "%s: %s; not measured", m->kernel, err);
 			if (strstr(err, "INSUFFICIENT_PRIVILEGES"))
-				inject_session.measuring = false;
+				inject_measuring_stop();
 		} else {
+			remember_kernel_time(m, values, runs, metric_count);
 			m->cost.ms[COST_TOTAL] = m->lap - m->started;
 			write_records(m, runs, passes, values, clocks, temps, walls);
 		}
@@ -348,7 +546,12 @@ static void measure_with_checkpoint(struct measurement *m)
 		.allowOverwrite = 1, .reserveHostMB = collector_checkpoint_host_reserve_mb() };
 	CUptiResult r = rp_api.cuptiCheckpointSave(&m->save.checkpoint);
 	if (r != CUPTI_SUCCESS) {
-		inject_report_once("checkpoint", true, "cuptiCheckpointSave for %s (launch %llu): "
+		inject_report("checkpoint", INJECT_CONCERNS(.kernel = m->kernel,
+							    .mangled = m->launch.mangled,
+							    INJECT_ON_DEVICE(m->device),
+							    .call = "cuptiCheckpointSave",
+							    .detail = collector_cupti_error(r)), true,
+			      "cuptiCheckpointSave for %s (launch %llu): "
 				   "%s%s; launch not measured, the application runs on", m->kernel,
 				   (unsigned long long)m->launch.index, collector_cupti_error(r),
 				   r == CUPTI_ERROR_OUT_OF_MEMORY ?
@@ -364,18 +567,23 @@ static void measure_with_checkpoint(struct measurement *m)
 	rp_api.cuCtxSynchronize();
 	rp_api.cuptiCheckpointFree(&m->save.checkpoint);
 	if (restore != CUPTI_SUCCESS)
-		inject_report_once("restore", true, "cuptiCheckpointRestore: %s; the application's "
-				   "memory may differ", collector_cupti_error(restore));
+		inject_report("restore", INJECT_CONCERNS(.kernel = m->kernel,
+							 .mangled = m->launch.mangled,
+							 INJECT_ON_DEVICE(m->device),
+							 .call = "cuptiCheckpointRestore",
+							 .detail = collector_cupti_error(restore)), true,
+			      "cuptiCheckpointRestore after %s: %s; the application's memory may "
+			      "differ", m->kernel, collector_cupti_error(restore));
 }
 
 /* Falls back to the full checkpoint for this launch, saying why once per kernel. */
 static void fall_back(struct measurement *m, const char *why)
 {
 	snprintf(m->save.why, sizeof(m->save.why), "%s", why);
-	char key[96];
-	snprintf(key, sizeof(key), "checkpoint-%p-%p", (void *)m->launch.ctx,
-		 (void *)m->launch.function);
-	inject_report_once(key, false, "%s: %s; its launches are measured with the full "
+	inject_report("fall-back", INJECT_CONCERNS(.kernel = m->kernel, .mangled = m->launch.mangled,
+						   INJECT_ON_DEVICE(m->device),
+						   .context = m->launch.context_id), false,
+		      "%s: %s; its launches are measured with the full "
 			   "checkpoint, whose cost grows with the application's device memory",
 			   m->kernel, why);
 	measure_with_checkpoint(m);
@@ -389,6 +597,10 @@ static void finish(struct measurement *m)
 		mem_backup_trim(&m->c->inputs, BACKUP_KEEP_BYTES);
 		mem_backup_trim(&m->c->result, BACKUP_KEEP_BYTES);
 	}
+	if (m->turn) {
+		let_others_measure(m->d, m->c);
+		inject_devlock_release(devices[m->device].turns);
+	}
 	free(m);
 }
 
@@ -397,28 +609,32 @@ static int warm_run(void *arg, unsigned run, unsigned pass)
 	(void)run;
 	(void)pass;
 	struct context_state *c = arg;
-	unsigned kernels = inject_session.opts.cache_control == RP_CACHE_ALL ? 2 : 1;
+	unsigned kernels = config.cache_control == RP_CACHE_ALL ? 2 : 1;
 	for (unsigned k = 0; k < kernels; k++)
 		if (inject_flush_launch(&c->flush, c->warm_stream) != CUDA_SUCCESS)
 			return -1;
 	return 0;
 }
 
-void inject_replay_prepare(CUcontext ctx)
+void inject_replay_prepare(CUcontext ctx, uint64_t gen)
 {
 	CUdevice dev;
-	if (rp_api.cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+	/* Destroyed (or destroyed and its handle reused) before this thread got the lock:
+	 * the context to prepare is gone. */
+	if (inject_contexts_generation(ctx) != gen || rp_api.cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
 		return;
-	if (rp_api.cuCtxGetDevice(&dev) == CUDA_SUCCESS && dev >= 0 && dev < MAX_DEVICES) {
+	struct device_state *known = NULL;
+	if (rp_api.cuCtxGetDevice(&dev) == CUDA_SUCCESS && dev >= 0 && dev < MAX_DEVICES &&
+	    (known = device_known((int)dev)) && take_turn(known, (int)dev, NULL, NULL, 0)) {
 		struct device_state *d = device_ready(ctx, (int)dev);
-		struct context_state *c = d ? context_ready(ctx, (int)dev) : NULL;
+		struct context_state *c = d ? context_ready(ctx, (int)dev, 0) : NULL;
 		/* The range profiler's first pass in a context costs ~170 ms (bench/NOTES.md):
 		 * one pass of flushes on a stream of ours takes it here. It has the shape of a
 		 * real measurement (runs x kernels per run), since CUPTI 13.0 keeps the range
 		 * count of the first configuration (H200: a first pass sized for one range left
 		 * every later measurement with 2 ranges). Its numbers are not used, and an
 		 * application kernel that runs meanwhile only makes it fail. */
-		unsigned runs = (unsigned)inject_session.opts.runs;
+		unsigned runs = config.runs;
 		size_t metrics = d ? collector_metric_set_user_count(d->set) : 0;
 		double *values = calloc((size_t)runs * metrics + 1, sizeof(double));
 		double *clocks = calloc(runs, sizeof(double));
@@ -427,8 +643,8 @@ void inject_replay_prepare(CUcontext ctx)
 			unsigned passes;
 			char err[512];
 			collector_profiler_measure(c->profiler, d->set, runs,
-						   inject_session.opts.cache_control == RP_CACHE_ALL ?
-						   2 : 1, warm_run, c, values, clocks, &passes, NULL,
+						   config.cache_control == RP_CACHE_ALL ? 2 : 1,
+						   warm_run, c, values, clocks, &passes, NULL,
 						   err, sizeof(err));
 			rp_api.cuStreamSynchronize(c->warm_stream);
 			rp_api.cuStreamDestroy(c->warm_stream);
@@ -436,8 +652,19 @@ void inject_replay_prepare(CUcontext ctx)
 		}
 		free(values);
 		free(clocks);
+		let_others_measure(d, c);
+		inject_devlock_release(known->turns);
 	}
 	rp_api.cuCtxSetCurrent(NULL);
+}
+
+static const struct inject_concerns *launch_concerns(const struct measurement *m,
+						     struct inject_concerns *c, const char *detail)
+{
+	*c = (struct inject_concerns){ .kernel = m->kernel, .mangled = m->launch.mangled,
+				       INJECT_ON_DEVICE(m->device), .context = m->launch.context_id,
+				       .detail = detail };
+	return c;
 }
 
 struct measurement *inject_replay_enter(const struct inject_launch *l, const char *kernel)
@@ -447,27 +674,35 @@ struct measurement *inject_replay_enter(const struct inject_launch *l, const cha
 		return NULL;
 	m->launch = *l;
 	m->kernel = kernel;
+	m->device = -1;
 	m->started = m->lap = collector_cost_now();
+	struct inject_concerns about;
 	CUdevice dev;
 	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
 		goto done;
 	m->device = (int)dev;
 	/* Work the application queued before this launch must finish first: the saved copy
-	 * has to see its results, and a sticky error is the application's to see. */
+	 * has to see its results, and a sticky error is the application's to see. Before the
+	 * turn: another process need not wait for this one's queued work. */
 	CUresult cr = rp_api.cuCtxSynchronize();
 	if (cr != CUDA_SUCCESS) {
-		inject_report_once("sync", true, "cuCtxSynchronize before launch %llu: %s; not "
-				   "measured", (unsigned long long)l->index, collector_cu_error(cr));
+		inject_report("sync", launch_concerns(m, &about, collector_cu_error(cr)), true,
+			      "cuCtxSynchronize before launch %llu of %s: %s; not measured",
+			      (unsigned long long)l->index, kernel, collector_cu_error(cr));
 		goto done;
 	}
 	collector_cost_lap(&m->cost, COST_SYNC, &m->lap);
+	struct device_state *known = device_known(m->device);
+	if (!known || !(m->turn = take_turn(known, m->device, kernel, l->mangled, l->index)))
+		goto done;
+	m->lap = collector_cost_now(); /* waiting for the turn is in the total only */
 	m->d = device_ready(l->ctx, m->device);
-	m->c = m->d ? context_ready(l->ctx, m->device) : NULL;
-	m->fn = m->c ? function_state(l->ctx, l->function, l->mangled) : NULL;
+	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id) : NULL;
+	m->fn = m->c ? function_state(m->c, l->function, l->mangled) : NULL;
 	if (!m->fn)
 		goto done;
 	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
-	if (inject_session.opts.memory_save == RP_MEMORY_SAVE_CHECKPOINT) {
+	if (config.memory_save == RP_MEMORY_SAVE_CHECKPOINT) {
 		snprintf(m->save.why, sizeof(m->save.why), "--memory-save checkpoint");
 		measure_with_checkpoint(m);
 		goto done;
@@ -478,9 +713,7 @@ struct measurement *inject_replay_enter(const struct inject_launch *l, const cha
 		measure_with_checkpoint(m);
 		goto done;
 	}
-	void **kernel_params = NULL, **extra = NULL;
-	inject_launch_arguments(l, &kernel_params, &extra);
-	mem_reach_collect(&m->save.reach, l->function, kernel_params, extra);
+	mem_reach_collect(&m->save.reach, l->function, l->kernel_params, l->extra);
 	collector_cost_lap(&m->cost, COST_REACH, &m->lap);
 	if (m->save.reach.unknown[0]) {
 		fall_back(m, m->save.reach.unknown);
@@ -505,7 +738,8 @@ struct measurement *inject_replay_enter(const struct inject_launch *l, const cha
 	}
 	/* First launch of this kernel: show that the reach is enough. The application's own
 	 * launch runs between two hashes of everything else; inject_replay_exit() compares
-	 * them. If it wrote elsewhere, that was its one real execution: nothing is replayed. */
+	 * them. If it wrote elsewhere, that was its one real execution: nothing is replayed.
+	 * The turn stays held until then. */
 	if (mem_hash_outside(&m->c->verifier, &m->save.reach, l->stream, &m->before, err,
 			     sizeof(err))) {
 		fall_back(m, err);
@@ -518,16 +752,17 @@ done:
 	return NULL;
 }
 
-void inject_replay_exit(struct measurement *m, const struct inject_launch *l, bool launched)
+void inject_replay_exit(struct measurement *m, bool launched)
 {
-	m->launch.params = l->params;
-	l = &m->launch; /* the launch as seen at ENTER: function, index, stream */
+	const struct inject_launch *l = &m->launch; /* as seen at ENTER: function, index, stream */
+	struct inject_concerns about;
 	if (!launched)
 		goto done; /* the driver refused the launch: the application sees its error */
 	CUresult cr = rp_api.cuCtxSynchronize();
 	if (cr != CUDA_SUCCESS) {
-		inject_report_once("sync", true, "cuCtxSynchronize after launch %llu: %s; not "
-				   "measured", (unsigned long long)l->index, collector_cu_error(cr));
+		inject_report("sync", launch_concerns(m, &about, collector_cu_error(cr)), true,
+			      "cuCtxSynchronize after launch %llu of %s: %s; not measured",
+			      (unsigned long long)l->index, m->kernel, collector_cu_error(cr));
 		goto done;
 	}
 	/* The application's kernel ran: the time from here on is ours. */
@@ -535,8 +770,9 @@ void inject_replay_exit(struct measurement *m, const struct inject_launch *l, bo
 	struct mem_hashes after;
 	char err[512];
 	if (mem_hash_again(&m->c->verifier, &m->before, l->stream, &after, err, sizeof(err))) {
-		inject_report_once("verify", true, "%s: %s; launch %llu not measured", m->kernel,
-				   err, (unsigned long long)l->index);
+		inject_report("verify", launch_concerns(m, &about, err), true,
+			      "%s: %s; launch %llu not measured", m->kernel, err,
+			      (unsigned long long)l->index);
 		goto done;
 	}
 	long changed = mem_hashes_differ(&m->before, &after);
@@ -545,13 +781,11 @@ void inject_replay_exit(struct measurement *m, const struct inject_launch *l, bo
 	if (changed >= 0) {
 		m->fn->policy = SAVE_CHECKPOINT;
 		const struct mem_range *seg = &m->before.segments[changed];
-		char key[96];
-		snprintf(key, sizeof(key), "outside-%p-%p", (void *)l->ctx, (void *)l->function);
-		inject_report_once(key, false, "%s wrote outside the memory its parameters reach "
-				   "(%zu bytes at %#llx changed); launch %llu ran once and is not "
-				   "measured, later launches use the full checkpoint", m->kernel,
-				   seg->size, (unsigned long long)seg->base,
-				   (unsigned long long)l->index);
+		inject_report("outside", launch_concerns(m, &about, NULL), false,
+			      "%s wrote outside the memory its parameters reach (%zu bytes at "
+			      "%#llx changed); launch %llu ran once and is not measured, later "
+			      "launches use the full checkpoint", m->kernel, seg->size,
+			      (unsigned long long)seg->base, (unsigned long long)l->index);
 		goto done;
 	}
 	m->fn->policy = SAVE_REACH;
@@ -562,8 +796,9 @@ void inject_replay_exit(struct measurement *m, const struct inject_launch *l, bo
 		 m->save.reach.bytes, m->before.bytes);
 	/* The application's result, to be put back after the runs. */
 	if (mem_save(&m->c->result, &m->save.reach, l->stream, err, sizeof(err))) {
-		inject_report_once("save-result", true, "%s: %s; launch %llu not measured",
-				   m->kernel, err, (unsigned long long)l->index);
+		inject_report("save-result", launch_concerns(m, &about, err), true,
+			      "%s: %s; launch %llu not measured", m->kernel, err,
+			      (unsigned long long)l->index);
 		goto done;
 	}
 	collector_cost_lap(&m->cost, COST_SAVE, &m->lap);

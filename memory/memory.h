@@ -133,6 +133,9 @@ struct mem_hashes {
 
 /* Loads the hash kernel into the current context. 0 or -1 with err. */
 int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_size);
+/* Frees the sums and unloads the hash kernel, in the current context (still valid: called
+ * when the context is being destroyed). */
+void mem_verifier_finish(struct mem_verifier *v);
 /* Hashes all tracked memory outside reach's ranges, on stream, and waits. 0 or -1 with
  * err. */
 int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUstream stream,

@@ -84,6 +84,15 @@ int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_
 	return 0;
 }
 
+void mem_verifier_finish(struct mem_verifier *v)
+{
+	if (v->sums)
+		rp_api.cuMemFree(v->sums);
+	if (v->module)
+		rp_api.cuModuleUnload(v->module);
+	*v = (struct mem_verifier){ 0 };
+}
+
 /* The same sum as the kernel, on the host, for pinned host memory: the device may not
  * have it mapped, and a fault in a hash kernel would be the application's sticky error. */
 static uint64_t host_hash(const unsigned char *p, size_t bytes)

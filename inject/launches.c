@@ -1,0 +1,86 @@
+/* inject/launches.c - a kernel launch as the driver call gave it, and launching it again.
+ * The one switch over the launch callback ids is here; everything after it works on
+ * struct inject_launch. Called by launch.c (decode, at ENTER) and replay.c (relaunch).
+ * Calls the driver through collector/api. */
+#include <cupti.h>
+
+#include "collector/api.h"
+#include "inject/inject.h"
+
+static void set_dims(struct inject_launch *l, unsigned gx, unsigned gy, unsigned gz,
+		     unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream stream)
+{
+	l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
+	l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
+	l->shared_mem_bytes = smem;
+	l->stream = stream;
+}
+
+bool inject_launch_decode(int cbid, const void *params, struct inject_launch *l)
+{
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+		const cuLaunchKernel_params *p = params;
+		l->kind = INJECT_LAUNCH_KERNEL;
+		l->function = p->f;
+		set_dims(l, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+			 p->blockDimZ, p->sharedMemBytes, p->hStream);
+		l->kernel_params = p->kernelParams;
+		l->extra = p->extra;
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+		const cuLaunchCooperativeKernel_params *p = params;
+		l->kind = INJECT_LAUNCH_COOPERATIVE;
+		l->function = p->f;
+		set_dims(l, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+			 p->blockDimZ, p->sharedMemBytes, p->hStream);
+		l->kernel_params = p->kernelParams;
+		l->extra = NULL;
+		l->cooperative = true;
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+		const cuLaunchKernelEx_params *p = params;
+		const CUlaunchConfig *c = p->config;
+		if (!c)
+			return false;
+		l->kind = INJECT_LAUNCH_EX;
+		l->function = p->f;
+		set_dims(l, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+			 c->blockDimZ, c->sharedMemBytes, c->hStream);
+		l->kernel_params = p->kernelParams;
+		l->extra = p->extra;
+		l->config = c;
+		for (unsigned i = 0; c->attrs && i < c->numAttrs; i++)
+			if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE &&
+			    c->attrs[i].value.cooperative)
+				l->cooperative = true;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+CUresult inject_relaunch(const struct inject_launch *l)
+{
+	switch (l->kind) {
+	case INJECT_LAUNCH_KERNEL:
+		return rp_api.cuLaunchKernel(l->function, l->grid[0], l->grid[1], l->grid[2],
+					     l->block[0], l->block[1], l->block[2],
+					     l->shared_mem_bytes, l->stream, l->kernel_params,
+					     l->extra);
+	case INJECT_LAUNCH_COOPERATIVE:
+		return rp_api.cuLaunchCooperativeKernel(l->function, l->grid[0], l->grid[1],
+							l->grid[2], l->block[0], l->block[1],
+							l->block[2], l->shared_mem_bytes, l->stream,
+							l->kernel_params);
+	case INJECT_LAUNCH_EX:
+		return rp_api.cuLaunchKernelEx(l->config, l->function, l->kernel_params, l->extra);
+	}
+	return CUDA_ERROR_NOT_SUPPORTED;
+}

@@ -1,0 +1,203 @@
+/* inject/output.c - the output file, reports said once, and the measuring flag
+ * (output.h). Records are written whole with one write(2) each (collector/jsonl.c), so
+ * that a signal or crash never leaves half a line and processes never interleave.
+ * Calls collector/ (records, JSON Lines) and common/ (options, log) only. */
+#include "inject/output.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/jsonl.h"
+#include "collector/records.h"
+#include "common/log.h"
+#include "common/options.h"
+
+static const char *output_template;
+static int output_fd = -1;                 /* -1 until opened, -2 after a failure */
+static pthread_mutex_t output_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool measuring;
+static atomic_bool fork_child;
+
+bool inject_measuring(void)
+{
+	return atomic_load_explicit(&measuring, memory_order_relaxed);
+}
+
+void inject_measuring_start(void)
+{
+	atomic_store(&measuring, true);
+}
+
+void inject_measuring_stop(void)
+{
+	atomic_store(&measuring, false);
+}
+
+void inject_output_fork_child(void)
+{
+	atomic_store(&fork_child, true);
+	atomic_store(&measuring, false);
+}
+
+bool inject_output_is_fork_child(void)
+{
+	return atomic_load(&fork_child);
+}
+
+void inject_output_configure(const char *templ)
+{
+	output_template = templ;
+}
+
+void inject_write_record(cJSON *record)
+{
+	/* Checked before the lock: another thread may have held it when the process forked,
+	 * and it would stay locked in the child for ever. */
+	if (!record || atomic_load(&fork_child)) {
+		cJSON_Delete(record);
+		return;
+	}
+	pthread_mutex_lock(&output_lock);
+	if (output_fd == -1 && output_template) {
+		char path[PATH_MAX], err[PATH_MAX + 128];
+		if (rp_output_path_expand(output_template, getpid(), path, sizeof(path), err,
+					  sizeof(err)) == 0)
+			output_fd = collector_jsonl_open(path, err, sizeof(err));
+		if (output_fd < 0) {
+			rp_log_error("%s; measuring nothing, the application runs on", err);
+			inject_measuring_stop();
+			output_fd = -2; /* do not try again */
+		}
+	}
+	static bool write_failed_said;
+	if (output_fd >= 0 && collector_jsonl_write(output_fd, record) != 0 && !write_failed_said) {
+		/* Once: a full disk fails every later write too. */
+		write_failed_said = true;
+		rp_log_error("cannot write a record to the output (disk full?); later records "
+			     "are lost, the application runs on");
+	}
+	pthread_mutex_unlock(&output_lock);
+	cJSON_Delete(record);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Reports said once                                                                    */
+/* ------------------------------------------------------------------------------------ */
+
+struct report_key {
+	struct report_key *next;
+	char key[];
+};
+static struct report_key *reported;
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The hidden key: the topic and everything the report concerns, unit-separated, in full
+ * (a kernel name cut short would merge templates that share a prefix). NULL when out of
+ * memory. */
+static char *dedupe_key(const char *topic, const struct inject_concerns *c)
+{
+	const char *parts[] = { topic, c->mangled ? c->mangled : c->kernel, c->metric, c->option,
+				c->call, c->detail };
+	char numbers[64];
+	snprintf(numbers, sizeof(numbers), "%d/%u", c->device_set ? c->device : -1,
+		 (unsigned)c->context);
+	size_t len = strlen(numbers) + 1;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		len += (parts[i] ? strlen(parts[i]) : 0) + 1;
+	char *key = malloc(len);
+	if (!key)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t l = parts[i] ? strlen(parts[i]) : 0;
+		memcpy(key + n, parts[i] ? parts[i] : "", l);
+		n += l;
+		key[n++] = '\x1f';
+	}
+	strcpy(key + n, numbers);
+	return key;
+}
+
+/* True the first time key is seen. */
+static bool first_time(const char *key)
+{
+	pthread_mutex_lock(&report_lock);
+	for (struct report_key *k = reported; k; k = k->next) {
+		if (!strcmp(k->key, key)) {
+			pthread_mutex_unlock(&report_lock);
+			return false;
+		}
+	}
+	struct report_key *k = malloc(sizeof(*k) + strlen(key) + 1);
+	if (k) {
+		strcpy(k->key, key);
+		k->next = reported;
+		reported = k;
+	}
+	pthread_mutex_unlock(&report_lock);
+	return true;
+}
+
+static cJSON *concerns_object(const struct inject_concerns *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	bool ok = true;
+	if (c->kernel)
+		ok &= collector_json_add_string(o, "kernel", c->kernel) == 0;
+	if (c->device_set)
+		ok &= cJSON_AddNumberToObject(o, "device", c->device) != NULL;
+	if (c->context)
+		ok &= cJSON_AddNumberToObject(o, "context", c->context) != NULL;
+	if (c->metric)
+		ok &= collector_json_add_string(o, "metric", c->metric) == 0;
+	if (c->option)
+		ok &= collector_json_add_string(o, "option", c->option) == 0;
+	if (c->call)
+		ok &= collector_json_add_string(o, "call", c->call) == 0;
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+void inject_report(const char *topic, const struct inject_concerns *c, bool error,
+		   const char *fmt, ...)
+{
+	if (atomic_load(&fork_child))
+		return;
+	static const struct inject_concerns none;
+	if (!c)
+		c = &none;
+	char *key = dedupe_key(topic, c);
+	bool first = first_time(key ? key : topic);
+	free(key);
+	if (!first)
+		return;
+	char message[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	if (error)
+		rp_log_error("%s", message);
+	else
+		rp_log_warn("%s", message);
+	cJSON *record = collector_record_message(error ? "error" : "warning", message, NULL, NULL);
+	cJSON *concerns = record ? concerns_object(c) : NULL;
+	if (record && (!concerns || !cJSON_AddItemToObject(record, "concerns", concerns))) {
+		cJSON_Delete(concerns);
+		cJSON_Delete(record);
+		record = NULL;
+	}
+	inject_write_record(record);
+}

@@ -1,0 +1,55 @@
+/* inject/output.h - the output file, reports said once, and whether this process measures.
+ * The lowest layer of inject/: init.c, launch.c, replay.c and watchdog.c call it; it calls
+ * collector/ (records, JSON Lines) and common/ only. Any thread. */
+#ifndef INJECT_OUTPUT_H
+#define INJECT_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cJSON;
+
+/* Remembers the output template (the expanded file is opened at the first record).
+ * Called once by init.c before anything is written; template stays owned by the caller
+ * and must live until exit. */
+void inject_output_configure(const char *output_template);
+/* Writes a record (a single write(2), whole line) and deletes it. Opens the output on
+ * first use; a failure there stops measuring and is said once. Does nothing in a child
+ * forked without exec: the descriptor is the parent's file. */
+void inject_write_record(struct cJSON *record);
+
+/* What a warning or error is about, as the record's "concerns" says it. Members left
+ * NULL (0 for context, device_set false) are left out. */
+struct inject_concerns {
+	const char *kernel;          /* demangled */
+	const char *mangled;         /* not written; tells kernels with one demangling apart */
+	int device;                  /* ordinal, when device_set */
+	bool device_set;
+	uint32_t context;            /* CUPTI context id, 0: none */
+	const char *metric;
+	const char *option;          /* the option that decides, e.g. "--nvtx-exclude" */
+	const char *call;            /* the API call concerned, e.g. "cuGraphLaunch" */
+	const char *detail;          /* not written: tells different failures apart */
+};
+#define INJECT_CONCERNS(...) (&(struct inject_concerns){ __VA_ARGS__ })
+/* A device member for INJECT_CONCERNS: INJECT_CONCERNS(INJECT_ON_DEVICE(0), ...). */
+#define INJECT_ON_DEVICE(d) .device = (d), .device_set = true
+
+/* Says a message on stderr and as a warning or error record, once per topic and what it
+ * concerns (every member of c, the unwritten ones included): the same failure of the
+ * same kernel is said once, another kernel or another failure is said again. */
+void inject_report(const char *topic, const struct inject_concerns *c, bool error,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Whether this process measures: false before init, after a fatal problem, and in a
+ * child forked without exec. Atomic: read on every launch, on any thread. */
+bool inject_measuring(void);
+void inject_measuring_start(void);
+void inject_measuring_stop(void);
+/* In a child forked without exec (pthread_atfork): measures nothing, writes nothing,
+ * prints no table at exit. Async-signal-safe enough for a fork handler: atomics only. */
+void inject_output_fork_child(void);
+/* Whether this is such a child. */
+bool inject_output_is_fork_child(void);
+
+#endif

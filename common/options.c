@@ -23,7 +23,7 @@
 
 static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_OUTPUT, "output", 'o', RP_KIND_STRING, "PATH", "rangeprof.%p.jsonl", NULL, 0, 0,
-	  "JSON Lines file, appended to; %p pid, %h host name, %% a literal %" },
+	  "JSON Lines file, appended to; %p pid, %h host name, %q{ENV} a variable, %% a %" },
 	{ RP_OPT_METRICS, "metrics", 0, RP_KIND_STRING, "LIST", "gpu__time_duration.sum", NULL,
 	  0, 0, "comma-separated metric names to collect for each run" },
 	{ RP_OPT_NVTX_INCLUDE, "nvtx-include", 0, RP_KIND_LIST, "EXPR", NULL, NULL, 0, 0,
@@ -47,6 +47,9 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "reach|checkpoint", 0, 0,
 	  "reach: save only the memory a launch can reach, verified per kernel; checkpoint: "
 	  "save all device memory at every measured launch" },
+	{ RP_OPT_DEVICE_LOCK_TIMEOUT, "device-lock-timeout", 0, RP_KIND_INT, "SECONDS", "60", NULL,
+	  0, 86400, "longest wait for another process measuring on the same GPU; the launch "
+	  "is then not measured" },
 	{ RP_OPT_LIST_METRICS, "list-metrics", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
 	  "print the metrics the device supports, with units and descriptions, and exit",
 	  .command_line_only = true },
@@ -449,6 +452,10 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 			RP_MEMORY_SAVE_CHECKPOINT;
 		rc = 0;
 		break;
+	case RP_OPT_DEVICE_LOCK_TIMEOUT:
+		opts->device_lock_timeout = number;
+		rc = 0;
+		break;
 	case RP_OPT_CLOCK_CONTROL:
 		opts->clock_control = strcmp(value, "base") ? RP_CLOCK_NONE : RP_CLOCK_BASE;
 		rc = 0;
@@ -713,13 +720,33 @@ int rp_output_path_expand(const char *templ, pid_t pid, char *out, size_t out_si
 		} else if (p[1] == '%') {
 			add = "%";
 			p++;
+		} else if (p[1] == 'q' && p[2] == '{') {
+			/* As ncu: %q{RANK} gives each rank of a job its own file. An unset
+			 * variable is empty, since the launcher checks the path in its own
+			 * environment, before torchrun and the like set RANK for the ranks. */
+			const char *name = p + 3;
+			size_t len = 0;
+			while (name[len] == '_' || isalnum((unsigned char)name[len]))
+				len++;
+			if (!len || name[len] != '}' || isdigit((unsigned char)name[0])) {
+				snprintf(err, err_size, "'%%q{' at character %zu: expected a variable "
+					 "name and '}', as in %%q{RANK}", (size_t)(p - templ) + 1);
+				return -EINVAL;
+			}
+			char var[256];
+			snprintf(var, sizeof(var), "%.*s", (int)(len < 255 ? len : 255), name);
+			add = getenv(var);
+			if (!add)
+				add = "";
+			p += 3 + len;
 		} else {
 			/* The character after '%' may be any byte: shown escaped. */
 			char c[RP_QUOTE_SIZE];
 			rp_quote((char[]){ p[1], 0 }, c, sizeof(c));
 			snprintf(err, err_size,
 				 "unknown escape '%%%s' at character %zu; accepted are %%p (pid), "
-				 "%%h (host name) and %%%%", c, (size_t)(p - templ) + 1);
+				 "%%h (host name), %%q{ENV} (a variable) and %%%%", c,
+				 (size_t)(p - templ) + 1);
 			return -EINVAL;
 		}
 		size_t len = strlen(add);

@@ -21,6 +21,7 @@ enum rp_option {
 	RP_OPT_CACHE_CONTROL,
 	RP_OPT_CLOCK_CONTROL,
 	RP_OPT_MEMORY_SAVE,
+	RP_OPT_DEVICE_LOCK_TIMEOUT,
 	RP_OPT_LIST_METRICS,
 	RP_OPT_QUIET,
 	RP_OPT_COUNT
@@ -54,7 +55,7 @@ enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
 enum rp_memory_save { RP_MEMORY_SAVE_REACH, RP_MEMORY_SAVE_CHECKPOINT };
 
 struct rp_options {
-	char *output;              /* template: %p pid, %h host, %% percent */
+	char *output;              /* template: %p pid, %h host, %q{ENV}, %% percent */
 	char *metrics;             /* comma-separated, as given */
 	char **nvtx_include;
 	size_t nvtx_include_count;
@@ -67,6 +68,7 @@ struct rp_options {
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;
 	enum rp_memory_save memory_save;
+	long device_lock_timeout;  /* seconds to wait for another process's turn on a device */
 	bool list_metrics;
 	bool quiet;
 	bool given[RP_OPT_COUNT];  /* set by the user rather than by the default */
@@ -128,8 +130,8 @@ int rp_options_parse_argv(struct rp_options *opts, int argc, char *const *argv, 
 const char *rp_option_origin(const struct rp_options *opts, enum rp_option id, char *buf,
 			     size_t size);
 
-/* Expands %p, %h and %% of the output template. Returns 0, or -EINVAL naming the
- * unknown escape, or -ENAMETOOLONG. */
+/* Expands %p, %h, %q{ENV} (empty when unset) and %% of the output template. Returns 0,
+ * or -EINVAL naming the unknown escape, or -ENAMETOOLONG. */
 int rp_output_path_expand(const char *templ, pid_t pid, char *out, size_t out_size,
 			  char *err, size_t err_size);
 

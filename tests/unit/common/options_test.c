@@ -100,7 +100,7 @@ Test(options, output_template_escapes)
 	cr_assert_str_eq(path, "r.42.%.jsonl");
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_OUTPUT, "x.%q", "-o", err, sizeof(err)), 0);
 	cr_assert_str_eq(err, "-o 'x.%q': unknown escape '%q' at character 3; accepted are %p (pid), "
-			      "%h (host name) and %%");
+			      "%h (host name), %q{ENV} (a variable) and %%");
 	char host[256];
 	gethostname(host, sizeof(host));
 	cr_assert_eq(rp_output_path_expand("%h", 1, path, sizeof(path), err, sizeof(err)), 0);

@@ -148,17 +148,31 @@ void collector_clock_restore(void)
 	atomic_flag_clear(&restoring);
 }
 
-static void on_fatal_signal(int sig)
+/* Restores the clocks, then hands the signal on as if we had not been here: the
+ * application's own action is put back for good (its handler, ignoring, or the default)
+ * and gets this signal, so a later one goes straight to it, as without rangeprof. */
+static void on_fatal_signal(int sig, siginfo_t *info, void *context)
 {
 	collector_clock_restore();
-	/* Hand the signal on as if we had not been here: the application's own handler, or
-	 * the default action, which ends the process with this signal. */
-	if (sig < 32 && previous[sig].sa_handler != SIG_DFL && previous[sig].sa_handler != SIG_IGN &&
-	    !(previous[sig].sa_flags & SA_SIGINFO)) {
-		previous[sig].sa_handler(sig);
+	if (sig <= 0 || sig >= 32) {
+		signal(sig, SIG_DFL);
+		raise(sig);
 		return;
 	}
-	signal(sig, SIG_DFL);
+	const struct sigaction *prev = &previous[sig];
+	sigaction(sig, prev, NULL);
+	if (prev->sa_flags & SA_SIGINFO) {
+		if (prev->sa_sigaction)
+			prev->sa_sigaction(sig, info, context);
+		return;
+	}
+	if (prev->sa_handler == SIG_IGN)
+		return;
+	if (prev->sa_handler != SIG_DFL) {
+		prev->sa_handler(sig);
+		return;
+	}
+	/* The default action ends the process with this signal (SA_NODEFER: not blocked). */
 	raise(sig);
 }
 
@@ -174,8 +188,8 @@ static void install_restore_paths(void)
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_fatal_signal;
-		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+		sa.sa_sigaction = on_fatal_signal;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 		sigemptyset(&sa.sa_mask);
 		sigaction(signals[i], &sa, &previous[signals[i]]);
 	}

@@ -82,6 +82,32 @@ Test(clock, fatal_signal_restores_the_clock_and_still_kills)
 	cr_assert_str_eq(read_log(), "lock 1590 1590\nreset\n");
 }
 
+static volatile sig_atomic_t app_handler_calls;
+static void app_handler(int sig, siginfo_t *info, void *context)
+{
+	(void)sig, (void)info, (void)context;
+	app_handler_calls++;
+}
+
+Test(clock, the_applications_own_handler_gets_the_signal_and_keeps_it)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		struct sigaction sa = { .sa_sigaction = app_handler, .sa_flags = SA_SIGINFO };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		unsigned mhz;
+		collector_clock_lock_base("GPU-1234", &mhz, err, sizeof(err));
+		raise(SIGINT);
+		raise(SIGINT); /* the application's handler again, not the default action */
+		_exit(app_handler_calls == 2 ? 7 : 1);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7, "status %d", status);
+	cr_assert_str_eq(read_log(), "lock 1590 1590\nreset\n");
+}
+
 Test(clock, without_permission_nothing_is_locked_and_the_message_says_why)
 {
 	setenv("FAKE_NVML_DENY", "1", 1);

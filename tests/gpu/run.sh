@@ -29,7 +29,7 @@ same() { # name file_a file_b: identical application output
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu \
-	tests/gpu/memory_cases.cu; do
+	tests/gpu/memory_cases.cu tests/gpu/procs.cu; do
 	nvcc -O2 -arch=sm_90 -std=c++17 --extended-lambda "$root/$src" -o "$work/$(basename "$src" .cu)" \
 		-ldl -lcuda || exit 1
 done
@@ -191,6 +191,77 @@ assert len(rows)==5 and all(r[-1]=='yes' for r in rows), rows"
 check under-ncu sh -c "grep -q checksum under_ncu.txt && grep -q 'another CUPTI client' under_ncu.txt"
 grep rangeprof under_ncu.txt | head -3
 
+# 4b. Processes, contexts, collectives and signals (issue 7; tests/gpu/procs.cu). Each is
+# run plain and under rangeprof; results and exit status must be the same.
+CP="python3 $root/tests/gpu/check_procs.py"
+# Several processes measuring on one GPU at once take turns: every one has run records.
+mkdir -p mp && rm -f mp/*
+./procs work 6 >w_plain.txt
+for i in 1 2 3; do "$RP" -q -o "mp/work.%p.jsonl" --runs 5 --nvtx-include work/ ./procs work 6 >"w_rp$i.txt" & done; wait
+same w_plain.txt w_rp1.txt procs-concurrent-1
+same w_plain.txt w_rp3.txt procs-concurrent-3
+check procs-concurrent-runs sh -c "test \$(ls mp/work.*.jsonl | wc -l) -eq 3 && $CP runs 30 mp/work.*.jsonl && $CP no-error HARDWARE_BUSY mp/work.*.jsonl"
+for method in spawn forkserver; do
+	python3 "$root/tests/gpu/procs_mp.py" $method >"mp_plain_$method.txt" 2>&1
+	rm -f mp/py.*
+	"$RP" -q -o "mp/py.%p.jsonl" --runs 5 --nvtx-include 'regex:^child' python3 "$root/tests/gpu/procs_mp.py" $method >"mp_rp_$method.txt" 2>"mp_rp_$method.err"
+	same "mp_plain_$method.txt" "mp_rp_$method.txt" "multiprocessing-$method"
+	# The parent runs no kernel: its file has a session only; each child has runs.
+	check "multiprocessing-$method-runs" sh -c "ls mp/py.*.jsonl && $CP whole mp/py.*.jsonl &&
+test \$(for f in mp/py.*.jsonl; do grep -l '\"type\":\"run\"' \$f; done | wc -l) -eq 2 &&
+for f in \$(grep -l '\"type\":\"run\"' mp/py.*.jsonl); do $CP runs 20 \$f || exit 1; done && $CP no-error HARDWARE_BUSY mp/py.*.jsonl"
+done
+# fork without exec after CUDA initialisation: the parent's file is whole and its own.
+./procs fork >f_plain.txt
+"$RP" -q -o fk.jsonl --runs 3 --nvtx-include work/ ./procs fork >f_rp.txt
+same f_plain.txt f_rp.txt fork-no-exec
+check fork-no-exec-records $CP runs 15 fk.jsonl
+# %q{ENV} as ncu: a file per rank.
+check output-q-env sh -c "RANK=7 '$RP' -q -o 'q.%q{RANK}.jsonl' --runs 2 --nvtx-include work/ ./procs work 2 >/dev/null && $CP runs 4 q.7.jsonl"
+# cudaDeviceReset and driver contexts destroyed and created again: every launch measured,
+# no stale profiler state (CUPTI_ERROR_UNKNOWN).
+./procs reset >r_plain.txt
+"$RP" -o rs.jsonl --runs 3 --nvtx-include work/ ./procs reset >r_rp.txt 2>r_rp.err
+same r_plain.txt r_rp.txt context-reset
+check context-reset-records sh -c "$CP runs 24 rs.jsonl && $CP no-error CUPTI_ERROR rs.jsonl &&
+test \$(grep -c '\"type\":\"summary\"' rs.jsonl) -eq 8"
+# A kernel named like NCCL's that waits for the host: never replayed, reported, no hang.
+./procs collective >co_plain.txt
+check collective-not-replayed timeout 120 "$RP" -o co.jsonl --runs 3 --nvtx-include peer/ --nvtx-include work/ ./procs collective
+"$RP" -q -o /dev/null --runs 3 --nvtx-include peer/ ./procs collective >co_rp.txt 2>&1
+same co_plain.txt co_rp.txt collective
+check collective-records sh -c "$CP record warning ncclKernel_AllReduce co.jsonl && $CP no-runs ncclKernel co.jsonl &&
+$CP runs 6 co.jsonl && $CP record warning 'kernels that wait for other GPUs' co.jsonl"
+# A waiting kernel nobody could name: the watchdog reports it within its bound (10 s)
+# while the replay still waits (the kernel gives up by itself after 15 s).
+./procs hang >h_plain.txt
+timeout 300 "$RP" -o hg.jsonl --runs 1 --memory-save checkpoint --nvtx-include peer/ ./procs hang >h_rp.txt 2>h_rp.err
+same h_plain.txt h_rp.txt hang
+check watchdog-records sh -c "$CP record error 'has not finished after' hg.jsonl | grep -q nvtx-exclude && grep -q 'waits_for_host' h_rp.err"
+# SIGTERM during a replay ends the application as without rangeprof; every line whole.
+./procs long 200 >/dev/null 2>&1 & p=$!; sleep 1; kill -TERM $p; wait $p; plain_status=$?
+"$RP" -q -o sg.jsonl --runs 50 --nvtx-include long/ ./procs long 200 >/dev/null 2>&1 & p=$!
+for i in $(seq 1 100); do grep -q '"type":"run"' sg.jsonl 2>/dev/null && break; sleep 0.1; done
+kill -TERM $p; wait $p; rp_status=$?
+check sigterm-status test "$plain_status" -eq "$rp_status"
+check sigterm-whole-lines $CP whole sg.jsonl
+# Two GPUs (nvidia-h200-x2 only): torchrun with the all-reduce range selected completes,
+# each rank measured on its own GPU into its own file, NCCL kernels reported.
+if [ "$(nvidia-smi -L | wc -l)" -ge 2 ] && command -v torchrun >/dev/null; then
+	rm -f tr.*.jsonl
+	torchrun --nproc-per-node 2 "$root/tests/gpu/torchrun_allreduce.py" 2>/dev/null | sort >tr_plain.txt
+	timeout 600 "$RP" -q -o 'tr.%q{RANK}.jsonl' --runs 5 --nvtx-include step/ torchrun --nproc-per-node 2 "$root/tests/gpu/torchrun_allreduce.py" 2>tr_rp.err | sort >tr_rp.txt
+	same tr_plain.txt tr_rp.txt torchrun-allreduce
+	check torchrun-records sh -c "$CP runs 15 tr.0.jsonl tr.1.jsonl && $CP record warning nccl tr.0.jsonl &&
+python3 -c \"
+import json
+for r in (0, 1):
+    d = {x['device'] for x in map(json.loads, open(f'tr.{r}.jsonl')) if x['type'] == 'run'}
+    assert d == {r}, (r, d)\""
+else
+	echo "SKIP two-GPU checks (torchrun, all-reduce): need nvidia-h200-x2"
+fi
+
 # 5. Benchmarks (bench/NOTES.md): unselected launch cost, measured launch cost.
 for i in 1 2 3 4 5; do ./tiny_launches 100000; done >bench_plain.txt
 for i in 1 2 3 4 5; do "$RP" -q -o /dev/null --nvtx-include never/ ./tiny_launches 100000; done >bench_rp.txt
@@ -209,6 +280,6 @@ for i in 1 2 3; do { time "$RP" -q -o /dev/null --runs 20 -k inplace_add_one ./k
 echo "wall ncu -k inplace_add_one (6 launches, 1 measurement each):"
 for i in 1 2 3; do { time /usr/local/cuda/bin/ncu --clock-control none -k inplace_add_one --metrics gpu__time_duration.sum ./kernels 5 >/dev/null 2>&1; } 2>&1; done
 
-tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches . 2>/dev/null
+tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches --exclude=procs . 2>/dev/null
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -576,6 +576,25 @@ static void measure_with_checkpoint(struct measurement *m)
 			      "differ", m->kernel, collector_cupti_error(restore));
 }
 
+/* Puts the saved copy back for the application's launch (its inputs, or after a verified
+ * launch its own result) and waits; says so when that fails, since the application's
+ * memory may then differ. */
+static void put_back(struct measurement *m, const struct mem_backup *b)
+{
+	CUresult cr = mem_restore(b, &m->save.reach, m->launch.stream);
+	CUresult sync = rp_api.cuCtxSynchronize();
+	if (cr == CUDA_SUCCESS)
+		cr = sync;
+	if (cr != CUDA_SUCCESS)
+		inject_report("restore", INJECT_CONCERNS(.kernel = m->kernel,
+							 .mangled = m->launch.mangled,
+							 INJECT_ON_DEVICE(m->device),
+							 .call = "cuMemcpyAsync",
+							 .detail = collector_cu_error(cr)), true,
+			      "putting back the saved memory of %s: %s; the application's memory "
+			      "may differ", m->kernel, collector_cu_error(cr));
+}
+
 /* Falls back to the full checkpoint for this launch, saying why once per kernel. */
 static void fall_back(struct measurement *m, const char *why)
 {
@@ -731,8 +750,7 @@ struct measurement *inject_replay_enter(const struct inject_launch *l, const cha
 			 "wrote only inside the memory its parameters reach");
 		measure(m);
 		/* The application's own launch must see its inputs. */
-		mem_restore(&m->c->inputs, &m->save.reach, l->stream);
-		rp_api.cuCtxSynchronize();
+		put_back(m, &m->c->inputs);
 		collector_cost_lap(&m->cost, COST_RESTORE, &m->lap);
 		goto done;
 	}
@@ -803,8 +821,7 @@ void inject_replay_exit(struct measurement *m, bool launched)
 	}
 	collector_cost_lap(&m->cost, COST_SAVE, &m->lap);
 	measure(m);
-	mem_restore(&m->c->result, &m->save.reach, l->stream);
-	rp_api.cuCtxSynchronize();
+	put_back(m, &m->c->result);
 	collector_cost_lap(&m->cost, COST_RESTORE, &m->lap);
 done:
 	finish(m);

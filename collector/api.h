@@ -41,7 +41,7 @@ typedef struct {
 	X(cuModuleGetGlobal) X(cuPointerGetAttributes) X(cuMemGetAddressRange) X(cuMemcpy)  \
 	X(cuMemcpyAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD8Async) X(cuMemHostAlloc)         \
 	X(cuMemFreeHost) X(cuKernelGetParamInfo) X(cuKernelGetLibrary) X(cuLibraryGetGlobal) \
-	X(cuStreamCreate) X(cuStreamDestroy) X(cuModuleUnload)
+	X(cuModuleUnload)
 
 #define RP_CUPTI_FUNCTIONS(X)                                                          \
 	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)                  \

@@ -37,7 +37,6 @@ static void at_exit(void)
 	 * totals are the parent's to print. */
 	if (inject_output_is_fork_child())
 		return;
-	inject_launch_quiesce();
 	inject_launch_report_totals();
 	inject_replay_report_totals();
 	const char *metrics = opts.metrics;

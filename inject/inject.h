@@ -65,11 +65,6 @@ struct inject_config {
 
 /* Called once by init.c before any callback is enabled; the config is copied. */
 void inject_replay_configure(const struct inject_config *config);
-/* Sets up measuring in a new context (profiler, metric set, flush and hash kernels, the
- * profiler's first pass) so that the first measured launch does not pay for it. Called
- * on a thread of ours, with the replay lock held, while the context of generation gen is
- * alive. */
-void inject_replay_prepare(CUcontext ctx, uint64_t gen);
 /* Measures one selected launch at its driver call's ENTER (the replay lock is held by the
  * caller) and writes its records. Returns NULL when done; otherwise the launch is being
  * verified, and inject_replay_exit() must be called at the same call's EXIT, on the same

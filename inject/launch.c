@@ -42,10 +42,6 @@ static __thread bool inside_replay;
  * stays held from its ENTER to its EXIT. */
 static __thread struct measurement *pending;
 static __thread CUpti_CallbackId pending_cbid;
-/* Context set-ups started and not finished, and whether the process is exiting: a set-up
- * must not run under CUDA's teardown at exit. */
-static atomic_int preparing;
-static atomic_bool exiting;
 
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
 {
@@ -129,46 +125,14 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 	return 0;
 }
 
-struct prepare_job {
-	CUcontext ctx;
-	inject_context_gen gen;
-};
-
-static void *prepare_context(void *arg)
-{
-	struct prepare_job job = *(struct prepare_job *)arg;
-	free(arg);
-	inside_replay = true;
-	pthread_mutex_lock(&replay_lock);
-	if (!atomic_load(&exiting))
-		inject_replay_prepare(job.ctx, job.gen);
-	pthread_mutex_unlock(&replay_lock);
-	atomic_fetch_sub(&preparing, 1);
-	return NULL;
-}
-
 /* A new context: known from now on under a new generation (a destroyed context's handle
- * may come back); its set-up runs on a thread of ours, while the application goes on. */
+ * may come back). Its set-up waits for its first measured launch: setting it up early on
+ * a thread of ours enabled the range profiler in every context, which costs every later
+ * launch of the application ~4 us (H200), and a set-up still running at exit crashed
+ * inside CUPTI under CUDA's own teardown. */
 static void on_context_created(CUcontext ctx)
 {
-	inject_context_gen gen = inject_contexts_created(ctx);
-	if (!inject_measuring() || atomic_load(&done) || !gen)
-		return;
-	struct prepare_job *job = malloc(sizeof(*job));
-	pthread_attr_t attr;
-	pthread_t thread;
-	if (!job || pthread_attr_init(&attr)) {
-		free(job);
-		return;
-	}
-	*job = (struct prepare_job){ ctx, gen };
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	atomic_fetch_add(&preparing, 1);
-	if (pthread_create(&thread, &attr, prepare_context, job)) {
-		atomic_fetch_sub(&preparing, 1);
-		free(job);
-	}
-	pthread_attr_destroy(&attr);
+	inject_contexts_created(ctx);
 }
 
 /* A context is being destroyed (cuCtxDestroy, cudaDeviceReset, cuDevicePrimaryCtxReset):
@@ -440,16 +404,6 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 	default:
 		return; /* an allocation call's ENTER */
 	}
-}
-
-void inject_launch_quiesce(void)
-{
-	/* A context's set-up may still be running on our thread: tearing CUDA down under it
-	 * at exit could crash the application, so wait until it lets go of the lock. */
-	atomic_store(&exiting, true);
-	/* Bounded: exit must never hang on us (10 s in 1 ms steps). */
-	for (int waited = 0; atomic_load(&preparing) > 0 && waited < 10000; waited++)
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 }
 
 void inject_launch_report_totals(void)

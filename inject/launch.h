@@ -16,8 +16,6 @@ int inject_launch_configure(const struct rp_options *opts, char *err, size_t err
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size);
 void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
 				     CUpti_CallbackId cbid, const void *data);
-/* At exit: waits for any context set-up still running on a thread of ours. */
-void inject_launch_quiesce(void);
 /* At exit: what was counted but not replayed (graphs, captured launches, kernels that
  * wait for peers). */
 void inject_launch_report_totals(void);

@@ -81,7 +81,6 @@ struct context_state {
 	bool flush_ready, verifier_ready;
 	struct mem_verifier verifier;
 	struct mem_backup inputs, result;
-	CUstream warm_stream;        /* only while inject_replay_prepare() runs */
 	bool failed;
 	struct function_state *functions[FUNCTION_BUCKETS];
 };
@@ -621,60 +620,6 @@ static void finish(struct measurement *m)
 		inject_devlock_release(devices[m->device].turns);
 	}
 	free(m);
-}
-
-static int warm_run(void *arg, unsigned run, unsigned pass)
-{
-	(void)run;
-	(void)pass;
-	struct context_state *c = arg;
-	unsigned kernels = config.cache_control == RP_CACHE_ALL ? 2 : 1;
-	for (unsigned k = 0; k < kernels; k++)
-		if (inject_flush_launch(&c->flush, c->warm_stream) != CUDA_SUCCESS)
-			return -1;
-	return 0;
-}
-
-void inject_replay_prepare(CUcontext ctx, uint64_t gen)
-{
-	CUdevice dev;
-	/* Destroyed (or destroyed and its handle reused) before this thread got the lock:
-	 * the context to prepare is gone. */
-	if (inject_contexts_generation(ctx) != gen || rp_api.cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
-		return;
-	struct device_state *known = NULL;
-	if (rp_api.cuCtxGetDevice(&dev) == CUDA_SUCCESS && dev >= 0 && dev < MAX_DEVICES &&
-	    (known = device_known((int)dev)) && take_turn(known, (int)dev, NULL, NULL, 0)) {
-		struct device_state *d = device_ready(ctx, (int)dev);
-		struct context_state *c = d ? context_ready(ctx, (int)dev, 0) : NULL;
-		/* The range profiler's first pass in a context costs ~170 ms (bench/NOTES.md):
-		 * one pass of flushes on a stream of ours takes it here. It has the shape of a
-		 * real measurement (runs x kernels per run), since CUPTI 13.0 keeps the range
-		 * count of the first configuration (H200: a first pass sized for one range left
-		 * every later measurement with 2 ranges). Its numbers are not used, and an
-		 * application kernel that runs meanwhile only makes it fail. */
-		unsigned runs = config.runs;
-		size_t metrics = d ? collector_metric_set_user_count(d->set) : 0;
-		double *values = calloc((size_t)runs * metrics + 1, sizeof(double));
-		double *clocks = calloc(runs, sizeof(double));
-		if (c && values && clocks &&
-		    rp_api.cuStreamCreate(&c->warm_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS) {
-			unsigned passes;
-			char err[512];
-			collector_profiler_measure(c->profiler, d->set, runs,
-						   config.cache_control == RP_CACHE_ALL ? 2 : 1,
-						   warm_run, c, values, clocks, &passes, NULL,
-						   err, sizeof(err));
-			rp_api.cuStreamSynchronize(c->warm_stream);
-			rp_api.cuStreamDestroy(c->warm_stream);
-			c->warm_stream = NULL;
-		}
-		free(values);
-		free(clocks);
-		let_others_measure(d, c);
-		inject_devlock_release(known->turns);
-	}
-	rp_api.cuCtxSetCurrent(NULL);
 }
 
 static const struct inject_concerns *launch_concerns(const struct measurement *m,

@@ -16,7 +16,7 @@
 struct collector_metric_set;
 struct collector_profiler;
 
-/* The clock every run reports (SPEC.md: sm_clock_hz). Always collected. */
+/* The clock every run reports (doc/records.md: sm_clock_hz). Always collected. */
 #define COLLECTOR_CLOCK_METRIC "gpc__cycles_elapsed.avg.per_second"
 
 /* Validates the comma-separated metrics for the device of ctx and builds their config

@@ -133,8 +133,6 @@ static void init(void)
 	pthread_atfork(NULL, NULL, in_fork_child);
 	inject_measuring_start();
 	write_session_record();
-	if (opts.list_metrics)
-		rp_log_warn("--list-metrics is a launcher action; the library ignores it");
 	atexit(at_exit);
 }
 

@@ -8,7 +8,6 @@
  * Calls nvtx_bridge/ (snapshot, filter), collector/api, memory/ and inject/ replay,
  * launches, collectives, contexts, output and names. */
 #include <pthread.h>
-#include <regex.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 
 #include "collector/api.h"
 #include "common/log.h"
+#include "common/regex.h"
 #include "inject/collectives.h"
 #include "inject/contexts.h"
 #include "inject/inject.h"
@@ -28,8 +28,7 @@
 
 static struct nvtx_filter *filter;
 static const char *kernel_exact;          /* NULL: no exact-name filter */
-static regex_t kernel_regex;
-static bool kernel_is_regex;
+static struct rp_regex *kernel_regex;     /* NULL: no regex: filter */
 static long launch_skip, launch_count;
 
 static atomic_uint_fast64_t launch_index;  /* every kernel launch of the process */
@@ -51,13 +50,14 @@ int inject_launch_configure(const struct rp_options *opts, char *err, size_t err
 	if (!filter)
 		return -1;
 	if (opts->kernel_name && !strncmp(opts->kernel_name, "regex:", 6)) {
-		/* Validated by the options already. */
-		if (regcomp(&kernel_regex, opts->kernel_name + 6, REG_EXTENDED | REG_NOSUB)) {
-			snprintf(err, err_size, "RANGEPROF_KERNEL_NAME '%s': invalid regular "
-				 "expression", opts->kernel_name);
+		/* Validated by the options already. common/regex compiles in bounded time and
+		 * matches in linear time; glibc's regcomp does neither on hostile patterns. */
+		char why[256];
+		if (!(kernel_regex = rp_regex_compile(opts->kernel_name + 6, why, sizeof(why)))) {
+			snprintf(err, err_size, "RANGEPROF_KERNEL_NAME: invalid regular expression: "
+				 "%s", why);
 			return -1;
 		}
-		kernel_is_regex = true;
 	} else {
 		kernel_exact = opts->kernel_name;
 	}
@@ -242,9 +242,9 @@ static bool on_memory_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 static bool name_matches(const char *mangled, const char *demangled)
 {
-	if (kernel_is_regex)
-		return regexec(&kernel_regex, demangled, 0, NULL, 0) == 0 ||
-		       regexec(&kernel_regex, mangled, 0, NULL, 0) == 0;
+	if (kernel_regex)
+		return rp_regex_search(kernel_regex, demangled) ||
+		       rp_regex_search(kernel_regex, mangled);
 	/* ncu matches the function name too: "vadd" for "vadd(float*, ...)". */
 	size_t len = strlen(kernel_exact);
 	return !strcmp(kernel_exact, mangled) || !strcmp(kernel_exact, demangled) ||
@@ -266,7 +266,7 @@ static __thread struct verdict verdicts[VERDICTS];
 
 static bool kernel_selected(CUfunction function, const char *mangled, const char **demangled)
 {
-	if (!kernel_exact && !kernel_is_regex)
+	if (!kernel_exact && !kernel_regex)
 		return true;
 	struct verdict *v = &verdicts[((uintptr_t)function >> 4) % VERDICTS];
 	if (v->function == function && v->mangled && !strcmp(v->mangled, mangled)) {

@@ -150,18 +150,30 @@ def main(argv=None, out=sys.stdout):
     add_version(p)
     p.add_argument("jsonl", help="rangeprof JSONL: file, directory or glob")
     p.add_argument("ncu_csv", nargs="?", help="output of 'ncu --csv --page raw'")
-    p.add_argument("--run", nargs=argparse.REMAINDER, metavar="COMMAND",
-                   help="run ncu on COMMAND (after --run) instead of reading a CSV")
+    p.add_argument("--run", action="store_true",
+                   help="run ncu on the COMMAND that follows (everything after --run, an "
+                   "optional -- first) instead of reading a CSV")
     p.add_argument("--ncu", default="ncu", help="ncu executable")
     form = p.add_mutually_exclusive_group()
     form.add_argument("--csv", action="store_true")
     form.add_argument("--json", action="store_true")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after --run is the program's command line, its options included:
+    # argparse's REMAINDER refuses a leading "--", so the split is done here.
+    command = None
+    if "--run" in argv:
+        at = argv.index("--run")
+        command = argv[at + 1:]
+        if command[:1] == ["--"]:
+            command = command[1:]
+        argv = argv[:at + 1]
     args = p.parse_args(argv)
     try:
         recs, rp = read_rangeprof(args.jsonl)
     except FileNotFoundError as e:
         raise SystemExit(f"rangeprof-compare-ncu: error: {e}")
-    command = [c for c in (args.run or []) if c != "--"] if args.run is not None else None
+    if args.run and not command:
+        p.error("--run needs the command to run ncu on")
     if command:
         csv_path = run_ncu(recs, command, args.ncu)
     elif args.ncu_csv:

@@ -113,3 +113,35 @@ def test_text_table_tells_the_two_unfused_kernels_apart(recorded, capsys):
     kernels = {re.split(r"\s{2,}", line)[1] for line in out.getvalue().splitlines()[1:]
                if line.startswith("fma variant=unfused")}
     assert len(kernels) == 2, kernels
+
+
+def test_run_calls_ncu_as_the_recording_was_made(recorded, tmp_path):
+    """--run starts ncu itself: never locking clocks, with the session's metrics and NVTX
+    includes, the user's command last, and compares its CSV. A stand-in ncu on this
+    machine (no GPU) logs its argv and writes the CSV ncu wrote for the same program on
+    the H200 into --log-file."""
+    csv_path = recorded("vadd.ncu.csv")
+    argv_log = tmp_path / "argv.json"
+    fake = tmp_path / "ncu"
+    fake.write_text(
+        "#!/usr/bin/env python3\n"
+        "import json, shutil, sys\n"
+        f"json.dump(sys.argv[1:], open({str(argv_log)!r}, 'w'))\n"
+        "log = sys.argv[sys.argv.index('--log-file') + 1]\n"
+        f"shutil.copy({str(csv_path)!r}, log)\n")
+    fake.chmod(0o755)
+    out = io.StringIO()
+    rc = ncu.main([str(recorded("vadd.jsonl")), "--ncu", str(fake), "--json", "--run", "--",
+                   "python3", "vector_add.py", "--launches", "5"], out=out)
+    assert rc == 0
+    argv = json.load(open(argv_log))
+    session = json.loads(open(recorded("vadd.jsonl")).readline())
+    assert argv[argv.index("--clock-control") + 1] == "none"
+    assert argv[argv.index("--cache-control") + 1] == "all"
+    assert argv[argv.index("--page") + 1] == "raw" and "--csv" in argv
+    assert argv[argv.index("--metrics") + 1] == session["options"]["metrics"]
+    includes = [argv[i + 1] for i, a in enumerate(argv) if a == "--nvtx-include"]
+    assert "--nvtx" in argv and includes == session["options"]["nvtx_include"]
+    assert argv[-4:] == ["python3", "vector_add.py", "--launches", "5"]
+    rows = json.loads(out.getvalue())
+    assert rows and {r["Metric"] for r in rows} >= {"gpu__time_duration.sum"}

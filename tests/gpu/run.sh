@@ -232,7 +232,7 @@ test \$(grep -c '\"type\":\"summary\"' rs.jsonl) -eq 8"
 # A kernel named like NCCL's that waits for the host: never replayed, reported, no hang.
 ./procs collective >co_plain.txt
 check collective-not-replayed timeout 120 "$RP" -o co.jsonl --runs 3 --nvtx-include peer/ --nvtx-include work/ ./procs collective
-"$RP" -q -o /dev/null --runs 3 --nvtx-include peer/ ./procs collective >co_rp.txt 2>&1
+"$RP" -q -o /dev/null --runs 3 --nvtx-include peer/ ./procs collective >co_rp.txt 2>co_rp.err
 same co_plain.txt co_rp.txt collective
 check collective-records sh -c "$CP record warning ncclKernel_AllReduce co.jsonl && $CP no-runs ncclKernel co.jsonl &&
 $CP runs 6 co.jsonl && $CP record warning 'kernels that wait for other GPUs' co.jsonl"

@@ -41,13 +41,14 @@ static double now(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Tries to lock byte until deadline (monotonic seconds), sleeping 0.1 ms at first and
- * up to 5 ms, so that a short wait stays short and a long one costs little. */
-static int lock_byte_until(int fd, int byte, double deadline)
+/* Tries to lock byte (type F_WRLCK or F_RDLCK) until deadline (monotonic seconds),
+ * sleeping 0.1 ms at first and up to 5 ms, so that a short wait stays short and a long one
+ * costs little. */
+static int lock_byte_until(int fd, int byte, short type, double deadline)
 {
 	long sleep_ns = 100000;
 	for (;;) {
-		int rc = lock_byte(fd, byte, F_WRLCK);
+		int rc = lock_byte(fd, byte, type);
 		if (rc != -EAGAIN && rc != -EACCES && rc != -EINTR)
 			return rc;
 		if (now() >= deadline)
@@ -89,8 +90,10 @@ int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock
 	}
 	lock->fd = fd;
 	/* A read lock never conflicts with another read lock: only a process probing for
-	 * being alone (a write lock) is refused. */
-	int rc = lock_byte(fd, BYTE_PRESENCE, F_RDLCK);
+	 * being alone (inject_devlock_shared's write lock, held for a few microseconds) is
+	 * refused, so a refusal is waited out: giving up at once would leave this process
+	 * measuring without taking turns for the rest of its life. */
+	int rc = lock_byte_until(fd, BYTE_PRESENCE, F_RDLCK, now() + 1.0);
 	if (rc) {
 		snprintf(err, err_size, "cannot lock the device lock '%s': %s", path, strerror(-rc));
 		inject_devlock_close(lock);
@@ -107,10 +110,10 @@ int inject_devlock_acquire(struct inject_devlock *lock, long timeout_ms)
 	if (lock->held)
 		return 0;
 	double deadline = now() + (timeout_ms > 0 ? timeout_ms / 1e3 : 0);
-	int rc = lock_byte_until(lock->fd, BYTE_ENTRY, deadline);
+	int rc = lock_byte_until(lock->fd, BYTE_ENTRY, F_WRLCK, deadline);
 	if (rc)
 		return rc;
-	rc = lock_byte_until(lock->fd, BYTE_TURN, deadline);
+	rc = lock_byte_until(lock->fd, BYTE_TURN, F_WRLCK, deadline);
 	lock_byte(lock->fd, BYTE_ENTRY, F_UNLCK);
 	if (rc)
 		return rc;

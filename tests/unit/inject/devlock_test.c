@@ -2,6 +2,8 @@
  * (fork), each with its own lock, on this machine; no GPU needed. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -234,4 +236,35 @@ Test(devlock, a_forked_child_dropping_the_lock_keeps_the_parents_turn, .init = m
 	waitpid(probe, &status, 0);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the turn was given away");
 	inject_devlock_close(l);
+}
+
+static void *unlock_later(void *arg)
+{
+	int fd = *(int *)arg;
+	usleep(50 * 1000);
+	struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 2, .l_len = 1 };
+	fcntl(fd, F_OFD_SETLK, &fl);
+	return NULL;
+}
+
+/* Another process probing whether it is alone (inject_devlock_shared) holds the presence
+ * byte for a moment: a process opening its lock just then must wait, not give up and
+ * measure without taking turns for ever. */
+Test(devlock, opening_during_another_process_probe_waits_for_it, .init = make_dir)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/rangeprof-device-%s.lock", dir, uuid);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 2, .l_len = 1 };
+	cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0, "the probe's write lock");
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, unlock_later, &fd), 0);
+	struct inject_devlock *l = NULL;
+	char err[512];
+	int rc = inject_devlock_open(uuid, dir, &l, err, sizeof(err));
+	pthread_join(t, NULL);
+	cr_assert_eq(rc, 0, "%s", err);
+	inject_devlock_close(l);
+	close(fd);
 }

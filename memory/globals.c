@@ -42,24 +42,28 @@ static unsigned hash(const char *s)
 	return h % NAME_BUCKETS;
 }
 
-static void remember(const char *text, size_t len)
+/* Names of any length: a global whose name were left out would never be saved, and
+ * verification does not hash globals, so nothing would notice its replays' writes. */
+static bool remember(const char *text, size_t len)
 {
-	char key[512];
-	if (!len || len >= sizeof(key))
-		return;
-	memcpy(key, text, len);
-	key[len] = '\0';
-	unsigned b = hash(key);
-	for (struct name *n = names[b]; n; n = n->next)
-		if (!strcmp(n->text, key))
-			return;
+	if (!len)
+		return true;
 	struct name *n = malloc(sizeof(*n) + len + 1);
 	if (!n)
-		return;
-	memcpy(n->text, key, len + 1);
+		return false;
+	memcpy(n->text, text, len);
+	n->text[len] = '\0';
+	unsigned b = hash(n->text);
+	for (struct name *m = names[b]; m; m = m->next) {
+		if (!strcmp(m->text, n->text)) {
+			free(n);
+			return true;
+		}
+	}
 	n->next = names[b];
 	names[b] = n;
 	name_count++;
+	return true;
 }
 
 bool mem_globals_learn(const void *cubin, size_t size)
@@ -105,11 +109,14 @@ bool mem_globals_learn(const void *cubin, size_t size)
 				    shstr->sh_size - section_name : 10))
 				continue;
 			const char *text = strings + sym[i].st_name;
-			remember(text, strnlen(text, strtab->sh_size - sym[i].st_name));
+			if (!remember(text, strnlen(text, strtab->sh_size - sym[i].st_name)))
+				ok = false;
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	return true;
+	if (!ok)
+		atomic_fetch_add(&unreadable_cubins, 1); /* a name is missing: globals unknown */
+	return ok;
 }
 
 static bool append(struct mem_range **ranges, size_t *count, size_t *capacity,

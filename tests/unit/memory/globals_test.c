@@ -2,6 +2,7 @@
  * (built from globals_kernels.cu by nvcc at build time, path in $GLOBALS_CUBIN), and never
  * crashing on images that are not one. */
 #include <criterion/criterion.h>
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,5 +56,61 @@ Test(globals, refuses_what_is_not_a_cubin_without_crashing)
 	memset(bad + 0x28, 0xff, 8);    /* e_shoff far outside the image */
 	cr_assert_not(mem_globals_learn(bad, size));
 	free(bad);
+	free(image);
+}
+
+/* A minimal ELF64 image with one .nv.global object named name: null section, .shstrtab,
+ * .nv.global, .symtab, .strtab. */
+static unsigned char *tiny_cubin(const char *name, size_t *size)
+{
+	static const char shstr[] = "\0.shstrtab\0.nv.global\0.symtab\0.strtab";
+	size_t name_len = strlen(name);
+	size_t shstr_off = sizeof(Elf64_Ehdr), shstr_size = sizeof(shstr);
+	size_t sym_off = (shstr_off + shstr_size + 7) & ~(size_t)7;
+	size_t sym_size = 2 * sizeof(Elf64_Sym);
+	size_t str_off = sym_off + sym_size, str_size = name_len + 2;
+	size_t sh_off = (str_off + str_size + 7) & ~(size_t)7;
+	*size = sh_off + 5 * sizeof(Elf64_Shdr);
+	unsigned char *image = calloc(1, *size);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)image;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_shoff = sh_off;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 5;
+	eh->e_shstrndx = 1;
+	memcpy(image + shstr_off, shstr, shstr_size);
+	Elf64_Sym *sym = (Elf64_Sym *)(image + sym_off);
+	sym[1].st_name = 1;
+	sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
+	sym[1].st_shndx = 2;
+	memcpy(image + str_off + 1, name, name_len);
+	Elf64_Shdr *sh = (Elf64_Shdr *)(image + sh_off);
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB, .sh_offset = shstr_off,
+			      .sh_size = shstr_size };
+	sh[2] = (Elf64_Shdr){ .sh_name = 11, .sh_type = SHT_NOBITS, .sh_size = 8 };
+	sh[3] = (Elf64_Shdr){ .sh_name = 22, .sh_type = SHT_SYMTAB, .sh_offset = sym_off,
+			      .sh_size = sym_size, .sh_link = 4, .sh_entsize = sizeof(Elf64_Sym) };
+	sh[4] = (Elf64_Shdr){ .sh_name = 30, .sh_type = SHT_STRTAB, .sh_offset = str_off,
+			      .sh_size = str_size };
+	return image;
+}
+
+/* A long mangled name (a template's static member) is a global all the same: left out,
+ * it would never be saved and its replays' writes would reach the application. */
+Test(globals, learns_names_of_any_length)
+{
+	char name[2001];
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memcpy(name, "_ZN4long", 8);
+	size_t size;
+	unsigned char *image = tiny_cubin("g_short_one", &size);
+	cr_assert(mem_globals_learn(image, size));
+	cr_assert(mem_globals_known("g_short_one"), "the synthetic image is read");
+	free(image);
+	image = tiny_cubin(name, &size);
+	cr_assert(mem_globals_learn(image, size));
+	cr_assert(mem_globals_known(name));
 	free(image);
 }

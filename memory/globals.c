@@ -33,6 +33,7 @@ struct module_globals {
 	size_t count;
 };
 static struct module_globals *modules;
+static unsigned long forgotten;      /* mem_globals_forget_modules() calls, under lock */
 
 static unsigned hash(const char *s)
 {
@@ -144,6 +145,11 @@ static CUresult library_global(CUdeviceptr *p, size_t *bytes, void *library, con
 	return rp_api.cuLibraryGetGlobal(p, bytes, (CUlibrary)library, name);
 }
 
+/* The module's globals, resolved by asking the driver for every name seen. The driver is
+ * asked without the lock held: cuModuleGetGlobal may load a module (lazy loading), whose
+ * CUPTI callback comes back into mem_globals_learn() on this very thread, and another
+ * thread loading a module may hold the driver's own lock while its callback waits for
+ * ours. Names are never freed, so their texts can be read after the lock is let go. */
 static bool globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *, void *,
 							const char *),
 		       struct mem_range **ranges, size_t *count, size_t *capacity)
@@ -154,37 +160,62 @@ static bool globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *,
 	struct module_globals *m = modules;
 	while (m && m->module != module)
 		m = m->next;
-	if (!m || m->names_seen != name_count) {
-		if (!m && !(m = calloc(1, sizeof(*m)))) {
-			pthread_mutex_unlock(&lock);
-			return false;
-		}
-		if (!m->module) {
+	if (m && m->names_seen == name_count) {
+		bool ok = true;
+		for (size_t i = 0; ok && i < m->count; i++)
+			ok = append(ranges, count, capacity, m->ranges[i]);
+		pthread_mutex_unlock(&lock);
+		return ok;
+	}
+	size_t seen = name_count;
+	unsigned long generation = forgotten;
+	const char **list = malloc((seen + 1) * sizeof(*list));
+	size_t listed = 0;
+	for (unsigned b = 0; list && b < NAME_BUCKETS; b++)
+		for (struct name *n = names[b]; n && listed < seen; n = n->next)
+			list[listed++] = n->text;
+	pthread_mutex_unlock(&lock);
+	if (!list)
+		return false;
+	struct mem_range *found = NULL;
+	size_t found_count = 0, found_capacity = 0;
+	bool ok = true;
+	for (size_t i = 0; ok && i < listed; i++) {
+		CUdeviceptr p = 0;
+		size_t bytes = 0;
+		if (lookup(&p, &bytes, module, list[i]) == CUDA_SUCCESS && p && bytes)
+			ok = append(&found, &found_count, &found_capacity,
+				    (struct mem_range){ p, bytes });
+	}
+	free(list);
+	for (size_t i = 0; ok && i < found_count; i++)
+		ok = append(ranges, count, capacity, found[i]);
+	if (!ok) {
+		free(found);
+		return false;
+	}
+	/* Kept for the next launch unless a module was unloaded meanwhile (its handle may
+	 * now name another module). */
+	pthread_mutex_lock(&lock);
+	if (generation == forgotten) {
+		for (m = modules; m && m->module != module; m = m->next)
+			;
+		if (!m && (m = calloc(1, sizeof(*m)))) {
 			m->module = module;
 			m->next = modules;
 			modules = m;
 		}
-		size_t capacity_m = 0;
-		free(m->ranges);
-		m->ranges = NULL;
-		m->count = 0;
-		for (unsigned b = 0; b < NAME_BUCKETS; b++) {
-			for (struct name *n = names[b]; n; n = n->next) {
-				CUdeviceptr p = 0;
-				size_t bytes = 0;
-				if (lookup(&p, &bytes, module, n->text) == CUDA_SUCCESS &&
-				    p && bytes)
-					append(&m->ranges, &m->count, &capacity_m,
-					       (struct mem_range){ p, bytes });
-			}
+		if (m) {
+			free(m->ranges);
+			m->ranges = found;
+			m->count = found_count;
+			m->names_seen = seen;
+			found = NULL;
 		}
-		m->names_seen = name_count;
 	}
-	bool ok = true;
-	for (size_t i = 0; ok && i < m->count; i++)
-		ok = append(ranges, count, capacity, m->ranges[i]);
 	pthread_mutex_unlock(&lock);
-	return ok;
+	free(found);
+	return true;
 }
 
 bool mem_globals_of_module(CUmodule module, struct mem_range **ranges, size_t *count,
@@ -202,6 +233,7 @@ bool mem_globals_of_library(CUlibrary library, struct mem_range **ranges, size_t
 void mem_globals_forget_modules(void)
 {
 	pthread_mutex_lock(&lock);
+	forgotten++;
 	while (modules) {
 		struct module_globals *m = modules;
 		modules = m->next;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/api.h"
 #include "memory/memory.h"
 
 static unsigned char *read_cubin(size_t *size)
@@ -113,4 +114,45 @@ Test(globals, learns_names_of_any_length)
 	cr_assert(mem_globals_learn(image, size));
 	cr_assert(mem_globals_known(name));
 	free(image);
+}
+
+/* Stands in for cuModuleGetGlobal under lazy loading: asking for a global loads another
+ * module, whose CUPTI callback (mem_globals_learn) comes back on the same thread. */
+static int lookups;
+static CUresult lazy_get_global(CUdeviceptr *p, size_t *bytes, CUmodule module, const char *name)
+{
+	(void)module;
+	if (lookups++ == 0) {
+		size_t size;
+		unsigned char *image = tiny_cubin("g_loaded_meanwhile", &size);
+		mem_globals_learn(image, size);
+		free(image);
+	}
+	if (strcmp(name, "g_lazy"))
+		return CUDA_ERROR_NOT_FOUND;
+	*p = 0x7f0000001000;
+	*bytes = 64;
+	return CUDA_SUCCESS;
+}
+
+Test(globals, a_module_loaded_while_globals_are_resolved_does_not_deadlock, .timeout = 10)
+{
+	size_t size;
+	unsigned char *image = tiny_cubin("g_lazy", &size);
+	cr_assert(mem_globals_learn(image, size));
+	free(image);
+	rp_api.cuModuleGetGlobal = lazy_get_global;
+	struct mem_range *ranges = NULL;
+	size_t count = 0, capacity = 0;
+	CUmodule module = (CUmodule)(uintptr_t)0x1234;
+	cr_assert(mem_globals_of_module(module, &ranges, &count, &capacity));
+	cr_assert_eq(count, 1);
+	cr_assert_eq(ranges[0].base, 0x7f0000001000);
+	cr_assert_eq(ranges[0].size, 64);
+	cr_assert(mem_globals_known("g_loaded_meanwhile"));
+	/* A name learned meanwhile: asked again, and the global is still there. */
+	cr_assert(mem_globals_of_module(module, &ranges, &count, &capacity));
+	cr_assert_eq(count, 2);
+	cr_assert_eq(ranges[1].base, 0x7f0000001000);
+	free(ranges);
 }

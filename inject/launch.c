@@ -328,17 +328,19 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			      inject_demangle(mangled));
 		return;
 	}
-	pthread_mutex_lock(&replay_lock);
+	/* Counted without the lock: a launch that -s skips must not wait for another
+	 * thread's measurement (its replays, or its wait for the device's turn). */
 	long n = atomic_fetch_add(&passed_filters, 1);
 	bool measure = n >= launch_skip && (launch_count < 0 || n - launch_skip < launch_count);
 	if (launch_count >= 0 && n + 1 >= launch_skip + launch_count)
 		atomic_store(&done, true);
-	if (measure) {
-		inside_replay = true;
-		pending = inject_replay_enter(&l, demangled ? demangled : inject_demangle(mangled));
-		pending_cbid = cbid;
-		inside_replay = false;
-	}
+	if (!measure)
+		return;
+	pthread_mutex_lock(&replay_lock);
+	inside_replay = true;
+	pending = inject_replay_enter(&l, demangled ? demangled : inject_demangle(mangled));
+	pending_cbid = cbid;
+	inside_replay = false;
 	if (!pending)
 		pthread_mutex_unlock(&replay_lock);
 }

@@ -1,9 +1,11 @@
 /* memory/verify.c - shows that a launch wrote nothing outside its saved reach: a hash of
  * every tracked allocation, minus the reach, before and after the application's own
- * launch. Each 8-byte word i adds (w + i*C1) * C2 to its segment's sum with C2 odd, so a
- * change to any one word always changes the sum; tails of fewer than 8 bytes are hashed
- * byte by byte. One kernel launch per segment, from PTX embedded here (no build-time
- * nvcc). Calls the driver through collector/api. */
+ * launch. Each 8-byte word i adds mix(w + i*C1) to its segment's sum, mix being a
+ * bijection (odd multipliers, xor-shifts), so a change to any one word always changes the
+ * sum; mix is not linear, so words that trade places or values (a swap, a reversal, +d
+ * here and -d there) change it too, as they would not change a plain sum of (w + i*C1) * C2.
+ * Tails of fewer than 8 bytes are hashed byte by byte, each byte j as mix(b + j*C1). One
+ * kernel launch per segment, from PTX embedded here (no build-time nvcc). Calls the driver through collector/api. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,13 @@ static const char hash_ptx[] =
 	"  add.u64 %rd13, %rd1, %rd12;\n"
 	"  ld.global.cg.u64 %rd14, [%rd13];\n"
 	"  mad.lo.u64 %rd15, %rd8, 0x9E3779B97F4A7C15U, %rd14;\n"
-	"  mad.lo.u64 %rd11, %rd15, 0xFF51AFD7ED558CCDU, %rd11;\n"
+	"  mul.lo.u64 %rd15, %rd15, 0xFF51AFD7ED558CCDU;\n"
+	"  shr.u64 %rd22, %rd15, 29;\n"
+	"  xor.b64 %rd15, %rd15, %rd22;\n"
+	"  mul.lo.u64 %rd15, %rd15, 0xC4CEB9FE1A85EC53U;\n"
+	"  shr.u64 %rd22, %rd15, 32;\n"
+	"  xor.b64 %rd15, %rd15, %rd22;\n"
+	"  add.u64 %rd11, %rd11, %rd15;\n"
 	"  add.u64 %rd8, %rd8, %rd9;\n"
 	"  bra WORDS;\n"
 	"TAIL:\n"
@@ -56,8 +64,14 @@ static const char hash_ptx[] =
 	"  add.u64 %rd17, %rd1, %rd16;\n"
 	"  ld.global.cg.u8 %r5, [%rd17];\n"
 	"  cvt.u64.u32 %rd18, %r5;\n"
-	"  add.u64 %rd19, %rd18, %rd16;\n"
-	"  mad.lo.u64 %rd11, %rd19, 0xC4CEB9FE1A85EC53U, %rd11;\n"
+	"  mad.lo.u64 %rd19, %rd16, 0x9E3779B97F4A7C15U, %rd18;\n"
+	"  mul.lo.u64 %rd19, %rd19, 0xFF51AFD7ED558CCDU;\n"
+	"  shr.u64 %rd23, %rd19, 29;\n"
+	"  xor.b64 %rd19, %rd19, %rd23;\n"
+	"  mul.lo.u64 %rd19, %rd19, 0xC4CEB9FE1A85EC53U;\n"
+	"  shr.u64 %rd23, %rd19, 32;\n"
+	"  xor.b64 %rd19, %rd19, %rd23;\n"
+	"  add.u64 %rd11, %rd11, %rd19;\n"
 	"  add.u64 %rd16, %rd16, 1;\n"
 	"  bra BYTES;\n"
 	"DONE:\n"
@@ -93,6 +107,16 @@ void mem_verifier_finish(struct mem_verifier *v)
 	*v = (struct mem_verifier){ 0 };
 }
 
+/* The kernel's mix, on the host. */
+static uint64_t mix(uint64_t x)
+{
+	x *= 0xFF51AFD7ED558CCDu;
+	x ^= x >> 29;
+	x *= 0xC4CEB9FE1A85EC53u;
+	x ^= x >> 32;
+	return x;
+}
+
 /* The same sum as the kernel, on the host, for pinned host memory: the device may not
  * have it mapped, and a fault in a hash kernel would be the application's sticky error. */
 static uint64_t host_hash(const unsigned char *p, size_t bytes)
@@ -101,10 +125,10 @@ static uint64_t host_hash(const unsigned char *p, size_t bytes)
 	for (uint64_t i = 0; i < words; i++) {
 		uint64_t w;
 		memcpy(&w, p + 8 * i, 8);
-		sum += (w + i * 0x9E3779B97F4A7C15u) * 0xFF51AFD7ED558CCDu;
+		sum += mix(w + i * 0x9E3779B97F4A7C15u);
 	}
 	for (uint64_t j = words * 8; j < bytes; j++)
-		sum += ((uint64_t)p[j] + j) * 0xC4CEB9FE1A85EC53u;
+		sum += mix((uint64_t)p[j] + j * 0x9E3779B97F4A7C15u);
 	return sum;
 }
 

@@ -1,0 +1,149 @@
+/* tests/unit/memory/verify_test.c - the hashes that show a launch wrote nothing outside its
+ * reach, with the driver replaced by stand-ins (no GPU): host segments are hashed on the
+ * CPU, device segments are launches recorded here. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "collector/api.h"
+#include "memory/memory.h"
+
+struct fake_allocation {
+	CUdeviceptr base;
+	size_t size;
+	unsigned type;
+	CUcontext context;
+};
+static struct fake_allocation fakes[4];
+static size_t fake_count;
+static CUdeviceptr launched[16];
+static size_t launch_count;
+
+static CUresult fake_attributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+	const struct fake_allocation *a = NULL;
+	for (size_t i = 0; i < fake_count; i++)
+		if (p >= fakes[i].base && p < fakes[i].base + fakes[i].size)
+			a = &fakes[i];
+	for (unsigned k = 0; k < n; k++) {
+		switch (attrs[k]) {
+		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data[k] = a ? a->type : 0; break;
+		case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data[k] = a ? a->base : 0; break;
+		case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[k] = a ? a->size : 0; break;
+		case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data[k] = 0; break;
+		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[k] = 0; break;
+		case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+			*(unsigned long long *)data[k] = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+			break;
+		case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data[k] = a ? a->context : NULL; break;
+		default: break;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_alloc(CUdeviceptr *p, size_t bytes)
+{
+	(void)bytes;
+	*p = 0x10000;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_free(CUdeviceptr p)
+{
+	(void)p;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+	(void)p, (void)v, (void)n, (void)s;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			    unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
+			    void **extra)
+{
+	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s;
+	(void)extra;
+	if (launch_count < 16)
+		launched[launch_count++] = *(CUdeviceptr *)params[0];
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	(void)src, (void)s;
+	memset(dst, 0, n);
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_sync(CUstream s)
+{
+	(void)s;
+	return CUDA_SUCCESS;
+}
+
+static void stand_ins(void)
+{
+	rp_api.cuPointerGetAttributes = fake_attributes;
+	rp_api.cuMemAlloc = fake_alloc;
+	rp_api.cuMemFree = fake_free;
+	rp_api.cuMemsetD8Async = fake_memset;
+	rp_api.cuLaunchKernel = fake_launch;
+	rp_api.cuMemcpyDtoHAsync = fake_dtoh;
+	rp_api.cuStreamSynchronize = fake_sync;
+}
+
+static void track_host(uint64_t *buffer, size_t bytes)
+{
+	fakes[fake_count++] = (struct fake_allocation){ (CUdeviceptr)(uintptr_t)buffer, bytes,
+							 CU_MEMORYTYPE_HOST, NULL };
+	mem_track_add((CUdeviceptr)(uintptr_t)buffer, bytes);
+}
+
+/* Hashes buffer, lets change() alter it, hashes again: whether a change was seen. */
+static bool change_seen(void (*change)(uint64_t *))
+{
+	static uint64_t buffer[64];
+	for (size_t i = 0; i < 64; i++)
+		buffer[i] = 0x1000 + 17 * i;
+	fake_count = 0;
+	track_host(buffer, sizeof(buffer));
+	struct mem_verifier v = { .device = 0 };
+	struct mem_reach reach = { 0 };
+	struct mem_hashes before, after;
+	char err[256];
+	cr_assert_eq(mem_hash_outside(&v, &reach, NULL, &before, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(before.bytes, sizeof(buffer));
+	change(buffer);
+	cr_assert_eq(mem_hash_again(&v, &before, NULL, &after, err, sizeof(err)), 0, "%s", err);
+	bool seen = mem_hashes_differ(&before, &after) >= 0;
+	mem_hashes_finish(&before);
+	mem_hashes_finish(&after);
+	mem_track_remove((CUdeviceptr)(uintptr_t)buffer);
+	return seen;
+}
+
+static void nothing(uint64_t *b) { (void)b; }
+static void one_word(uint64_t *b) { b[5] ^= 1; }
+static void swap(uint64_t *b) { uint64_t t = b[3]; b[3] = b[10]; b[10] = t; }
+static void move_amount(uint64_t *b) { b[2] += 1000; b[40] -= 1000; }
+static void reverse(uint64_t *b)
+{
+	for (size_t i = 0; i < 32; i++) {
+		uint64_t t = b[i];
+		b[i] = b[63 - i];
+		b[63 - i] = t;
+	}
+}
+
+Test(verify, sees_words_that_change_or_trade_places, .init = stand_ins)
+{
+	cr_assert_not(change_seen(nothing));
+	cr_assert(change_seen(one_word));
+	cr_assert(change_seen(swap), "two words swapped");
+	cr_assert(change_seen(move_amount), "an amount moved from one word to another");
+	cr_assert(change_seen(reverse), "the words reversed");
+}

@@ -120,6 +120,7 @@ struct mem_verifier {
 	size_t sums_capacity;
 	unsigned blocks;
 	int device;
+	CUcontext context;           /* where it was loaded: other contexts' memory is skipped */
 };
 
 /* The hashes of every tracked allocation outside the saved ranges. */

@@ -5,7 +5,8 @@
  * sum; mix is not linear, so words that trade places or values (a swap, a reversal, +d
  * here and -d there) change it too, as they would not change a plain sum of (w + i*C1) * C2.
  * Tails of fewer than 8 bytes are hashed byte by byte, each byte j as mix(b + j*C1). One
- * kernel launch per segment, from PTX embedded here (no build-time nvcc). Calls the driver through collector/api. */
+ * kernel launch per segment, from PTX embedded here (no build-time nvcc). Calls the
+ * driver through collector/api. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,8 @@ int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_
 	}
 	v->blocks = (unsigned)(sms > 0 ? 4 * sms : 512);
 	v->device = device;
+	if (rp_api.cuCtxGetCurrent(&v->context) != CUDA_SUCCESS)
+		v->context = NULL;
 	return 0;
 }
 
@@ -137,21 +140,24 @@ enum segment_kind { SEGMENT_GONE, SEGMENT_DEVICE, SEGMENT_HOST, SEGMENT_ELSEWHER
 /* Asks the driver about a tracked segment before touching it: it may belong to another
  * device or a destroyed context (freed without a call we see), and reading it from a
  * kernel would then fault. Clips the segment to the allocation the driver reports. */
-static enum segment_kind classify(struct mem_range *seg, int device)
+static enum segment_kind classify(struct mem_range *seg, const struct mem_verifier *v)
 {
 	CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 					CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
 					CU_POINTER_ATTRIBUTE_RANGE_SIZE,
 					CU_POINTER_ATTRIBUTE_IS_MANAGED,
 					CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-					CU_POINTER_ATTRIBUTE_ACCESS_FLAGS };
+					CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+					CU_POINTER_ATTRIBUTE_CONTEXT };
 	unsigned type = 0;
 	CUdeviceptr start = 0;
 	size_t size = 0;
 	int managed = 0, ordinal = -1;
 	unsigned long long access = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
-	void *data[] = { &type, &start, &size, &managed, &ordinal, &access };
-	if (rp_api.cuPointerGetAttributes(6, attrs, data, seg->base) != CUDA_SUCCESS || !type ||
+	CUcontext owner = NULL;
+	void *data[] = { &type, &start, &size, &managed, &ordinal, &access, &owner };
+	int device = v->device;
+	if (rp_api.cuPointerGetAttributes(7, attrs, data, seg->base) != CUDA_SUCCESS || !type ||
 	    !size)
 		return SEGMENT_GONE;
 	if (seg->base + seg->size > start + size)
@@ -162,6 +168,11 @@ static enum segment_kind classify(struct mem_range *seg, int device)
 		return SEGMENT_ELSEWHERE; /* another GPU's memory: a kernel here cannot see it */
 	if (access == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE)
 		return SEGMENT_ELSEWHERE; /* cuMemMap memory this device may not access */
+	/* Another context's memory on this device: each context has its own address space,
+	 * and a hash kernel reading it here would fault, a sticky error that ends the
+	 * application's context. (cuMemMap memory belongs to no context: NULL.) */
+	if (!managed && owner && v->context && owner != v->context)
+		return SEGMENT_ELSEWHERE;
 	return SEGMENT_DEVICE;
 }
 
@@ -237,7 +248,7 @@ int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUst
 		return -1;
 	}
 	for (size_t i = 0; i < out->count; i++) {
-		out->kinds[i] = (unsigned char)classify(&out->segments[i], v->device);
+		out->kinds[i] = (unsigned char)classify(&out->segments[i], v);
 		if (out->kinds[i] == SEGMENT_DEVICE || out->kinds[i] == SEGMENT_HOST)
 			out->bytes += out->segments[i].size;
 	}
@@ -265,7 +276,7 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 	for (size_t i = 0; i < before->count; i++)
 		after->kinds[i] = before->kinds[i] == SEGMENT_DEVICE ||
 				  before->kinds[i] == SEGMENT_HOST ?
-			(unsigned char)classify(&after->segments[i], v->device) : before->kinds[i];
+			(unsigned char)classify(&after->segments[i], v) : before->kinds[i];
 	after->count = before->count;
 	after->bytes = before->bytes;
 	if (hash_segments(v, after, stream, err, err_size)) {

@@ -147,3 +147,27 @@ Test(verify, sees_words_that_change_or_trade_places, .init = stand_ins)
 	cr_assert(change_seen(move_amount), "an amount moved from one word to another");
 	cr_assert(change_seen(reverse), "the words reversed");
 }
+
+/* Memory of another context on the same device is another address space: a hash kernel
+ * launched in this one must never read it (the fault would end the application's
+ * context). Memory of no context (cuMemMap) and of this one is hashed. */
+Test(verify, never_hashes_another_contexts_memory, .init = stand_ins)
+{
+	CUcontext ours = (CUcontext)(uintptr_t)0xc0, theirs = (CUcontext)(uintptr_t)0xd0;
+	fakes[0] = (struct fake_allocation){ 0x7f0000000000, 4096, CU_MEMORYTYPE_DEVICE, ours };
+	fakes[1] = (struct fake_allocation){ 0x7f1000000000, 4096, CU_MEMORYTYPE_DEVICE, theirs };
+	fakes[2] = (struct fake_allocation){ 0x7f2000000000, 4096, CU_MEMORYTYPE_DEVICE, NULL };
+	fake_count = 3;
+	for (size_t i = 0; i < fake_count; i++)
+		mem_track_add(fakes[i].base, fakes[i].size);
+	struct mem_verifier v = { .device = 0, .context = ours };
+	struct mem_reach reach = { 0 };
+	struct mem_hashes before;
+	char err[256];
+	cr_assert_eq(mem_hash_outside(&v, &reach, NULL, &before, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(launch_count, 2);
+	for (size_t i = 0; i < launch_count; i++)
+		cr_assert_neq(launched[i], fakes[1].base, "another context's memory was read");
+	cr_assert_eq(before.bytes, 2 * 4096);
+	mem_hashes_finish(&before);
+}

@@ -99,7 +99,8 @@ struct mem_backup {
 	bool on_host;                /* the last save went to host memory */
 };
 
-/* The most pinned host memory rangeprof takes for saved copies, per backup. */
+/* The most pinned host memory one saved copy may take (an eighth of physical memory; at
+ * most two copies exist at a time). */
 size_t mem_backup_host_limit(void);
 /* Copies the ranges of reach into b (queued on stream, then synchronised). 0, or -1 with
  * err when neither device nor bounded host memory has room. */

@@ -1,6 +1,7 @@
 /* collector/records.c - builds session, device, run, summary, warning and error records.
  * Calls libc, cJSON, collector/stats and collector/jsonl (string escaping). */
 #include "collector/records.h"
+#include "collector/cost.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -304,6 +305,42 @@ cJSON *collector_record_summary(const struct collector_launch *l,
 		return NULL;
 	}
 	return o;
+}
+
+cJSON *collector_record_add_save(cJSON *summary, const struct collector_save_info *save,
+				 const struct collector_cost *cost)
+{
+	if (!summary)
+		return NULL;
+	if (cost)
+		cJSON_AddItemToObject(summary, "cost_ms", collector_cost_json(cost));
+	cJSON *o = cJSON_AddObjectToObject(summary, "save");
+	if (!o)
+		return summary;
+	collector_json_add_string(o, "strategy", save->strategy);
+	collector_json_add_string(o, "why", save->why);
+	if (save->reach) {
+		cJSON_AddNumberToObject(o, "bytes", (double)save->bytes);
+		cJSON_AddNumberToObject(o, "ranges", (double)save->ranges);
+		cJSON_AddBoolToObject(o, "on_host", save->on_host);
+		cJSON_AddBoolToObject(o, "verified_now", save->verified_now);
+		if (save->verified_now)
+			cJSON_AddNumberToObject(o, "verified_bytes", (double)save->verified_bytes);
+	}
+	return summary;
+}
+
+cJSON *collector_record_add_memory_save(cJSON *session, const char *strategy,
+					size_t host_bytes_max, size_t checkpoint_host_reserve_mb)
+{
+	cJSON *o = session ? cJSON_AddObjectToObject(session, "memory_save") : NULL;
+	if (o) {
+		collector_json_add_string(o, "strategy", strategy);
+		cJSON_AddNumberToObject(o, "host_bytes_max", (double)host_bytes_max);
+		cJSON_AddNumberToObject(o, "checkpoint_host_reserve_mb",
+					(double)checkpoint_host_reserve_mb);
+	}
+	return session;
 }
 
 cJSON *collector_record_message(const char *type, const char *message,

@@ -93,6 +93,26 @@ struct cJSON *collector_record_run(const struct collector_launch *launch,
 struct cJSON *collector_record_summary(const struct collector_launch *launch,
 				       const struct collector_measure_info *info,
 				       const double *values, const double *clocks, size_t runs);
+/* How a measured launch's memory was saved (summary member "save"). */
+struct collector_save_info {
+	const char *strategy;        /* "reach" or "checkpoint" */
+	const char *why;
+	bool reach;                  /* the members below apply */
+	size_t bytes, ranges;
+	bool on_host, verified_now;
+	size_t verified_bytes;       /* when verified_now */
+};
+/* Adds "save" and "cost_ms" (cost may be NULL) to a summary record. Returns summary. */
+struct collector_cost;
+struct cJSON *collector_record_add_save(struct cJSON *summary,
+					const struct collector_save_info *save,
+					const struct collector_cost *cost);
+/* Adds "memory_save" to a session record: the strategy and the host memory bounds.
+ * Returns session. */
+struct cJSON *collector_record_add_memory_save(struct cJSON *session, const char *strategy,
+					       size_t host_bytes_max,
+					       size_t checkpoint_host_reserve_mb);
+
 /* type is "warning" or "error"; concerns (kernel, metric, option ...) may be NULL. */
 struct cJSON *collector_record_message(const char *type, const char *message,
 				       const char *concerns_key, const char *concerns_value);

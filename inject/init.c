@@ -69,15 +69,10 @@ static void write_session_record(void)
 	cJSON *session = collector_record_session(
 		PROJECT_VERSION, getpid(), host, args, (double)now.tv_sec + now.tv_nsec / 1e9,
 		&opts);
-	/* What saving device memory may take of the host (issue 6: bounded and reported). */
-	cJSON *save = session ? cJSON_AddObjectToObject(session, "memory_save") : NULL;
-	if (save) {
-		cJSON_AddStringToObject(save, "strategy", opts.memory_save ==
-					RP_MEMORY_SAVE_CHECKPOINT ? "checkpoint" : "reach");
-		cJSON_AddNumberToObject(save, "host_bytes_max", (double)mem_backup_host_limit());
-		cJSON_AddNumberToObject(save, "checkpoint_host_reserve_mb",
-					(double)collector_checkpoint_host_reserve_mb());
-	}
+	/* What saving device memory may take of the host: bounded, and said. */
+	collector_record_add_memory_save(session, opts.memory_save == RP_MEMORY_SAVE_CHECKPOINT ?
+					 "checkpoint" : "reach", mem_backup_host_limit(),
+					 collector_checkpoint_host_reserve_mb());
 	inject_write_record(session);
 }
 

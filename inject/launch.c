@@ -3,8 +3,8 @@
  * launch of the process. An unselected launch costs the filter checks only: no driver
  * call, no lock, no allocation. Our own launches (flush, replays) come back through here
  * and are let through by a thread-local guard. Also: allocations (memory/track.c),
- * loaded modules (memory/globals.c), contexts created (set up on a thread of ours) and
- * destroyed (their state released).
+ * loaded modules (memory/globals.c), contexts created (registered; set up at their first
+ * measured launch) and destroyed (their state released).
  * Calls nvtx_bridge/ (snapshot, filter), collector/api, memory/ and inject/ replay,
  * launches, collectives, contexts, output and names. */
 #include <pthread.h>

@@ -439,24 +439,13 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 					     temps[r], walls[r] };
 		inject_write_record(collector_record_run(&launch, &info, &run));
 	}
-	cJSON *summary = collector_record_summary(&launch, &info, values, clocks, runs);
-	if (summary) {
-		cJSON_AddItemToObject(summary, "cost_ms", collector_cost_json(cost));
-		cJSON *save = cJSON_AddObjectToObject(summary, "save");
-		if (save) {
-			cJSON_AddStringToObject(save, "strategy", m->save.strategy);
-			cJSON_AddStringToObject(save, "why", m->save.why);
-			if (!m->save.checkpoint_saved) {
-				cJSON_AddNumberToObject(save, "bytes", (double)m->save.reach.bytes);
-				cJSON_AddNumberToObject(save, "ranges", (double)m->save.reach.count);
-				cJSON_AddBoolToObject(save, "on_host", m->c->inputs.on_host);
-				cJSON_AddBoolToObject(save, "verified_now", m->save.verified);
-				if (m->save.verified)
-					cJSON_AddNumberToObject(save, "verified_bytes",
-								(double)m->save.verified_bytes);
-			}
-		}
-	}
+	struct collector_save_info save = {
+		.strategy = m->save.strategy, .why = m->save.why, .reach = !m->save.checkpoint_saved,
+		.bytes = m->save.reach.bytes, .ranges = m->save.reach.count,
+		.on_host = m->c->inputs.on_host, .verified_now = m->save.verified,
+		.verified_bytes = m->save.verified_bytes };
+	cJSON *summary = collector_record_add_save(
+		collector_record_summary(&launch, &info, values, clocks, runs), &save, cost);
 	inject_write_record(summary);
 	struct stats_summary first;
 	double *column = malloc(runs * sizeof(*column));

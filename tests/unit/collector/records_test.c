@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collector/cost.h"
 #include "collector/jsonl.h"
 #include "collector/records.h"
 #include "common/utf8.h"
@@ -313,4 +314,43 @@ Test(records, a_stack_deeper_than_the_limit_is_listed_outermost_first_and_counte
 		     (double)(depth - COLLECTOR_MAX_NVTX));
 	cJSON_Delete(rec);
 	free(r);
+}
+
+Test(records, save_and_cost_say_how_memory_was_saved)
+{
+	struct collector_cost cost = { { 0 } };
+	cost.ms[COST_STOP] = 6.5;
+	cost.ms[COST_TOTAL] = 12.25;
+	struct collector_save_info reach = { .strategy = "reach", .why = "verified \"now\"",
+					     .reach = true, .bytes = 4096, .ranges = 2,
+					     .verified_now = true, .verified_bytes = 1 << 20 };
+	cJSON *o = collector_record_add_save(cJSON_CreateObject(), &reach, &cost);
+	char *text = cJSON_PrintUnformatted(o);
+	cJSON *back = cJSON_Parse(text);
+	cJSON *save = cJSON_GetObjectItem(back, "save");
+	cr_assert_str_eq(cJSON_GetObjectItem(save, "strategy")->valuestring, "reach");
+	cr_assert_str_eq(cJSON_GetObjectItem(save, "why")->valuestring, "verified \"now\"");
+	cr_assert_eq(cJSON_GetObjectItem(save, "bytes")->valuedouble, 4096);
+	cr_assert_eq(cJSON_GetObjectItem(save, "verified_bytes")->valuedouble, 1 << 20);
+	cJSON *ms = cJSON_GetObjectItem(back, "cost_ms");
+	cr_assert_eq(cJSON_GetObjectItem(ms, "stop")->valuedouble, 6.5);
+	cr_assert_eq(cJSON_GetObjectItem(ms, "total")->valuedouble, 12.25);
+	cr_assert_null(cJSON_GetObjectItem(ms, "save"), "phases that took no time are left out");
+	free(text);
+	cJSON_Delete(back);
+	cJSON_Delete(o);
+	/* The full checkpoint has no reach figures. */
+	struct collector_save_info full = { .strategy = "checkpoint", .why = "--memory-save" };
+	o = collector_record_add_save(cJSON_CreateObject(), &full, NULL);
+	save = cJSON_GetObjectItem(o, "save");
+	cr_assert_null(cJSON_GetObjectItem(save, "bytes"));
+	cr_assert_null(cJSON_GetObjectItem(o, "cost_ms"));
+	cJSON_Delete(o);
+	cr_assert_null(collector_record_add_save(NULL, &full, NULL));
+	o = collector_record_add_memory_save(cJSON_CreateObject(), "reach", 1 << 30, 512);
+	cJSON *m = cJSON_GetObjectItem(o, "memory_save");
+	cr_assert_str_eq(cJSON_GetObjectItem(m, "strategy")->valuestring, "reach");
+	cr_assert_eq(cJSON_GetObjectItem(m, "host_bytes_max")->valuedouble, 1 << 30);
+	cr_assert_eq(cJSON_GetObjectItem(m, "checkpoint_host_reserve_mb")->valuedouble, 512);
+	cJSON_Delete(o);
 }

@@ -22,7 +22,7 @@ for t in $targets; do
 	nvtx_expr) src="$root/nvtx_bridge/state.c $root/nvtx_bridge/registry.c $common"
 		libs="-lpthread" ;;
 	options) src="$root/common/options.c $common" libs="" ;;
-	jsonl) src="$root/collector/records.c $root/collector/jsonl.c $root/collector/stats.c
+	jsonl) src="$root/collector/records.c $root/collector/cost.c $root/collector/jsonl.c $root/collector/stats.c
 		$root/common/options.c $common" libs="-lcjson -lm" ;;
 	*) echo "unknown target '$t'; accepted: nvtx_expr options jsonl" >&2; exit 2 ;;
 	esac

@@ -97,6 +97,13 @@ static const CUpti_CallbackId memory_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
 	CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister,
 	CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
+	/* Memory of other processes and APIs: a kernel can write it as well, and reach.c
+	 * takes only tracked memory for the application's. */
+	CUPTI_DRIVER_TRACE_CBID_cuIpcOpenMemHandle_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuIpcCloseMemHandle,
+	CUPTI_DRIVER_TRACE_CBID_cuMemPoolImportPointer,
+	CUPTI_DRIVER_TRACE_CBID_cuExternalMemoryGetMappedBuffer,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphicsResourceGetMappedPointer_v2,
 };
 
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
@@ -147,6 +154,16 @@ static void on_context_destroy(CUcontext ctx)
 	inject_replay_context_destroyed(ctx);
 	pthread_mutex_unlock(&replay_lock);
 	inside_replay = false;
+}
+
+/* Memory whose size the call does not say (another process's allocation, opened by
+ * handle): the driver knows its range. */
+static void track_whole_allocation(CUdeviceptr p)
+{
+	CUdeviceptr base;
+	size_t size;
+	if (rp_api.cuMemGetAddressRange(&base, &size, p) == CUDA_SUCCESS)
+		mem_track_add(base, size);
 }
 
 /* Feeds memory/track.c from an allocation call that returned; false when cbid is not one. */
@@ -233,6 +250,30 @@ static bool on_memory_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		const cuMemUnmap_params *a = p;
 		if (ok)
 			mem_track_remove_range(a->ptr, a->size);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuIpcOpenMemHandle_v2:
+		if (ok)
+			track_whole_allocation(*((const cuIpcOpenMemHandle_v2_params *)p)->pdptr);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuIpcCloseMemHandle:
+		if (ok)
+			mem_track_remove(((const cuIpcCloseMemHandle_params *)p)->dptr);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemPoolImportPointer:
+		if (ok)
+			track_whole_allocation(*((const cuMemPoolImportPointer_params *)p)->ptr_out);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuExternalMemoryGetMappedBuffer: {
+		const cuExternalMemoryGetMappedBuffer_params *a = p;
+		if (ok)
+			mem_track_add(*a->devPtr, a->bufferDesc->size);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphicsResourceGetMappedPointer_v2: {
+		const cuGraphicsResourceGetMappedPointer_v2_params *a = p;
+		if (ok && a->pDevPtr && a->pSize)
+			mem_track_add(*a->pDevPtr, *a->pSize);
 		return true;
 	}
 	default:

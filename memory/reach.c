@@ -71,11 +71,26 @@ static int mapped_run(struct mem_reach *r, CUdeviceptr p, CUdeviceptr start, siz
 	return 0;
 }
 
-/* Adds the allocation word points into, if it is a pointer: 1 when added, 0 when not a
- * pointer or already there, -1 when the set became unknown. */
-static int add_pointer(struct mem_reach *r, uint64_t word)
+/* Whether [base, base + size) lies inside one of the sorted allocations known. */
+static bool inside_known(CUdeviceptr base, size_t size, const struct mem_range *known,
+			 size_t known_count)
 {
-	if (word < 4096)
+	long i = mem_ranges_find(known, known_count, base);
+	return i >= 0 && base + size <= known[i].base + known[i].size;
+}
+
+/* Adds the allocation word points into, if it is a pointer: 1 when added, 0 when not a
+ * pointer or already there, -1 when the set became unknown. A word counts only when it
+ * points into memory the application allocated, mapped or registered through the driver
+ * (known: every such call is tracked, track.c). Other words are data: stack garbage in an
+ * unused field of a parameter struct (PyTorch's TensorInfo) can point into memory of
+ * CUPTI's or the driver's own, or, with HMM, into any pageable host page, which the
+ * driver then describes with a range whose copy faults (a SIGSEGV in cuMemcpyAsync on
+ * the H200, PyTorch index_add_). */
+static int add_pointer(struct mem_reach *r, uint64_t word, const struct mem_range *known,
+		       size_t known_count)
+{
+	if (word < 4096 || mem_ranges_find(known, known_count, (CUdeviceptr)word) < 0)
 		return 0;
 	CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 					CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
@@ -88,6 +103,9 @@ static int add_pointer(struct mem_reach *r, uint64_t word)
 	 * leaves the type 0. */
 	if (rp_api.cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)word) != CUDA_SUCCESS ||
 	    !type || !size)
+		return 0;
+	/* Host memory is taken as the application registered it, never wider. */
+	if (type == CU_MEMORYTYPE_HOST && !inside_known(start, size, known, known_count))
 		return 0;
 	r->pointers++;
 	CUdeviceptr base;
@@ -102,9 +120,9 @@ static int add_pointer(struct mem_reach *r, uint64_t word)
 	return add_range(r, start, size);
 }
 
-/* Adds what the 8-byte words of bytes point to. With known (sorted tracked allocations),
- * only words inside one of them are asked about: data words far outnumber pointers, and
- * a driver query per word would cost 0.1-0.2 us each (bench/NOTES.md). */
+/* Adds what the 8-byte words of bytes point to. Only words inside one of the known
+ * (sorted tracked) allocations are asked about: data words far outnumber pointers, and a
+ * driver query per word would cost 0.1-0.2 us each (bench/NOTES.md). */
 static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t size,
 		      const struct mem_range *known, size_t known_count)
 {
@@ -114,10 +132,9 @@ static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t si
 	for (size_t off = 0; off + 8 <= size; off += 8) {
 		uint64_t word;
 		memcpy(&word, bytes + off, 8);
-		if (known && (word < lowest || word >= highest ||
-			      mem_ranges_find(known, known_count, word) < 0))
+		if (word < lowest || word >= highest)
 			continue;
-		if (add_pointer(r, word) < 0)
+		if (add_pointer(r, word, known, known_count) < 0)
 			return -1;
 	}
 	return 0;
@@ -230,10 +247,15 @@ int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, v
 	unsigned char *params = parameter_buffer(r, f, kernel_params, extra, &size);
 	if (!params)
 		return 0;
-	int rc = scan_words(r, params, size, NULL, 0);
+	struct mem_range *known = NULL;
+	size_t known_count = mem_track_snapshot(&known);
+	known_count = mem_ranges_normalize(known, known_count);
+	int rc = scan_words(r, params, size, known, known_count);
 	free(params);
-	if (rc)
+	if (rc) {
+		free(known);
 		return 0;
+	}
 	CUmodule module;
 	CUlibrary library;
 	bool globals_known;
@@ -246,23 +268,19 @@ int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, v
 	} else {
 		snprintf(r->unknown, sizeof(r->unknown), "neither cuFuncGetModule nor "
 			 "cuKernelGetLibrary knows the kernel: %s", collector_cu_error(cr));
+		free(known);
 		return 0;
 	}
 	if (!globals_known) {
 		snprintf(r->unknown, sizeof(r->unknown), "the module's __device__ variables "
 			 "are unknown (a loaded cubin could not be read)");
+		free(known);
 		return 0;
 	}
 	/* One level further: pointers stored in the allocations the parameters point into,
 	 * and in the module's globals (a __device__ pointer set with cudaMemcpyToSymbol). */
 	size_t direct = r->count;
 	unsigned char *copy = NULL;
-	struct mem_range *known = NULL;
-	size_t known_count = 0;
-	if (direct) {
-		known_count = mem_track_snapshot(&known);
-		known_count = mem_ranges_normalize(known, known_count);
-	}
 	for (size_t i = 0; i < direct; i++) {
 		size_t bytes = r->ranges[i].size;
 		/* Nothing tracked: no word in memory can point into an allocation. */

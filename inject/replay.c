@@ -51,6 +51,11 @@ struct device_state {
 	struct collector_device_info info;
 	struct inject_devlock *turns;     /* NULL: taking turns is not possible here */
 	struct collector_metric_set *set;
+	/* The context whose range profiler is enabled on this device, if any: the profiling
+	 * hardware takes one at a time, and a second context's Start fails with
+	 * CUPTI_ERROR_HARDWARE_BUSY (tests/gpu/procs.cu reset: cuCtxCreate beside the primary
+	 * context). Only touched under the replay lock. */
+	struct context_state *profiler_owner;
 };
 
 /* How each kernel's memory is saved, per context and function. */
@@ -211,9 +216,29 @@ static struct device_state *device_ready(CUcontext ctx, int device)
 	return d;
 }
 
+/* Disables c's range profiler, with c's context current as CUPTI expects, leaving the
+ * calling thread's current context as it was. */
+static void profiler_release(struct context_state *c)
+{
+	if (!c->profiler)
+		return;
+	CUcontext previous = NULL;
+	rp_api.cuCtxGetCurrent(&previous);
+	if (previous != c->ctx)
+		rp_api.cuCtxSetCurrent(c->ctx);
+	collector_profiler_destroy(c->profiler);
+	c->profiler = NULL;
+	if (previous != c->ctx)
+		rp_api.cuCtxSetCurrent(previous);
+	if (devices[c->device].profiler_owner == c)
+		devices[c->device].profiler_owner = NULL;
+}
+
 static void context_release(struct context_state *c)
 {
 	collector_profiler_destroy(c->profiler);
+	if (devices[c->device].profiler_owner == c)
+		devices[c->device].profiler_owner = NULL;
 	if (c->flush_ready)
 		inject_flush_finish(&c->flush);
 	if (c->verifier_ready)
@@ -256,6 +281,11 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 	if (c->failed)
 		return NULL;
 	if (!c->profiler) {
+		/* Another context of this device holds the profiling hardware: it gives it up
+		 * and enables again at its own next measured launch. */
+		struct context_state *owner = devices[device].profiler_owner;
+		if (owner && owner != c)
+			profiler_release(owner);
 		char err[2048];
 		if (collector_profiler_create(ctx, &c->profiler, err, sizeof(err))) {
 			bool busy = hardware_busy(err);
@@ -267,6 +297,7 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 				      "is busy" : "measuring nothing in this context");
 			return NULL;
 		}
+		devices[device].profiler_owner = c;
 	}
 	return c;
 }
@@ -277,10 +308,8 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
  * first pass costs ~170 ms: bench/NOTES.md). Called with the turn still held. */
 static void let_others_measure(struct device_state *d, struct context_state *c)
 {
-	if (c && c->profiler && d && d->turns && inject_devlock_shared(d->turns)) {
-		collector_profiler_destroy(c->profiler);
-		c->profiler = NULL;
-	}
+	if (c && c->profiler && d && d->turns && inject_devlock_shared(d->turns))
+		profiler_release(c);
 }
 
 void inject_replay_context_destroyed(CUcontext ctx)

@@ -8,7 +8,9 @@
 //   collective    a kernel named like NCCL's that spins until the host sets a flag after
 //                 the launch: a replay before the flag would wait for ever
 //   hang          the same spin under a plain name, bounded by 15 s: the watchdog speaks
-//   long N        N launches of a ~20 ms kernel (for SIGTERM during a replay)
+//   long S        launches of a busy kernel for S seconds (SIGTERM during a replay: the
+//                 program must still be running when the signal comes, with or without
+//                 rangeprof)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 __global__ void inplace(float *x, size_t n)
@@ -161,8 +164,13 @@ int main(int argc, char **argv)
 		cudaMalloc(&x, m * 4);
 		cudaMemset(x, 0, m * 4);
 		nvtxRangePushA("long");
-		for (int i = 0; i < n; i++)
+		struct timespec start, now;
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		do {
 			busy<<<528, 256>>>(x, m, 200);
+			cudaDeviceSynchronize();
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while (now.tv_sec - start.tv_sec < n);
 		nvtxRangePop();
 		printf("long checksum %.0f\n", checksum(x, m));
 	} else {

@@ -1,6 +1,6 @@
 """tests/gpu/torchrun_allreduce.py - for `torchrun --nproc-per-node 2` on two GPUs
 (nvidia-h200-x2): each rank runs a matmul and an all-reduce inside NVTX ranges. With both
-ranges selected, rangeprof must measure the matmuls, report the NCCL kernels as never
+ranges selected (--nvtx-include step/), rangeprof must measure the matmuls, report the NCCL kernels as never
 replayed, and the job must finish with the same results."""
 import os
 
@@ -15,11 +15,13 @@ def main():
     torch.manual_seed(rank)
     a = torch.randn(2048, 2048, device="cuda")
     for _ in range(3):
-        torch.cuda.nvtx.range_push("step/matmul")
+        torch.cuda.nvtx.range_push("step")
+        torch.cuda.nvtx.range_push("matmul")
         c = a @ a
         torch.cuda.nvtx.range_pop()
-        torch.cuda.nvtx.range_push("step/allreduce")
+        torch.cuda.nvtx.range_push("allreduce")
         dist.all_reduce(c)
+        torch.cuda.nvtx.range_pop()
         torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
     print(f"rank {rank} sum {round(float(c.double().sum().item()), -3):.0f}", flush=True)

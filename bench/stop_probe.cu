@@ -30,11 +30,10 @@
 // variant. A watchdog (alarm) ends the probe with a message naming the step that hung.
 //
 // Build (here or on the GPU machine):
-//   nvcc -O2 -arch=sm_90 -std=c++17 bench/stop_probe.cu -o stop_probe -lcupti
+//   nvcc -O2 -arch=sm_90 -std=c++17 bench/stop_probe.cu -o stop_probe -lcuda -lcupti
 //     -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker -rpath=/usr/local/cuda/lib64
 //   (one line)
-// (-lcuda is not needed: driver calls go through cudaGetDriverEntryPointByVersion; with it
-// the binary also works on the GPU machine but cannot start where no driver is installed.)
+// (-lcuda: the driver entry points fetched through the runtime crashed at start on the H200.)
 // Run: ./stop_probe [iterations=15] [watchdog_seconds=100]
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -61,14 +60,17 @@
 #include <vector>
 
 static const char *METRIC = "gpu__time_duration.sum";
+// The metrics configured: METRIC, and an optional second one (third argument), to see
+// whether a metric such as rangeprof's clock metric (gpc__cycles_elapsed.avg.per_second)
+// changes what Start and Stop cost. Only METRIC is evaluated.
+static const char *g_names[2] = {"gpu__time_duration.sum", NULL};
+static size_t g_name_count = 1;
 static const int WARMUP = 3;
 static int ITERS = 15;
 static const size_t LEGACY_RANGES = 512; // counter data image of the legacy session
 static const size_t ELEMS = 16u << 20;   // 64 MB of float
 
-// Driver API entry points, fetched through the runtime (cudaGetDriverEntryPointByVersion)
-// so that the binary does not need libcuda.so.1 to start: on a machine without a driver it
-// prints a message instead of failing in the loader.
+// Driver API entry points used by the probe (linked directly).
 static struct {
 	decltype(&cuCtxSynchronize) ctxSynchronize;
 	decltype(&cuCtxGetCurrent) ctxGetCurrent;
@@ -141,23 +143,12 @@ static bool cu_ok(CUresult r, const char *what)
 
 static bool load_driver()
 {
-	struct {
-		const char *name;
-		void **fn;
-	} syms[] = {{"cuCtxSynchronize", (void **)&drv.ctxSynchronize},
-		    {"cuCtxGetCurrent", (void **)&drv.ctxGetCurrent},
-		    {"cuCtxGetDevice", (void **)&drv.ctxGetDevice},
-		    {"cuDeviceGetName", (void **)&drv.deviceGetName},
-		    {"cuGetErrorString", (void **)&drv.getErrorString}};
-	for (auto &s : syms) {
-		cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-		cudaError_t e = cudaGetDriverEntryPointByVersion(s.name, s.fn, 13000, cudaEnableDefault, &q);
-		if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !*s.fn) {
-			printf("driver entry point %s not found (%s, query result %d)\n", s.name,
-			       cudaGetErrorString(e), (int)q);
-			return false;
-		}
-	}
+	// Linked with -lcuda: the probe runs only where a driver is.
+	drv.ctxSynchronize = cuCtxSynchronize;
+	drv.ctxGetCurrent = cuCtxGetCurrent;
+	drv.ctxGetDevice = cuCtxGetDevice;
+	drv.deviceGetName = cuDeviceGetName;
+	drv.getErrorString = cuGetErrorString;
 	return true;
 }
 
@@ -341,10 +332,9 @@ static bool host_setup()
 	g_host = hi.pHostObject;
 	CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
 		CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-	const char *names[1] = {METRIC};
 	add.pHostObject = g_host;
-	add.ppMetricNames = names;
-	add.numMetrics = 1;
+	add.ppMetricNames = g_names;
+	add.numMetrics = g_name_count;
 	if (!CK(cuptiProfilerHostConfigAddMetrics(&add)))
 		return false;
 	CUpti_Profiler_Host_GetConfigImageSize_Params size = {
@@ -403,10 +393,9 @@ static bool rp_image_init(std::vector<uint8_t> &image, size_t ranges)
 	if (image.empty()) {
 		CUpti_RangeProfiler_GetCounterDataSize_Params size = {
 			CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-		const char *names[1] = {METRIC};
 		size.pRangeProfilerObject = g_rp;
-		size.pMetricNames = names;
-		size.numMetrics = 1;
+		size.pMetricNames = g_names;
+		size.numMetrics = g_name_count;
 		size.maxNumOfRanges = ranges;
 		size.maxNumRangeTreeNodes = (uint32_t)ranges;
 		if (!CK(cuptiRangeProfilerGetCounterDataSize(&size)))
@@ -986,6 +975,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && atoi(argv[1]) > 0)
 		ITERS = atoi(argv[1]);
 	int watchdog = argc > 2 ? atoi(argv[2]) : 100;
+	if (argc > 3 && *argv[3]) {
+		g_names[1] = argv[3];
+		g_name_count = 2;
+		printf("second metric configured: %s\n", argv[3]);
+	}
 	signal(SIGALRM, on_signal);
 	signal(SIGSEGV, on_signal);
 	signal(SIGBUS, on_signal);

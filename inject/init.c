@@ -89,7 +89,8 @@ static void init(void)
 {
 	char err[2048];
 	rp_options_init(&opts);
-	if (rp_options_load_env(&opts, err, sizeof(err))) {
+	if (rp_options_load_env(&opts, err, sizeof(err)) ||
+	    rp_options_check(&opts, err, sizeof(err))) {
 		rp_log_error("%s; measuring nothing, the application runs on", err);
 		return;
 	}

@@ -1,18 +1,23 @@
-/* collector/device.c - device attributes for the device record, and NVML for temperature
- * and clock locking. NVML is loaded with dlopen: its header exists only on GPU machines,
- * so the few declarations we need are written here. Calls the driver via collector/api,
- * libc and libdl. */
+/* collector/device.c - device attributes for the device record, and NVML for what each
+ * run records (temperatures, clocks-event reasons, memory clock, power), the thermal
+ * guard's temperatures and clock locking. NVML is loaded with dlopen: its header exists
+ * only on GPU machines, so the few declarations we need are written here. Calls the
+ * driver via collector/api, collector/thermal and stats, libc and libdl. */
 #include "collector/device.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collector/api.h"
+#include "collector/stats.h"
+#include "collector/thermal.h"
 
 int collector_device_info(int index, struct collector_device_info *info, char *err,
 			  size_t err_size)
@@ -75,18 +80,33 @@ size_t collector_checkpoint_host_reserve_mb(void)
 
 typedef struct nvml_device *nvml_device_t;
 enum { NVML_OK = 0, NVML_NO_PERMISSION = 4 };
-enum { NVML_TEMPERATURE_GPU = 0, NVML_CLOCK_SM = 1 };
+enum { NVML_TEMPERATURE_GPU = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+enum { NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1 };
 
 static struct {
 	int (*init)(void);
 	const char *(*error_string)(int);
 	int (*handle_by_uuid)(const char *, nvml_device_t *);
 	int (*temperature)(nvml_device_t, int, unsigned *);
+	int (*temperature_threshold)(nvml_device_t, int, unsigned *);
+	int (*clock_info)(nvml_device_t, int, unsigned *);
+	int (*power_usage)(nvml_device_t, unsigned *);
+	int (*clock_reasons)(nvml_device_t, unsigned long long *);
+	const char *clock_reasons_name;
 	int (*default_app_clock)(nvml_device_t, int, unsigned *);
 	int (*set_locked)(nvml_device_t, unsigned, unsigned);
 	int (*reset_locked)(nvml_device_t);
 } nvml;
 static bool nvml_ready;
+
+/* Devices by UUID, looked up once: nvmlDeviceGetHandleByUUID walks every GPU. */
+#define MAX_NVML_DEVICES 64
+static struct nvml_known {
+	char uuid[96];
+	nvml_device_t handle;        /* NULL: not found */
+	bool warned;                 /* a failed query was reported for this device */
+} nvml_known[MAX_NVML_DEVICES];
+static int nvml_known_count;
 
 #define MAX_LOCKED 64
 static nvml_device_t locked[MAX_LOCKED];
@@ -107,6 +127,20 @@ int collector_nvml_open(const char *library, char *err, size_t err_size)
 	nvml.error_string = (const char *(*)(int))dlsym(h, "nvmlErrorString");
 	nvml.handle_by_uuid = (int (*)(const char *, nvml_device_t *))dlsym(h, "nvmlDeviceGetHandleByUUID");
 	nvml.temperature = (int (*)(nvml_device_t, int, unsigned *))dlsym(h, "nvmlDeviceGetTemperature");
+	nvml.temperature_threshold = (int (*)(nvml_device_t, int, unsigned *))dlsym(
+		h, "nvmlDeviceGetTemperatureThreshold");
+	nvml.clock_info = (int (*)(nvml_device_t, int, unsigned *))dlsym(h, "nvmlDeviceGetClockInfo");
+	nvml.power_usage = (int (*)(nvml_device_t, unsigned *))dlsym(h, "nvmlDeviceGetPowerUsage");
+	/* Drivers from 535 on call them clocks-event reasons; older ones only have the
+	 * throttle-reasons name for the same bits. */
+	nvml.clock_reasons_name = "nvmlDeviceGetCurrentClocksEventReasons";
+	nvml.clock_reasons = (int (*)(nvml_device_t, unsigned long long *))dlsym(
+		h, nvml.clock_reasons_name);
+	if (!nvml.clock_reasons) {
+		nvml.clock_reasons_name = "nvmlDeviceGetCurrentClocksThrottleReasons";
+		nvml.clock_reasons = (int (*)(nvml_device_t, unsigned long long *))dlsym(
+			h, nvml.clock_reasons_name);
+	}
 	nvml.default_app_clock = (int (*)(nvml_device_t, int, unsigned *))dlsym(
 		h, "nvmlDeviceGetDefaultApplicationsClock");
 	nvml.set_locked = (int (*)(nvml_device_t, unsigned, unsigned))dlsym(
@@ -125,14 +159,144 @@ int collector_nvml_open(const char *library, char *err, size_t err_size)
 	return 0;
 }
 
+static const char *nvml_error(int r)
+{
+	return nvml.error_string ? nvml.error_string(r) : "NVML error";
+}
+
+/* The device of uuid, looked up at its first use; NULL when NVML does not know it (a MIG
+ * instance, a UUID NVML spells differently). *lookup_result is NVML's answer when this
+ * call looked the device up, NVML_OK otherwise. */
+static struct nvml_known *nvml_device(const char *uuid, int *lookup_result)
+{
+	*lookup_result = NVML_OK;
+	if (!nvml_ready || !uuid)
+		return NULL;
+	for (int i = 0; i < nvml_known_count; i++)
+		if (!strcmp(nvml_known[i].uuid, uuid))
+			return &nvml_known[i];
+	if (nvml_known_count == MAX_NVML_DEVICES)
+		return NULL;
+	struct nvml_known *k = &nvml_known[nvml_known_count++];
+	snprintf(k->uuid, sizeof(k->uuid), "%s", uuid);
+	nvml_device_t h = NULL;
+	*lookup_result = nvml.handle_by_uuid(uuid, &h);
+	k->handle = *lookup_result == NVML_OK ? h : NULL;
+	return k;
+}
+
 double collector_nvml_temperature(const char *uuid)
 {
-	nvml_device_t dev;
+	int lookup;
+	struct nvml_known *k = nvml_device(uuid, &lookup);
 	unsigned t;
-	if (!nvml_ready || !nvml.temperature || nvml.handle_by_uuid(uuid, &dev) != NVML_OK ||
-	    nvml.temperature(dev, NVML_TEMPERATURE_GPU, &t) != NVML_OK)
+	if (!k || !k->handle || !nvml.temperature ||
+	    nvml.temperature(k->handle, NVML_TEMPERATURE_GPU, &t) != NVML_OK)
 		return NAN;
 	return t;
+}
+
+double collector_nvml_slowdown_temperature(const char *uuid)
+{
+	int lookup;
+	struct nvml_known *k = nvml_device(uuid, &lookup);
+	unsigned t;
+	if (!k || !k->handle || !nvml.temperature_threshold ||
+	    nvml.temperature_threshold(k->handle, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &t) !=
+	    NVML_OK)
+		return NAN;
+	return t;
+}
+
+/* Notes the first failure of a device for the caller's one warning. */
+static void sample_failed(struct nvml_known *k, int *rc, const char *call, int r, char *err,
+			  size_t err_size)
+{
+	if (k->warned || *rc)
+		return;
+	k->warned = true;
+	*rc = -1;
+	if (r == NVML_OK)
+		snprintf(err, err_size, "%s is not in this NVML", call);
+	else
+		snprintf(err, err_size, "%s(%s): %s", call, k->uuid, nvml_error(r));
+}
+
+int collector_nvml_sample(const char *uuid, enum collector_nvml_when when,
+			  struct collector_nvml_sample *out, char *err, size_t err_size)
+{
+	*out = (struct collector_nvml_sample){ NAN, NAN, NAN, STATS_THROTTLE_UNKNOWN };
+	int lookup, rc = 0, r;
+	struct nvml_known *k = nvml_device(uuid, &lookup);
+	if (!k)
+		return 0;
+	if (!k->handle) {
+		sample_failed(k, &rc, "nvmlDeviceGetHandleByUUID", lookup, err, err_size);
+		return rc;
+	}
+	unsigned v = 0;
+	if (!nvml.temperature)
+		sample_failed(k, &rc, "nvmlDeviceGetTemperature", NVML_OK, err, err_size);
+	else if ((r = nvml.temperature(k->handle, NVML_TEMPERATURE_GPU, &v)) == NVML_OK)
+		out->temperature_c = v;
+	else
+		sample_failed(k, &rc, "nvmlDeviceGetTemperature", r, err, err_size);
+	unsigned long long reasons = 0;
+	if (!nvml.clock_reasons)
+		sample_failed(k, &rc, "nvmlDeviceGetCurrentClocksEventReasons", NVML_OK, err,
+			      err_size);
+	else if ((r = nvml.clock_reasons(k->handle, &reasons)) == NVML_OK)
+		out->throttle = reasons;
+	else
+		sample_failed(k, &rc, nvml.clock_reasons_name, r, err, err_size);
+	if (when == COLLECTOR_NVML_BEFORE) {
+		if (!nvml.clock_info)
+			sample_failed(k, &rc, "nvmlDeviceGetClockInfo", NVML_OK, err, err_size);
+		else if ((r = nvml.clock_info(k->handle, NVML_CLOCK_MEM, &v)) == NVML_OK)
+			out->memory_clock_hz = v * 1e6; /* MHz */
+		else
+			sample_failed(k, &rc, "nvmlDeviceGetClockInfo", r, err, err_size);
+	} else {
+		if (!nvml.power_usage)
+			sample_failed(k, &rc, "nvmlDeviceGetPowerUsage", NVML_OK, err, err_size);
+		else if ((r = nvml.power_usage(k->handle, &v)) == NVML_OK)
+			out->power_w = v / 1e3; /* milliwatts */
+		else
+			sample_failed(k, &rc, "nvmlDeviceGetPowerUsage", r, err, err_size);
+	}
+	return rc;
+}
+
+static double guard_temperature(void *arg)
+{
+	return collector_nvml_temperature(arg);
+}
+
+static double guard_now(void *arg)
+{
+	(void)arg;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void guard_sleep(void *arg, double seconds)
+{
+	(void)arg;
+	struct timespec t = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
+	/* A signal to the application must not cut the wait short into a measurement. */
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+}
+
+void collector_nvml_thermal_guard(const char *uuid, const struct thermal_params *params,
+				  struct thermal_wait *out)
+{
+	struct thermal_params p = *params;
+	if (p.mode != RP_THERMAL_OFF)
+		p.slowdown_c = collector_nvml_slowdown_temperature(uuid);
+	struct thermal_source src = { guard_temperature, guard_now, guard_sleep, (void *)uuid };
+	thermal_guard(&p, &src, out);
 }
 
 void collector_clock_restore(void)

@@ -5,6 +5,7 @@
 #define COLLECTOR_DEVICE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "collector/records.h"
 
@@ -19,8 +20,42 @@ size_t collector_checkpoint_host_reserve_mb(void);
 /* Loads NVML from library (a name for dlopen, "libnvidia-ml.so.1" in production; the
  * tests pass a stand-in) and initialises it. 0 or -1 with err. */
 int collector_nvml_open(const char *library, char *err, size_t err_size);
-/* GPU temperature in degrees Celsius, NaN when NVML is not open or cannot tell. */
+/* GPU temperature in degrees Celsius, NaN when NVML is not open or cannot tell. The
+ * device is found by its UUID (as cuDeviceGetUuid gives it), never by its index: CUDA's
+ * ordinals follow CUDA_VISIBLE_DEVICES, NVML's do not. */
 double collector_nvml_temperature(const char *uuid);
+
+/* What NVML says of a device around a run; NaN (STATS_THROTTLE_UNKNOWN) when unknown. */
+struct collector_nvml_sample {
+	double temperature_c;
+	double memory_clock_hz;      /* COLLECTOR_NVML_BEFORE only */
+	double power_w;              /* COLLECTOR_NVML_AFTER only */
+	uint64_t throttle;           /* active clocks-event reasons, STATS_THROTTLE_* bits */
+};
+enum collector_nvml_when {
+	COLLECTOR_NVML_BEFORE,       /* just before a run is queued: temperature, reasons,
+				      * memory clock */
+	COLLECTOR_NVML_AFTER,        /* when a batch's results are decoded: temperature,
+				      * reasons, power */
+};
+/* Reads the sample. Three NVML queries (each an ioctl into the driver, tens of
+ * microseconds), with the device handle looked up once per device: cheap next to a
+ * replay pass, and few enough to take before every run. Called with inject/'s replay
+ * lock held (the handle cache is not locked otherwise). Returns 0, or -1 with err naming
+ * the failed query the first time one fails on this device, so that the caller warns
+ * once; the fields NVML could not give are NaN either way. Without NVML (not loaded):
+ * all unknown, 0 (the load failure was reported). */
+int collector_nvml_sample(const char *uuid, enum collector_nvml_when when,
+			  struct collector_nvml_sample *out, char *err, size_t err_size);
+/* The temperature at which the driver starts slowing the GPU down
+ * (NVML_TEMPERATURE_THRESHOLD_SLOWDOWN), NaN when unknown. */
+double collector_nvml_slowdown_temperature(const char *uuid);
+/* The thermal guard (collector/thermal.h) on this device, with NVML's temperature and
+ * slowdown temperature, the monotonic clock and a real sleep. */
+struct thermal_params;
+struct thermal_wait;
+void collector_nvml_thermal_guard(const char *uuid, const struct thermal_params *params,
+				  struct thermal_wait *out);
 /* Locks the SM clock of the device with this UUID to its base (default applications)
  * clock until collector_clock_restore() - called by this module at exit and on fatal
  * signals, and callable by anyone. Needs root; -1 with err naming what is missing. */

@@ -44,7 +44,11 @@ typedef int (*collector_run_fn)(void *arg, unsigned run, unsigned pass);
 
 /* Measures runs replays. values receives runs × user metric count (run-major), clock_hz
  * the SM clock of each run; cost (may be NULL) gets the profiler's phases added. Returns
- * 0, or -1 with the message in err. */
+ * 0, or -1 with the message in err.
+ * CUPTI 13 keeps the range count of the first SetConfig in a context, so the counter data
+ * is sized at a profiler's first call and only ever grows: a caller measuring in batches
+ * (--runs auto) makes its first call the largest, and later, smaller batches are
+ * configured with that first size. */
 int collector_profiler_measure(struct collector_profiler *prof,
 			       const struct collector_metric_set *set, unsigned runs,
 			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,

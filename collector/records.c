@@ -66,6 +66,21 @@ static const char *clock_name(enum rp_clock_control c)
 	return c == RP_CLOCK_BASE ? "base" : "none";
 }
 
+static const char *thermal_name(enum rp_thermal_control c)
+{
+	return c == RP_THERMAL_OFF ? "off" : c == RP_THERMAL_MANUAL ? "manual" : "auto";
+}
+
+/* The names of the reason bits in mask, or null when unknown. */
+static cJSON *throttle_array(uint64_t mask)
+{
+	if (mask == STATS_THROTTLE_UNKNOWN)
+		return cJSON_CreateNull();
+	const char *names[32];
+	size_t n = stats_throttle_names(mask, names, 32);
+	return cJSON_CreateStringArray(names, (int)n);
+}
+
 cJSON *collector_record_session(const char *tool_version, pid_t pid, const char *host,
 				char *const *argv, double start_time,
 				const struct rp_options *opts)
@@ -106,7 +121,21 @@ cJSON *collector_record_session(const char *tool_version, pid_t pid, const char 
 		else
 			ok &= cJSON_AddNumberToObject(options, "launch_count",
 						      (double)opts->launch_count) != NULL;
-		ok &= cJSON_AddNumberToObject(options, "runs", (double)opts->runs) != NULL;
+		if (opts->runs == RP_RUNS_AUTO)
+			ok &= cJSON_AddStringToObject(options, "runs", "auto") != NULL;
+		else
+			ok &= cJSON_AddNumberToObject(options, "runs", (double)opts->runs) != NULL;
+		ok &= add_number(options, "target_ci_pct", opts->target_ci_pct) != NULL;
+		ok &= cJSON_AddNumberToObject(options, "runs_min", (double)opts->runs_min) != NULL;
+		ok &= cJSON_AddNumberToObject(options, "runs_max", (double)opts->runs_max) != NULL;
+		ok &= cJSON_AddNumberToObject(options, "runs_batch", (double)opts->runs_batch) != NULL;
+		ok &= add_number(options, "runs_time_budget_s", opts->runs_time_budget) != NULL;
+		ok &= cJSON_AddStringToObject(options, "thermal_control",
+					      thermal_name(opts->thermal_control)) != NULL;
+		ok &= add_number(options, "thermal_wait_c", opts->thermal_wait) != NULL;
+		ok &= add_number(options, "thermal_continue_c", opts->thermal_continue) != NULL;
+		ok &= cJSON_AddNumberToObject(options, "thermal_timeout_s",
+					      (double)opts->thermal_timeout) != NULL;
 		ok &= cJSON_AddStringToObject(options, "cache_control",
 					      cache_name(opts->cache_control)) != NULL;
 		ok &= cJSON_AddStringToObject(options, "clock_control",
@@ -240,6 +269,15 @@ cJSON *collector_record_run(const struct collector_launch *l,
 	ok &= add_number(o, "sm_clock_hz", run->sm_clock_hz) != NULL;
 	ok &= add_number(o, "rated_sm_clock_hz", info->rated_sm_clock_hz) != NULL;
 	ok &= add_number(o, "temperature_c", run->temperature_c) != NULL;
+	static const struct collector_run_nvml unknown = { NAN, NAN, NAN, NAN,
+							   STATS_THROTTLE_UNKNOWN };
+	const struct collector_run_nvml *nv = run->nvml ? run->nvml : &unknown;
+	ok &= add_number(o, "temperature_before_c", nv->temperature_before_c) != NULL;
+	ok &= add_number(o, "temperature_after_c", nv->temperature_after_c) != NULL;
+	ok &= add_number(o, "memory_clock_hz", nv->memory_clock_hz) != NULL;
+	ok &= add_number(o, "power_w", nv->power_w) != NULL;
+	cJSON *reasons = throttle_array(nv->throttle);
+	ok &= reasons && cJSON_AddItemToObject(o, "throttle_reasons", reasons);
 	char when[64];
 	collector_iso8601(run->wall_time, when, sizeof(when));
 	ok &= cJSON_AddStringToObject(o, "time", when) != NULL;
@@ -248,6 +286,50 @@ cJSON *collector_record_run(const struct collector_launch *l,
 		return NULL;
 	}
 	return o;
+}
+
+/* The summary's account of the conditions: every reason any run saw, the thermal guard,
+ * and how --runs auto ended. */
+static bool add_conditions(cJSON *o, const struct collector_measure_info *info, size_t runs)
+{
+	bool ok = true, known = false;
+	uint64_t seen = 0;
+	for (size_t r = 0; info->throttle && r < runs; r++) {
+		if (info->throttle[r] == STATS_THROTTLE_UNKNOWN)
+			continue;
+		known = true;
+		seen |= info->throttle[r];
+	}
+	cJSON *reasons = throttle_array(known ? seen : STATS_THROTTLE_UNKNOWN);
+	ok &= reasons && cJSON_AddItemToObject(o, "throttle_reasons", reasons);
+	if (info->thermal) {
+		const struct collector_thermal *t = info->thermal;
+		cJSON *th = cJSON_AddObjectToObject(o, "thermal");
+		ok &= th != NULL;
+		if (th) {
+			ok &= cJSON_AddStringToObject(th, "control", t->control) != NULL;
+			ok &= cJSON_AddStringToObject(th, "outcome", t->outcome) != NULL;
+			ok &= add_number(th, "waited_s", t->waited_s) != NULL;
+			ok &= add_number(th, "temperature_start_c", t->start_c) != NULL;
+			ok &= add_number(th, "temperature_end_c", t->end_c) != NULL;
+			ok &= add_number(th, "slowdown_c", t->slowdown_c) != NULL;
+		}
+	}
+	if (info->adaptive) {
+		const struct collector_adaptive *a = info->adaptive;
+		cJSON *ra = cJSON_AddObjectToObject(o, "runs_auto");
+		ok &= ra != NULL;
+		if (ra) {
+			ok &= cJSON_AddStringToObject(ra, "stopped", a->stopped) != NULL;
+			ok &= collector_json_add_string(ra, "metric",
+							info->metrics[a->metric]) == 0;
+			ok &= add_number(ra, "target_ci_pct", a->target_ci_pct) != NULL;
+			ok &= add_number(ra, "ci_pct", a->ci_pct) != NULL;
+			ok &= cJSON_AddNumberToObject(ra, "batches", a->batches) != NULL;
+			ok &= add_number(ra, "elapsed_s", a->elapsed_s) != NULL;
+		}
+	}
+	return ok;
 }
 
 cJSON *collector_record_summary(const struct collector_launch *l,
@@ -269,6 +351,15 @@ cJSON *collector_record_summary(const struct collector_launch *l,
 			column[r] = values[r * info->metric_count + m];
 		struct stats_summary s;
 		stats_summarize(column, clocks, runs, &s);
+		stats_check_throttle(&s, info->throttle, runs);
+		const struct collector_adaptive *a = info->adaptive;
+		if (a && m == a->metric && a->stopped && strcmp(a->stopped, "target_ci_reached")) {
+			/* The user asked for this precision and did not get it. */
+			char reason[128];
+			snprintf(reason, sizeof(reason), "ci %.2f %% > target %.2f %% (%s)",
+				 a->ci_pct, a->target_ci_pct, a->stopped);
+			stats_fail(&s, reason);
+		}
 		cJSON *st = cJSON_AddObjectToObject(metrics, info->metrics[m]);
 		ok &= st != NULL;
 		if (!st)
@@ -300,6 +391,8 @@ cJSON *collector_record_summary(const struct collector_launch *l,
 		}
 	}
 	free(column);
+	if (ok)
+		ok = add_conditions(o, info, runs);
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

@@ -51,6 +51,22 @@ struct collector_launch {
 	const char *nvtx_path;
 };
 
+/* How --runs auto ended for a launch (summary member "runs_auto"). */
+struct collector_adaptive {
+	const char *stopped;         /* "target_ci_reached", "max_runs", "time_budget", "error" */
+	double target_ci_pct, ci_pct; /* asked for, and reached by the gating metric */
+	size_t metric;               /* index of the gating metric in metrics */
+	unsigned batches;
+	double elapsed_s;            /* measuring time of the runs, wall clock */
+};
+
+/* The thermal guard before a launch's runs (summary member "thermal"). */
+struct collector_thermal {
+	const char *control;         /* "auto", "manual" */
+	const char *outcome;         /* thermal_outcome_name() */
+	double waited_s, start_c, end_c, slowdown_c;
+};
+
 /* What a measured launch was measured with. */
 struct collector_measure_info {
 	const char *const *metrics;  /* the user's metrics */
@@ -61,6 +77,18 @@ struct collector_measure_info {
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;
 	double rated_sm_clock_hz;
+	/* Summary only; NULL when not known or not used. */
+	const uint64_t *throttle;    /* per run: NVML reason bits (collector/stats.h) */
+	const struct collector_adaptive *adaptive;   /* --runs auto */
+	const struct collector_thermal *thermal;     /* --thermal-control auto|manual */
+};
+
+/* What NVML said around one run (collector_nvml_sample), NaN / STATS_THROTTLE_UNKNOWN
+ * where it could not tell. */
+struct collector_run_nvml {
+	double temperature_before_c, temperature_after_c;
+	double memory_clock_hz, power_w;
+	uint64_t throttle;           /* reasons before the run or when its batch was decoded */
 };
 
 struct collector_run {
@@ -69,6 +97,7 @@ struct collector_run {
 	double sm_clock_hz;          /* NaN when unknown */
 	double temperature_c;        /* NaN when unknown */
 	double wall_time;            /* seconds since the epoch */
+	const struct collector_run_nvml *nvml;  /* NULL: those members are all null */
 };
 
 struct collector_device_info {

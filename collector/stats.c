@@ -109,3 +109,52 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 	}
 	out->stable = stable ? STATS_STABLE_TRUE : STATS_STABLE_FALSE;
 }
+
+static const char *const throttle_names[] = {
+	"gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
+	"sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
+	"display_clocks_setting",
+};
+
+size_t stats_throttle_names(uint64_t mask, const char **names, size_t max)
+{
+	size_t n = 0;
+	if (mask == STATS_THROTTLE_UNKNOWN)
+		return 0;
+	for (size_t bit = 0; bit < sizeof(throttle_names) / sizeof(*throttle_names); bit++)
+		if ((mask & (1ull << bit)) && n < max)
+			names[n++] = throttle_names[bit];
+	return n;
+}
+
+void stats_fail(struct stats_summary *s, const char *reason)
+{
+	if (s->stable == STATS_STABLE_NULL)
+		return;
+	s->stable = STATS_STABLE_FALSE;
+	add_reason(s, reason);
+}
+
+void stats_check_throttle(struct stats_summary *s, const uint64_t *reasons, size_t n)
+{
+	if (!reasons)
+		return;
+	uint64_t seen = 0;
+	size_t runs = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (reasons[i] == STATS_THROTTLE_UNKNOWN || !(reasons[i] & STATS_THROTTLE_DISTURBING))
+			continue;
+		seen |= reasons[i] & STATS_THROTTLE_DISTURBING;
+		runs++;
+	}
+	if (!runs)
+		return;
+	const char *names[16];
+	size_t count = stats_throttle_names(seen, names, 16);
+	char reason[200];
+	int len = snprintf(reason, sizeof(reason), "throttled in %zu of %zu runs:", runs, n);
+	for (size_t i = 0; i < count && len > 0 && (size_t)len < sizeof(reason); i++)
+		len += snprintf(reason + len, sizeof(reason) - (size_t)len, "%s %s",
+				i ? "," : "", names[i]);
+	stats_fail(s, reason);
+}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum stats_stability { STATS_STABLE_NULL, STATS_STABLE_FALSE, STATS_STABLE_TRUE };
 
@@ -17,6 +18,32 @@ struct stats_summary {
 	char reasons[256];           /* "; "-separated failed conditions when not stable */
 };
 
+/* NVML's clocks-event ("throttle") reason bits, numbered as nvml.h numbers them
+ * (nvmlClocksEventReason*). A run's mask is what NVML reported just before it was
+ * launched or when its results were decoded; STATS_THROTTLE_UNKNOWN when NVML could not
+ * tell. */
+#define STATS_THROTTLE_GPU_IDLE              0x1ull
+#define STATS_THROTTLE_APPLICATIONS_CLOCKS   0x2ull
+#define STATS_THROTTLE_SW_POWER_CAP          0x4ull
+#define STATS_THROTTLE_HW_SLOWDOWN           0x8ull
+#define STATS_THROTTLE_SYNC_BOOST            0x10ull
+#define STATS_THROTTLE_SW_THERMAL            0x20ull
+#define STATS_THROTTLE_HW_THERMAL            0x40ull
+#define STATS_THROTTLE_HW_POWER_BRAKE        0x80ull
+#define STATS_THROTTLE_DISPLAY_CLOCKS        0x100ull
+#define STATS_THROTTLE_UNKNOWN               UINT64_MAX
+/* The reasons that slow a kernel down: thermal, power and hardware slowdown. Idle,
+ * application clocks (the base-clock lock sets them), sync boost and display clocks do
+ * not make a run unrepresentative. */
+#define STATS_THROTTLE_DISTURBING                                                     \
+	(STATS_THROTTLE_SW_POWER_CAP | STATS_THROTTLE_HW_SLOWDOWN |                   \
+	 STATS_THROTTLE_SW_THERMAL | STATS_THROTTLE_HW_THERMAL |                      \
+	 STATS_THROTTLE_HW_POWER_BRAKE)
+
+/* The name of each set bit that has one ("sw_power_cap", ...), in bit order, into
+ * names[0..max); returns how many were written. Unknown bits are left out. */
+size_t stats_throttle_names(uint64_t mask, const char **names, size_t max);
+
 /* Two-sided 95 % quantile of Student's t with df degrees of freedom (df >= 1). */
 double stats_t975(size_t df);
 
@@ -25,5 +52,15 @@ double stats_t975(size_t df);
  * n == 0 gives NaN statistics and stable null. */
 void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		     struct stats_summary *out);
+
+/* Stability from the runs' throttle reasons: when a disturbing reason (above) was
+ * active in any run, s becomes not stable with a reason naming them and how many runs
+ * had them. reasons[0..n) per run, NULL or STATS_THROTTLE_UNKNOWN entries when unknown
+ * (unknown is not a failure: no NVML must not make every launch unstable). A null
+ * verdict (n < 2) stays null. */
+void stats_check_throttle(struct stats_summary *s, const uint64_t *reasons, size_t n);
+
+/* Marks s not stable for reason (appended to s->reasons); a null verdict stays null. */
+void stats_fail(struct stats_summary *s, const char *reason);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,13 +37,40 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "skip the first N launches that pass the filters" },
 	{ RP_OPT_LAUNCH_COUNT, "launch-count", 'c', RP_KIND_INT, "N", "unlimited", NULL, 1,
 	  LONG_MAX, "measure at most N launches (or 'unlimited'), then run on unmeasured" },
-	{ RP_OPT_RUNS, "runs", 0, RP_KIND_INT, "N", "5", NULL, 1, 100000,
-	  "measured replays of each selected launch" },
+	{ RP_OPT_RUNS, "runs", 0, RP_KIND_INT, "N|auto", "5", NULL, 1, 100000,
+	  "measured replays of each selected launch; auto: in batches until --target-ci, "
+	  "--runs-max or --runs-time-budget" },
+	{ RP_OPT_TARGET_CI, "target-ci", 0, RP_KIND_REAL, "PCT", "1", NULL, 0, 0,
+	  "--runs auto: stop once the 95 % CI half-width (Student t) is within PCT % of the "
+	  "mean", .real_min = 0, .real_max = 100, .real_min_open = true },
+	{ RP_OPT_RUNS_MIN, "runs-min", 0, RP_KIND_INT, "N", "10", NULL, 2, 100000,
+	  "--runs auto: measure at least N runs of each launch" },
+	{ RP_OPT_RUNS_MAX, "runs-max", 0, RP_KIND_INT, "N", "200", NULL, 2, 100000,
+	  "--runs auto: measure at most N runs of each launch" },
+	{ RP_OPT_RUNS_BATCH, "runs-batch", 0, RP_KIND_INT, "N", "10", NULL, 1, 1000,
+	  "--runs auto: runs per profiler pass; the stopping rule is checked after each" },
+	{ RP_OPT_RUNS_TIME_BUDGET, "runs-time-budget", 0, RP_KIND_REAL, "SECONDS", "10", NULL,
+	  0, 0, "--runs auto: no further batch once a launch has been measured this long "
+	  "(--runs-min are always measured)", .real_min = 0, .real_max = 86400,
+	  .real_min_open = true },
 	{ RP_OPT_CACHE_CONTROL, "cache-control", 0, RP_KIND_CHOICE, "all|none", "all",
 	  "all|none", 0, 0, "all: flush the L2 cleanly before every replay; none: do not" },
 	{ RP_OPT_CLOCK_CONTROL, "clock-control", 0, RP_KIND_CHOICE, "base|none", "none",
 	  "base|none", 0, 0,
 	  "base: lock SM clocks to base for the session (needs root); none: leave them" },
+	{ RP_OPT_THERMAL_CONTROL, "thermal-control", 0, RP_KIND_CHOICE, "auto|manual|off", "auto",
+	  "auto|manual|off", 0, 0,
+	  "before a launch's runs, wait while the GPU is within --thermal-wait degrees of its "
+	  "slowdown temperature; manual: until --thermal-continue; auto: also once it stops "
+	  "cooling; off: never" },
+	{ RP_OPT_THERMAL_WAIT, "thermal-wait", 0, RP_KIND_REAL, "DEGREES", "10", NULL, 0, 0,
+	  "headroom to the slowdown temperature (degrees C) below which a launch waits",
+	  .real_min = 0, .real_max = 100 },
+	{ RP_OPT_THERMAL_CONTINUE, "thermal-continue", 0, RP_KIND_REAL, "DEGREES", "20", NULL, 0,
+	  0, "headroom (degrees C) at which a waiting launch goes on", .real_min = 0,
+	  .real_max = 100 },
+	{ RP_OPT_THERMAL_TIMEOUT, "thermal-timeout", 0, RP_KIND_INT, "SECONDS", "30", NULL, 0,
+	  3600, "longest thermal wait of a launch; it is then measured anyway, with a warning" },
 	{ RP_OPT_MEMORY_SAVE, "memory-save", 0, RP_KIND_CHOICE, "reach|checkpoint", "reach",
 	  "reach|checkpoint", 0, 0,
 	  "reach: save only the memory a launch can reach, verified per kernel; checkpoint: "
@@ -133,6 +161,25 @@ static int parse_long(const char *value, long *out)
 	char *end;
 	long v = strtol(value, &end, 10);
 	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* A decimal number as strtod reads it, without leading space, trailing text, hex floats,
+ * infinities or NaN: what the help's "PCT", "DEGREES" and "SECONDS" promise. */
+static int parse_real(const char *value, double *out)
+{
+	if (!*value || isspace((unsigned char)*value))
+		return -EINVAL;
+	for (const char *p = value; *p; p++)
+		if (!isdigit((unsigned char)*p) && *p != '.' && *p != '-' && *p != '+' &&
+		    *p != 'e' && *p != 'E')
+			return -EINVAL;
+	errno = 0;
+	char *end;
+	double v = strtod(value, &end);
+	if (errno || *end || !isfinite(v))
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -338,20 +385,33 @@ static int check_kind(const struct rp_option_desc *d, const char *value, const c
 		      const char *origin, long *number, char *err, size_t err_size)
 {
 	if (d->kind == RP_KIND_INT) {
-		/* Only --launch-count has a word for its default. */
-		if (d->id == RP_OPT_LAUNCH_COUNT && !strcmp(value, "unlimited")) {
-			*number = -1;
+		/* Two options have a word besides numbers: --launch-count its default
+		 * 'unlimited', --runs 'auto'. */
+		const char *word = d->id == RP_OPT_LAUNCH_COUNT ? "unlimited" :
+				   d->id == RP_OPT_RUNS ? "auto" : NULL;
+		if (word && !strcmp(value, word)) {
+			*number = d->id == RP_OPT_RUNS ? RP_RUNS_AUTO : -1;
 			return 0;
 		}
 		if (parse_long(value, number) || *number < d->min || *number > d->max) {
-			const char *unlimited = d->id == RP_OPT_LAUNCH_COUNT ? " or 'unlimited'" : "";
+			char alternative[32] = "";
+			if (word)
+				snprintf(alternative, sizeof(alternative), " or '%s'", word);
 			if (d->max == LONG_MAX)
 				snprintf(err, err_size, "%s '%s': expected an integer >= %ld%s",
-					 origin, q, d->min, unlimited);
+					 origin, q, d->min, alternative);
 			else
 				snprintf(err, err_size,
-					 "%s '%s': expected an integer from %ld to %ld", origin, q,
-					 d->min, d->max);
+					 "%s '%s': expected an integer from %ld to %ld%s", origin, q,
+					 d->min, d->max, alternative);
+			return -EINVAL;
+		}
+	} else if (d->kind == RP_KIND_REAL) {
+		double v;
+		if (parse_real(value, &v) || (d->real_min_open ? !(v > d->real_min) :
+					      !(v >= d->real_min)) || !(v <= d->real_max)) {
+			snprintf(err, err_size, "%s '%s': expected a number %s %g and <= %g", origin,
+				 q, d->real_min_open ? ">" : ">=", d->real_min, d->real_max);
 			return -EINVAL;
 		}
 	} else if (d->kind == RP_KIND_CHOICE) {
@@ -443,6 +503,43 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 		opts->runs = number;
 		rc = 0;
 		break;
+	case RP_OPT_TARGET_CI:
+	case RP_OPT_RUNS_TIME_BUDGET:
+	case RP_OPT_THERMAL_WAIT:
+	case RP_OPT_THERMAL_CONTINUE: {
+		double v = strtod(value, NULL); /* checked by check_kind */
+		if (id == RP_OPT_TARGET_CI)
+			opts->target_ci_pct = v;
+		else if (id == RP_OPT_RUNS_TIME_BUDGET)
+			opts->runs_time_budget = v;
+		else if (id == RP_OPT_THERMAL_WAIT)
+			opts->thermal_wait = v;
+		else
+			opts->thermal_continue = v;
+		rc = 0;
+		break;
+	}
+	case RP_OPT_RUNS_MIN:
+		opts->runs_min = number;
+		rc = 0;
+		break;
+	case RP_OPT_RUNS_MAX:
+		opts->runs_max = number;
+		rc = 0;
+		break;
+	case RP_OPT_RUNS_BATCH:
+		opts->runs_batch = number;
+		rc = 0;
+		break;
+	case RP_OPT_THERMAL_TIMEOUT:
+		opts->thermal_timeout = number;
+		rc = 0;
+		break;
+	case RP_OPT_THERMAL_CONTROL:
+		opts->thermal_control = !strcmp(value, "manual") ? RP_THERMAL_MANUAL :
+					!strcmp(value, "off") ? RP_THERMAL_OFF : RP_THERMAL_AUTO;
+		rc = 0;
+		break;
 	case RP_OPT_CACHE_CONTROL:
 		opts->cache_control = strcmp(value, "none") ? RP_CACHE_ALL : RP_CACHE_NONE;
 		rc = 0;
@@ -479,6 +576,28 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 	if (rc == 0)
 		opts->given[id] = true;
 	return rc;
+}
+
+int rp_options_check(const struct rp_options *opts, char *err, size_t err_size)
+{
+	char a[64], b[64];
+	if (opts->runs_min > opts->runs_max) {
+		snprintf(err, err_size, "%s '%ld' is more than %s '%ld'; expected at most as "
+			 "many runs as the maximum",
+			 rp_option_origin(opts, RP_OPT_RUNS_MIN, a, sizeof(a)), opts->runs_min,
+			 rp_option_origin(opts, RP_OPT_RUNS_MAX, b, sizeof(b)), opts->runs_max);
+		return -EINVAL;
+	}
+	if (opts->thermal_wait > opts->thermal_continue) {
+		snprintf(err, err_size, "%s '%g' is more than %s '%g'; a launch must go on at no "
+			 "less headroom than it starts waiting at",
+			 rp_option_origin(opts, RP_OPT_THERMAL_WAIT, a, sizeof(a)),
+			 opts->thermal_wait,
+			 rp_option_origin(opts, RP_OPT_THERMAL_CONTINUE, b, sizeof(b)),
+			 opts->thermal_continue);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------ */

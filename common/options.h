@@ -18,8 +18,17 @@ enum rp_option {
 	RP_OPT_LAUNCH_SKIP,
 	RP_OPT_LAUNCH_COUNT,
 	RP_OPT_RUNS,
+	RP_OPT_TARGET_CI,
+	RP_OPT_RUNS_MIN,
+	RP_OPT_RUNS_MAX,
+	RP_OPT_RUNS_BATCH,
+	RP_OPT_RUNS_TIME_BUDGET,
 	RP_OPT_CACHE_CONTROL,
 	RP_OPT_CLOCK_CONTROL,
+	RP_OPT_THERMAL_CONTROL,
+	RP_OPT_THERMAL_WAIT,
+	RP_OPT_THERMAL_CONTINUE,
+	RP_OPT_THERMAL_TIMEOUT,
 	RP_OPT_MEMORY_SAVE,
 	RP_OPT_DEVICE_LOCK_TIMEOUT,
 	RP_OPT_LIST_METRICS,
@@ -31,6 +40,7 @@ enum rp_option_kind {
 	RP_KIND_STRING,
 	RP_KIND_LIST,   /* repeatable; in the environment, ';'-separated ('\;' keeps one) */
 	RP_KIND_INT,
+	RP_KIND_REAL,   /* a decimal number within [real_min, real_max] */
 	RP_KIND_CHOICE,
 	RP_KIND_FLAG,
 };
@@ -48,11 +58,17 @@ struct rp_option_desc {
 	/* An action rather than a setting (--list-metrics): a variable left in the
 	 * environment must not turn every later run into it, so it has none. */
 	bool command_line_only;
+	double real_min, real_max;  /* RP_KIND_REAL */
+	bool real_min_open;        /* RP_KIND_REAL: real_min itself is refused (> rather than >=) */
 };
 
 enum rp_cache_control { RP_CACHE_ALL, RP_CACHE_NONE };
 enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
 enum rp_memory_save { RP_MEMORY_SAVE_REACH, RP_MEMORY_SAVE_CHECKPOINT };
+enum rp_thermal_control { RP_THERMAL_AUTO, RP_THERMAL_MANUAL, RP_THERMAL_OFF };
+
+/* opts->runs of --runs auto: run batches until the CI target, a limit or the budget. */
+#define RP_RUNS_AUTO 0
 
 struct rp_options {
 	char *output;              /* template: %p pid, %h host, %q{ENV}, %% percent */
@@ -64,9 +80,17 @@ struct rp_options {
 	char *kernel_name;         /* NULL: every kernel */
 	long launch_skip;
 	long launch_count;         /* -1: unlimited */
-	long runs;
+	long runs;                 /* RP_RUNS_AUTO: adaptive */
+	double target_ci_pct;      /* --runs auto: CI half-width to reach, % of the mean */
+	long runs_min, runs_max;   /* --runs auto: bounds of the run count */
+	long runs_batch;           /* --runs auto: runs per profiler pass */
+	double runs_time_budget;   /* --runs auto: seconds of measuring per launch */
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;
+	enum rp_thermal_control thermal_control;
+	double thermal_wait;       /* degrees C of headroom below which a launch waits */
+	double thermal_continue;   /* degrees C of headroom at which it goes on */
+	long thermal_timeout;      /* seconds a launch waits at most */
 	enum rp_memory_save memory_save;
 	long device_lock_timeout;  /* seconds to wait for another process's turn on a device */
 	bool list_metrics;
@@ -97,6 +121,12 @@ void rp_options_finish(struct rp_options *opts);
  * Returns 0, or -EINVAL with "ORIGIN 'VALUE': what is accepted" in err. */
 int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 		  const char *origin, char *err, size_t err_size);
+
+/* Checks what single values cannot show: --runs-min <= --runs-max, --thermal-wait <=
+ * --thermal-continue. Called once all options are in (environment, then command line).
+ * Returns 0, or -EINVAL with one line naming both options (as the user gave them) and
+ * their values. */
+int rp_options_check(const struct rp_options *opts, char *err, size_t err_size);
 
 /* Reads every RANGEPROF_* variable; the only getenv() of rangeprof. Stops at the first
  * bad value: returns -EINVAL with the message in err. */

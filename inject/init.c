@@ -89,7 +89,8 @@ static void init(void)
 {
 	char err[2048];
 	rp_options_init(&opts);
-	if (rp_options_load_env(&opts, err, sizeof(err))) {
+	if (rp_options_load_env(&opts, err, sizeof(err)) ||
+	    rp_options_check(&opts, err, sizeof(err))) {
 		rp_log_error("%s; measuring nothing, the application runs on", err);
 		return;
 	}
@@ -108,7 +109,12 @@ static void init(void)
 	}
 	inject_output_configure(opts.output);
 	inject_replay_configure(&(struct inject_config){
-		.runs = (unsigned)opts.runs, .cache_control = opts.cache_control,
+		.runs = (unsigned)opts.runs, .target_ci_pct = opts.target_ci_pct,
+		.runs_min = (unsigned)opts.runs_min, .runs_max = (unsigned)opts.runs_max,
+		.runs_batch = (unsigned)opts.runs_batch, .runs_time_budget = opts.runs_time_budget,
+		.thermal_control = opts.thermal_control, .thermal_wait = opts.thermal_wait,
+		.thermal_continue = opts.thermal_continue, .thermal_timeout = opts.thermal_timeout,
+		.cache_control = opts.cache_control,
 		.clock_control = opts.clock_control, .memory_save = opts.memory_save,
 		.metrics = opts.metrics,
 		.device_lock_timeout_ms = opts.device_lock_timeout * 1000 });

@@ -55,7 +55,13 @@ CUresult inject_relaunch(const struct inject_launch *l);
 
 /* What replay needs of the options, read-only after init. */
 struct inject_config {
-	unsigned runs;
+	unsigned runs;                  /* RP_RUNS_AUTO: batches until the rule below stops */
+	double target_ci_pct;           /* --runs auto */
+	unsigned runs_min, runs_max, runs_batch;
+	double runs_time_budget;        /* seconds */
+	enum rp_thermal_control thermal_control;
+	double thermal_wait, thermal_continue;   /* degrees C of headroom */
+	long thermal_timeout;           /* seconds */
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;
 	enum rp_memory_save memory_save;

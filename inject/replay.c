@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "collector/adaptive.h"
 #include "collector/api.h"
 #include "collector/cost.h"
 #include "collector/device.h"
@@ -27,6 +28,7 @@
 #include "collector/records.h"
 #include "collector/stats.h"
 #include "collector/table.h"
+#include "collector/thermal.h"
 #include "common/log.h"
 #include "inject/contexts.h"
 #include "inject/devlock.h"
@@ -189,7 +191,8 @@ static struct device_state *device_ready(CUcontext ctx, int device)
 	char nvml_err[512];
 	if (collector_nvml_open("libnvidia-ml.so.1", nvml_err, sizeof(nvml_err)))
 		inject_report("nvml", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = nvml_err), false,
-			      "%s; temperatures will be null", nvml_err);
+			      "%s; temperatures, clocks-event reasons, memory clock and power will "
+			      "be null, and there are no thermal waits", nvml_err);
 	if (collector_metric_set_create(ctx, device, config.metrics, &d->set, err, sizeof(err))) {
 		/* Another profiler (another process without rangeprof's turns, ncu) holds the
 		 * hardware now; it may let go, so this device is tried again later. */
@@ -383,7 +386,23 @@ struct replay_run {
 	double *temperature;
 	double *wall;
 	const char *uuid;
+	struct collector_run_nvml *nvml; /* per run of this batch */
 };
+
+/* NVML's view just before a run is queued (collector_nvml_sample: three queries, tens of
+ * microseconds); a failed query is reported once per device. */
+static void sample_before(struct replay_run *rr, unsigned run)
+{
+	struct collector_nvml_sample s;
+	char err[256];
+	if (collector_nvml_sample(rr->uuid, COLLECTOR_NVML_BEFORE, &s, err, sizeof(err)))
+		inject_report("nvml-sample", INJECT_CONCERNS(INJECT_ON_DEVICE(rr->m->device)),
+			      false, "%s; the run records' NVML fields of device %d are null where "
+			      "NVML cannot tell", err, rr->m->device);
+	rr->temperature[run] = s.temperature_c;
+	rr->nvml[run] = (struct collector_run_nvml){ s.temperature_c, NAN, s.memory_clock_hz,
+						     NAN, s.throttle };
+}
 
 static int run_once(void *arg, unsigned run, unsigned pass)
 {
@@ -404,7 +423,7 @@ static int run_once(void *arg, unsigned run, unsigned pass)
 	if (rr->flush && inject_flush_launch(&rr->context->flush, rr->launch->stream) != CUDA_SUCCESS)
 		return -2;
 	if (pass == 0) {
-		rr->temperature[run] = collector_nvml_temperature(rr->uuid);
+		sample_before(rr, run);
 		rr->wall[run] = now_seconds();
 	}
 	return inject_relaunch(rr->launch) == CUDA_SUCCESS ? 0 : -3;
@@ -420,9 +439,17 @@ static enum collector_payload payload_of(enum nvtx_bridge_payload p)
 	}
 }
 
+/* What the runs of a launch were measured under, for the records. */
+struct run_conditions {
+	const struct collector_run_nvml *nvml;      /* per run */
+	const uint64_t *throttle;                   /* per run */
+	const struct collector_adaptive *adaptive;  /* NULL: fixed --runs */
+	const struct collector_thermal *thermal;    /* NULL: --thermal-control off */
+};
+
 static void write_records(const struct measurement *m, unsigned runs, unsigned passes,
 			  const double *values, const double *clocks, const double *temps,
-			  const double *walls)
+			  const double *walls, const struct run_conditions *cond)
 {
 	const struct inject_launch *l = &m->launch;
 	const char *kernel = m->kernel;
@@ -462,10 +489,11 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 		.cache_control = config.cache_control,
 		.clock_control = config.clock_control,
 		.rated_sm_clock_hz = d->info.rated_sm_clock_hz,
+		.throttle = cond->throttle, .adaptive = cond->adaptive, .thermal = cond->thermal,
 	};
 	for (unsigned r = 0; r < runs; r++) {
 		struct collector_run run = { r, values + (size_t)r * metric_count, clocks[r],
-					     temps[r], walls[r] };
+					     temps[r], walls[r], &cond->nvml[r] };
 		inject_write_record(collector_record_run(&launch, &info, &run));
 	}
 	struct collector_save_info save = {
@@ -482,11 +510,15 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 		for (unsigned r = 0; r < runs; r++)
 			column[r] = values[(size_t)r * metric_count];
 		stats_summarize(column, clocks, runs, &first);
+		stats_check_throttle(&first, cond->throttle, runs);
 		collector_table_add(kernel, path, column, runs, 1, first.stable == STATS_STABLE_TRUE);
 		free(column);
 	}
-	rp_log_progress("%s [%s] launch %llu: %u runs, %u pass%s (%.1f ms)", kernel, path,
-			(unsigned long long)l->index, runs, passes, passes == 1 ? "" : "es",
+	char stopped[64] = "";
+	if (cond->adaptive)
+		snprintf(stopped, sizeof(stopped), " (auto: %s)", cond->adaptive->stopped);
+	rp_log_progress("%s [%s] launch %llu: %u runs%s, %u pass%s (%.1f ms)", kernel, path,
+			(unsigned long long)l->index, runs, stopped, passes, passes == 1 ? "" : "es",
 			cost->ms[COST_TOTAL]);
 	free(ranges);
 }
@@ -507,30 +539,88 @@ static void remember_kernel_time(struct measurement *m, const double *values, un
 	}
 }
 
+/* The thermal guard before a launch's runs (--thermal-control); a timeout is a warning,
+ * and the launch is measured anyway. Called with the device's turn held: another process
+ * measuring on this GPU would heat it too. */
+static void thermal_guard_before_runs(const struct measurement *m, struct thermal_wait *w)
+{
+	struct thermal_params p = { config.thermal_control, NAN, config.thermal_wait,
+				    config.thermal_continue, (double)config.thermal_timeout,
+				    THERMAL_POLL_S, THERMAL_PLATEAU_S };
+	collector_nvml_thermal_guard(m->d->info.uuid, &p, w);
+	if (w->outcome == THERMAL_TIMEOUT)
+		inject_report("thermal-timeout", INJECT_CONCERNS(.kernel = m->kernel,
+								 .mangled = m->launch.mangled,
+								 INJECT_ON_DEVICE(m->device),
+								 .option = "--thermal-timeout"), false,
+			      "device %d stayed within %g C of its slowdown temperature (%.0f C) "
+			      "for %ld s; launch %llu of %s is measured anyway at %.0f C "
+			      "(--thermal-timeout)", m->device, config.thermal_continue,
+			      w->slowdown_c, config.thermal_timeout,
+			      (unsigned long long)m->launch.index, m->kernel, w->end_c);
+	else if (w->outcome == THERMAL_UNKNOWN)
+		inject_report("thermal-unknown", INJECT_CONCERNS(INJECT_ON_DEVICE(m->device),
+								 .option = "--thermal-control"),
+			      false, "device %d: NVML gives no %s; launches on it are measured "
+			      "without thermal waits", m->device, isnan(w->slowdown_c) ?
+			      "slowdown temperature" : "temperature");
+}
+
+/* The metric --runs auto judges: the kernel's time when measured, else the first. */
+static size_t gating_metric(const struct measurement *m)
+{
+	const char *const *names = collector_metric_set_names(m->d->set);
+	size_t count = collector_metric_set_user_count(m->d->set);
+	for (size_t k = 0; k < count; k++)
+		if (!strcmp(names[k], "gpu__time_duration.sum"))
+			return k;
+	return 0;
+}
+
 /* Runs the measurement proper: every run restores the saved inputs, flushes and
- * relaunches; writes the records. The memory is left as the runs left it: the caller
- * puts it back. */
+ * relaunches; writes the records. --runs N is one batch of N runs; --runs auto measures
+ * batches of --runs-batch (each one profiler pass, the first the largest, so the counter
+ * data sized at the first configuration holds them all) until collector/adaptive.c says
+ * stop. The memory is left as the runs left it: the caller puts it back. */
 static void measure(struct measurement *m)
 {
-	unsigned runs = config.runs;
+	bool autorun = config.runs == RP_RUNS_AUTO;
+	struct adaptive_params ap = { config.target_ci_pct, config.runs_min, config.runs_max,
+				      config.runs_batch, config.runs_time_budget };
+	unsigned capacity = autorun ? config.runs_max : config.runs;
+	unsigned batch = autorun ? (unsigned)adaptive_first_batch(&ap) : config.runs;
 	bool flush = config.cache_control == RP_CACHE_ALL;
 	size_t metric_count = collector_metric_set_user_count(m->d->set);
-	double *values = calloc((size_t)runs * metric_count + 1, sizeof(double));
-	double *clocks = calloc(runs, sizeof(double));
-	double *temps = calloc(runs, sizeof(double));
-	double *walls = calloc(runs, sizeof(double));
-	if (values && clocks && temps && walls) {
-		struct replay_run rr = { m, &m->launch, m->c, &m->save, flush, temps, walls,
-					 m->d->info.uuid };
+	double *values = calloc((size_t)capacity * metric_count + 1, sizeof(double));
+	double *clocks = calloc(capacity, sizeof(double));
+	double *temps = calloc(capacity, sizeof(double));
+	double *walls = calloc(capacity, sizeof(double));
+	double *gate = calloc(capacity, sizeof(double));
+	struct collector_run_nvml *nvml = calloc(capacity, sizeof(*nvml));
+	uint64_t *throttle = calloc(capacity, sizeof(*throttle));
+	if (!values || !clocks || !temps || !walls || !gate || !nvml || !throttle)
+		goto out;
+	struct thermal_wait tw = { .outcome = THERMAL_OFF };
+	if (config.thermal_control != RP_THERMAL_OFF) {
+		thermal_guard_before_runs(m, &tw);
+		/* The wait is in the total only, like waiting for the turn. */
+		m->lap = collector_cost_now();
+	}
+	size_t gate_index = gating_metric(m);
+	struct collector_adaptive adaptive = { NULL, config.target_ci_pct, NAN, gate_index, 0, 0 };
+	double first_batch_at = collector_cost_now();
+	unsigned done = 0, passes = 0;
+	for (;;) {
+		struct replay_run rr = { m, &m->launch, m->c, &m->save, flush, temps + done,
+					 walls + done, m->d->info.uuid, nvml + done };
 		/* A pass of a kernel that waits for a peer would never end (watchdog.h):
 		 * 10 s, or far longer than the kernel took before. */
-		double known = m->fn->kernel_seconds * runs;
+		double known = m->fn->kernel_seconds * batch;
 		m->watchdog_seconds = known * 1000 > 10 ? known * 1000 : 10;
-		unsigned passes = 0;
 		char err[2048];
-		int rc = collector_profiler_measure(m->c->profiler, m->d->set, runs, flush ? 2 : 1,
-						    run_once, &rr, values, clocks, &passes, &m->cost,
-						    err, sizeof(err));
+		int rc = collector_profiler_measure(m->c->profiler, m->d->set, batch, flush ? 2 : 1,
+						    run_once, &rr, values + (size_t)done * metric_count,
+						    clocks + done, &passes, &m->cost, err, sizeof(err));
 		inject_watchdog_disarm();
 		m->lap = collector_cost_now();
 		if (rc) {
@@ -539,19 +629,64 @@ static void measure(struct measurement *m)
 								 INJECT_ON_DEVICE(m->device),
 								 .context = m->launch.context_id,
 								 .detail = err), true,
-				      "%s: %s; not measured", m->kernel, err);
+				      "%s: %s; %s", m->kernel, err, done ? "the runs measured before "
+				      "are recorded" : "not measured");
 			if (strstr(err, "INSUFFICIENT_PRIVILEGES"))
 				inject_measuring_stop();
-		} else {
-			remember_kernel_time(m, values, runs, metric_count);
-			m->cost.ms[COST_TOTAL] = m->lap - m->started;
-			write_records(m, runs, passes, values, clocks, temps, walls);
+			if (!done)
+				goto out;
+			adaptive.stopped = "error";
+			break;
 		}
+		/* NVML when the batch's results are in: the after-temperature, power, and the
+		 * reasons, which count for every run of the batch. */
+		struct collector_nvml_sample after;
+		char nvml_err[256];
+		if (collector_nvml_sample(m->d->info.uuid, COLLECTOR_NVML_AFTER, &after, nvml_err,
+					  sizeof(nvml_err)))
+			inject_report("nvml-sample", INJECT_CONCERNS(INJECT_ON_DEVICE(m->device)),
+				      false, "%s; the run records' NVML fields of device %d are null "
+				      "where NVML cannot tell", nvml_err, m->device);
+		for (unsigned r = done; r < done + batch; r++) {
+			nvml[r].temperature_after_c = after.temperature_c;
+			nvml[r].power_w = after.power_w;
+			if (nvml[r].throttle == STATS_THROTTLE_UNKNOWN)
+				nvml[r].throttle = after.throttle;
+			else if (after.throttle != STATS_THROTTLE_UNKNOWN)
+				nvml[r].throttle |= after.throttle;
+			throttle[r] = nvml[r].throttle;
+			gate[r] = values[(size_t)r * metric_count + gate_index];
+		}
+		done += batch;
+		adaptive.batches++;
+		if (!autorun)
+			break;
+		struct adaptive_decision d;
+		adaptive_decide(&ap, gate, done, (m->lap - first_batch_at) / 1e3, &d);
+		adaptive.ci_pct = d.ci_pct;
+		if (d.verdict != ADAPTIVE_CONTINUE) {
+			adaptive.stopped = adaptive_verdict_name(d.verdict);
+			break;
+		}
+		batch = (unsigned)d.next_batch;
 	}
+	adaptive.elapsed_s = (m->lap - first_batch_at) / 1e3; /* cost clock: milliseconds */
+	remember_kernel_time(m, values, done, metric_count);
+	m->cost.ms[COST_TOTAL] = m->lap - m->started;
+	struct collector_thermal thermal = {
+		config.thermal_control == RP_THERMAL_MANUAL ? "manual" : "auto",
+		thermal_outcome_name(tw.outcome), tw.waited_s, tw.start_c, tw.end_c, tw.slowdown_c };
+	struct run_conditions cond = { nvml, throttle, autorun ? &adaptive : NULL,
+				       config.thermal_control != RP_THERMAL_OFF ? &thermal : NULL };
+	write_records(m, done, passes, values, clocks, temps, walls, &cond);
+out:
 	free(values);
 	free(clocks);
 	free(temps);
 	free(walls);
+	free(gate);
+	free(nvml);
+	free(throttle);
 }
 
 /* The full checkpoint of the context: every allocation, whatever the launch can reach. */

@@ -77,7 +77,26 @@ static void option_values(const struct rp_options *o, char *values[RP_OPT_COUNT]
 	snprintf(buf, sizeof(buf), "%ld", o->launch_count);
 	values[RP_OPT_LAUNCH_COUNT] = strdup(o->launch_count < 0 ? "unlimited" : buf);
 	snprintf(buf, sizeof(buf), "%ld", o->runs);
-	values[RP_OPT_RUNS] = strdup(buf);
+	values[RP_OPT_RUNS] = strdup(o->runs == RP_RUNS_AUTO ? "auto" : buf);
+	/* %.17g: the library reads back the very number that was checked here. */
+	snprintf(buf, sizeof(buf), "%.17g", o->target_ci_pct);
+	values[RP_OPT_TARGET_CI] = strdup(buf);
+	snprintf(buf, sizeof(buf), "%ld", o->runs_min);
+	values[RP_OPT_RUNS_MIN] = strdup(buf);
+	snprintf(buf, sizeof(buf), "%ld", o->runs_max);
+	values[RP_OPT_RUNS_MAX] = strdup(buf);
+	snprintf(buf, sizeof(buf), "%ld", o->runs_batch);
+	values[RP_OPT_RUNS_BATCH] = strdup(buf);
+	snprintf(buf, sizeof(buf), "%.17g", o->runs_time_budget);
+	values[RP_OPT_RUNS_TIME_BUDGET] = strdup(buf);
+	values[RP_OPT_THERMAL_CONTROL] = strdup(o->thermal_control == RP_THERMAL_MANUAL ? "manual" :
+						o->thermal_control == RP_THERMAL_OFF ? "off" : "auto");
+	snprintf(buf, sizeof(buf), "%.17g", o->thermal_wait);
+	values[RP_OPT_THERMAL_WAIT] = strdup(buf);
+	snprintf(buf, sizeof(buf), "%.17g", o->thermal_continue);
+	values[RP_OPT_THERMAL_CONTINUE] = strdup(buf);
+	snprintf(buf, sizeof(buf), "%ld", o->thermal_timeout);
+	values[RP_OPT_THERMAL_TIMEOUT] = strdup(buf);
 	values[RP_OPT_CACHE_CONTROL] = strdup(o->cache_control == RP_CACHE_NONE ? "none" : "all");
 	values[RP_OPT_CLOCK_CONTROL] = strdup(o->clock_control == RP_CLOCK_BASE ? "base" : "none");
 	values[RP_OPT_MEMORY_SAVE] = strdup(o->memory_save == RP_MEMORY_SAVE_CHECKPOINT ? "checkpoint" : "reach");
@@ -139,6 +158,10 @@ int main(int argc, char **argv)
 	int app;
 	enum rp_action action;
 	if (rp_options_parse_argv(&opts, argc, argv, &app, &action, err, sizeof(err))) {
+		rp_log_error("%s", err);
+		goto fail;
+	}
+	if (action == RP_ACTION_RUN && rp_options_check(&opts, err, sizeof(err))) {
 		rp_log_error("%s", err);
 		goto fail;
 	}

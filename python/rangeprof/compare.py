@@ -28,9 +28,11 @@ def _groups(path, metrics):
             if metrics and metric not in metrics:
                 continue
             key = (s["Annotation"], s["Kernel"], s["Grid"], metric)
-            g = out.setdefault(key, dict(values=[], clocks=[], unit=unit, unstable_launch=False))
+            g = out.setdefault(key, dict(values=[], clocks=[], throttle=[], unit=unit,
+                                         unstable_launch=False))
             g["values"].append(value)
             g["clocks"].append(s["SMClock"])
+            g["throttle"].append(s["ThrottleReasons"])
     for rec, _sid in recs.summaries:
         for metric, st in (rec.get("metrics") or {}).items():
             key = (rec.get("nvtx_path", ""), rec.get("kernel", ""),
@@ -46,7 +48,8 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0):
         if key not in b_groups:
             continue
         a, b = a_groups[key], b_groups[key]
-        sa, sb = stats.summarize(a["values"], a["clocks"]), stats.summarize(b["values"], b["clocks"])
+        sa = stats.summarize(a["values"], a["clocks"], a["throttle"])
+        sb = stats.summarize(b["values"], b["clocks"], b["throttle"])
         if method == "bootstrap":
             bs = stats.bootstrap_ratio(a["values"], b["values"])
             ratio, low, high, p = bs["ratio"], bs["low"], bs["high"], bs["p"]

@@ -32,7 +32,8 @@ def summarize(df, by=None):
     """One row per group (default: Annotation, config columns, Kernel, GPU, Metric) with
     Nsight Python's columns AvgValue, StdDev, MinValue, MaxValue, NumRuns, CI95_Lower,
     CI95_Upper, RelativeStdDevPct, StableMeasurement (SPEC.md: Student-t interval; stable
-    needs n >= 5, RSD <= 2 % and the SM clock within 5 %), plus MedianValue and Unit."""
+    needs n >= 5, RSD <= 2 %, the SM clock within 5 % and no thermal, power or slowdown
+    throttle reason in any run), plus MedianValue and Unit."""
     if by is None:
         by = ["Annotation"] + list(df.attrs.get("config_columns", [])) + ["Kernel", "GPU", "Metric"]
     by = [by] if isinstance(by, str) else list(by)
@@ -41,7 +42,8 @@ def summarize(df, by=None):
     out = []
     for key, g in df.groupby(by, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        s = stats.summarize(g["Value"].tolist(), g["SMClock"].tolist())
+        s = stats.summarize(g["Value"].tolist(), g["SMClock"].tolist(),
+                            g["ThrottleReasons"].tolist() if "ThrottleReasons" in g else None)
         row = dict(zip(by, key))
         row["Unit"] = g["Unit"].iloc[0]
         row.update(AvgValue=s["mean"], StdDev=s["stddev"], MinValue=s["min"],

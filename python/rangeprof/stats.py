@@ -15,6 +15,13 @@ _T975 = [math.nan, 12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.30
 STABLE_MIN_RUNS = 5
 STABLE_MAX_RSD_PCT = 2.0
 STABLE_MAX_CLOCK_SPREAD = 0.05
+# NVML clocks-event reasons in bit order (collector/stats.c), and those that make a run
+# unrepresentative: thermal, power and hardware slowdown.
+THROTTLE_REASONS = ["gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
+                    "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                    "hw_power_brake_slowdown", "display_clocks_setting"]
+THROTTLE_DISTURBING = {"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown",
+                       "hw_thermal_slowdown", "hw_power_brake_slowdown"}
 
 
 def t975(df):
@@ -33,11 +40,22 @@ def _finite(values):
     return [float(v) for v in values if v is not None and not math.isnan(float(v))]
 
 
-def summarize(values, clocks=None):
+def throttle_names(text):
+    """The reason names of a ThrottleReasons cell: 'a,b' -> ['a', 'b'], '' -> [], None or
+    NaN (unknown) -> None."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return None
+    if isinstance(text, (list, tuple)):
+        return list(text)
+    return [t for t in str(text).split(",") if t]
+
+
+def summarize(values, clocks=None, throttle=None):
     """Summary of one metric's samples as a dict with the keys of a 'summary' record:
     n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, stable (True, False or
     None when n < 2) and reasons (why not stable). None and NaN samples are left out.
-    clocks, when given, are the measured SM clocks of the same runs (None if unknown)."""
+    clocks, when given, are the measured SM clocks of the same runs (None if unknown);
+    throttle, when given, their NVML throttle reasons (lists of names, None if unknown)."""
     xs = _finite(values)
     n = len(xs)
     nan = math.nan
@@ -66,6 +84,14 @@ def summarize(values, clocks=None):
             reasons.append("sm clock unknown")
         elif max(known) > min(known) * (1 + STABLE_MAX_CLOCK_SPREAD):
             reasons.append(f"sm clock varied {100 * (max(known) / min(known) - 1):.1f} % > 5 %")
+    if throttle is not None:
+        lists = [throttle_names(t) for t in throttle]
+        hit = [set(t) & THROTTLE_DISTURBING for t in lists if t is not None]
+        hit = [h for h in hit if h]
+        if hit:
+            seen = set().union(*hit)
+            names = ", ".join(r for r in THROTTLE_REASONS if r in seen)
+            reasons.append(f"throttled in {len(hit)} of {len(lists)} runs: {names}")
     out["stable"] = not reasons
     out["reasons"] = reasons
     return out

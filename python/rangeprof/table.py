@@ -15,7 +15,8 @@ from rangeprof.units import DIMENSIONLESS, parse_unit
 ID_COLUMNS = ["Annotation", "Kernel", "Metric", "Value", "Unit", "Run", "Runs", "Launch",
               "Session", "Process", "Host", "GPU", "Device", "Grid", "Block",
               "SharedMemBytes", "Passes", "CacheControl", "ClockControl", "SMClock",
-              "ComputeClock", "MemoryClock", "Temperature", "Time", "File", "Line"]
+              "ComputeClock", "MemoryClock", "Temperature", "ThrottleReasons", "Time", "File",
+              "Line"]
 # Nsight Python's aggregate columns, plus the median and why a group is not stable.
 AGG_COLUMNS = ["NumRuns", "AvgValue", "StdDev", "MinValue", "MedianValue", "MaxValue",
                "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement"]
@@ -50,7 +51,8 @@ def samples(records):
             CacheControl=rec.get("cache_control"), ClockControl=rec.get("clock_control"),
             SMClock=_num(rec.get("sm_clock_hz")), ComputeClock=_num(rec.get("rated_sm_clock_hz")),
             MemoryClock=_num(dev.get("rated_memory_clock_hz")),
-            Temperature=_num(rec.get("temperature_c")), Time=rec.get("time"),
+            Temperature=_num(rec.get("temperature_c")),
+            ThrottleReasons=_reasons(rec.get("throttle_reasons")), Time=rec.get("time"),
             File=run.path, Line=run.line, config=dict(run.config), values=values,
             kernels=[(rec.get("kernel", ""), _dims(rec.get("grid")), _dims(rec.get("block")))]))
     return out
@@ -58,6 +60,12 @@ def samples(records):
 
 def _num(v):
     return math.nan if v is None else float(v)
+
+
+def _reasons(v):
+    """A run's throttle_reasons as one cell: 'a,b', '' when none, None when unknown (also
+    for records written before rangeprof read them)."""
+    return ",".join(v) if isinstance(v, list) else None
 
 
 # ---------------------------------------------------------------------------------------
@@ -118,6 +126,11 @@ def combine_kernels(samples_list, functions=None):
             clocks = [p["SMClock"] for p in parts if not math.isnan(p["SMClock"])]
             first["SMClock"] = math.fsum(clocks) / len(clocks) if clocks else math.nan
             first["Temperature"] = max((p["Temperature"] for p in parts), default=math.nan)
+            known = [stats.throttle_names(p["ThrottleReasons"]) for p in parts]
+            known = [k for k in known if k is not None]
+            first["ThrottleReasons"] = (",".join(r for r in stats.THROTTLE_REASONS
+                                                 if any(r in k for k in known))
+                                        if known else None)
             first["Passes"] = sum(p["Passes"] or 0 for p in parts)
             first["Grid"] = " + ".join(p["Grid"] for p in parts)
             first["Block"] = " + ".join(p["Block"] for p in parts)
@@ -220,7 +233,8 @@ def aggregate(rows, group_by=None):
     configs = config_columns(rows)
     out = []
     for key, members in groups.items():
-        s = stats.summarize([m["Value"] for m in members], [m["SMClock"] for m in members])
+        s = stats.summarize([m["Value"] for m in members], [m["SMClock"] for m in members],
+                            [m.get("ThrottleReasons") for m in members])
         row = OrderedDict(zip(group_by, key))
         for c in configs:
             vals = {repr(m.get(c)) for m in members}

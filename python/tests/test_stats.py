@@ -80,3 +80,17 @@ def test_stable_requires_five_runs_low_rsd_and_steady_clock(recorded):
     assert stats.summarize(values[:1])["stable"] is None
     spread = [c * (1 + 0.06 * i) for i, c in enumerate(clocks)]
     assert any("sm clock" in r for r in stats.summarize(values, spread)["reasons"])
+
+
+def test_throttle_reasons_make_a_group_unstable_as_the_summary_record_says():
+    """The same rule and text as collector/stats.c's stats_check_throttle."""
+    values = [100, 100.5, 99.5, 100.2, 99.8]
+    clocks = [1.98e9] * 5
+    calm = [["gpu_idle"], [], None, ["applications_clocks_setting"], []]
+    assert stats.summarize(values, clocks, calm)["stable"] is True
+    hot = [[], "gpu_idle,sw_thermal_slowdown", [], "sw_power_cap", ["sw_thermal_slowdown"]]
+    s = stats.summarize(values, clocks, hot)
+    assert s["stable"] is False
+    assert s["reasons"] == ["throttled in 3 of 5 runs: sw_power_cap, sw_thermal_slowdown"]
+    assert stats.throttle_names(None) is None and stats.throttle_names(float("nan")) is None
+    assert stats.throttle_names("") == []

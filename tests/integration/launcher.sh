@@ -25,6 +25,11 @@ check_error "unknown option '--bogus'" --bogus
 check_error "--runs 'abc': expected an integer" --runs abc
 check_error "--runs '0': expected an integer" --runs 0
 check_error "--cache-control 'maybe': should be one of 'all', 'none'" --cache-control maybe
+check_error "--runs 'many': expected an integer from 1 to 100000 or 'auto'" --runs many
+check_error "--target-ci '0': expected a number > 0 and <= 100" --target-ci 0
+check_error "--runs-min '300' is more than --runs-max (default) '200'" --runs auto --runs-min 300
+check_error "--thermal-wait '30' is more than --thermal-continue (default) '20'" --thermal-wait 30
+check_error "--thermal-control 'on': should be one of 'auto', 'manual', 'off'" --thermal-control on
 check_error "--nvtx-include 'A//B': empty range name at character 3" --nvtx-include 'A//B'
 check_error "--nvtx-exclude '[': no range name" --nvtx-exclude '['
 check_error "unknown escape '%q'" -o 'x.%q'

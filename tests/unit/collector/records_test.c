@@ -17,6 +17,7 @@
 #include "collector/cost.h"
 #include "collector/jsonl.h"
 #include "collector/records.h"
+#include "collector/stats.h"
 #include "common/utf8.h"
 
 static const char *const hostile[] = {
@@ -126,6 +127,121 @@ Test(records, session_lists_effective_options)
 	cJSON_Delete(back);
 	cJSON_Delete(s);
 	free(text);
+	rp_options_finish(&o);
+}
+
+/* Issue 11: what NVML said of each run, the summary's reasons, thermal wait and --runs
+ * auto, and the new options in the session record. */
+Test(records, a_run_carries_nvml_fields_and_null_without_nvml)
+{
+	const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+	struct collector_measure_info info = { names, units, 1, 1, 2, RP_CACHE_ALL, RP_CLOCK_NONE,
+					       1.98e9 };
+	struct collector_launch l = { .index = 1, .kernel = "k", .mangled = "k" };
+	double value = 5;
+	struct collector_run_nvml nv = { 51, 53, 2619e6, 412.5,
+					 STATS_THROTTLE_GPU_IDLE | STATS_THROTTLE_SW_POWER_CAP };
+	struct collector_run run = { 0, &value, 1.9e9, 51, 0, &nv };
+	cJSON *r = collector_record_run(&l, &info, &run);
+	cr_assert_float_eq(cJSON_GetObjectItem(r, "temperature_c")->valuedouble, 51, 0);
+	cr_assert_float_eq(cJSON_GetObjectItem(r, "temperature_before_c")->valuedouble, 51, 0);
+	cr_assert_float_eq(cJSON_GetObjectItem(r, "temperature_after_c")->valuedouble, 53, 0);
+	cr_assert_float_eq(cJSON_GetObjectItem(r, "memory_clock_hz")->valuedouble, 2619e6, 0);
+	cr_assert_float_eq(cJSON_GetObjectItem(r, "power_w")->valuedouble, 412.5, 0);
+	cJSON *reasons = cJSON_GetObjectItem(r, "throttle_reasons");
+	cr_assert_eq(cJSON_GetArraySize(reasons), 2);
+	cr_assert_str_eq(cJSON_GetArrayItem(reasons, 0)->valuestring, "gpu_idle");
+	cr_assert_str_eq(cJSON_GetArrayItem(reasons, 1)->valuestring, "sw_power_cap");
+	cJSON_Delete(r);
+	nv.throttle = 0;
+	r = collector_record_run(&l, &info, &run);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "throttle_reasons")), 0,
+		     "none active: an empty list, not null");
+	cJSON_Delete(r);
+	run.nvml = NULL;
+	r = collector_record_run(&l, &info, &run);
+	static const char *const nvml_fields[] = { "temperature_before_c", "temperature_after_c",
+		"memory_clock_hz", "power_w", "throttle_reasons" };
+	for (size_t i = 0; i < sizeof(nvml_fields) / sizeof(*nvml_fields); i++)
+		cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, nvml_fields[i])), "%s", nvml_fields[i]);
+	cJSON_Delete(r);
+}
+
+Test(records, the_summary_lists_throttle_reasons_thermal_wait_and_why_runs_stopped)
+{
+	const char *names[] = { "dram__bytes_read.sum", "gpu__time_duration.sum" };
+	const char *units[] = { "byte", "nanosecond" };
+	double values[12] = { 1, 100, 1, 100.1, 1, 99.9, 1, 100, 1, 100.2, 1, 99.8 };
+	double clocks[6] = { 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9 };
+	uint64_t throttle[6] = { STATS_THROTTLE_GPU_IDLE, 0, STATS_THROTTLE_HW_THERMAL,
+				 STATS_THROTTLE_UNKNOWN, 0, 0 };
+	struct collector_adaptive a = { "max_runs", 1.0, 1.7, 1, 3, 0.25 };
+	struct collector_thermal th = { "auto", "cooled", 12.5, 80, 70, 90 };
+	struct collector_measure_info info = { names, units, 2, 1, 6, RP_CACHE_ALL, RP_CLOCK_NONE,
+					       1.98e9, throttle, &a, &th };
+	struct collector_launch l = { .index = 1, .kernel = "k", .mangled = "k" };
+	cJSON *s = collector_record_summary(&l, &info, values, clocks, 6);
+	cr_assert_not_null(s);
+	cJSON *reasons = cJSON_GetObjectItem(s, "throttle_reasons");
+	cr_assert_eq(cJSON_GetArraySize(reasons), 2);
+	cr_assert_str_eq(cJSON_GetArrayItem(reasons, 1)->valuestring, "hw_thermal_slowdown");
+	cJSON *time = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), "gpu__time_duration.sum");
+	cJSON *bytes = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), "dram__bytes_read.sum");
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(time, "stable")));
+	cJSON *why = cJSON_GetObjectItem(time, "reasons");
+	cr_assert_eq(cJSON_GetArraySize(why), 2);
+	cr_assert_str_eq(cJSON_GetArrayItem(why, 0)->valuestring,
+			 "throttled in 1 of 6 runs: hw_thermal_slowdown");
+	cr_assert_str_eq(cJSON_GetArrayItem(why, 1)->valuestring,
+			 "ci 1.70 % > target 1.00 % (max_runs)");
+	cJSON *bytes_why = cJSON_GetObjectItem(bytes, "reasons");
+	cr_assert_eq(cJSON_GetArraySize(bytes_why), 1, "the CI target concerns the gating metric");
+	cJSON *t = cJSON_GetObjectItem(s, "thermal");
+	cr_assert_str_eq(cJSON_GetObjectItem(t, "control")->valuestring, "auto");
+	cr_assert_str_eq(cJSON_GetObjectItem(t, "outcome")->valuestring, "cooled");
+	cr_assert_float_eq(cJSON_GetObjectItem(t, "waited_s")->valuedouble, 12.5, 0);
+	cr_assert_float_eq(cJSON_GetObjectItem(t, "temperature_start_c")->valuedouble, 80, 0);
+	cr_assert_float_eq(cJSON_GetObjectItem(t, "temperature_end_c")->valuedouble, 70, 0);
+	cr_assert_float_eq(cJSON_GetObjectItem(t, "slowdown_c")->valuedouble, 90, 0);
+	cJSON *ra = cJSON_GetObjectItem(s, "runs_auto");
+	cr_assert_str_eq(cJSON_GetObjectItem(ra, "stopped")->valuestring, "max_runs");
+	cr_assert_str_eq(cJSON_GetObjectItem(ra, "metric")->valuestring, "gpu__time_duration.sum");
+	cr_assert_float_eq(cJSON_GetObjectItem(ra, "ci_pct")->valuedouble, 1.7, 0);
+	cr_assert_eq(cJSON_GetObjectItem(ra, "batches")->valueint, 3);
+	cJSON_Delete(s);
+
+	/* Fixed runs, guard off, no NVML: no such members, reasons unknown. */
+	struct collector_measure_info plain = { names, units, 2, 1, 6, RP_CACHE_ALL,
+						RP_CLOCK_NONE, 1.98e9 };
+	s = collector_record_summary(&l, &plain, values, clocks, 6);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(s, "throttle_reasons")));
+	cr_assert_null(cJSON_GetObjectItem(s, "thermal"));
+	cr_assert_null(cJSON_GetObjectItem(s, "runs_auto"));
+	time = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), "gpu__time_duration.sum");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(time, "stable")));
+	cJSON_Delete(s);
+}
+
+Test(records, session_options_say_runs_auto_and_the_thermal_guard)
+{
+	struct rp_options o;
+	rp_options_init(&o);
+	char err[256];
+	cr_assert_eq(rp_option_set(&o, RP_OPT_RUNS, "auto", "--runs", err, sizeof(err)), 0);
+	char *argv[] = { "app", NULL };
+	cJSON *s = collector_record_session("0.1.0", 42, "h", argv, 1.7e9, &o);
+	cJSON *opts = cJSON_GetObjectItem(s, "options");
+	cr_assert_str_eq(cJSON_GetObjectItem(opts, "runs")->valuestring, "auto");
+	cr_assert_float_eq(cJSON_GetObjectItem(opts, "target_ci_pct")->valuedouble, 1, 0);
+	cr_assert_eq(cJSON_GetObjectItem(opts, "runs_min")->valueint, 10);
+	cr_assert_eq(cJSON_GetObjectItem(opts, "runs_max")->valueint, 200);
+	cr_assert_eq(cJSON_GetObjectItem(opts, "runs_batch")->valueint, 10);
+	cr_assert_float_eq(cJSON_GetObjectItem(opts, "runs_time_budget_s")->valuedouble, 10, 0);
+	cr_assert_str_eq(cJSON_GetObjectItem(opts, "thermal_control")->valuestring, "auto");
+	cr_assert_float_eq(cJSON_GetObjectItem(opts, "thermal_wait_c")->valuedouble, 10, 0);
+	cr_assert_float_eq(cJSON_GetObjectItem(opts, "thermal_continue_c")->valuedouble, 20, 0);
+	cr_assert_eq(cJSON_GetObjectItem(opts, "thermal_timeout_s")->valueint, 30);
+	cJSON_Delete(s);
 	rp_options_finish(&o);
 }
 

@@ -66,3 +66,67 @@ Test(stats, one_run_is_null_stability)
 	cr_assert(isnan(s.stddev));
 	cr_assert_float_eq(s.mean, 5, 0);
 }
+
+/* Issue 11: the runs' NVML clocks-event reasons. */
+Test(stats, throttle_reasons_are_named_as_nvml_numbers_them)
+{
+	const char *names[16];
+	size_t n = stats_throttle_names(0x1ff, names, 16);
+	cr_assert_eq(n, 9);
+	const char *expected[] = { "gpu_idle", "applications_clocks_setting", "sw_power_cap",
+				   "hw_slowdown", "sync_boost", "sw_thermal_slowdown",
+				   "hw_thermal_slowdown", "hw_power_brake_slowdown",
+				   "display_clocks_setting" };
+	for (size_t i = 0; i < n; i++)
+		cr_assert_str_eq(names[i], expected[i]);
+	cr_assert_eq(stats_throttle_names(STATS_THROTTLE_UNKNOWN, names, 16), 0);
+	cr_assert_eq(stats_throttle_names(0x200, names, 16), 0, "unknown bits are left out");
+	cr_assert_eq(stats_throttle_names(0x28, names, 1), 1, "at most max");
+	cr_assert_str_eq(names[0], "hw_slowdown");
+}
+
+Test(stats, a_thermal_power_or_slowdown_reason_in_any_run_makes_it_unstable)
+{
+	double v[] = { 100, 100.5, 99.5, 100.2, 99.8 };
+	double clock[] = { 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9 };
+	uint64_t idle[] = { STATS_THROTTLE_GPU_IDLE, 0, STATS_THROTTLE_APPLICATIONS_CLOCKS, 0,
+			    STATS_THROTTLE_UNKNOWN };
+	uint64_t hot[] = { 0, STATS_THROTTLE_SW_THERMAL | STATS_THROTTLE_GPU_IDLE, 0,
+			   STATS_THROTTLE_SW_POWER_CAP, STATS_THROTTLE_SW_THERMAL };
+	struct stats_summary s;
+	stats_summarize(v, clock, 5, &s);
+	stats_check_throttle(&s, idle, 5);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "idle, application clocks, unknown: %s",
+		     s.reasons);
+	stats_check_throttle(&s, NULL, 5);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "no NVML is not a failure");
+	stats_check_throttle(&s, hot, 5);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert_str_eq(s.reasons, "throttled in 3 of 5 runs: sw_power_cap, sw_thermal_slowdown");
+	uint64_t brake[] = { STATS_THROTTLE_HW_POWER_BRAKE, STATS_THROTTLE_HW_THERMAL,
+			     STATS_THROTTLE_HW_SLOWDOWN, 0, 0 };
+	stats_summarize(v, clock, 5, &s);
+	stats_check_throttle(&s, brake, 5);
+	cr_assert_str_eq(s.reasons, "throttled in 3 of 5 runs: hw_slowdown, hw_thermal_slowdown, "
+			 "hw_power_brake_slowdown");
+}
+
+Test(stats, the_throttle_reason_joins_the_other_failed_conditions)
+{
+	double v[] = { 100, 110, 90, 105, 95 };
+	double clock[] = { 1.98e9, 1.7e9, 1.98e9, 1.98e9, 1.98e9 };
+	uint64_t hot[] = { STATS_THROTTLE_HW_SLOWDOWN, 0, 0, 0, 0 };
+	struct stats_summary s;
+	stats_summarize(v, clock, 5, &s);
+	stats_check_throttle(&s, hot, 5);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert(strstr(s.reasons, "rsd "), "%s", s.reasons);
+	cr_assert(strstr(s.reasons, "sm clock varied 16.5 % > 5 %"), "%s", s.reasons);
+	cr_assert(strstr(s.reasons, "; throttled in 1 of 5 runs: hw_slowdown"), "%s", s.reasons);
+	/* One run has no verdict to spoil. */
+	stats_summarize(v, clock, 1, &s);
+	stats_check_throttle(&s, hot, 1);
+	stats_fail(&s, "anything");
+	cr_assert_eq(s.stable, STATS_STABLE_NULL);
+	cr_assert_str_eq(s.reasons, "");
+}

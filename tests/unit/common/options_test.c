@@ -52,7 +52,7 @@ Test(options, table_rows_follow_the_enum_and_derive_env_names)
 Test(options, runs_rejects_zero_and_words_naming_option_and_value)
 {
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, "0", "--runs", err, sizeof(err)), 0);
-	cr_assert_str_eq(err, "--runs '0': expected an integer from 1 to 100000");
+	cr_assert_str_eq(err, "--runs '0': expected an integer from 1 to 100000 or 'auto'");
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, "abc", "--runs", err, sizeof(err)), 0);
 	cr_assert(strstr(err, "'abc'"));
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, "5x", "--runs", err, sizeof(err)), 0);
@@ -138,7 +138,7 @@ Test(options, environment_is_read_and_lists_split_on_unescaped_semicolons)
 	cr_assert_str_eq(opts.nvtx_include[2], "Dom@x");
 	setenv("RANGEPROF_RUNS", "zero", 1);
 	cr_assert_neq(rp_options_load_env(&opts, err, sizeof(err)), 0);
-	cr_assert_str_eq(err, "RANGEPROF_RUNS 'zero': expected an integer from 1 to 100000");
+	cr_assert_str_eq(err, "RANGEPROF_RUNS 'zero': expected an integer from 1 to 100000 or 'auto'");
 	unsetenv("RANGEPROF_RUNS");
 	unsetenv("RANGEPROF_NVTX_INCLUDE");
 	unsetenv("RANGEPROF_QUIET");
@@ -320,12 +320,12 @@ Test(options, values_in_messages_are_escaped_and_cut)
 {
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, "1\n\x1b[2J", "RANGEPROF_RUNS", err,
 				    sizeof(err)), 0);
-	cr_assert_str_eq(err, "RANGEPROF_RUNS '1\\n\\x1b[2J': expected an integer from 1 to 100000");
+	cr_assert_str_eq(err, "RANGEPROF_RUNS '1\\n\\x1b[2J': expected an integer from 1 to 100000 or 'auto'");
 	char *big = malloc(120001);
 	memset(big, '7', 120000);
 	big[120000] = '\0';
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, big, "--runs", err, sizeof(err)), 0);
-	cr_assert(strstr(err, "...(120000 bytes)': expected an integer from 1 to 100000"), "%s",
+	cr_assert(strstr(err, "...(120000 bytes)': expected an integer from 1 to 100000 or 'auto'"), "%s",
 		  err);
 	cr_assert_lt(strlen(err), 300);
 	free(big);
@@ -416,6 +416,130 @@ Test(options, root_is_refused_where_the_open_would_fail)
 
 /* Every message is one line of text, whatever its arguments hold (a kernel or NVTX name
  * with a newline, an escape sequence, bytes that are not UTF-8). */
+/* Issue 11: --runs auto and its bounds, the thermal guard's thresholds. */
+Test(options, runs_auto_and_its_bounds_have_careful_defaults)
+{
+	cr_assert_float_eq(opts.target_ci_pct, 1.0, 0);
+	cr_assert_eq(opts.runs_min, 10);
+	cr_assert_eq(opts.runs_max, 200);
+	cr_assert_eq(opts.runs_batch, 10);
+	cr_assert_float_eq(opts.runs_time_budget, 10.0, 0);
+	cr_assert_eq(opts.thermal_control, RP_THERMAL_AUTO);
+	cr_assert_float_eq(opts.thermal_wait, 10.0, 0);
+	cr_assert_float_eq(opts.thermal_continue, 20.0, 0);
+	cr_assert_eq(opts.thermal_timeout, 30);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+}
+
+Test(options, runs_takes_the_word_auto)
+{
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS, "auto", "--runs", err, sizeof(err)), 0);
+	cr_assert_eq(opts.runs, RP_RUNS_AUTO);
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, "Auto", "--runs", err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--runs 'Auto': expected an integer from 1 to 100000 or 'auto'");
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS, "12", "--runs", err, sizeof(err)), 0);
+	cr_assert_eq(opts.runs, 12);
+}
+
+Test(options, target_ci_is_a_positive_percentage)
+{
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_TARGET_CI, "0.5", "--target-ci", err,
+				   sizeof(err)), 0, "%s", err);
+	cr_assert_float_eq(opts.target_ci_pct, 0.5, 0);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_TARGET_CI, "2", "--target-ci", err, sizeof(err)), 0);
+	cr_assert_float_eq(opts.target_ci_pct, 2, 0);
+	static const char *const bad[] = { "0", "-1", "101", "1%", "abc", "", " 1", "nan", "inf",
+					   "0x1p0", "1e999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		cr_assert_neq(rp_option_set(&opts, RP_OPT_TARGET_CI, bad[i], "--target-ci", err,
+					    sizeof(err)), 0, "'%s' accepted", bad[i]);
+		cr_assert(strstr(err, "expected a number > 0 and <= 100"), "%s", err);
+		cr_assert(!strncmp(err, "--target-ci '", 13), "%s", err);
+	}
+	cr_assert_float_eq(opts.target_ci_pct, 2, 0, "a refused value changes nothing");
+}
+
+Test(options, run_count_bounds_are_checked_alone_and_together)
+{
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS_MIN, "1", "--runs-min", err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--runs-min '1': expected an integer from 2 to 100000");
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS_BATCH, "0", "--runs-batch", err,
+				    sizeof(err)), 0);
+	cr_assert_str_eq(err, "--runs-batch '0': expected an integer from 1 to 1000");
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS_TIME_BUDGET, "0", "--runs-time-budget",
+				    err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--runs-time-budget '0': expected a number > 0 and <= 86400");
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_TIME_BUDGET, "2.5", "--runs-time-budget",
+				   err, sizeof(err)), 0);
+	cr_assert_float_eq(opts.runs_time_budget, 2.5, 0);
+
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MIN, "300", "--runs-min", err, sizeof(err)), 0);
+	cr_assert_neq(rp_options_check(&opts, err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--runs-min '300' is more than --runs-max (default) '200'; expected "
+			 "at most as many runs as the maximum");
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MAX, "300", "--runs-max", err, sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+}
+
+Test(options, thermal_control_and_thresholds)
+{
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_THERMAL_CONTROL, "manual", "--thermal-control",
+				   err, sizeof(err)), 0);
+	cr_assert_eq(opts.thermal_control, RP_THERMAL_MANUAL);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_THERMAL_CONTROL, "off", "--thermal-control",
+				   err, sizeof(err)), 0);
+	cr_assert_eq(opts.thermal_control, RP_THERMAL_OFF);
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_THERMAL_CONTROL, "on", "--thermal-control",
+				    err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--thermal-control 'on': should be one of 'auto', 'manual', 'off'");
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_THERMAL_WAIT, "0", "--thermal-wait", err,
+				   sizeof(err)), 0, "0: wait only past the slowdown temperature");
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_THERMAL_WAIT, "-5", "--thermal-wait", err,
+				    sizeof(err)), 0);
+	cr_assert_str_eq(err, "--thermal-wait '-5': expected a number >= 0 and <= 100");
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_THERMAL_TIMEOUT, "3601", "--thermal-timeout",
+				    err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--thermal-timeout '3601': expected an integer from 0 to 3600");
+
+	setenv("RANGEPROF_THERMAL_WAIT", "25.5", 1);
+	cr_assert_eq(rp_options_load_env(&opts, err, sizeof(err)), 0, "%s", err);
+	unsetenv("RANGEPROF_THERMAL_WAIT");
+	cr_assert_float_eq(opts.thermal_wait, 25.5, 0);
+	cr_assert_neq(rp_options_check(&opts, err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "RANGEPROF_THERMAL_WAIT '25.5' is more than --thermal-continue "
+			 "(default) '20'; a launch must go on at no less headroom than it starts "
+			 "waiting at");
+}
+
+Test(options, new_options_come_from_the_one_table)
+{
+	char name[64];
+	rp_option_env_name(rp_option_find_long("runs-time-budget", 16), name, sizeof(name));
+	cr_assert_str_eq(name, "RANGEPROF_RUNS_TIME_BUDGET");
+	rp_option_env_name(rp_option_find_long("target-ci", 9), name, sizeof(name));
+	cr_assert_str_eq(name, "RANGEPROF_TARGET_CI");
+	char *argv[] = { "rangeprof", "--runs", "auto", "--target-ci=0.5", "--runs-max", "50",
+			 "--thermal-control", "manual", "--", "./app", NULL };
+	int app;
+	enum rp_action action;
+	cr_assert_eq(rp_options_parse_argv(&opts, 10, argv, &app, &action, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(app, 9);
+	cr_assert_eq(opts.runs, RP_RUNS_AUTO);
+	cr_assert_float_eq(opts.target_ci_pct, 0.5, 0);
+	cr_assert_eq(opts.runs_max, 50);
+	cr_assert_eq(opts.thermal_control, RP_THERMAL_MANUAL);
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	rp_options_print_help(f, "rangeprof");
+	fclose(f);
+	cr_assert(strstr(text, "--runs N|auto"), "%s", text);
+	cr_assert(strstr(text, "--thermal-control auto|manual|off"), "%s", text);
+	cr_assert(strstr(text, "(default: auto; env RANGEPROF_THERMAL_CONTROL)"), "%s", text);
+	free(text);
+}
+
 Test(log, messages_escape_control_characters_and_stay_one_line)
 {
 	int fds[2];

@@ -1,0 +1,75 @@
+/* collector/adaptive.c - the stopping rule of --runs auto (README, "How many runs").
+ *
+ * nvbench, the anchor, stops a benchmark when the relative standard deviation of its
+ * samples falls below max-noise (0.5 %) after min-time, or when that noise figure has
+ * itself stopped moving (its own relative spread under 5 % over the last samples), or at
+ * a timeout. It needs the second rule because a standard deviation does not shrink with
+ * more samples. rangeprof's target is the 95 % CI half-width of the mean (Student t),
+ * which does shrink, as 1/sqrt(n) for steady noise: a steady kernel always gets there,
+ * a quiet one sooner than a noisy one, and a kernel whose time drifts (a heating GPU)
+ * does not, so it runs to --runs-max and is reported as such. nvbench's min-samples and
+ * timeout are --runs-min and --runs-time-budget; the budget never cuts below the minimum
+ * (a summary of two runs would say little). Checked between batches, since all runs of a
+ * batch share one profiler pass; a launch may run over the budget by one batch.
+ * Calls libc and collector/stats. */
+#include "collector/adaptive.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#include "collector/stats.h"
+
+size_t adaptive_first_batch(const struct adaptive_params *p)
+{
+	size_t b = p->batch ? p->batch : 1;
+	return b < p->runs_max ? b : p->runs_max;
+}
+
+static double ci_pct(const double *values, size_t n)
+{
+	if (n < 2)
+		return NAN;
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	double mean = sum / (double)n, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		ss += (values[i] - mean) * (values[i] - mean);
+	double half = stats_t975(n - 1) * sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+	/* Identical samples are as precise as it gets, whatever their mean. */
+	if (half == 0)
+		return 0;
+	return mean != 0 ? 100.0 * half / fabs(mean) : NAN;
+}
+
+void adaptive_decide(const struct adaptive_params *p, const double *values, size_t n,
+		     double elapsed_s, struct adaptive_decision *out)
+{
+	out->ci_pct = ci_pct(values, n);
+	out->next_batch = 0;
+	if (n >= p->runs_max) {
+		out->verdict = ADAPTIVE_MAX_RUNS;
+		return;
+	}
+	if (n >= p->runs_min && out->ci_pct <= p->target_ci_pct) {
+		out->verdict = ADAPTIVE_TARGET_CI;
+		return;
+	}
+	if (n >= p->runs_min && elapsed_s >= p->time_budget_s) {
+		out->verdict = ADAPTIVE_TIME_BUDGET;
+		return;
+	}
+	size_t left = p->runs_max - n, b = p->batch ? p->batch : 1;
+	out->verdict = ADAPTIVE_CONTINUE;
+	out->next_batch = b < left ? b : left;
+}
+
+const char *adaptive_verdict_name(enum adaptive_verdict v)
+{
+	switch (v) {
+	case ADAPTIVE_TARGET_CI: return "target_ci_reached";
+	case ADAPTIVE_MAX_RUNS: return "max_runs";
+	case ADAPTIVE_TIME_BUDGET: return "time_budget";
+	default: return NULL;
+	}
+}

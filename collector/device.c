@@ -225,7 +225,7 @@ static void sample_failed(struct nvml_known *k, int *rc, const char *call, int r
 int collector_nvml_sample(const char *uuid, enum collector_nvml_when when,
 			  struct collector_nvml_sample *out, char *err, size_t err_size)
 {
-	*out = (struct collector_nvml_sample){ NAN, NAN, NAN, STATS_THROTTLE_UNKNOWN };
+	*out = (struct collector_nvml_sample){ NAN, NAN, NAN, NAN, STATS_THROTTLE_UNKNOWN };
 	int lookup, rc = 0, r;
 	struct nvml_known *k = nvml_device(uuid, &lookup);
 	if (!k)
@@ -256,6 +256,9 @@ int collector_nvml_sample(const char *uuid, enum collector_nvml_when when,
 			out->memory_clock_hz = v * 1e6; /* MHz */
 		else
 			sample_failed(k, &rc, "nvmlDeviceGetClockInfo", r, err, err_size);
+		/* The run's SM clock when the metric set has no counter for it (profiler.h). */
+		if (nvml.clock_info && (r = nvml.clock_info(k->handle, NVML_CLOCK_SM, &v)) == NVML_OK)
+			out->sm_clock_hz = v * 1e6;
 	} else {
 		if (!nvml.power_usage)
 			sample_failed(k, &rc, "nvmlDeviceGetPowerUsage", NVML_OK, err, err_size);

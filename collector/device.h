@@ -29,16 +29,17 @@ double collector_nvml_temperature(const char *uuid);
 struct collector_nvml_sample {
 	double temperature_c;
 	double memory_clock_hz;      /* COLLECTOR_NVML_BEFORE only */
+	double sm_clock_hz;          /* COLLECTOR_NVML_BEFORE only */
 	double power_w;              /* COLLECTOR_NVML_AFTER only */
 	uint64_t throttle;           /* active clocks-event reasons, STATS_THROTTLE_* bits */
 };
 enum collector_nvml_when {
 	COLLECTOR_NVML_BEFORE,       /* just before a run is queued: temperature, reasons,
-				      * memory clock */
+				      * memory and SM clocks */
 	COLLECTOR_NVML_AFTER,        /* when a batch's results are decoded: temperature,
 				      * reasons, power */
 };
-/* Reads the sample. Three NVML queries (each an ioctl into the driver, tens of
+/* Reads the sample. Three or four NVML queries (each an ioctl into the driver, tens of
  * microseconds), with the device handle looked up once per device: cheap next to a
  * replay pass, and few enough to take before every run. Called with inject/'s replay
  * lock held (the handle cache is not locked otherwise). Returns 0, or -1 with err naming

@@ -16,7 +16,10 @@
 struct collector_metric_set;
 struct collector_profiler;
 
-/* The clock every run reports (doc/records.md: sm_clock_hz). Always collected. */
+/* The clock every run reports (doc/records.md: sm_clock_hz), measured by this counter
+ * when the set has counters anyway; a set of only gpu__time_duration metrics leaves it
+ * out (it would make each measured launch ~7 ms slower) and its clock_hz are NaN: the
+ * caller takes NVML's SM clock. */
 #define COLLECTOR_CLOCK_METRIC "gpc__cycles_elapsed.avg.per_second"
 
 /* Validates the comma-separated metrics for the device of ctx and builds their config
@@ -31,6 +34,8 @@ size_t collector_metric_set_user_count(const struct collector_metric_set *set);
 const char *const *collector_metric_set_names(const struct collector_metric_set *set);
 const char *const *collector_metric_set_units(const struct collector_metric_set *set);
 unsigned collector_metric_set_passes(const struct collector_metric_set *set);
+/* Whether the set measures the SM clock (COLLECTOR_CLOCK_METRIC) itself. */
+bool collector_metric_set_measures_clock(const struct collector_metric_set *set);
 
 /* A range profiler enabled on one context. */
 int collector_profiler_create(CUcontext ctx, struct collector_profiler **out, char *err,

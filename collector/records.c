@@ -267,6 +267,10 @@ cJSON *collector_record_run(const struct collector_launch *l,
 		ok &= cJSON_AddStringToObject(units, info->metrics[i], info->units[i]) != NULL;
 	}
 	ok &= add_number(o, "sm_clock_hz", run->sm_clock_hz) != NULL;
+	if (info->sm_clock_source)
+		ok &= cJSON_AddStringToObject(o, "sm_clock_source", info->sm_clock_source) != NULL;
+	else
+		ok &= cJSON_AddNullToObject(o, "sm_clock_source") != NULL;
 	ok &= add_number(o, "rated_sm_clock_hz", info->rated_sm_clock_hz) != NULL;
 	ok &= add_number(o, "temperature_c", run->temperature_c) != NULL;
 	static const struct collector_run_nvml unknown = { NAN, NAN, NAN, NAN,

@@ -81,6 +81,10 @@ struct collector_measure_info {
 	const uint64_t *throttle;    /* per run: NVML reason bits (collector/stats.h) */
 	const struct collector_adaptive *adaptive;   /* --runs auto */
 	const struct collector_thermal *thermal;     /* --thermal-control auto|manual */
+	/* Run records: where sm_clock_hz comes from, "counters" (measured during the run)
+	 * or "nvml" (read just before it was queued, when the metric set has no counters:
+	 * profiler.h). */
+	const char *sm_clock_source;
 };
 
 /* What NVML said around one run (collector_nvml_sample), NaN / STATS_THROTTLE_UNKNOWN

@@ -387,6 +387,7 @@ struct replay_run {
 	double *wall;
 	const char *uuid;
 	struct collector_run_nvml *nvml; /* per run of this batch */
+	double *sm_clock;                /* NVML's SM clock per run of this batch */
 };
 
 /* NVML's view just before a run is queued (collector_nvml_sample: three queries, tens of
@@ -400,6 +401,7 @@ static void sample_before(struct replay_run *rr, unsigned run)
 			      false, "%s; the run records' NVML fields of device %d are null where "
 			      "NVML cannot tell", err, rr->m->device);
 	rr->temperature[run] = s.temperature_c;
+	rr->sm_clock[run] = s.sm_clock_hz;
 	rr->nvml[run] = (struct collector_run_nvml){ s.temperature_c, NAN, s.memory_clock_hz,
 						     NAN, s.throttle };
 }
@@ -489,6 +491,7 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 		.cache_control = config.cache_control,
 		.clock_control = config.clock_control,
 		.rated_sm_clock_hz = d->info.rated_sm_clock_hz,
+		.sm_clock_source = collector_metric_set_measures_clock(d->set) ? "counters" : "nvml",
 		.throttle = cond->throttle, .adaptive = cond->adaptive, .thermal = cond->thermal,
 	};
 	for (unsigned r = 0; r < runs; r++) {
@@ -596,10 +599,12 @@ static void measure(struct measurement *m)
 	double *temps = calloc(capacity, sizeof(double));
 	double *walls = calloc(capacity, sizeof(double));
 	double *gate = calloc(capacity, sizeof(double));
+	double *sm_clock = calloc(capacity, sizeof(double));
 	struct collector_run_nvml *nvml = calloc(capacity, sizeof(*nvml));
 	uint64_t *throttle = calloc(capacity, sizeof(*throttle));
-	if (!values || !clocks || !temps || !walls || !gate || !nvml || !throttle)
+	if (!values || !clocks || !temps || !walls || !gate || !sm_clock || !nvml || !throttle)
 		goto out;
+	bool clock_measured = collector_metric_set_measures_clock(m->d->set);
 	struct thermal_wait tw = { .outcome = THERMAL_OFF };
 	if (config.thermal_control != RP_THERMAL_OFF) {
 		thermal_guard_before_runs(m, &tw);
@@ -612,7 +617,7 @@ static void measure(struct measurement *m)
 	unsigned done = 0, passes = 0;
 	for (;;) {
 		struct replay_run rr = { m, &m->launch, m->c, &m->save, flush, temps + done,
-					 walls + done, m->d->info.uuid, nvml + done };
+					 walls + done, m->d->info.uuid, nvml + done, sm_clock + done };
 		/* A pass of a kernel that waits for a peer would never end (watchdog.h):
 		 * 10 s, or far longer than the kernel took before. */
 		double known = m->fn->kernel_seconds * batch;
@@ -656,6 +661,8 @@ static void measure(struct measurement *m)
 				nvml[r].throttle |= after.throttle;
 			throttle[r] = nvml[r].throttle;
 			gate[r] = values[(size_t)r * metric_count + gate_index];
+			if (!clock_measured)
+				clocks[r] = sm_clock[r];
 		}
 		done += batch;
 		adaptive.batches++;
@@ -685,6 +692,7 @@ out:
 	free(temps);
 	free(walls);
 	free(gate);
+	free(sm_clock);
 	free(nvml);
 	free(throttle);
 }

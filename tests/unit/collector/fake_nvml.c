@@ -24,7 +24,7 @@ struct device {
 	char uuid[96];
 	unsigned temps[MAX_TEMPS];
 	size_t temp_count, temp_next;
-	unsigned slowdown, mem_mhz, power_mw;
+	unsigned slowdown, mem_mhz, sm_mhz, power_mw;
 	unsigned long long reasons;
 };
 static struct device devices[MAX_DEVICES];
@@ -45,6 +45,7 @@ static void default_device(struct device *d, const char *uuid)
 	d->temp_count = 1;
 	d->slowdown = 87;
 	d->mem_mhz = 2619;
+	d->sm_mhz = 1980;
 	d->power_mw = 123456;
 }
 
@@ -98,7 +99,7 @@ EXPORT void fake_nvml_script_temperatures(int index, const unsigned *temps, size
 	d->temp_next = 0;
 }
 
-/* what: "slowdown" (C), "reasons" (bits), "mem_mhz", "power_mw". */
+/* what: "slowdown" (C), "reasons" (bits), "mem_mhz", "sm_mhz", "power_mw". */
 EXPORT void fake_nvml_set(int index, const char *what, unsigned long long value)
 {
 	struct device *d = &devices[index];
@@ -108,6 +109,8 @@ EXPORT void fake_nvml_set(int index, const char *what, unsigned long long value)
 		d->reasons = value;
 	else if (!strcmp(what, "mem_mhz"))
 		d->mem_mhz = (unsigned)value;
+	else if (!strcmp(what, "sm_mhz"))
+		d->sm_mhz = (unsigned)value;
 	else if (!strcmp(what, "power_mw"))
 		d->power_mw = (unsigned)value;
 }
@@ -213,9 +216,9 @@ EXPORT int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
 	int r = enter("nvmlDeviceGetClockInfo");
 	if (r)
 		return r;
-	if (!d || type != 2) /* NVML_CLOCK_MEM: the only one asked for */
+	if (!d || (type != 1 && type != 2)) /* NVML_CLOCK_SM, NVML_CLOCK_MEM: those asked for */
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*mhz = d->mem_mhz;
+	*mhz = type == 1 ? d->sm_mhz : d->mem_mhz;
 	return NVML_SUCCESS;
 }
 

@@ -78,12 +78,13 @@ Test(nvml, devices_are_found_by_uuid_not_by_index)
 	cr_assert_eq(calls("nvmlDeviceGetHandleByUUID"), 2);
 }
 
-Test(nvml, a_sample_before_a_run_has_temperature_reasons_and_memory_clock)
+Test(nvml, a_sample_before_a_run_has_temperature_reasons_and_both_clocks)
 {
 	int d = add_device("GPU-11111111-2222-3333-4444-555555555555");
 	script_temperatures(d, (unsigned[]){ 55, 58 }, 2);
 	set(d, "reasons", STATS_THROTTLE_GPU_IDLE | STATS_THROTTLE_SW_POWER_CAP);
 	set(d, "mem_mhz", 2619);
+	set(d, "sm_mhz", 1755);
 	open_nvml("FAKE_NVML");
 	struct collector_nvml_sample s;
 	cr_assert_eq(collector_nvml_sample("GPU-11111111-2222-3333-4444-555555555555",
@@ -91,16 +92,18 @@ Test(nvml, a_sample_before_a_run_has_temperature_reasons_and_memory_clock)
 	cr_assert_float_eq(s.temperature_c, 55, 0);
 	cr_assert_eq(s.throttle, STATS_THROTTLE_GPU_IDLE | STATS_THROTTLE_SW_POWER_CAP);
 	cr_assert_float_eq(s.memory_clock_hz, 2619e6, 0);
+	cr_assert_float_eq(s.sm_clock_hz, 1755e6, 0);
 	cr_assert(isnan(s.power_w), "power is read after the runs only");
 	cr_assert_eq(collector_nvml_sample("GPU-11111111-2222-3333-4444-555555555555",
 					   COLLECTOR_NVML_AFTER, &s, err, sizeof(err)), 0);
 	cr_assert_float_eq(s.temperature_c, 58, 0);
 	cr_assert(isnan(s.memory_clock_hz));
+	cr_assert(isnan(s.sm_clock_hz), "the SM clock is read before the runs only");
 	cr_assert_float_eq(s.power_w, 123.456, 1e-9);
-	/* A handful of queries per sample: three each, none repeated. */
+	/* A handful of queries per sample: four before, three after, none repeated. */
 	cr_assert_eq(calls("nvmlDeviceGetTemperature"), 2);
 	cr_assert_eq(calls("nvmlDeviceGetCurrentClocksEventReasons"), 2);
-	cr_assert_eq(calls("nvmlDeviceGetClockInfo"), 1);
+	cr_assert_eq(calls("nvmlDeviceGetClockInfo"), 2);
 	cr_assert_eq(calls("nvmlDeviceGetPowerUsage"), 1);
 	cr_assert_eq(calls("nvmlDeviceGetCurrentClocksThrottleReasons"), 0);
 }

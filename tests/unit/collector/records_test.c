@@ -164,6 +164,13 @@ Test(records, a_run_carries_nvml_fields_and_null_without_nvml)
 		"memory_clock_hz", "power_w", "throttle_reasons" };
 	for (size_t i = 0; i < sizeof(nvml_fields) / sizeof(*nvml_fields); i++)
 		cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, nvml_fields[i])), "%s", nvml_fields[i]);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "sm_clock_source")));
+	cJSON_Delete(r);
+	/* A time-only metric set takes the SM clock from NVML (profiler.h): the run says so. */
+	info.sm_clock_source = "nvml";
+	r = collector_record_run(&l, &info, &run);
+	cr_assert_str_eq(cJSON_GetObjectItem(r, "sm_clock_source")->valuestring, "nvml");
+	cr_assert_float_eq(cJSON_GetObjectItem(r, "sm_clock_hz")->valuedouble, 1.9e9, 0);
 	cJSON_Delete(r);
 }
 

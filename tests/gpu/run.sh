@@ -188,6 +188,18 @@ rows=[l.split() for l in open('mem_scaling.txt') if l[:1].isdigit()]
 assert len(rows)==5 and all(r[-1]=='yes' for r in rows), rows"
 fi
 
+# 3c. Numbers to trust (issue 11): --runs auto stops early on a steady ~30 us kernel, runs
+# longer on a ~3 us one, and a heavy fp16 matmul measured while the GPU heats is marked;
+# the NVML fields of every run against nvidia-smi sampled during the same run.
+python3 "$root/tests/gpu/auto_runs.py" 4 >ar_plain.txt 2>&1
+nvidia-smi --query-gpu=temperature.gpu,clocks.sm,clocks.mem --format=csv,noheader,nounits -i 0 -lms 100 >smi.csv & smi=$!
+"$RP" -o ar.jsonl --runs auto --nvtx-include medium/ --nvtx-include tiny/ --nvtx-include heat/ \
+	python3 "$root/tests/gpu/auto_runs.py" 4 >ar_rp.txt 2>ar_rp.err
+kill $smi
+same ar_plain.txt ar_rp.txt auto-runs
+check auto-runs-records python3 "$root/tests/gpu/check_auto.py" ar.jsonl smi.csv
+cat auto-runs-records.log
+
 # 4. Failure modes: another CUPTI subscriber (under ncu) must leave the app running.
 /usr/local/cuda/bin/ncu --clock-control none -c 1 --log-file /dev/null env LD_PRELOAD="$root/build/inject/librangeprof.so" ./kernels 1 >under_ncu.txt 2>&1
 # The application's output alone would pass even if rangeprof had crashed ncu's run or

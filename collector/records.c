@@ -138,6 +138,9 @@ cJSON *collector_record_session(const char *tool_version, pid_t pid, const char 
 					      (double)opts->thermal_timeout) != NULL;
 		ok &= cJSON_AddStringToObject(options, "cache_control",
 					      cache_name(opts->cache_control)) != NULL;
+		ok &= cJSON_AddStringToObject(options, "graph_profiling",
+					      opts->graph_profiling == RP_GRAPH_GRAPH ? "graph" :
+					      opts->graph_profiling == RP_GRAPH_NONE ? "none" : "node") != NULL;
 		ok &= cJSON_AddStringToObject(options, "clock_control",
 					      clock_name(opts->clock_control)) != NULL;
 		ok &= cJSON_AddBoolToObject(options, "quiet", opts->quiet) != NULL;
@@ -244,6 +247,23 @@ static bool add_launch(cJSON *o, const struct collector_launch *l,
 		ok &= cJSON_AddNumberToObject(o, "nvtx_omitted",
 					      (double)(l->nvtx_count - COLLECTOR_MAX_NVTX)) != NULL;
 	ok &= collector_json_add_string(o, "nvtx_path", l->nvtx_path ? l->nvtx_path : "") == 0;
+	ok &= cJSON_AddStringToObject(o, "workload", l->graph && l->graph->node < 0 ? "graph" :
+				      "kernel") != NULL;
+	if (l->graph) {
+		cJSON *graph = cJSON_AddObjectToObject(o, "graph");
+		ok &= graph != NULL;
+		if (graph) {
+			ok &= cJSON_AddNumberToObject(graph, "id", (double)l->graph->id) != NULL;
+			ok &= cJSON_AddNumberToObject(graph, "launch", (double)l->graph->launch) != NULL;
+			if (l->graph->node >= 0)
+				ok &= cJSON_AddNumberToObject(graph, "node", (double)l->graph->node) != NULL;
+			else
+				ok &= cJSON_AddNullToObject(graph, "node") != NULL;
+			ok &= cJSON_AddNumberToObject(graph, "nodes", (double)l->graph->nodes) != NULL;
+		}
+	} else {
+		ok &= cJSON_AddNullToObject(o, "graph") != NULL;
+	}
 	ok &= cJSON_AddStringToObject(o, "cache_control", cache_name(info->cache_control)) != NULL;
 	ok &= cJSON_AddStringToObject(o, "clock_control", clock_name(info->clock_control)) != NULL;
 	ok &= cJSON_AddNumberToObject(o, "passes", info->passes) != NULL;

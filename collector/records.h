@@ -49,6 +49,17 @@ struct collector_launch {
 	const struct collector_nvtx_range *nvtx;
 	size_t nvtx_count;
 	const char *nvtx_path;
+	const struct collector_graph *graph;  /* NULL: a plain launch (workload "kernel") */
+};
+
+/* A launch inside a CUDA graph (issue 8): a kernel node measured on its own
+ * (--graph-profiling node: workload "kernel", node set) or the whole graph launch
+ * (--graph-profiling graph: workload "graph", node -1). */
+struct collector_graph {
+	uint64_t id;                 /* rangeprof's number for the executable graph */
+	uint64_t launch;             /* this graph's cuGraphLaunch, counted from 0 */
+	long node;                   /* kernel node in topological order, -1: the graph */
+	size_t nodes;                /* nodes of the graph, child graphs flattened */
 };
 
 /* How --runs auto ended for a launch (summary member "runs_auto"). */

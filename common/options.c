@@ -75,6 +75,11 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "reach|checkpoint", 0, 0,
 	  "reach: save only the memory a launch can reach, verified per kernel; checkpoint: "
 	  "save all device memory at every measured launch" },
+	{ RP_OPT_GRAPH_PROFILING, "graph-profiling", 0, RP_KIND_CHOICE, "node|graph|none", "node",
+	  "node|graph|none", 0, 0,
+	  "kernels inside CUDA graphs, as ncu: node: each kernel node of a selected graph "
+	  "launch is measured like a launch of its own; graph: the whole graph launch is one "
+	  "workload (its time only); none: graph launches are not measured" },
 	{ RP_OPT_DEVICE_LOCK_TIMEOUT, "device-lock-timeout", 0, RP_KIND_INT, "SECONDS", "60", NULL,
 	  0, 86400, "longest wait for another process measuring on the same GPU; the launch "
 	  "is then not measured" },
@@ -547,6 +552,11 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 	case RP_OPT_MEMORY_SAVE:
 		opts->memory_save = strcmp(value, "checkpoint") ? RP_MEMORY_SAVE_REACH :
 			RP_MEMORY_SAVE_CHECKPOINT;
+		rc = 0;
+		break;
+	case RP_OPT_GRAPH_PROFILING:
+		opts->graph_profiling = !strcmp(value, "graph") ? RP_GRAPH_GRAPH :
+			!strcmp(value, "none") ? RP_GRAPH_NONE : RP_GRAPH_NODE;
 		rc = 0;
 		break;
 	case RP_OPT_DEVICE_LOCK_TIMEOUT:

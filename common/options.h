@@ -30,6 +30,7 @@ enum rp_option {
 	RP_OPT_THERMAL_CONTINUE,
 	RP_OPT_THERMAL_TIMEOUT,
 	RP_OPT_MEMORY_SAVE,
+	RP_OPT_GRAPH_PROFILING,
 	RP_OPT_DEVICE_LOCK_TIMEOUT,
 	RP_OPT_LIST_METRICS,
 	RP_OPT_QUIET,
@@ -65,6 +66,7 @@ struct rp_option_desc {
 enum rp_cache_control { RP_CACHE_ALL, RP_CACHE_NONE };
 enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
 enum rp_memory_save { RP_MEMORY_SAVE_REACH, RP_MEMORY_SAVE_CHECKPOINT };
+enum rp_graph_profiling { RP_GRAPH_NODE, RP_GRAPH_GRAPH, RP_GRAPH_NONE };
 enum rp_thermal_control { RP_THERMAL_AUTO, RP_THERMAL_MANUAL, RP_THERMAL_OFF };
 
 /* opts->runs of --runs auto: run batches until the CI target, a limit or the budget. */
@@ -92,6 +94,7 @@ struct rp_options {
 	double thermal_continue;   /* degrees C of headroom at which it goes on */
 	long thermal_timeout;      /* seconds a launch waits at most */
 	enum rp_memory_save memory_save;
+	enum rp_graph_profiling graph_profiling;
 	long device_lock_timeout;  /* seconds to wait for another process's turn on a device */
 	bool list_metrics;
 	bool quiet;

@@ -14,6 +14,8 @@
 
 #define RP_EXPORT __attribute__((visibility("default")))
 
+struct collector_graph;
+
 /* Reads the options, subscribes to CUDA launches, opens the output. Idempotent and
  * thread-safe: both the constructor path and InitializeInjection may call it. Never
  * fails the application: on any problem it says why once and measures nothing. */
@@ -43,6 +45,7 @@ struct inject_launch {
 	bool cooperative;               /* a cooperative launch (also through an attribute) */
 	const char *mangled;
 	uint64_t index;                 /* process-wide launch index */
+	const struct collector_graph *graph;  /* a kernel node of a graph launch, else NULL */
 };
 
 /* Fills l from a kernel launch's driver callback (the one switch over the launch
@@ -79,6 +82,10 @@ void inject_replay_configure(const struct inject_config *config);
 struct measurement;
 struct measurement *inject_replay_enter(const struct inject_launch *launch, const char *kernel);
 void inject_replay_exit(struct measurement *m, bool launched);
+/* --graph-profiling graph: measures the whole launch of exec (at its cuGraphLaunch ENTER,
+ * replay lock held) as one workload and writes its records. */
+void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
+			 uint64_t index, const struct collector_graph *where);
 /* The context is being destroyed (CUPTI's CONTEXT_DESTROY_STARTING: still valid): releases
  * rangeprof's state for it - profiler, flush and hash kernels and buffers, saved copies,
  * per-kernel save policies - so that a later context with the same handle starts afresh.

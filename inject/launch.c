@@ -21,6 +21,7 @@
 #include "inject/collectives.h"
 #include "inject/contexts.h"
 #include "inject/inject.h"
+#include "inject/graphs.h"
 #include "inject/launch.h"
 #include "inject/output.h"
 #include "memory/memory.h"
@@ -42,8 +43,15 @@ static __thread bool inside_replay;
 static __thread struct measurement *pending;
 static __thread CUpti_CallbackId pending_cbid;
 
+static bool kernel_selected(CUfunction function, const char *mangled, const char **demangled);
+static bool take_launch(void);
+static enum rp_graph_profiling graph_profiling;
+
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
 {
+	graph_profiling = opts->graph_profiling;
+	inject_graphs_configure(opts->graph_profiling, &(struct inject_graph_filters){
+		kernel_selected, take_launch });
 	filter = nvtx_filter_create(opts->nvtx_include, opts->nvtx_include_count,
 				    "RANGEPROF_NVTX_INCLUDE", opts->nvtx_exclude,
 				    opts->nvtx_exclude_count, "RANGEPROF_NVTX_EXCLUDE", err, err_size);
@@ -106,6 +114,35 @@ static const CUpti_CallbackId memory_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGraphicsResourceGetMappedPointer_v2,
 };
 
+/* Graphs (graphs.c): instantiation, destruction and updates of executable graphs, and
+ * stream captures. */
+static const CUpti_CallbackId graph_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
+};
+
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 {
 	CUptiResult r = CUPTI_SUCCESS;
@@ -113,6 +150,8 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
 	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof(memory_cbids) / sizeof(memory_cbids[0]); i++)
 		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, memory_cbids[i]);
+	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof(graph_cbids) / sizeof(graph_cbids[0]); i++)
+		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, graph_cbids[i]);
 	if (r == CUPTI_SUCCESS)
 		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
 					       CUPTI_CBID_RESOURCE_MODULE_LOADED);
@@ -339,6 +378,43 @@ static bool waits_for_peers(const struct inject_launch *l, const char *demangled
 	return true;
 }
 
+/* One more launch passed every filter: whether -s and -c leave it to be measured.
+ * Counted without the lock: a launch that -s skips must not wait for another thread's
+ * measurement (its replays, or its wait for the device's turn). */
+static bool take_launch(void)
+{
+	long n = atomic_fetch_add(&passed_filters, 1);
+	bool measure = n >= launch_skip && (launch_count < 0 || n - launch_skip < launch_count);
+	if (launch_count >= 0 && n + 1 >= launch_skip + launch_count)
+		atomic_store(&done, true);
+	return measure;
+}
+
+/* A selected cuGraphLaunch (graphs.c measures its kernel nodes, or the whole launch). */
+static void on_graph_launch(const CUpti_CallbackData *cb)
+{
+	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
+	atomic_fetch_add(&graph_launches, 1);
+	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_measuring())
+		return;
+	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
+		return;
+	const cuGraphLaunch_params *p = cb->functionParams;
+	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+	if ((rp_api.cuStreamIsCapturing(p->hStream, &capture) == CUDA_SUCCESS &&
+	     capture != CU_STREAM_CAPTURE_STATUS_NONE) || inject_graphs_capture_under_way()) {
+		inject_report("graph-capture", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
+			      "a graph launched while a stream capture was under way is not "
+			      "measured, so that the capture stays valid");
+		return;
+	}
+	pthread_mutex_lock(&replay_lock);
+	inside_replay = true;
+	inject_graphs_launch(p->hGraph, p->hStream, cb->context, cb->contextUid, index);
+	inside_replay = false;
+	pthread_mutex_unlock(&replay_lock);
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
@@ -364,18 +440,22 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	    capture != CU_STREAM_CAPTURE_STATUS_NONE) {
 		atomic_fetch_add(&captured_launches, 1);
 		inject_report("stream-capture", INJECT_CONCERNS(.call = "cuStreamBeginCapture"), false,
-			      "kernel %s launched under stream capture is not replayed "
-			      "(kernels run by graphs are counted, not measured)",
+			      "kernel %s launched under stream capture only becomes a graph node: "
+			      "it is measured when its graph is launched (--graph-profiling)",
 			      inject_demangle(mangled));
 		return;
 	}
-	/* Counted without the lock: a launch that -s skips must not wait for another
-	 * thread's measurement (its replays, or its wait for the device's turn). */
-	long n = atomic_fetch_add(&passed_filters, 1);
-	bool measure = n >= launch_skip && (launch_count < 0 || n - launch_skip < launch_count);
-	if (launch_count >= 0 && n + 1 >= launch_skip + launch_count)
-		atomic_store(&done, true);
-	if (!measure)
+	/* A global capture on any thread, or one of this thread's, would be invalidated by
+	 * what a measurement calls (synchronisation, allocation): the launch runs unmeasured. */
+	if (inject_graphs_capture_under_way()) {
+		atomic_fetch_add(&captured_launches, 1);
+		inject_report("capture-under-way", INJECT_CONCERNS(.call = "cuStreamBeginCapture"),
+			      false, "a launch of %s came while a stream capture was under way; it is "
+			      "not measured, so that the capture stays valid",
+			      inject_demangle(mangled));
+		return;
+	}
+	if (!take_launch())
 		return;
 	pthread_mutex_lock(&replay_lock);
 	inside_replay = true;
@@ -421,20 +501,25 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside_replay)
 		return;
 	if (cb->callbackSite == CUPTI_API_EXIT) {
-		/* The allocation calls are enabled for their EXIT (memory/track.c). */
+		bool succeeded = cb->functionReturnValue &&
+				 *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
+		/* The allocation and graph calls are handled at their EXIT. */
 		if (pending && cbid == pending_cbid)
 			on_launch_exit(cb);
-		else
-			on_memory_call(cbid, cb);
+		else if (!on_memory_call(cbid, cb) &&
+			 !inject_graphs_on_capture((int)cbid, cb->functionParams, true, succeeded) &&
+			 cbid != CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy)
+			inject_graphs_on_call((int)cbid, cb->functionParams, succeeded);
 		return;
 	}
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-		if (atomic_fetch_add(&graph_launches, 1) == 0 && inject_measuring())
-			inject_report("graph-launch", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
-				      "cuGraphLaunch: kernels inside CUDA graphs are not "
-				      "replayed; graph launches are counted and reported at exit");
+		on_graph_launch(cb);
+		return;
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy:
+		/* Forgotten before the handle can be given to another graph. */
+		inject_graphs_on_call((int)cbid, cb->functionParams, true);
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
@@ -445,18 +530,20 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		on_launch(cbid, cb);
 		return;
 	default:
-		return; /* an allocation call's ENTER */
+		/* A capture's begin counts from its ENTER; other calls are handled at EXIT. */
+		inject_graphs_on_capture((int)cbid, cb->functionParams, false, true);
+		return;
 	}
 }
 
 void inject_launch_report_totals(void)
 {
-	unsigned long graphs = atomic_load(&graph_launches);
+	unsigned long graphs = graph_profiling == RP_GRAPH_NONE ? atomic_load(&graph_launches) : 0;
 	unsigned long captured = atomic_load(&captured_launches);
 	unsigned long collectives = atomic_load(&collective_launches);
 	if (graphs || captured || collectives)
 		inject_report("not-replayed-totals", NULL, false,
-			      "not replayed: %lu graph launch(es), %lu kernel launch(es) under "
-			      "stream capture, %lu launch(es) of kernels that wait for other GPUs "
-			      "or processes", graphs, captured, collectives);
+			      "not replayed: %lu graph launch(es) (--graph-profiling none), %lu kernel "
+			      "launch(es) under stream capture, %lu launch(es) of kernels that wait "
+			      "for other GPUs or processes", graphs, captured, collectives);
 }

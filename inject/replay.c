@@ -375,6 +375,7 @@ struct measurement {
 	struct mem_hashes before;    /* verification: hashes before the application's launch */
 	struct collector_cost cost;
 	double started, lap;
+	bool graph_workload;         /* --graph-profiling graph: time by events, no metric set */
 };
 
 struct replay_run {
@@ -482,16 +483,20 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 		.block = { l->block[0], l->block[1], l->block[2] },
 		.shared_mem_bytes = l->shared_mem_bytes,
 		.nvtx = ranges, .nvtx_count = ranges ? snap->count : 0, .nvtx_path = path,
+		.graph = l->graph,
 	};
-	size_t metric_count = collector_metric_set_user_count(d->set);
+	static const char *const graph_metrics[] = { "gpu__time_duration.sum" };
+	static const char *const graph_units[] = { "nanosecond" };
+	size_t metric_count = m->graph_workload ? 1 : collector_metric_set_user_count(d->set);
 	struct collector_measure_info info = {
-		.metrics = collector_metric_set_names(d->set),
-		.units = collector_metric_set_units(d->set),
+		.metrics = m->graph_workload ? graph_metrics : collector_metric_set_names(d->set),
+		.units = m->graph_workload ? graph_units : collector_metric_set_units(d->set),
 		.metric_count = metric_count, .passes = passes, .runs = runs,
 		.cache_control = config.cache_control,
 		.clock_control = config.clock_control,
 		.rated_sm_clock_hz = d->info.rated_sm_clock_hz,
-		.sm_clock_source = collector_metric_set_measures_clock(d->set) ? "counters" : "nvml",
+		.sm_clock_source = !m->graph_workload && collector_metric_set_measures_clock(d->set) ?
+			"counters" : "nvml",
 		.throttle = cond->throttle, .adaptive = cond->adaptive, .thermal = cond->thermal,
 	};
 	for (unsigned r = 0; r < runs; r++) {
@@ -930,5 +935,137 @@ void inject_replay_exit(struct measurement *m, bool launched)
 	put_back(m, &m->c->result);
 	collector_cost_lap(&m->cost, COST_RESTORE, &m->lap);
 done:
+	finish(m);
+}
+
+/* --graph-profiling graph: the whole graph launch is one workload. The range profiler
+ * gives a graph launch one range without a duration (bench/stop_probe.cu, G), so its time
+ * is taken with events recorded around each relaunch, from the same memory and a flushed
+ * L2 as a kernel's runs; other metrics are not measured for graphs. */
+void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
+			 uint64_t index, const struct collector_graph *where)
+{
+	struct measurement *m = calloc(1, sizeof(*m));
+	if (!m)
+		return;
+	char name[64];
+	snprintf(name, sizeof(name), "graph %llu", (unsigned long long)where->id);
+	const char *interned = NULL;
+	m->kernel = inject_name_intern(name, &interned);
+	m->launch = (struct inject_launch){ .ctx = ctx, .context_id = context_id, .stream = stream,
+					    .mangled = interned ? interned : m->kernel,
+					    .index = index, .graph = where };
+	m->graph_workload = true;
+	m->device = -1;
+	m->started = m->lap = collector_cost_now();
+	if (strcmp(config.metrics, "gpu__time_duration.sum"))
+		inject_report("graph-metrics", INJECT_CONCERNS(.option = "--graph-profiling"), false,
+			      "--graph-profiling graph measures gpu__time_duration.sum of a graph "
+			      "launch only (CUDA events around it); --metrics apply to kernel nodes "
+			      "with --graph-profiling node");
+	unsigned runs = config.runs == RP_RUNS_AUTO ? config.runs_min : config.runs;
+	CUevent *events = calloc(2 * (size_t)runs, sizeof(*events));
+	double *values = calloc(runs, sizeof(double)), *clocks = calloc(runs, sizeof(double));
+	double *temps = calloc(runs, sizeof(double)), *walls = calloc(runs, sizeof(double));
+	struct collector_run_nvml *nvml = calloc(runs, sizeof(*nvml));
+	uint64_t *throttle = calloc(runs, sizeof(*throttle));
+	CUdevice dev;
+	bool saved = false;
+	if (!events || !values || !clocks || !temps || !walls || !nvml || !throttle ||
+	    rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES ||
+	    rp_api.cuCtxSynchronize() != CUDA_SUCCESS)
+		goto done;
+	m->device = (int)dev;
+	struct device_state *known = device_known(m->device);
+	if (!known || !(m->turn = take_turn(known, m->device, m->kernel, m->launch.mangled, index)))
+		goto done;
+	m->d = device_ready(ctx, m->device);
+	m->c = m->d ? context_ready(ctx, m->device, context_id) : NULL;
+	if (!m->c)
+		goto done;
+	m->save.strategy = "checkpoint";
+	snprintf(m->save.why, sizeof(m->save.why), "a graph launch: the memory all its nodes "
+		 "can reach");
+	m->save.checkpoint = (RP_CUpti_Checkpoint){
+		.structSize = RP_CUPTI_CHECKPOINT_STRUCT_SIZE, .ctx = ctx, .allowOverwrite = 1,
+		.reserveHostMB = collector_checkpoint_host_reserve_mb() };
+	CUptiResult r = rp_api.cuptiCheckpointSave(&m->save.checkpoint);
+	if (r != CUPTI_SUCCESS) {
+		inject_report("checkpoint", INJECT_CONCERNS(.kernel = m->kernel, .call = "cuptiCheckpointSave",
+							    .detail = collector_cupti_error(r)), true,
+			      "cuptiCheckpointSave for %s: %s; not measured", m->kernel,
+			      collector_cupti_error(r));
+		goto done;
+	}
+	saved = m->save.checkpoint_saved = true;
+	collector_cost_lap(&m->cost, COST_SAVE, &m->lap);
+	CUresult cr = CUDA_SUCCESS;
+	for (unsigned i = 0; i < 2 * runs && cr == CUDA_SUCCESS; i++)
+		cr = rp_api.cuEventCreate(&events[i], CU_EVENT_DEFAULT);
+	struct replay_run rr = { m, &m->launch, m->c, &m->save, false, temps, walls,
+				 m->d->info.uuid, nvml, clocks };
+	for (unsigned i = 0; i < runs && cr == CUDA_SUCCESS; i++) {
+		if (rp_api.cuptiCheckpointRestore(&m->save.checkpoint) != CUPTI_SUCCESS)
+			cr = CUDA_ERROR_UNKNOWN;
+		if (cr == CUDA_SUCCESS && config.cache_control == RP_CACHE_ALL)
+			cr = inject_flush_launch(&m->c->flush, stream);
+		sample_before(&rr, i);
+		walls[i] = now_seconds();
+		if (cr == CUDA_SUCCESS)
+			cr = rp_api.cuEventRecord(events[2 * i], stream);
+		if (cr == CUDA_SUCCESS)
+			cr = rp_api.cuGraphLaunch(exec, stream);
+		if (cr == CUDA_SUCCESS)
+			cr = rp_api.cuEventRecord(events[2 * i + 1], stream);
+		/* One run at a time: the restore of the next must not overlap this one. */
+		if (cr == CUDA_SUCCESS)
+			cr = rp_api.cuStreamSynchronize(stream);
+		float ms = 0;
+		if (cr == CUDA_SUCCESS)
+			cr = rp_api.cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]);
+		values[i] = ms * 1e6;
+	}
+	collector_cost_lap(&m->cost, COST_RUNS, &m->lap);
+	if (cr != CUDA_SUCCESS) {
+		inject_report("graph-measure", INJECT_CONCERNS(.kernel = m->kernel,
+							       .detail = collector_cu_error(cr)), true,
+			      "%s: relaunching the graph: %s; not measured", m->kernel,
+			      collector_cu_error(cr));
+		goto done;
+	}
+	struct collector_nvml_sample after;
+	char nvml_err[256];
+	collector_nvml_sample(m->d->info.uuid, COLLECTOR_NVML_AFTER, &after, nvml_err,
+			      sizeof(nvml_err));
+	for (unsigned i = 0; i < runs; i++) {
+		nvml[i].temperature_after_c = after.temperature_c;
+		nvml[i].power_w = after.power_w;
+		throttle[i] = nvml[i].throttle;
+	}
+	m->cost.ms[COST_TOTAL] = collector_cost_now() - m->started;
+	struct run_conditions cond = { nvml, throttle, NULL, NULL };
+	write_records(m, runs, 1, values, clocks, temps, walls, &cond);
+done:
+	if (saved) {
+		CUptiResult restore = rp_api.cuptiCheckpointRestore(&m->save.checkpoint);
+		rp_api.cuCtxSynchronize();
+		rp_api.cuptiCheckpointFree(&m->save.checkpoint);
+		if (restore != CUPTI_SUCCESS)
+			inject_report("restore", INJECT_CONCERNS(.kernel = m->kernel,
+								 .call = "cuptiCheckpointRestore",
+								 .detail = collector_cupti_error(restore)),
+				      true, "cuptiCheckpointRestore after %s: %s; the application's "
+				      "memory may differ", m->kernel, collector_cupti_error(restore));
+	}
+	for (unsigned i = 0; events && i < 2 * runs; i++)
+		if (events[i])
+			rp_api.cuEventDestroy(events[i]);
+	free(events);
+	free(values);
+	free(clocks);
+	free(temps);
+	free(walls);
+	free(nvml);
+	free(throttle);
 	finish(m);
 }

@@ -29,7 +29,7 @@ same() { # name file_a file_b: identical application output
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu \
-	tests/gpu/memory_cases.cu tests/gpu/procs.cu; do
+	tests/gpu/memory_cases.cu tests/gpu/procs.cu tests/gpu/graphs.cu; do
 	nvcc -O2 -arch=sm_90 -std=c++17 --extended-lambda "$root/$src" -o "$work/$(basename "$src" .cu)" \
 		-ldl -lcuda || exit 1
 done
@@ -200,6 +200,43 @@ same ar_plain.txt ar_rp.txt auto-runs
 check auto-runs-records python3 "$root/tests/gpu/check_auto.py" ar.jsonl smi.csv
 cat auto-runs-records.log
 
+# 3d. CUDA graphs (issue 8): every kernel node measured from the memory it saw in the
+# graph (--graph-profiling node, the default), the whole launch as one workload (graph);
+# captures in all three modes, explicit graphs with memset, memcpy, host, event and child
+# graph nodes, exec updates, 50 replays; results unchanged; times against ncu's.
+G="python3 $root/tests/gpu/check_graphs.py"
+for mode in capture modes explicit update many; do
+	./graphs $mode >"gr_plain_$mode.txt"
+	"$RP" -q -o "gr_$mode.jsonl" --runs 5 --nvtx-include g/ ./graphs $mode >"gr_rp_$mode.txt" 2>"gr_rp_$mode.err"
+	same "gr_plain_$mode.txt" "gr_rp_$mode.txt" "graphs-$mode"
+done
+check graphs-records-capture $G records gr_capture.jsonl 15
+check graphs-records-modes $G records gr_modes.jsonl 12
+check graphs-records-explicit $G records gr_explicit.jsonl 12
+check graphs-records-update $G records gr_update.jsonl 3
+check graphs-records-many $G records gr_many.jsonl 100
+"$RP" -q -o gr_graph.jsonl --graph-profiling graph --runs 5 --nvtx-include g/ ./graphs capture >gr_rp_graph.txt 2>&1
+same gr_plain_capture.txt gr_rp_graph.txt graphs-graph-mode
+for mode in node graph; do
+	/usr/local/cuda/bin/ncu --csv --graph-profiling $mode --clock-control none --cache-control all \
+		--metrics gpu__time_duration.sum --nvtx --nvtx-include g/ --log-file "ncu_gr_$mode.csv" \
+		./graphs capture >/dev/null 2>&1
+done
+check graphs-node-vs-ncu $G node gr_capture.jsonl ncu_gr_node.csv
+cat graphs-node-vs-ncu.log
+check graphs-graph-vs-ncu $G graph gr_graph.jsonl ncu_gr_graph.csv
+cat graphs-graph-vs-ncu.log
+# PyTorch: torch.cuda.graph and torch.compile(mode="reduce-overhead").
+python3 "$root/tests/gpu/torch_graphs.py" >tg_plain.txt 2>&1
+"$RP" -q -o tg.jsonl --runs 5 --nvtx-include g/ --nvtx-include c/ python3 "$root/tests/gpu/torch_graphs.py" >tg_rp.txt 2>tg_rp.err
+same tg_plain.txt tg_rp.txt torch-graphs
+check torch-graphs-records $G records tg.jsonl 5 --path g,c
+/usr/local/cuda/bin/ncu --csv --graph-profiling node --clock-control none --cache-control all \
+	--metrics gpu__time_duration.sum --nvtx --nvtx-include g/ --log-file ncu_tg.csv \
+	python3 "$root/tests/gpu/torch_graphs.py" >/dev/null 2>&1
+check torch-graphs-vs-ncu $G node tg.jsonl ncu_tg.csv
+cat torch-graphs-vs-ncu.log
+
 # 4. Failure modes: another CUPTI subscriber (under ncu) must leave the app running.
 /usr/local/cuda/bin/ncu --clock-control none -c 1 --log-file /dev/null env LD_PRELOAD="$root/build/inject/librangeprof.so" ./kernels 1 >under_ncu.txt 2>&1
 # The application's output alone would pass even if rangeprof had crashed ncu's run or
@@ -299,6 +336,6 @@ for i in 1 2 3; do { time /usr/local/cuda/bin/ncu --clock-control none -k inplac
 
 fi
 
-tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches --exclude=procs . 2>/dev/null
+tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches --exclude=procs --exclude=graphs --exclude=memory_cases . 2>/dev/null
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

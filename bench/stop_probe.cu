@@ -969,6 +969,55 @@ fail:
 
 // ---------------------------------------------------------------- main
 
+// ---------------------------------------------------------------- G: a CUDA graph under AutoRange
+
+// How many ranges does AutoRange give one launch of a captured graph of three kernels:
+// one per kernel node, or one for the whole graph? (rangeprof's --graph-profiling graph
+// needs the graph's own duration.) Also the graph relaunched twice in one pass.
+static void run_graph()
+{
+	g_stage = "G graph";
+	cudaStream_t s;
+	cudaGraph_t graph;
+	cudaGraphExec_t exec;
+	if (!cuda_ok(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate") ||
+	    !cuda_ok(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "BeginCapture"))
+		return;
+	for (int i = 0; i < 3; i++)
+		inplace_add_one<<<(unsigned)((ELEMS + 255) / 256), 256, 0, s>>>(g_buf, ELEMS);
+	if (!cuda_ok(cudaStreamEndCapture(s, &graph), "EndCapture") ||
+	    !cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate"))
+		return;
+	for (int launches = 1; launches <= 2; launches++) {
+		std::vector<uint8_t> &image = new_image();
+		if (!rp_prepare(image, 16, CUPTI_AutoRange, 16))
+			return;
+		CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+		st.pRangeProfilerObject = g_rp;
+		if (!CK(cuptiRangeProfilerStart(&st)))
+			return;
+		for (int l = 0; l < launches; l++)
+			cuda_ok(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+		cudaStreamSynchronize(s);
+		CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+		sp.pRangeProfilerObject = g_rp;
+		CK(cuptiRangeProfilerStop(&sp));
+		CUpti_RangeProfiler_DecodeData_Params dec = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+		dec.pRangeProfilerObject = g_rp;
+		CK(cuptiRangeProfilerDecodeData(&dec));
+		size_t n = ranges_in(image, false);
+		printf("  G %d graph launch(es) of 3 kernels: %zu range(s):", launches, n);
+		for (size_t i = 0; n != (size_t)-1 && i < n; i++)
+			printf(" %.2f us", evaluate(image, i, false) / 1e3);
+		printf("\n");
+	}
+	cudaGraphExecDestroy(exec);
+	cudaGraphDestroy(graph);
+	cudaStreamDestroy(s);
+}
+
+// ---------------------------------------------------------------- main
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1061,6 +1110,13 @@ int main(int argc, char **argv)
 	       "+ Decode per measured launch)\n");
 	for (int n : Ns)
 		run_rp({"A today", n, true, true, AUTO});
+	printf("\n== G: a CUDA graph under AutoRange\n");
+	if (g_rp)
+		run_graph();
+	if (argc > 4 && !strcmp(argv[4], "quick")) {
+		printf("\nstop_probe done (quick: A and G only)\n");
+		return 0;
+	}
 
 	printf("\n== B: is Stop waiting on the GPU?\n");
 	for (int n : Ns)

@@ -6,7 +6,8 @@
 #include <time.h>
 
 static const char *const phase_names[COST_PHASES] = {
-	[COST_SETUP] = "setup", [COST_SYNC] = "sync", [COST_REACH] = "reach",
+	[COST_SETUP] = "setup", [COST_SETUP_CONTEXT] = "setup_context",
+	[COST_SETUP_PROFILER] = "setup_profiler", [COST_SYNC] = "sync", [COST_REACH] = "reach",
 	[COST_SAVE] = "save", [COST_VERIFY] = "verify", [COST_PREPARE] = "prepare",
 	[COST_START] = "start", [COST_RUNS] = "runs", [COST_PASS_SYNC] = "pass_sync",
 	[COST_STOP] = "stop", [COST_DECODE] = "decode", [COST_EVALUATE] = "evaluate",

@@ -8,7 +8,10 @@
 struct cJSON;
 
 enum collector_cost_phase {
-	COST_SETUP,      /* device and context set-up paid by this launch (first one only) */
+	COST_SETUP,      /* device set-up paid by this launch (first one on a device only):
+			  * NVML, profiler initialisation, counter availability, metric set */
+	COST_SETUP_CONTEXT,   /* the context's flush and hash kernels (first launch in it) */
+	COST_SETUP_PROFILER,  /* enabling the context's range profiler */
 	COST_SYNC,       /* waiting for the application's queued work */
 	COST_REACH,      /* finding the memory the launch can reach */
 	COST_SAVE,       /* saving that memory (or the full checkpoint) */

@@ -12,9 +12,11 @@
 #include <string.h>
 
 #include "collector/api.h"
+#include "collector/cost.h"
 #include "collector/device.h"
 #include "collector/records.h"
 #include "inject/inject.h"
+#include "common/log.h"
 #include "inject/output.h"
 
 static enum rp_graph_profiling mode = RP_GRAPH_NODE;
@@ -586,7 +588,11 @@ static void measure_nodes(struct graph_exec *g, const struct node_list *list, CU
 			      "graph %llu has host nodes: they run in the application's own graph "
 			      "launch only, so a kernel node after one is measured on memory as it "
 			      "was before the host function", (unsigned long long)g->id);
-	/* The memory as the graph finds it, put back for the application's own launch. */
+	/* The memory as the graph finds it, put back for the application's own launch. Only
+	 * the application's: rangeprof's saved copies may be freed or grown while the nodes
+	 * are measured, and must not be in the checkpoint. */
+	inject_replay_drop_backups(ctx);
+	double started = collector_cost_now();
 	CUresult cr = rp_api.cuCtxSynchronize();
 	RP_CUpti_Checkpoint before = { .structSize = RP_CUPTI_CHECKPOINT_STRUCT_SIZE, .ctx = ctx,
 				       .allowOverwrite = 1,
@@ -602,6 +608,7 @@ static void measure_nodes(struct graph_exec *g, const struct node_list *list, CU
 			      cr != CUDA_SUCCESS ? " (the application's work before it failed)" : "");
 		goto out;
 	}
+	double saved = collector_cost_now();
 	struct collector_graph where = { g->id, launch, 0, list->count };
 	for (size_t i = 0; i < list->count; i++) {
 		if (disabled(g, list->nodes[i]))
@@ -630,9 +637,16 @@ static void measure_nodes(struct graph_exec *g, const struct node_list *list, CU
 		}
 	}
 	rp_api.cuCtxSynchronize();
+	inject_replay_drop_backups(ctx);
+	double restoring = collector_cost_now();
 	r = rp_api.cuptiCheckpointRestore(&before);
 	rp_api.cuCtxSynchronize();
 	rp_api.cuptiCheckpointFree(&before);
+	double now = collector_cost_now();
+	rp_log_progress("graph %llu launch %llu: %zu of %zu kernel nodes measured (%.1f ms, of "
+			"which %.1f ms saving and putting back the memory the graph starts from)",
+			(unsigned long long)g->id, (unsigned long long)launch, chosen,
+			list->kernels, now - started, (saved - started) + (now - restoring));
 	if (r != CUPTI_SUCCESS)
 		inject_report("graph-restore", INJECT_CONCERNS(.call = "cuptiCheckpointRestore",
 							       .detail = collector_cupti_error(r)),

@@ -91,6 +91,10 @@ void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint3
  * per-kernel save policies - so that a later context with the same handle starts afresh.
  * Called with the replay lock held. */
 void inject_replay_context_destroyed(CUcontext ctx);
+/* Frees the saved copies kept for the context's next launch. A CUDA graph's measurement
+ * (graphs.c) calls it around its checkpoint: a copy freed or grown while the checkpoint
+ * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */
+void inject_replay_drop_backups(CUcontext ctx);
 /* In a child forked without exec: lets go of the device locks without giving away the
  * parent's turn. */
 void inject_replay_fork_child(void);

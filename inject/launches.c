@@ -79,8 +79,26 @@ CUresult inject_relaunch(const struct inject_launch *l)
 							l->grid[2], l->block[0], l->block[1],
 							l->block[2], l->shared_mem_bytes, l->stream,
 							l->kernel_params);
-	case INJECT_LAUNCH_EX:
-		return rp_api.cuLaunchKernelEx(l->config, l->function, l->kernel_params, l->extra);
+	case INJECT_LAUNCH_EX: {
+		/* Event attributes record or trigger the application's events: a replay would
+		 * record them again (review finding), so they are left out. */
+		const CUlaunchConfig *c = l->config;
+		CUlaunchAttribute attrs[32];
+		CUlaunchConfig copy = *c;
+		unsigned kept = 0;
+		for (unsigned i = 0; c->attrs && i < c->numAttrs; i++) {
+			CUlaunchAttributeID id = c->attrs[i].id;
+			if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+			    id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+				continue;
+			if (kept == sizeof(attrs) / sizeof(attrs[0]))
+				return rp_api.cuLaunchKernelEx(c, l->function, l->kernel_params, l->extra);
+			attrs[kept++] = c->attrs[i];
+		}
+		copy.attrs = kept ? attrs : NULL;
+		copy.numAttrs = kept;
+		return rp_api.cuLaunchKernelEx(&copy, l->function, l->kernel_params, l->extra);
+	}
 	}
 	return CUDA_ERROR_NOT_SUPPORTED;
 }

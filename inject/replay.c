@@ -259,7 +259,8 @@ static void context_release(struct context_state *c)
 
 /* The context's state, set up at its first use. Called with the turn held (enabling the
  * range profiler uses the device's profiling hardware). */
-static struct context_state *context_ready(CUcontext ctx, int device, uint32_t context_id)
+static struct context_state *context_ready(CUcontext ctx, int device, uint32_t context_id,
+					   struct collector_cost *cost, double *lap)
 {
 	inject_context_gen gen = inject_contexts_created(ctx);
 	struct context_state *c = inject_contexts_state(ctx, gen);
@@ -281,6 +282,7 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 		}
 		c->verifier_ready = true;
 	}
+	collector_cost_lap(cost, COST_SETUP_CONTEXT, lap);
 	if (c->failed)
 		return NULL;
 	if (!c->profiler) {
@@ -302,6 +304,7 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 		}
 		devices[device].profiler_owner = c;
 	}
+	collector_cost_lap(cost, COST_SETUP_PROFILER, lap);
 	return c;
 }
 
@@ -330,6 +333,17 @@ void inject_replay_context_destroyed(CUcontext ctx)
 	context_release(c);
 	if (previous != ctx)
 		rp_api.cuCtxSetCurrent(previous);
+}
+
+void inject_replay_drop_backups(CUcontext ctx)
+{
+	struct context_state *c = inject_contexts_state(ctx, inject_contexts_generation(ctx));
+	if (c) {
+		mem_backup_trim(&c->inputs, 0);
+		mem_backup_trim(&c->result, 0);
+		if (c->verifier_ready)
+			mem_verifier_drop_sums(&c->verifier);
+	}
 }
 
 void inject_replay_fork_child(void)
@@ -628,7 +642,7 @@ static void measure(struct measurement *m)
 		double known = m->fn->kernel_seconds * batch;
 		m->watchdog_seconds = known * 1000 > 10 ? known * 1000 : 10;
 		char err[2048];
-		int rc = collector_profiler_measure(m->c->profiler, m->d->set, batch, flush ? 2 : 1,
+		int rc = collector_profiler_measure(m->c->profiler, m->d->set, batch, flush ? 1 + inject_flush_kernels(&m->c->flush) : 1,
 						    run_once, &rr, values + (size_t)done * metric_count,
 						    clocks + done, &passes, &m->cost, err, sizeof(err));
 		inject_watchdog_disarm();
@@ -827,11 +841,11 @@ struct measurement *inject_replay_enter(const struct inject_launch *l, const cha
 		goto done;
 	m->lap = collector_cost_now(); /* waiting for the turn is in the total only */
 	m->d = device_ready(l->ctx, m->device);
-	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id) : NULL;
+	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
+	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, &m->cost, &m->lap) : NULL;
 	m->fn = m->c ? function_state(m->c, l->function, l->mangled) : NULL;
 	if (!m->fn)
 		goto done;
-	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
 	if (config.memory_save == RP_MEMORY_SAVE_CHECKPOINT) {
 		snprintf(m->save.why, sizeof(m->save.why), "--memory-save checkpoint");
 		measure_with_checkpoint(m);
@@ -980,7 +994,7 @@ void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint3
 	if (!known || !(m->turn = take_turn(known, m->device, m->kernel, m->launch.mangled, index)))
 		goto done;
 	m->d = device_ready(ctx, m->device);
-	m->c = m->d ? context_ready(ctx, m->device, context_id) : NULL;
+	m->c = m->d ? context_ready(ctx, m->device, context_id, &m->cost, &m->lap) : NULL;
 	if (!m->c)
 		goto done;
 	m->save.strategy = "checkpoint";

@@ -101,6 +101,14 @@ int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_
 	return 0;
 }
 
+void mem_verifier_drop_sums(struct mem_verifier *v)
+{
+	if (v->sums)
+		rp_api.cuMemFree(v->sums);
+	v->sums = 0;
+	v->sums_capacity = 0;
+}
+
 void mem_verifier_finish(struct mem_verifier *v)
 {
 	if (v->sums)

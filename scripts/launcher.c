@@ -100,6 +100,8 @@ static void option_values(const struct rp_options *o, char *values[RP_OPT_COUNT]
 	values[RP_OPT_CACHE_CONTROL] = strdup(o->cache_control == RP_CACHE_NONE ? "none" : "all");
 	values[RP_OPT_CLOCK_CONTROL] = strdup(o->clock_control == RP_CLOCK_BASE ? "base" : "none");
 	values[RP_OPT_MEMORY_SAVE] = strdup(o->memory_save == RP_MEMORY_SAVE_CHECKPOINT ? "checkpoint" : "reach");
+	values[RP_OPT_GRAPH_PROFILING] = strdup(o->graph_profiling == RP_GRAPH_GRAPH ? "graph" :
+						o->graph_profiling == RP_GRAPH_NONE ? "none" : "node");
 	snprintf(buf, sizeof(buf), "%ld", o->device_lock_timeout);
 	values[RP_OPT_DEVICE_LOCK_TIMEOUT] = strdup(buf);
 	values[RP_OPT_LIST_METRICS] = strdup(o->list_metrics ? "1" : "0");

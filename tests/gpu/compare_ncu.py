@@ -65,6 +65,11 @@ def main():
     min_us = 20.0
     if "--min-us" in args:
         min_us = float(args[args.index("--min-us") + 1])
+    tolerance = {"time": 2.0, "dram": 3.0}
+    if "--tol" in args:
+        for item in args[args.index("--tol") + 1].split(","):
+            name, value = item.split("=")
+            tolerance[name] = float(value)
     rp, ncu = load_rangeprof(args[0]), load_ncu(args[1])
     bad = 0
     print(f"{'kernel':28} {'metric':26} {'ncu median':>14} {'rangeprof median':>17} {'diff %':>8} n_ncu n_rp")
@@ -73,7 +78,7 @@ def main():
         diff = 100.0 * (b - a) / a if a else (0.0 if b == 0 else float("inf"))
         kernel, metric = key
         t = statistics.median(rp.get((kernel, "gpu__time_duration.sum"), [0]))
-        tol = 2.0 if metric.startswith("gpu__time") else 3.0
+        tol = tolerance["time"] if metric.startswith("gpu__time") else tolerance["dram"]
         judged = t >= min_us * 1000 and metric.startswith(("gpu__time", "dram__bytes"))
         flag = "ok" if abs(diff) <= tol else "FAIL"
         if not judged:

@@ -25,7 +25,7 @@ torch.cuda.nvtx.range_push("inplace")
 for _ in range(8):
     z.add_(1.0)
 torch.cuda.nvtx.range_pop()
-# A CUDA graph: captured kernels are not replayed, only counted.
+# A CUDA graph: its two kernel nodes are measured at g.replay() (--graph-profiling node).
 g = torch.cuda.CUDAGraph()
 s = torch.randn(1 << 20, device=dev)
 torch.cuda.synchronize()

@@ -30,6 +30,7 @@ check_error "--target-ci '0': expected a number > 0 and <= 100" --target-ci 0
 check_error "--runs-min '300' is more than --runs-max (default) '200'" --runs auto --runs-min 300
 check_error "--thermal-wait '30' is more than --thermal-continue (default) '20'" --thermal-wait 30
 check_error "--thermal-control 'on': should be one of 'auto', 'manual', 'off'" --thermal-control on
+check_error "--graph-profiling 'nodes': should be one of 'node', 'graph', 'none'" --graph-profiling nodes
 check_error "--nvtx-include 'A//B': empty range name at character 3" --nvtx-include 'A//B'
 check_error "--nvtx-exclude '[': no range name" --nvtx-exclude '['
 check_error "unknown escape '%q'" -o 'x.%q'
@@ -55,6 +56,11 @@ out=$(RANGEPROF_LIST_METRICS=1 "$rp" -q -- sh -c 'echo ran' 2>&1)
 printf '%s' "$out" | grep -q '^ran$' && printf '%s' "$out" | grep -q "RANGEPROF_LIST_METRICS is ignored" ||
 	{ echo "FAIL: leftover RANGEPROF_LIST_METRICS: $out"; fail=1; }
 "$rp" -q -c 2 -c unlimited -- true 2>/dev/null || { echo "FAIL: -c unlimited"; fail=1; }
+# Every choice reaches the library through its variable (a value the launcher forgot to
+# export stopped it with "cannot set RANGEPROF_GRAPH_PROFILING").
+out=$("$rp" -q --graph-profiling graph --memory-save checkpoint --thermal-control off \
+	--cache-control none -- sh -c 'echo "$RANGEPROF_GRAPH_PROFILING $RANGEPROF_MEMORY_SAVE $RANGEPROF_THERMAL_CONTROL $RANGEPROF_CACHE_CONTROL"' 2>/dev/null)
+[ "$out" = "graph checkpoint off none" ] || { echo "FAIL: choices exported: $out"; fail=1; }
 RANGEPROF_RUNS=x "$rp" true 2>/dev/null && { echo "FAIL: bad env accepted"; fail=1; }
 "$rp" -q -- sh -c 'exit 7' 2>/dev/null; [ $? -eq 7 ] || { echo "FAIL: exit status"; fail=1; }
 "$rp" -q -- sh -c 'kill -TERM $$' 2>/dev/null; [ $? -eq 143 ] || { echo "FAIL: signal"; fail=1; }

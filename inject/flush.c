@@ -52,42 +52,6 @@ static const char flush_ptx[] =
 	"  ret;\n"
 	"}\n";
 
-/* Discards every 128-byte line of the sweep buffer from the L2 without writing it back
- * (its contents are rangeprof's own and never read). A kernel of its own: discarding
- * inside the sweep would race with other threads still reading the same lines. */
-static const char discard_ptx[] =
-	".version 7.4\n"
-	".target sm_80\n"
-	".address_size 64\n"
-	".visible .entry rangeprof_l2_discard(.param .u64 buf, .param .u64 lines)\n"
-	"{\n"
-	"  .reg .pred %p<2>;\n"
-	"  .reg .b32 %r<6>;\n"
-	"  .reg .b64 %rd<12>;\n"
-	"  ld.param.u64 %rd1, [buf];\n"
-	"  ld.param.u64 %rd2, [lines];\n"
-	"  mov.u32 %r1, %ctaid.x;\n"
-	"  mov.u32 %r2, %ntid.x;\n"
-	"  mov.u32 %r3, %tid.x;\n"
-	"  mov.u32 %r4, %nctaid.x;\n"
-	"  cvt.u64.u32 %rd4, %r1;\n"
-	"  cvt.u64.u32 %rd5, %r2;\n"
-	"  cvt.u64.u32 %rd6, %r3;\n"
-	"  mad.lo.u64 %rd7, %rd4, %rd5, %rd6;\n"
-	"  cvt.u64.u32 %rd8, %r4;\n"
-	"  mul.lo.u64 %rd9, %rd8, %rd5;\n"
-	"LOOP:\n"
-	"  setp.ge.u64 %p1, %rd7, %rd2;\n"
-	"  @%p1 bra DONE;\n"
-	"  shl.b64 %rd10, %rd7, 7;\n"
-	"  add.u64 %rd11, %rd1, %rd10;\n"
-	"  discard.global.L2 [%rd11], 128;\n"
-	"  add.u64 %rd7, %rd7, %rd9;\n"
-	"  bra LOOP;\n"
-	"DONE:\n"
-	"  ret;\n"
-	"}\n";
-
 int inject_flush_init(struct inject_flush *f, int device, char *err, size_t err_size)
 {
 	CUdevice dev;
@@ -117,34 +81,13 @@ int inject_flush_init(struct inject_flush *f, int device, char *err, size_t err_
 	}
 	f->words = bytes / 16;
 	f->blocks = (unsigned)(sms > 0 ? 4 * sms : 512);
-	/* Older GPUs cannot discard: their sweep stays a plain read sweep. */
-	if (rp_api.cuModuleLoadData(&f->discard_module, discard_ptx) != CUDA_SUCCESS ||
-	    rp_api.cuModuleGetFunction(&f->discard, f->discard_module, "rangeprof_l2_discard") !=
-		    CUDA_SUCCESS) {
-		if (f->discard_module)
-			rp_api.cuModuleUnload(f->discard_module);
-		f->discard_module = NULL;
-		f->discard = NULL;
-	}
 	return 0;
 }
 
 CUresult inject_flush_launch(struct inject_flush *f, CUstream stream)
 {
 	void *args[] = { &f->buffer, &f->words, &f->sink };
-	CUresult r = rp_api.cuLaunchKernel(f->kernel, f->blocks, 1, 1, 256, 1, 1, 0, stream, args,
-					   NULL);
-	if (r != CUDA_SUCCESS || !f->discard)
-		return r;
-	unsigned long long lines = f->words / 8;
-	void *discard_args[] = { &f->buffer, &lines };
-	return rp_api.cuLaunchKernel(f->discard, f->blocks, 1, 1, 256, 1, 1, 0, stream,
-				     discard_args, NULL);
-}
-
-unsigned inject_flush_kernels(const struct inject_flush *f)
-{
-	return f->discard ? 2 : 1;
+	return rp_api.cuLaunchKernel(f->kernel, f->blocks, 1, 1, 256, 1, 1, 0, stream, args, NULL);
 }
 
 void inject_flush_finish(struct inject_flush *f)
@@ -155,7 +98,5 @@ void inject_flush_finish(struct inject_flush *f)
 		rp_api.cuMemFree(f->sink);
 	if (f->module)
 		rp_api.cuModuleUnload(f->module);
-	if (f->discard_module)
-		rp_api.cuModuleUnload(f->discard_module);
 	*f = (struct inject_flush){ 0 };
 }

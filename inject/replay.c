@@ -642,7 +642,7 @@ static void measure(struct measurement *m)
 		double known = m->fn->kernel_seconds * batch;
 		m->watchdog_seconds = known * 1000 > 10 ? known * 1000 : 10;
 		char err[2048];
-		int rc = collector_profiler_measure(m->c->profiler, m->d->set, batch, flush ? 1 + inject_flush_kernels(&m->c->flush) : 1,
+		int rc = collector_profiler_measure(m->c->profiler, m->d->set, batch, flush ? 2 : 1,
 						    run_once, &rr, values + (size_t)done * metric_count,
 						    clocks + done, &passes, &m->cost, err, sizeof(err));
 		inject_watchdog_disarm();

@@ -29,7 +29,8 @@ same() { # name file_a file_b: identical application output
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu \
-	tests/gpu/memory_cases.cu tests/gpu/procs.cu tests/gpu/graphs.cu tests/gpu/l2_rmw.cu; do
+	tests/gpu/memory_cases.cu tests/gpu/procs.cu tests/gpu/graphs.cu tests/gpu/l2_rmw.cu \
+	bench/graph_timing.cu; do
 	nvcc -O2 -arch=sm_90 -std=c++17 --extended-lambda "$root/$src" -o "$work/$(basename "$src" .cu)" \
 		-ldl -lcuda || exit 1
 done
@@ -237,8 +238,23 @@ for mode in node graph; do
 done
 check graphs-node-vs-ncu $G node gr_capture.jsonl ncu_gr_node.csv
 cat graphs-node-vs-ncu.log
-check graphs-graph-vs-ncu $G graph gr_graph.jsonl ncu_gr_graph.csv
-cat graphs-graph-vs-ncu.log
+# ncu's graph-mode time holds ~130 us that is not the graph's execution: 280-290 us for a
+# graph whose launches take 159 us by CUDA events with no profiler attached (bench/NOTES.md).
+# Shown, not judged; the judged reference is the application's own events around
+# cudaGraphLaunch after an L2 sweep (bench/graph_timing.cu), within 2 %.
+echo "graph mode against ncu --graph-profiling graph (not judged):"
+$G graph gr_graph.jsonl ncu_gr_graph.csv
+./graph_timing >gt_plain.txt
+"$RP" -q -o gt.jsonl --graph-profiling graph --runs 5 ./graph_timing >/dev/null 2>&1
+check graph-mode-vs-events python3 -c "
+import json, re, statistics
+events = float(re.search(r'graph launch[^:]*: median ([0-9.]+) us', open('gt_plain.txt').read()).group(1))
+v = [x['metrics']['gpu__time_duration.sum'] / 1e3 for x in map(json.loads, open('gt.jsonl'))
+     if x['type'] == 'run' and x.get('workload') == 'graph']
+m = statistics.median(v)
+print(f'graph launch by events {events:.1f} us, rangeprof graph mode {m:.1f} us ({100 * (m - events) / events:+.2f} %, {len(v)} runs)')
+assert abs(m - events) <= 0.02 * events"
+cat graph-mode-vs-events.log
 # Cost (bench/NOTES.md): a graph launch of 3 kernel nodes against the same 3 kernels
 # launched plainly afterwards, in one run.
 echo "graph node mode against plain launches (./graphs capture, --runs 5):"
@@ -354,6 +370,6 @@ for i in 1 2 3; do { time /usr/local/cuda/bin/ncu --clock-control none -k inplac
 
 fi
 
-tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches --exclude=procs --exclude=graphs --exclude=memory_cases --exclude=l2_rmw . 2>/dev/null
+tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches --exclude=procs --exclude=graphs --exclude=memory_cases --exclude=l2_rmw --exclude=graph_timing . 2>/dev/null
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

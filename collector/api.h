@@ -43,14 +43,14 @@ typedef struct {
 	X(cuMemFreeHost) X(cuKernelGetParamInfo) X(cuKernelGetLibrary) X(cuLibraryGetGlobal) \
 	X(cuModuleUnload) X(cuKernelGetName) X(cuGraphClone) X(cuGraphDestroy)            \
 	X(cuGraphNodeFindInClone) X(cuGraphGetNodes) X(cuGraphNodeGetType)              \
-	X(cuGraphNodeGetDependencies) X(cuGraphKernelNodeGetParams)                     \
+	X(cuGraphKernelNodeGetParams)                                                   \
 	X(cuGraphKernelNodeSetParams) X(cuGraphMemsetNodeGetParams)                     \
 	X(cuGraphMemsetNodeSetParams) X(cuGraphMemcpyNodeGetParams)                     \
 	X(cuGraphMemcpyNodeSetParams) X(cuGraphHostNodeSetParams)                       \
 	X(cuGraphChildGraphNodeGetGraph) X(cuGraphNodeSetParams) X(cuMemsetD2D8Async)   \
 	X(cuMemsetD2D16Async) X(cuMemsetD2D32Async) X(cuMemcpy3DAsync) X(cuGraphLaunch) \
 	X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)   \
-	X(cuEventDestroy)
+	X(cuEventDestroy) X(cuGraphGetEdges) X(cuGraphKernelNodeGetAttribute)
 
 #define RP_CUPTI_FUNCTIONS(X)                                                          \
 	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)                  \

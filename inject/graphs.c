@@ -4,6 +4,8 @@
  * driver through collector/api. */
 #include "inject/graphs.h"
 
+#include <stdint.h>
+
 #include <cupti.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,6 +19,8 @@
 #include "collector/records.h"
 #include "inject/inject.h"
 #include "common/log.h"
+#include "inject/collectives.h"
+#include "inject/graph_order.h"
 #include "inject/output.h"
 
 static enum rp_graph_profiling mode = RP_GRAPH_NODE;
@@ -171,12 +175,25 @@ static void updated(int cbid, const void *params)
 	const char *call = "a graph update";
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams:
 		call = "cuGraphExecKernelNodeSetParams";
 		if (node)
 			cr = rp_api.cuGraphKernelNodeSetParams(
 				node, ((const cuGraphExecKernelNodeSetParams_v2_params *)params)->nodeParams);
 		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams: {
+		/* The first version's struct ends before kern and ctx: copied into the
+		 * current one, which the setter reads whole. */
+		call = "cuGraphExecKernelNodeSetParams";
+		const CUDA_KERNEL_NODE_PARAMS_v1 *v1 =
+			((const cuGraphExecKernelNodeSetParams_params *)params)->nodeParams;
+		CUDA_KERNEL_NODE_PARAMS v2 = { v1->func, v1->gridDimX, v1->gridDimY, v1->gridDimZ,
+					       v1->blockDimX, v1->blockDimY, v1->blockDimZ,
+					       v1->sharedMemBytes, v1->kernelParams, v1->extra,
+					       NULL, NULL };
+		if (node)
+			cr = rp_api.cuGraphKernelNodeSetParams(node, &v2);
+		break;
+	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams:
 		call = "cuGraphExecMemsetNodeSetParams";
 		if (node)
@@ -263,16 +280,9 @@ unsigned long inject_graphs_known(void)
 /* Stream captures                                                                       */
 /* ------------------------------------------------------------------------------------ */
 
-static atomic_int global_captures;
-static __thread int thread_captures;
-#define CAPTURES 256
-static struct { CUstream stream; CUstreamCaptureMode mode; } captures[CAPTURES];
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
-
 bool inject_graphs_on_capture(int cbid, const void *params, bool at_exit, bool succeeded)
 {
 	CUstream stream;
-	CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 	bool begin = true;
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
@@ -282,12 +292,10 @@ bool inject_graphs_on_capture(int cbid, const void *params, bool at_exit, bool s
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
 		stream = ((const cuStreamBeginCapture_v2_params *)params)->hStream;
-		capture_mode = ((const cuStreamBeginCapture_v2_params *)params)->mode;
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
 		stream = ((const cuStreamBeginCaptureToGraph_params *)params)->hStream;
-		capture_mode = ((const cuStreamBeginCaptureToGraph_params *)params)->mode;
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
@@ -297,48 +305,21 @@ bool inject_graphs_on_capture(int cbid, const void *params, bool at_exit, bool s
 	default:
 		return false;
 	}
-	/* A capture counts from before its begin returns (the call itself may be watched by
-	 * another thread's measurement) to after its end has returned. */
-	if (begin && !at_exit) {
-		if (capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
-			return true;
-		if (capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
-			atomic_fetch_add(&global_captures, 1);
-		thread_captures++;
-		pthread_mutex_lock(&capture_lock);
-		for (int i = 0; i < CAPTURES; i++) {
-			if (!captures[i].stream) {
-				captures[i].stream = stream;
-				captures[i].mode = capture_mode;
-				break;
-			}
-		}
-		pthread_mutex_unlock(&capture_lock);
-		return true;
-	}
-	if (begin && succeeded)
-		return true;
-	if (!begin && !at_exit)
-		return true;
-	/* A failed begin, or an end that returned (the capture is over either way). */
-	pthread_mutex_lock(&capture_lock);
-	for (int i = 0; i < CAPTURES; i++) {
-		if (captures[i].stream == stream) {
-			if (captures[i].mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
-				atomic_fetch_sub(&global_captures, 1);
-			if (thread_captures > 0)
-				thread_captures--;
-			captures[i].stream = NULL;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&capture_lock);
+	/* Every mode counts, relaxed included: a measurement synchronises the whole context,
+	 * which no capturing stream of it may see (the CUDA programming guide). A capture
+	 * counts from before its begin (another thread's measurement may be under way) to
+	 * after its end has returned; a failed begin ends it at once. */
+	uint64_t thread = (uint64_t)pthread_self();
+	if (begin && !at_exit)
+		inject_captures_begin(stream, thread);
+	else if ((begin && !succeeded) || (!begin && at_exit))
+		inject_captures_end(stream, thread);
 	return true;
 }
 
 bool inject_graphs_capture_under_way(void)
 {
-	return atomic_load(&global_captures) > 0 || thread_captures > 0;
+	return inject_captures_under_way();
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -385,67 +366,65 @@ static const char *type_name(CUgraphNodeType t)
 	}
 }
 
-/* Appends graph's nodes in a topological order (Kahn), child graphs in place of their
- * nodes. why gets the reason when a node cannot be run alone. */
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Appends graph's nodes in a topological order (graph_order.c: O(nodes + edges), two
+ * driver calls for the structure), child graphs in place of their nodes. why gets the
+ * reason when a node cannot be run alone. */
 static int flatten(CUgraph graph, struct node_list *out, int depth, char *why, size_t why_size)
 {
-	size_t n = 0;
-	if (depth > 16 || rp_api.cuGraphGetNodes(graph, NULL, &n) != CUDA_SUCCESS) {
+	size_t n = 0, e = 0;
+	if (depth > 16 || rp_api.cuGraphGetNodes(graph, NULL, &n) != CUDA_SUCCESS ||
+	    rp_api.cuGraphGetEdges(graph, NULL, NULL, NULL, &e) != CUDA_SUCCESS) {
 		snprintf(why, why_size, depth > 16 ? "child graphs nested too deep" :
-			 "cuGraphGetNodes failed");
+			 "its nodes or edges cannot be read");
 		return -1;
 	}
 	CUgraphNode *nodes = calloc(n + 1, sizeof(*nodes));
-	size_t *pending = calloc(n + 1, sizeof(*pending));
+	CUgraphNode *from = calloc(e + 1, sizeof(*from)), *to = calloc(e + 1, sizeof(*to));
+	/* Asked for, though unused: without it the driver refuses graphs whose edges carry
+	 * data (programmatic dependent launch) with CUDA_ERROR_LOSSY_QUERY. */
+	CUgraphEdgeData *edge_data = calloc(e + 1, sizeof(*edge_data));
+	uintptr_t *sorted = calloc(n + 1, sizeof(*sorted));
+	size_t *from_index = calloc(e + 1, sizeof(*from_index));
+	size_t *to_index = calloc(e + 1, sizeof(*to_index));
 	size_t *order = calloc(n + 1, sizeof(*order));
 	int rc = -1;
-	if (!nodes || !pending || !order) {
+	if (!nodes || !from || !to || !edge_data || !sorted || !from_index || !to_index || !order) {
 		snprintf(why, why_size, "out of host memory");
 		goto out;
 	}
-	if (rp_api.cuGraphGetNodes(graph, nodes, &n) != CUDA_SUCCESS) {
-		snprintf(why, why_size, "cuGraphGetNodes failed");
+	if (rp_api.cuGraphGetNodes(graph, nodes, &n) != CUDA_SUCCESS ||
+	    rp_api.cuGraphGetEdges(graph, from, to, edge_data, &e) != CUDA_SUCCESS) {
+		snprintf(why, why_size, "its nodes or edges cannot be read");
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		size_t deps = 0;
-		if (rp_api.cuGraphNodeGetDependencies(nodes[i], NULL, NULL, &deps) != CUDA_SUCCESS) {
-			snprintf(why, why_size, "cuGraphNodeGetDependencies failed");
+	/* Nodes are numbered by address order; the order is then mapped back. */
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = (uintptr_t)nodes[i];
+	qsort(sorted, n, sizeof(*sorted), by_address);
+	for (size_t i = 0; i < e; i++) {
+		long f = inject_graph_index(sorted, n, (uintptr_t)from[i]);
+		long t = inject_graph_index(sorted, n, (uintptr_t)to[i]);
+		if (f < 0 || t < 0) {
+			snprintf(why, why_size, "an edge names a node the graph does not list");
 			goto out;
 		}
-		pending[i] = deps;
+		from_index[i] = (size_t)f;
+		to_index[i] = (size_t)t;
 	}
-	/* Kahn's algorithm: a node is ready once every dependency was placed. Quadratic in
-	 * the node count, which is fine for graphs of thousands of nodes, measured rarely. */
-	size_t placed = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!pending[i])
-			order[placed++] = i;
-	for (size_t head = 0; head < placed; head++) {
-		CUgraphNode done_node = nodes[order[head]];
-		for (size_t i = 0; i < n; i++) {
-			if (!pending[i])
-				continue;
-			size_t deps = 0;
-			rp_api.cuGraphNodeGetDependencies(nodes[i], NULL, NULL, &deps);
-			CUgraphNode *d = calloc(deps + 1, sizeof(*d));
-			if (!d) {
-				snprintf(why, why_size, "out of host memory");
-				goto out;
-			}
-			rp_api.cuGraphNodeGetDependencies(nodes[i], d, NULL, &deps);
-			for (size_t k = 0; k < deps; k++)
-				if (d[k] == done_node && !--pending[i])
-					order[placed++] = i;
-			free(d);
-		}
-	}
-	if (placed != n) {
-		snprintf(why, why_size, "the graph's dependencies have a cycle");
+	int ordered = inject_graph_order(n, from_index, to_index, e, order);
+	if (ordered) {
+		snprintf(why, why_size, ordered == -2 ? "out of host memory" :
+			 "the graph's dependencies have a cycle");
 		goto out;
 	}
 	for (size_t k = 0; k < n; k++) {
-		CUgraphNode node = nodes[order[k]];
+		CUgraphNode node = (CUgraphNode)sorted[order[k]];
 		CUgraphNodeType type;
 		if (rp_api.cuGraphNodeGetType(node, &type) != CUDA_SUCCESS) {
 			snprintf(why, why_size, "cuGraphNodeGetType failed");
@@ -480,9 +459,64 @@ static int flatten(CUgraph graph, struct node_list *out, int depth, char *why, s
 	rc = 0;
 out:
 	free(nodes);
-	free(pending);
+	free(from);
+	free(to);
+	free(edge_data);
+	free(sorted);
+	free(from_index);
+	free(to_index);
 	free(order);
 	return rc;
+}
+
+/* A kernel node that waits for other GPUs or processes (an NCCL collective captured into
+ * the graph, a cooperative kernel): run alone, outside the graph or relaunched with the
+ * graph, it would wait for ever or meet the wrong peer. why gets what it is. */
+static bool waits_for_peers(CUgraphNode node, const char *mangled, char *why, size_t why_size)
+{
+	const char *what = NULL;
+	if (inject_is_collective(mangled, &what) ||
+	    inject_is_collective(inject_demangle(mangled), &what)) {
+		snprintf(why, why_size, "its kernel node %s is a %s kernel, which waits for other "
+			 "GPUs or processes", inject_demangle(mangled), what);
+		return true;
+	}
+	CUkernelNodeAttrValue value;
+	memset(&value, 0, sizeof(value));
+	if (rp_api.cuGraphKernelNodeGetAttribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value) ==
+		    CUDA_SUCCESS && value.cooperative) {
+		snprintf(why, why_size, "its kernel node %s is cooperative (grid-wide "
+			 "synchronisation)", inject_demangle(mangled));
+		return true;
+	}
+	return false;
+}
+
+/* What graph mode cannot relaunch without repeating the application's side effects: host
+ * functions, recorded events, copies to or from host memory (which the checkpoint does not
+ * restore). NULL when there is none. */
+static const char *repeats_side_effects(const struct node_list *l)
+{
+	for (size_t i = 0; i < l->count; i++) {
+		switch (l->types[i]) {
+		case CU_GRAPH_NODE_TYPE_HOST:
+			return "a host node (its function would run again at every run)";
+		case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+			return "an event-record node (the application's event would be recorded again)";
+		case CU_GRAPH_NODE_TYPE_MEMCPY: {
+			CUDA_MEMCPY3D p;
+			if (rp_api.cuGraphMemcpyNodeGetParams(l->nodes[i], &p) != CUDA_SUCCESS ||
+			    p.srcMemoryType == CU_MEMORYTYPE_HOST || p.dstMemoryType == CU_MEMORYTYPE_HOST ||
+			    p.srcMemoryType == CU_MEMORYTYPE_UNIFIED ||
+			    p.dstMemoryType == CU_MEMORYTYPE_UNIFIED)
+				return "a copy that may touch host memory (not restored between runs)";
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return NULL;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -571,7 +605,19 @@ static void measure_nodes(struct graph_exec *g, const struct node_list *list, CU
 				      "the graph launch is not measured", (unsigned long long)g->id);
 			goto out;
 		}
-		if (disabled(g, list->nodes[i]))
+		char why[320];
+		if (waits_for_peers(list->nodes[i], launches[i].mangled, why, sizeof(why))) {
+			inject_report("graph-collective", INJECT_CONCERNS(.call = "cuGraphLaunch",
+									  .option = "--nvtx-exclude",
+									  .detail = why), false,
+				      "graph %llu: %s; its launches run unmeasured", (unsigned long long)g->id,
+				      why);
+			chosen = 0;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < list->count; i++) {
+		if (list->types[i] != CU_GRAPH_NODE_TYPE_KERNEL || disabled(g, list->nodes[i]))
 			continue;
 		const char *demangled = NULL;
 		if (filters.kernel_selected(launches[i].function, launches[i].mangled, &demangled) &&
@@ -698,15 +744,34 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 		measure_nodes(g, &list, stream, ctx, context_id, index, launch);
 		goto out;
 	}
-	/* Graph mode: one workload, selected when -k takes one of its kernels. */
+	/* Graph mode: one workload, selected when -k takes one of its kernels; never one
+	 * whose relaunch would wait for peers or repeat the application's side effects. */
+	const char *effects = repeats_side_effects(&list);
+	if (effects) {
+		inject_report("graph-effects", INJECT_CONCERNS(.call = "cuGraphLaunch",
+							       .option = "--graph-profiling"), false,
+			      "graph %llu has %s: --graph-profiling graph does not measure it "
+			      "(node mode does)", (unsigned long long)g->id, effects);
+		goto out;
+	}
 	bool any = false;
-	for (size_t i = 0; i < list.count && !any; i++) {
+	for (size_t i = 0; i < list.count; i++) {
 		CUDA_KERNEL_NODE_PARAMS p;
 		struct inject_launch l;
 		const char *demangled = NULL;
-		any = list.types[i] == CU_GRAPH_NODE_TYPE_KERNEL &&
-		      kernel_launch(list.nodes[i], ctx, context_id, stream, &p, &l) &&
-		      filters.kernel_selected(l.function, l.mangled, &demangled);
+		char peers[320];
+		if (list.types[i] != CU_GRAPH_NODE_TYPE_KERNEL ||
+		    !kernel_launch(list.nodes[i], ctx, context_id, stream, &p, &l))
+			continue;
+		if (waits_for_peers(list.nodes[i], l.mangled, peers, sizeof(peers))) {
+			inject_report("graph-collective", INJECT_CONCERNS(.call = "cuGraphLaunch",
+									  .option = "--nvtx-exclude",
+									  .detail = peers), false,
+				      "graph %llu: %s; its launches run unmeasured",
+				      (unsigned long long)g->id, peers);
+			goto out;
+		}
+		any |= filters.kernel_selected(l.function, l.mangled, &demangled);
 	}
 	if (any && filters.take_launch()) {
 		struct collector_graph where = { g->id, launch, -1, list.count };

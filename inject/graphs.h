@@ -40,8 +40,9 @@ bool inject_graphs_on_call(int cbid, const void *params, bool succeeded);
 void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
 			  uint64_t index);
 
-/* Stream captures under way in global or thread-local mode: while one runs, rangeprof
- * calls nothing that would invalidate it (a measurement synchronises and allocates).
+/* Stream captures under way in the process, in any mode and on any thread (graph_order.c):
+ * while one runs, nothing is measured, since a measurement synchronises the context,
+ * allocates and takes checkpoints, which would invalidate it.
  * Fed from the cuStreamBeginCapture calls and cuStreamEndCapture; true when cbid was
  * one. */
 bool inject_graphs_on_capture(int cbid, const void *params, bool at_exit, bool succeeded);

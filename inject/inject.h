@@ -1,5 +1,5 @@
 /* inject/inject.h - the injected library's internals. Calls run one way:
- *   entry.c -> init.c -> launch.c -> replay.c -> launches.c, output.c, names.c,
+ *   entry.c -> init.c -> launch.c -> graphs.c -> replay.c -> launches.c, output.c, names.c,
  *   contexts.c, devlock.c, collectives.c, watchdog.c, flush.c -> collector/, memory/,
  *   nvtx_bridge/, common/.
  * entry.c calls inject_init_once(); all else stays inside inject/. */

@@ -391,7 +391,7 @@ static bool take_launch(void)
 }
 
 /* A selected cuGraphLaunch (graphs.c measures its kernel nodes, or the whole launch). */
-static void on_graph_launch(const CUpti_CallbackData *cb)
+static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
 	atomic_fetch_add(&graph_launches, 1);
@@ -400,8 +400,11 @@ static void on_graph_launch(const CUpti_CallbackData *cb)
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
 	const cuGraphLaunch_params *p = cb->functionParams;
+	/* As for kernels (launches.c): a _ptsz call's NULL is the per-thread stream. */
+	CUstream stream = !p->hStream && cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz ?
+		CU_STREAM_PER_THREAD : p->hStream;
 	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-	if ((rp_api.cuStreamIsCapturing(p->hStream, &capture) == CUDA_SUCCESS &&
+	if ((rp_api.cuStreamIsCapturing(stream, &capture) == CUDA_SUCCESS &&
 	     capture != CU_STREAM_CAPTURE_STATUS_NONE) || inject_graphs_capture_under_way()) {
 		inject_report("graph-capture", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
 			      "a graph launched while a stream capture was under way is not "
@@ -410,7 +413,7 @@ static void on_graph_launch(const CUpti_CallbackData *cb)
 	}
 	pthread_mutex_lock(&replay_lock);
 	inside_replay = true;
-	inject_graphs_launch(p->hGraph, p->hStream, cb->context, cb->contextUid, index);
+	inject_graphs_launch(p->hGraph, stream, cb->context, cb->contextUid, index);
 	inside_replay = false;
 	pthread_mutex_unlock(&replay_lock);
 }
@@ -515,7 +518,7 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-		on_graph_launch(cb);
+		on_graph_launch(cbid, cb);
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy:
 		/* Forgotten before the handle can be given to another graph. */

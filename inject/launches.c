@@ -16,7 +16,22 @@ static void set_dims(struct inject_launch *l, unsigned gx, unsigned gy, unsigned
 	l->stream = stream;
 }
 
+static bool decode(int cbid, const void *params, struct inject_launch *l);
+
 bool inject_launch_decode(int cbid, const void *params, struct inject_launch *l)
+{
+	if (!decode(cbid, params, l))
+		return false;
+	/* A _ptsz call's NULL stream is the thread's per-thread default stream; the replay
+	 * calls are the plain ones, where NULL would mean the legacy stream. */
+	if (!l->stream && (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+			   cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz ||
+			   cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz))
+		l->stream = CU_STREAM_PER_THREAD;
+	return true;
+}
+
+static bool decode(int cbid, const void *params, struct inject_launch *l)
 {
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:

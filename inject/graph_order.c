@@ -1,0 +1,152 @@
+/* inject/graph_order.c - topological order of a graph's nodes, and captures under way
+ * (graph_order.h). libc only. */
+#include "inject/graph_order.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+int inject_graph_order(size_t n, const size_t *from, const size_t *to, size_t e, size_t *order)
+{
+	/* Successors in one array (counting sort by source), in-degrees, and a min-heap of
+	 * ready nodes so that ties are broken the same way every time. */
+	size_t *start = calloc(n + 1, sizeof(*start));
+	size_t *succ = calloc(e + 1, sizeof(*succ));
+	size_t *pending = calloc(n + 1, sizeof(*pending));
+	size_t *heap = calloc(n + 1, sizeof(*heap));
+	int rc = -2;
+	if (!start || !succ || !pending || !heap)
+		goto out;
+	rc = -1;
+	for (size_t i = 0; i < e; i++) {
+		if (from[i] >= n || to[i] >= n)
+			goto out;
+		start[from[i] + 1]++;
+		pending[to[i]]++;
+	}
+	for (size_t v = 0; v < n; v++)
+		start[v + 1] += start[v];
+	size_t *fill = calloc(n + 1, sizeof(*fill));
+	if (!fill) {
+		rc = -2;
+		goto out;
+	}
+	for (size_t i = 0; i < e; i++)
+		succ[start[from[i]] + fill[from[i]]++] = to[i];
+	free(fill);
+	size_t heap_n = 0, placed = 0;
+	for (size_t v = 0; v < n; v++) {
+		if (pending[v])
+			continue;
+		/* Pushed in increasing order: already a heap. */
+		heap[heap_n++] = v;
+	}
+	while (heap_n) {
+		size_t v = heap[0];
+		heap[0] = heap[--heap_n];
+		for (size_t i = 0;;) { /* sift down */
+			size_t l = 2 * i + 1, r = l + 1, m = i;
+			if (l < heap_n && heap[l] < heap[m])
+				m = l;
+			if (r < heap_n && heap[r] < heap[m])
+				m = r;
+			if (m == i)
+				break;
+			size_t t = heap[i];
+			heap[i] = heap[m];
+			heap[m] = t;
+			i = m;
+		}
+		order[placed++] = v;
+		for (size_t k = start[v]; k < start[v + 1]; k++) {
+			size_t w = succ[k];
+			if (--pending[w])
+				continue;
+			size_t i = heap_n++; /* sift up */
+			heap[i] = w;
+			while (i && heap[(i - 1) / 2] > heap[i]) {
+				size_t p = (i - 1) / 2, t = heap[p];
+				heap[p] = heap[i];
+				heap[i] = t;
+				i = p;
+			}
+		}
+	}
+	rc = placed == n ? 0 : -1;
+out:
+	free(start);
+	free(succ);
+	free(pending);
+	free(heap);
+	return rc;
+}
+
+long inject_graph_index(const uintptr_t *sorted, size_t n, uintptr_t key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sorted[mid] < key)
+			lo = mid + 1;
+		else if (sorted[mid] > key)
+			hi = mid;
+		else
+			return (long)mid;
+	}
+	return -1;
+}
+
+/* ---- captures under way ------------------------------------------------------------ */
+
+struct capture {
+	const void *stream;
+	uint64_t thread;
+};
+#define CAPTURES 256
+static struct capture captures[CAPTURES];
+static size_t capture_count;
+/* Captures that found the table full: counted, never matched; each end that matches no
+ * entry takes one off, so the count can only be too high (measuring waits), never low. */
+static size_t overflow;
+static atomic_size_t under_way;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+void inject_captures_begin(const void *stream, uint64_t thread)
+{
+	pthread_mutex_lock(&lock);
+	if (capture_count < CAPTURES)
+		captures[capture_count++] = (struct capture){ stream, thread };
+	else
+		overflow++;
+	atomic_fetch_add(&under_way, 1);
+	pthread_mutex_unlock(&lock);
+}
+
+void inject_captures_end(const void *stream, uint64_t thread)
+{
+	pthread_mutex_lock(&lock);
+	/* The thread's own capture of the stream; else (a relaxed capture may end on
+	 * another thread) any capture of the same explicit stream. A NULL stream names a
+	 * different per-thread stream on each thread, so it must match the thread. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < capture_count; i++) {
+			if (captures[i].stream != stream ||
+			    (captures[i].thread != thread && (pass == 0 || !stream)))
+				continue;
+			captures[i] = captures[--capture_count];
+			atomic_fetch_sub(&under_way, 1);
+			pthread_mutex_unlock(&lock);
+			return;
+		}
+	}
+	if (overflow) {
+		overflow--;
+		atomic_fetch_sub(&under_way, 1);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+bool inject_captures_under_way(void)
+{
+	return atomic_load(&under_way) > 0;
+}

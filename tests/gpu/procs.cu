@@ -8,6 +8,8 @@
 //   collective    a kernel named like NCCL's that spins until the host sets a flag after
 //                 the launch: a replay before the flag would wait for ever
 //   hang          the same spin under a plain name, bounded by 15 s: the watchdog speaks
+//   devices N     (two GPUs) one thread alternates N launches between devices 0 and 1, a
+//                 kernel named for each device, so the records show where each ran
 //   long S        launches of a busy kernel for S seconds (SIGTERM during a replay: the
 //                 program must still be running when the signal comes, with or without
 //                 rangeprof)
@@ -111,6 +113,51 @@ static int spin_case(bool named_like_nccl)
 	return 0;
 }
 
+extern "C" __global__ void inplace_dev0(float *x, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		x[i] += 1.0f;
+}
+
+extern "C" __global__ void inplace_dev1(float *x, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		x[i] += 2.0f;
+}
+
+// One thread, two devices, launches alternating: each kernel must be measured on the
+// device it was launched on (issue 7 item 4).
+static int devices(int launches)
+{
+	int count = 0;
+	if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+		printf("devices: needs two GPUs\n");
+		return 1;
+	}
+	const size_t n = 1 << 22;
+	float *x[2];
+	for (int d = 0; d < 2; d++) {
+		cudaSetDevice(d);
+		cudaMalloc(&x[d], n * 4);
+		cudaMemset(x[d], 0, n * 4);
+	}
+	nvtxRangePushA("work");
+	for (int i = 0; i < launches; i++) {
+		int d = i % 2;
+		cudaSetDevice(d);
+		if (d == 0)
+			inplace_dev0<<<264, 256>>>(x[0], n);
+		else
+			inplace_dev1<<<264, 256>>>(x[1], n);
+	}
+	nvtxRangePop();
+	for (int d = 0; d < 2; d++) {
+		cudaSetDevice(d);
+		printf("device %d checksum %.0f\n", d, checksum(x[d], n));
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "work";
@@ -158,6 +205,8 @@ int main(int argc, char **argv)
 		return spin_case(true);
 	} else if (!strcmp(mode, "hang")) {
 		return spin_case(false);
+	} else if (!strcmp(mode, "devices")) {
+		return devices(n);
 	} else if (!strcmp(mode, "long")) {
 		const size_t m = 1 << 24;
 		float *x;

@@ -345,8 +345,28 @@ import json
 for r in (0, 1):
     d = {x['device'] for x in map(json.loads, open(f'tr.{r}.jsonl')) if x['type'] == 'run'}
     assert d == {r}, (r, d)\""
+	# One thread alternating between the two devices: each kernel measured on its own
+	# device; with CUDA_VISIBLE_DEVICES=1,0 the records' ordinals follow CUDA's numbering
+	# and their UUIDs the physical GPUs.
+	./procs devices 8 >dv_plain.txt
+	"$RP" -q -o dv.jsonl --runs 3 --nvtx-include work/ ./procs devices 8 >dv_rp.txt
+	same dv_plain.txt dv_rp.txt devices-alternating
+	CUDA_VISIBLE_DEVICES=1,0 "$RP" -q -o dvr.jsonl --runs 3 --nvtx-include work/ ./procs devices 8 >/dev/null
+	uuid0=$(nvidia-smi -i 0 --query-gpu=uuid --format=csv,noheader)
+	uuid1=$(nvidia-smi -i 1 --query-gpu=uuid --format=csv,noheader)
+	check devices-records python3 -c "
+import json
+for path, uuids in (('dv.jsonl', ['$uuid0', '$uuid1']), ('dvr.jsonl', ['$uuid1', '$uuid0'])):
+    recs = [json.loads(l) for l in open(path)]
+    runs = [r for r in recs if r['type'] == 'run']
+    assert len(runs) == 24, (path, len(runs))
+    for r in runs:
+        assert r['device'] == int(r['kernel'][-1]), (path, r['kernel'], r['device'])
+    dev = {r['index']: r['uuid'] for r in recs if r['type'] == 'device'}
+    assert dev == {0: uuids[0], 1: uuids[1]}, (path, dev, uuids)
+print('ok')"
 else
-	echo "SKIP two-GPU checks (torchrun, all-reduce): need nvidia-h200-x2"
+	echo "SKIP two-GPU checks (torchrun, all-reduce, alternating devices): need nvidia-h200-x2"
 fi
 
 # 5. Benchmarks (bench/NOTES.md): unselected launch cost, measured launch cost.

@@ -45,7 +45,11 @@ class Run:
 
     @property
     def launch_id(self):
-        return f"{self.session_id}#{self.record.get('launch')}"
+        # The kernel nodes of one graph launch share its launch index: the node tells
+        # them apart (a graph may hold the same kernel twice).
+        graph = self.record.get("graph")
+        node = f".node{graph.get('node')}" if isinstance(graph, dict) else ""
+        return f"{self.session_id}#{self.record.get('launch')}{node}"
 
     @property
     def annotation(self):

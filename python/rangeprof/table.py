@@ -13,7 +13,7 @@ from rangeprof.units import DIMENSIONLESS, parse_unit
 # Identity and context columns of a long-form row, in the order tables show them. Config
 # columns (from key=value words) go after Annotation.
 ID_COLUMNS = ["Annotation", "Kernel", "Metric", "Value", "Unit", "Run", "Runs", "Launch",
-              "Session", "Process", "Host", "GPU", "Device", "Grid", "Block",
+              "Workload", "Graph", "GraphNode", "Session", "Process", "Host", "GPU", "Device", "Grid", "Block",
               "SharedMemBytes", "Passes", "CacheControl", "ClockControl", "SMClock",
               "ComputeClock", "MemoryClock", "Temperature", "ThrottleReasons", "Time", "File",
               "Line"]
@@ -43,6 +43,8 @@ def samples(records):
                             parse_unit(units.get(name, "")), units.get(name, ""))
         out.append(dict(
             Annotation=rec.get("nvtx_path", ""), Kernel=rec.get("kernel", ""),
+            Workload=rec.get("workload", "kernel"),
+            Graph=(rec.get("graph") or {}).get("id"), GraphNode=(rec.get("graph") or {}).get("node"),
             Run=rec.get("run"), Runs=rec.get("runs"), Launch=run.launch_id,
             Session=run.session_id, Process=run.session.get("pid"),
             Host=run.session.get("host"), GPU=dev.get("name"), Device=rec.get("device"),

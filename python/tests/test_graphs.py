@@ -1,0 +1,18 @@
+"""Kernel nodes of CUDA graphs in the DataFrame: a real recording (fixtures/recorded/
+graph_capture.jsonl, see its README) of five graph launches of three kernel nodes."""
+import os
+
+from rangeprof import frame
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURE = os.path.join(HERE, "fixtures", "recorded", "graph_capture.jsonl")
+
+
+def test_each_kernel_node_of_each_graph_launch_is_its_own_launch():
+    df = frame.load(CAPTURE)
+    nodes = df[df["Graph"].notna()]
+    assert set(nodes["Workload"]) == {"kernel"}
+    # 5 graph launches x 3 nodes, each its own launch although they share cuGraphLaunch's index.
+    assert nodes.groupby(["Launch"]).ngroups == 15
+    assert sorted(nodes["GraphNode"].unique()) == [0, 1, 2]
+    assert set(nodes["Annotation"]) == {"g"}

@@ -477,3 +477,37 @@ Test(records, save_and_cost_say_how_memory_was_saved)
 	cr_assert_eq(cJSON_GetObjectItem(m, "checkpoint_host_reserve_mb")->valuedouble, 512);
 	cJSON_Delete(o);
 }
+
+/* Issue 8: a kernel node names its graph; a whole graph launch is workload "graph"; a
+ * plain launch has graph null. */
+Test(records, graph_launches_say_what_they_were)
+{
+	const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+	struct collector_measure_info info = { names, units, 1, 1, 1, RP_CACHE_ALL, RP_CLOCK_NONE,
+					       1.98e9 };
+	double value = 5;
+	struct collector_run run = { 0, &value, 1.9e9, 51, 0, NULL };
+	struct collector_launch plain = { .index = 1, .kernel = "k", .mangled = "k" };
+	cJSON *r = collector_record_run(&plain, &info, &run);
+	cr_assert_str_eq(cJSON_GetObjectItem(r, "workload")->valuestring, "kernel");
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "graph")));
+	cJSON_Delete(r);
+	struct collector_graph node = { 3, 1, 2, 7 };
+	struct collector_launch in_graph = { .index = 9, .kernel = "k", .mangled = "k",
+					     .graph = &node };
+	r = collector_record_run(&in_graph, &info, &run);
+	cr_assert_str_eq(cJSON_GetObjectItem(r, "workload")->valuestring, "kernel");
+	cJSON *g = cJSON_GetObjectItem(r, "graph");
+	cr_assert_eq(cJSON_GetObjectItem(g, "id")->valuedouble, 3);
+	cr_assert_eq(cJSON_GetObjectItem(g, "launch")->valuedouble, 1);
+	cr_assert_eq(cJSON_GetObjectItem(g, "node")->valuedouble, 2);
+	cr_assert_eq(cJSON_GetObjectItem(g, "nodes")->valuedouble, 7);
+	cJSON_Delete(r);
+	struct collector_graph whole = { 3, 1, -1, 7 };
+	struct collector_launch graph = { .index = 9, .kernel = "graph 3", .mangled = "graph 3",
+					  .graph = &whole };
+	r = collector_record_run(&graph, &info, &run);
+	cr_assert_str_eq(cJSON_GetObjectItem(r, "workload")->valuestring, "graph");
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "graph"), "node")));
+	cJSON_Delete(r);
+}

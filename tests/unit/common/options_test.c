@@ -26,6 +26,7 @@ Test(options, defaults_follow_the_spec)
 	cr_assert_eq(opts.launch_count, -1);
 	cr_assert_eq(opts.cache_control, RP_CACHE_ALL);
 	cr_assert_eq(opts.clock_control, RP_CLOCK_NONE);
+	cr_assert_eq(opts.graph_profiling, RP_GRAPH_NODE, "ncu's default: kernel nodes measured");
 	cr_assert_not(opts.quiet);
 	for (int i = 0; i < RP_OPT_COUNT; i++)
 		cr_assert_not(opts.given[i], "defaults are not 'given'");
@@ -81,6 +82,13 @@ Test(options, choices_list_what_is_accepted)
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_CLOCK_CONTROL, "max", "--clock-control", err,
 				    sizeof(err)), 0);
 	cr_assert_str_eq(err, "--clock-control 'max': should be one of 'base', 'none'");
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_GRAPH_PROFILING, "kernel", "--graph-profiling",
+				    err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--graph-profiling 'kernel': should be one of 'node', 'graph', 'none'");
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_GRAPH_PROFILING, "graph", "x", err, sizeof(err)), 0);
+	cr_assert_eq(opts.graph_profiling, RP_GRAPH_GRAPH);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_GRAPH_PROFILING, "none", "x", err, sizeof(err)), 0);
+	cr_assert_eq(opts.graph_profiling, RP_GRAPH_NONE);
 }
 
 Test(options, metric_lists_are_checked_for_shape)

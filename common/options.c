@@ -155,6 +155,8 @@ void rp_options_finish(struct rp_options *opts)
 	free(opts->kernel_name);
 	free_list(opts->nvtx_include, opts->nvtx_include_count);
 	free_list(opts->nvtx_exclude, opts->nvtx_exclude_count);
+	for (size_t i = 0; i < RP_OPT_COUNT; i++)
+		free(opts->text[i]);
 	memset(opts, 0, sizeof(*opts));
 }
 
@@ -581,6 +583,8 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 	default:
 		rc = -EINVAL;
 	}
+	if (rc == 0)
+		rc = replace(&opts->text[id], value);
 	if (rc == -ENOMEM)
 		snprintf(err, err_size, "%s: out of memory", origin);
 	if (rc == 0)

@@ -99,6 +99,10 @@ struct rp_options {
 	bool list_metrics;
 	bool quiet;
 	bool given[RP_OPT_COUNT];  /* set by the user rather than by the default */
+	/* Each option's last accepted value as written (lists: their arrays above): what the
+	 * launcher exports for the library to parse again, so that no option can be left out
+	 * of the environment. */
+	char *text[RP_OPT_COUNT];
 	bool from_env[RP_OPT_COUNT]; /* ... through RANGEPROF_<NAME>, not the command line */
 	bool env_ignored[RP_OPT_COUNT]; /* set in the environment but command-line only */
 };

@@ -60,52 +60,18 @@ static void export_options(const struct rp_options *opts, char *const *values)
 	}
 }
 
-/* The text of each given option as the library will read it back. */
+/* The text of each given option as the library will read it back: the value as written
+ * (already checked here), lists joined for their variable. */
 static void option_values(const struct rp_options *o, char *values[RP_OPT_COUNT])
 {
-	char buf[64];
-	memset(values, 0, RP_OPT_COUNT * sizeof(*values));
-	values[RP_OPT_OUTPUT] = o->output ? strdup(o->output) : NULL;
-	values[RP_OPT_METRICS] = o->metrics ? strdup(o->metrics) : NULL;
+	for (size_t i = 0; i < RP_OPT_COUNT; i++)
+		values[i] = o->text[i] ? strdup(o->text[i]) : NULL;
 	/* Every expression parsed already, so none ends in a lone backslash: join succeeds
 	 * unless out of memory, which export_options reports. */
+	free(values[RP_OPT_NVTX_INCLUDE]);
+	free(values[RP_OPT_NVTX_EXCLUDE]);
 	values[RP_OPT_NVTX_INCLUDE] = rp_option_join_list(o->nvtx_include, o->nvtx_include_count);
 	values[RP_OPT_NVTX_EXCLUDE] = rp_option_join_list(o->nvtx_exclude, o->nvtx_exclude_count);
-	values[RP_OPT_KERNEL_NAME] = o->kernel_name ? strdup(o->kernel_name) : NULL;
-	snprintf(buf, sizeof(buf), "%ld", o->launch_skip);
-	values[RP_OPT_LAUNCH_SKIP] = strdup(buf);
-	snprintf(buf, sizeof(buf), "%ld", o->launch_count);
-	values[RP_OPT_LAUNCH_COUNT] = strdup(o->launch_count < 0 ? "unlimited" : buf);
-	snprintf(buf, sizeof(buf), "%ld", o->runs);
-	values[RP_OPT_RUNS] = strdup(o->runs == RP_RUNS_AUTO ? "auto" : buf);
-	/* %.17g: the library reads back the very number that was checked here. */
-	snprintf(buf, sizeof(buf), "%.17g", o->target_ci_pct);
-	values[RP_OPT_TARGET_CI] = strdup(buf);
-	snprintf(buf, sizeof(buf), "%ld", o->runs_min);
-	values[RP_OPT_RUNS_MIN] = strdup(buf);
-	snprintf(buf, sizeof(buf), "%ld", o->runs_max);
-	values[RP_OPT_RUNS_MAX] = strdup(buf);
-	snprintf(buf, sizeof(buf), "%ld", o->runs_batch);
-	values[RP_OPT_RUNS_BATCH] = strdup(buf);
-	snprintf(buf, sizeof(buf), "%.17g", o->runs_time_budget);
-	values[RP_OPT_RUNS_TIME_BUDGET] = strdup(buf);
-	values[RP_OPT_THERMAL_CONTROL] = strdup(o->thermal_control == RP_THERMAL_MANUAL ? "manual" :
-						o->thermal_control == RP_THERMAL_OFF ? "off" : "auto");
-	snprintf(buf, sizeof(buf), "%.17g", o->thermal_wait);
-	values[RP_OPT_THERMAL_WAIT] = strdup(buf);
-	snprintf(buf, sizeof(buf), "%.17g", o->thermal_continue);
-	values[RP_OPT_THERMAL_CONTINUE] = strdup(buf);
-	snprintf(buf, sizeof(buf), "%ld", o->thermal_timeout);
-	values[RP_OPT_THERMAL_TIMEOUT] = strdup(buf);
-	values[RP_OPT_CACHE_CONTROL] = strdup(o->cache_control == RP_CACHE_NONE ? "none" : "all");
-	values[RP_OPT_CLOCK_CONTROL] = strdup(o->clock_control == RP_CLOCK_BASE ? "base" : "none");
-	values[RP_OPT_MEMORY_SAVE] = strdup(o->memory_save == RP_MEMORY_SAVE_CHECKPOINT ? "checkpoint" : "reach");
-	values[RP_OPT_GRAPH_PROFILING] = strdup(o->graph_profiling == RP_GRAPH_GRAPH ? "graph" :
-						o->graph_profiling == RP_GRAPH_NONE ? "none" : "node");
-	snprintf(buf, sizeof(buf), "%ld", o->device_lock_timeout);
-	values[RP_OPT_DEVICE_LOCK_TIMEOUT] = strdup(buf);
-	values[RP_OPT_LIST_METRICS] = strdup(o->list_metrics ? "1" : "0");
-	values[RP_OPT_QUIET] = strdup(o->quiet ? "1" : "0");
 }
 
 /* Length of the leading LD_PRELOAD entries that are sanitizer runtimes (libasan.so.8,

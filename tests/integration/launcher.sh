@@ -61,6 +61,9 @@ printf '%s' "$out" | grep -q '^ran$' && printf '%s' "$out" | grep -q "RANGEPROF_
 out=$("$rp" -q --graph-profiling graph --memory-save checkpoint --thermal-control off \
 	--cache-control none -- sh -c 'echo "$RANGEPROF_GRAPH_PROFILING $RANGEPROF_MEMORY_SAVE $RANGEPROF_THERMAL_CONTROL $RANGEPROF_CACHE_CONTROL"' 2>/dev/null)
 [ "$out" = "graph checkpoint off none" ] || { echo "FAIL: choices exported: $out"; fail=1; }
+out=$("$rp" -q --runs auto --target-ci 0.5 --nvtx-include 'a/' --nvtx-include 'b;c/' -c 3 -- \
+	sh -c 'echo "$RANGEPROF_RUNS $RANGEPROF_TARGET_CI $RANGEPROF_NVTX_INCLUDE $RANGEPROF_LAUNCH_COUNT $RANGEPROF_QUIET"' 2>/dev/null)
+[ "$out" = 'auto 0.5 a/;b\;c/ 3 1' ] || { echo "FAIL: values exported: $out"; fail=1; }
 RANGEPROF_RUNS=x "$rp" true 2>/dev/null && { echo "FAIL: bad env accepted"; fail=1; }
 "$rp" -q -- sh -c 'exit 7' 2>/dev/null; [ $? -eq 7 ] || { echo "FAIL: exit status"; fail=1; }
 "$rp" -q -- sh -c 'kill -TERM $$' 2>/dev/null; [ $? -eq 143 ] || { echo "FAIL: signal"; fail=1; }

@@ -1,9 +1,6 @@
-/* inject/graph_order.c - topological order of a graph's nodes, and captures under way
- * (graph_order.h). libc only. */
+/* inject/graph_order.c - topological order of a graph's nodes (graph_order.h). libc only. */
 #include "inject/graph_order.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 int inject_graph_order(size_t n, const size_t *from, const size_t *to, size_t e, size_t *order)
@@ -94,59 +91,4 @@ long inject_graph_index(const uintptr_t *sorted, size_t n, uintptr_t key)
 			return (long)mid;
 	}
 	return -1;
-}
-
-/* ---- captures under way ------------------------------------------------------------ */
-
-struct capture {
-	const void *stream;
-	uint64_t thread;
-};
-#define CAPTURES 256
-static struct capture captures[CAPTURES];
-static size_t capture_count;
-/* Captures that found the table full: counted, never matched; each end that matches no
- * entry takes one off, so the count can only be too high (measuring waits), never low. */
-static size_t overflow;
-static atomic_size_t under_way;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-void inject_captures_begin(const void *stream, uint64_t thread)
-{
-	pthread_mutex_lock(&lock);
-	if (capture_count < CAPTURES)
-		captures[capture_count++] = (struct capture){ stream, thread };
-	else
-		overflow++;
-	atomic_fetch_add(&under_way, 1);
-	pthread_mutex_unlock(&lock);
-}
-
-void inject_captures_end(const void *stream, uint64_t thread)
-{
-	pthread_mutex_lock(&lock);
-	/* The thread's own capture of the stream; else (a relaxed capture may end on
-	 * another thread) any capture of the same explicit stream. A NULL stream names a
-	 * different per-thread stream on each thread, so it must match the thread. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < capture_count; i++) {
-			if (captures[i].stream != stream ||
-			    (captures[i].thread != thread && (pass == 0 || !stream)))
-				continue;
-			captures[i] = captures[--capture_count];
-			atomic_fetch_sub(&under_way, 1);
-			pthread_mutex_unlock(&lock);
-			return;
-		}
-	}
-	if (overflow) {
-		overflow--;
-		atomic_fetch_sub(&under_way, 1);
-	}
-	pthread_mutex_unlock(&lock);
-}
-
-bool inject_captures_under_way(void)
-{
-	return atomic_load(&under_way) > 0;
 }

@@ -1,10 +1,8 @@
-/* inject/graph_order.h - an order in which a graph's nodes may run, from its edges, and the
- * bookkeeping of stream captures under way: no CUDA calls, so that the unit tests run
- * anywhere. Called by graphs.c. */
+/* inject/graph_order.h - an order in which a graph's nodes may run, from its edges: no
+ * CUDA calls, so that the unit tests run anywhere. Called by graphs.c. */
 #ifndef INJECT_GRAPH_ORDER_H
 #define INJECT_GRAPH_ORDER_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,14 +14,5 @@ int inject_graph_order(size_t n, const size_t *from, const size_t *to, size_t e,
 
 /* Index of key in the n sorted, distinct keys, or -1. */
 long inject_graph_index(const uintptr_t *sorted, size_t n, uintptr_t key);
-
-/* Stream captures under way in the process, in every mode: while one runs, a measurement
- * (which synchronises the context, allocates, takes checkpoints) could invalidate it, so
- * nothing is measured. Keyed by stream and thread, since two threads capturing their
- * per-thread default streams pass the same handle. Thread-safe. */
-void inject_captures_begin(const void *stream, uint64_t thread);
-/* The capture of stream by thread ended (or its begin failed). */
-void inject_captures_end(const void *stream, uint64_t thread);
-bool inject_captures_under_way(void);
 
 #endif

@@ -277,52 +277,6 @@ unsigned long inject_graphs_known(void)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Stream captures                                                                       */
-/* ------------------------------------------------------------------------------------ */
-
-bool inject_graphs_on_capture(int cbid, const void *params, bool at_exit, bool succeeded)
-{
-	CUstream stream;
-	bool begin = true;
-	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
-		stream = ((const cuStreamBeginCapture_params *)params)->hStream;
-		break;
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
-		stream = ((const cuStreamBeginCapture_v2_params *)params)->hStream;
-		break;
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
-		stream = ((const cuStreamBeginCaptureToGraph_params *)params)->hStream;
-		break;
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
-	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
-		stream = ((const cuStreamEndCapture_params *)params)->hStream;
-		begin = false;
-		break;
-	default:
-		return false;
-	}
-	/* Every mode counts, relaxed included: a measurement synchronises the whole context,
-	 * which no capturing stream of it may see (the CUDA programming guide). A capture
-	 * counts from before its begin (another thread's measurement may be under way) to
-	 * after its end has returned; a failed begin ends it at once. */
-	uint64_t thread = (uint64_t)pthread_self();
-	if (begin && !at_exit)
-		inject_captures_begin(stream, thread);
-	else if ((begin && !succeeded) || (!begin && at_exit))
-		inject_captures_end(stream, thread);
-	return true;
-}
-
-bool inject_graphs_capture_under_way(void)
-{
-	return inject_captures_under_way();
-}
-
-/* ------------------------------------------------------------------------------------ */
 /* A graph's nodes in an order they may run in                                           */
 /* ------------------------------------------------------------------------------------ */
 

@@ -40,14 +40,6 @@ bool inject_graphs_on_call(int cbid, const void *params, bool succeeded);
 void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
 			  uint64_t index);
 
-/* Stream captures under way in the process, in any mode and on any thread (graph_order.c):
- * while one runs, nothing is measured, since a measurement synchronises the context,
- * allocates and takes checkpoints, which would invalidate it.
- * Fed from the cuStreamBeginCapture calls and cuStreamEndCapture; true when cbid was
- * one. */
-bool inject_graphs_on_capture(int cbid, const void *params, bool at_exit, bool succeeded);
-bool inject_graphs_capture_under_way(void);
-
 /* How many executable graphs are known (tests, exit report). */
 unsigned long inject_graphs_known(void);
 

@@ -18,6 +18,7 @@
 #include "collector/api.h"
 #include "common/log.h"
 #include "common/regex.h"
+#include "inject/captures.h"
 #include "inject/collectives.h"
 #include "inject/contexts.h"
 #include "inject/inject.h"
@@ -405,7 +406,7 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		CU_STREAM_PER_THREAD : p->hStream;
 	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
 	if ((rp_api.cuStreamIsCapturing(stream, &capture) == CUDA_SUCCESS &&
-	     capture != CU_STREAM_CAPTURE_STATUS_NONE) || inject_graphs_capture_under_way()) {
+	     capture != CU_STREAM_CAPTURE_STATUS_NONE) || inject_captures_under_way()) {
 		inject_report("graph-capture", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
 			      "a graph launched while a stream capture was under way is not "
 			      "measured, so that the capture stays valid");
@@ -450,7 +451,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 	/* A global capture on any thread, or one of this thread's, would be invalidated by
 	 * what a measurement calls (synchronisation, allocation): the launch runs unmeasured. */
-	if (inject_graphs_capture_under_way()) {
+	if (inject_captures_under_way()) {
 		atomic_fetch_add(&captured_launches, 1);
 		inject_report("capture-under-way", INJECT_CONCERNS(.call = "cuStreamBeginCapture"),
 			      false, "a launch of %s came while a stream capture was under way; it is "
@@ -510,7 +511,7 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		if (pending && cbid == pending_cbid)
 			on_launch_exit(cb);
 		else if (!on_memory_call(cbid, cb) &&
-			 !inject_graphs_on_capture((int)cbid, cb->functionParams, true, succeeded) &&
+			 !inject_captures_on_call((int)cbid, cb->functionParams, true, succeeded) &&
 			 cbid != CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy)
 			inject_graphs_on_call((int)cbid, cb->functionParams, succeeded);
 		return;
@@ -534,7 +535,7 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		return;
 	default:
 		/* A capture's begin counts from its ENTER; other calls are handled at EXIT. */
-		inject_graphs_on_capture((int)cbid, cb->functionParams, false, true);
+		inject_captures_on_call((int)cbid, cb->functionParams, false, true);
 		return;
 	}
 }

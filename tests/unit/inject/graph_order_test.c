@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
+#include "inject/captures.h"
 #include "inject/graph_order.h"
 
 static bool respects(size_t n, const size_t *from, const size_t *to, size_t e, const size_t *order)

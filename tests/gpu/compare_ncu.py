@@ -5,11 +5,15 @@ usage: compare_ncu.py RANGEPROF.jsonl NCU.csv [--min-us 20] [--tol time=2,dram=3
 Exits 1 when no kernel and metric appear in both files, or when a kernel of at least --min-us differs by more than the tolerance (2 % for
 gpu__time_duration, 3 % for dram__bytes), except where the value is under 1 % of the
 kernel's DRAM traffic ('small') or ncu's own samples spread by more than 10 %."""
-import csv
-import json
+import os
 import statistics
 import sys
 from collections import defaultdict
+
+# The post-processing package reads both files (standard library only): one reader of
+# ncu's CSV and of the JSON Lines for the product and its tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from rangeprof import ncu as rangeprof_ncu  # noqa: E402
 
 
 def short(name):
@@ -26,37 +30,36 @@ def short(name):
     return name[:cut].split("::")[-1].strip()
 
 
+def _key(kernel, grid):
+    """The suite's spelling of a kernel: its own name and its block count, so that
+    different launches of one template do not mix."""
+    blocks = 1
+    for x in grid.split(","):
+        blocks *= int(x) if x else 1
+    return f"{short(kernel)}<{blocks}>"
+
+
 def load_rangeprof(path):
+    """{(kernel key, metric): [values]} of the recording's runs, read by the post-processing
+    package's own reader (python/rangeprof/ncu.py)."""
     values = defaultdict(list)
-    for line in open(path):
-        rec = json.loads(line)
-        if rec.get("type") == "run":
-            g = rec["grid"]
-            name = f'{short(rec["kernel"])}<{g[0] * g[1] * g[2]}>'
-            for metric, v in rec["metrics"].items():
-                if v is not None:
-                    values[(name, metric)].append(v)
+    for (_path, _kernel, grid), entry in rangeprof_ncu.read_rangeprof([path])[1].items():
+        for metric, (vals, _unit) in entry["metrics"].items():
+            values[(_key(entry["kernel"], grid), metric)].extend(vals)
     return values
 
 
+SCALE = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "byte": 1,
+         "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+
+
 def load_ncu(path):
-    rows = [r for r in csv.reader(l for l in open(path) if not l.startswith("=="))]
-    header, units, data = rows[0], rows[1], rows[2:]
-    ki = header.index("Kernel Name")
-    gi = header.index("launch__grid_size")
+    """{(kernel key, metric): [values in ns or bytes]} from ncu's raw CSV, read by the
+    package's reader."""
     values = defaultdict(list)
-    scale = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "byte": 1,
-             "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
-    for row in data:
-        for i, name in enumerate(header):
-            if "__" not in name or i >= len(row) or not row[i]:
-                continue
-            try:
-                v = float(row[i].replace(",", ""))
-            except ValueError:
-                continue
-            grid = int(float(row[gi].replace(",", "")))
-            values[(f"{short(row[ki])}<{grid}>", name)].append(v * scale.get(units[i], 1))
+    for (_path, kernel, grid), metrics in rangeprof_ncu.read_ncu_csv(path).items():
+        for metric, (vals, unit) in metrics.items():
+            values[(_key(kernel, grid), metric)].extend(v * SCALE.get(unit, 1) for v in vals)
     return values
 
 

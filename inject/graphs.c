@@ -244,7 +244,7 @@ bool inject_graphs_on_call(int cbid, const void *params, bool succeeded)
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz: {
 		/* All of them start (CUgraphExec *phGraphExec, CUgraph hGraph, ...). */
 		const struct { CUgraphExec *exec; CUgraph graph; } *p = params;
-		if (succeeded && mode != RP_GRAPH_NONE && p->exec && *p->exec)
+		if (succeeded && mode != RP_GRAPH_NONE && inject_measuring() && p->exec && *p->exec)
 			instantiated(*p->exec, p->graph);
 		return true;
 	}

@@ -4,9 +4,10 @@
  * call, no lock, no allocation. Our own launches (flush, replays) come back through here
  * and are let through by a thread-local guard. Also: allocations (memory/track.c),
  * loaded modules (memory/globals.c), contexts created (registered; set up at their first
- * measured launch) and destroyed (their state released).
+ * measured launch) and destroyed (their state released), graphs instantiated, updated and
+ * launched (graphs.c), stream captures begun and ended (captures.c).
  * Calls nvtx_bridge/ (snapshot, filter), collector/api, memory/ and inject/ replay,
- * launches, collectives, contexts, output and names. */
+ * graphs, captures, launches, collectives, contexts, output and names. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -449,7 +450,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			      inject_demangle(mangled));
 		return;
 	}
-	/* A global capture on any thread, or one of this thread's, would be invalidated by
+	/* A capture under way anywhere in the process, in any mode, would be invalidated by
 	 * what a measurement calls (synchronisation, allocation): the launch runs unmeasured. */
 	if (inject_captures_under_way()) {
 		atomic_fetch_add(&captured_launches, 1);

@@ -405,7 +405,7 @@ struct replay_run {
 	double *sm_clock;                /* NVML's SM clock per run of this batch */
 };
 
-/* NVML's view just before a run is queued (collector_nvml_sample: three queries, tens of
+/* NVML's view just before a run is queued (collector_nvml_sample: four queries, tens of
  * microseconds); a failed query is reported once per device. */
 static void sample_before(struct replay_run *rr, unsigned run)
 {
@@ -717,7 +717,9 @@ out:
 }
 
 /* The full checkpoint of the context: every allocation, whatever the launch can reach. */
-static void measure_with_checkpoint(struct measurement *m)
+/* Saves the full checkpoint of the launch's context into m->save: every allocation,
+ * whatever the launch can reach. false (reported) when CUPTI cannot. */
+static bool checkpoint_save(struct measurement *m)
 {
 	m->save.strategy = "checkpoint";
 	m->save.checkpoint = (RP_CUpti_Checkpoint){
@@ -736,12 +738,17 @@ static void measure_with_checkpoint(struct measurement *m)
 				   r == CUPTI_ERROR_OUT_OF_MEMORY ?
 				   " (no room in device or host memory to save the application's "
 				   "device memory)" : "");
-		return;
+		return false;
 	}
 	m->save.checkpoint_saved = true;
 	collector_cost_lap(&m->cost, COST_SAVE, &m->lap);
-	measure(m);
-	/* Whatever happened, the application's launch must see its own memory. */
+	return true;
+}
+
+/* Whatever happened, the application's launch must see its own memory: puts the
+ * checkpoint back, waits, frees it; says so when that fails. */
+static void checkpoint_put_back(struct measurement *m)
+{
 	CUptiResult restore = rp_api.cuptiCheckpointRestore(&m->save.checkpoint);
 	rp_api.cuCtxSynchronize();
 	rp_api.cuptiCheckpointFree(&m->save.checkpoint);
@@ -753,6 +760,15 @@ static void measure_with_checkpoint(struct measurement *m)
 							 .detail = collector_cupti_error(restore)), true,
 			      "cuptiCheckpointRestore after %s: %s; the application's memory may "
 			      "differ", m->kernel, collector_cupti_error(restore));
+}
+
+/* The full checkpoint of the context: every allocation, whatever the launch can reach. */
+static void measure_with_checkpoint(struct measurement *m)
+{
+	if (!checkpoint_save(m))
+		return;
+	measure(m);
+	checkpoint_put_back(m);
 }
 
 /* Puts the saved copy back for the application's launch (its inputs, or after a verified
@@ -811,6 +827,39 @@ static const struct inject_concerns *launch_concerns(const struct measurement *m
 	return c;
 }
 
+/* Everything before a measurement, for a kernel launch or a whole graph launch: the
+ * application's queued work finished, this process's turn on the device, the device's
+ * metric set and the context's profiler, flush and hash kernels. false when the launch
+ * cannot be measured (said where it is news). */
+static bool get_ready(struct measurement *m)
+{
+	const struct inject_launch *l = &m->launch;
+	struct inject_concerns about;
+	CUdevice dev;
+	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+		return false;
+	m->device = (int)dev;
+	/* Work the application queued before this launch must finish first: the saved copy
+	 * has to see its results, and a sticky error is the application's to see. Before the
+	 * turn: another process need not wait for this one's queued work. */
+	CUresult cr = rp_api.cuCtxSynchronize();
+	if (cr != CUDA_SUCCESS) {
+		inject_report("sync", launch_concerns(m, &about, collector_cu_error(cr)), true,
+			      "cuCtxSynchronize before launch %llu of %s: %s; not measured",
+			      (unsigned long long)l->index, m->kernel, collector_cu_error(cr));
+		return false;
+	}
+	collector_cost_lap(&m->cost, COST_SYNC, &m->lap);
+	struct device_state *known = device_known(m->device);
+	if (!known || !(m->turn = take_turn(known, m->device, m->kernel, l->mangled, l->index)))
+		return false;
+	m->lap = collector_cost_now(); /* waiting for the turn is in the total only */
+	m->d = device_ready(l->ctx, m->device);
+	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
+	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, &m->cost, &m->lap) : NULL;
+	return m->c != NULL;
+}
+
 struct measurement *inject_replay_enter(const struct inject_launch *l, const char *kernel)
 {
 	struct measurement *m = calloc(1, sizeof(*m));
@@ -820,30 +869,9 @@ struct measurement *inject_replay_enter(const struct inject_launch *l, const cha
 	m->kernel = kernel;
 	m->device = -1;
 	m->started = m->lap = collector_cost_now();
-	struct inject_concerns about;
-	CUdevice dev;
-	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+	if (!get_ready(m))
 		goto done;
-	m->device = (int)dev;
-	/* Work the application queued before this launch must finish first: the saved copy
-	 * has to see its results, and a sticky error is the application's to see. Before the
-	 * turn: another process need not wait for this one's queued work. */
-	CUresult cr = rp_api.cuCtxSynchronize();
-	if (cr != CUDA_SUCCESS) {
-		inject_report("sync", launch_concerns(m, &about, collector_cu_error(cr)), true,
-			      "cuCtxSynchronize before launch %llu of %s: %s; not measured",
-			      (unsigned long long)l->index, kernel, collector_cu_error(cr));
-		goto done;
-	}
-	collector_cost_lap(&m->cost, COST_SYNC, &m->lap);
-	struct device_state *known = device_known(m->device);
-	if (!known || !(m->turn = take_turn(known, m->device, kernel, l->mangled, l->index)))
-		goto done;
-	m->lap = collector_cost_now(); /* waiting for the turn is in the total only */
-	m->d = device_ready(l->ctx, m->device);
-	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
-	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, &m->cost, &m->lap) : NULL;
-	m->fn = m->c ? function_state(m->c, l->function, l->mangled) : NULL;
+	m->fn = function_state(m->c, l->function, l->mangled);
 	if (!m->fn)
 		goto done;
 	if (config.memory_save == RP_MEMORY_SAVE_CHECKPOINT) {
@@ -983,36 +1011,13 @@ void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint3
 	double *temps = calloc(runs, sizeof(double)), *walls = calloc(runs, sizeof(double));
 	struct collector_run_nvml *nvml = calloc(runs, sizeof(*nvml));
 	uint64_t *throttle = calloc(runs, sizeof(*throttle));
-	CUdevice dev;
-	bool saved = false;
 	if (!events || !values || !clocks || !temps || !walls || !nvml || !throttle ||
-	    rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES ||
-	    rp_api.cuCtxSynchronize() != CUDA_SUCCESS)
+	    !get_ready(m))
 		goto done;
-	m->device = (int)dev;
-	struct device_state *known = device_known(m->device);
-	if (!known || !(m->turn = take_turn(known, m->device, m->kernel, m->launch.mangled, index)))
-		goto done;
-	m->d = device_ready(ctx, m->device);
-	m->c = m->d ? context_ready(ctx, m->device, context_id, &m->cost, &m->lap) : NULL;
-	if (!m->c)
-		goto done;
-	m->save.strategy = "checkpoint";
 	snprintf(m->save.why, sizeof(m->save.why), "a graph launch: the memory all its nodes "
 		 "can reach");
-	m->save.checkpoint = (RP_CUpti_Checkpoint){
-		.structSize = RP_CUPTI_CHECKPOINT_STRUCT_SIZE, .ctx = ctx, .allowOverwrite = 1,
-		.reserveHostMB = collector_checkpoint_host_reserve_mb() };
-	CUptiResult r = rp_api.cuptiCheckpointSave(&m->save.checkpoint);
-	if (r != CUPTI_SUCCESS) {
-		inject_report("checkpoint", INJECT_CONCERNS(.kernel = m->kernel, .call = "cuptiCheckpointSave",
-							    .detail = collector_cupti_error(r)), true,
-			      "cuptiCheckpointSave for %s: %s; not measured", m->kernel,
-			      collector_cupti_error(r));
+	if (!checkpoint_save(m))
 		goto done;
-	}
-	saved = m->save.checkpoint_saved = true;
-	collector_cost_lap(&m->cost, COST_SAVE, &m->lap);
 	CUresult cr = CUDA_SUCCESS;
 	for (unsigned i = 0; i < 2 * runs && cr == CUDA_SUCCESS; i++)
 		cr = rp_api.cuEventCreate(&events[i], CU_EVENT_DEFAULT);
@@ -1060,17 +1065,8 @@ void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint3
 	struct run_conditions cond = { nvml, throttle, NULL, NULL };
 	write_records(m, runs, 1, values, clocks, temps, walls, &cond);
 done:
-	if (saved) {
-		CUptiResult restore = rp_api.cuptiCheckpointRestore(&m->save.checkpoint);
-		rp_api.cuCtxSynchronize();
-		rp_api.cuptiCheckpointFree(&m->save.checkpoint);
-		if (restore != CUPTI_SUCCESS)
-			inject_report("restore", INJECT_CONCERNS(.kernel = m->kernel,
-								 .call = "cuptiCheckpointRestore",
-								 .detail = collector_cupti_error(restore)),
-				      true, "cuptiCheckpointRestore after %s: %s; the application's "
-				      "memory may differ", m->kernel, collector_cupti_error(restore));
-	}
+	if (m->save.checkpoint_saved)
+		checkpoint_put_back(m);
 	for (unsigned i = 0; events && i < 2 * runs; i++)
 		if (events[i])
 			rp_api.cuEventDestroy(events[i]);

@@ -332,10 +332,15 @@ static int by_address(const void *a, const void *b)
 static int flatten(CUgraph graph, struct node_list *out, int depth, char *why, size_t why_size)
 {
 	size_t n = 0, e = 0;
-	if (depth > 16 || rp_api.cuGraphGetNodes(graph, NULL, &n) != CUDA_SUCCESS ||
-	    rp_api.cuGraphGetEdges(graph, NULL, NULL, NULL, &e) != CUDA_SUCCESS) {
-		snprintf(why, why_size, depth > 16 ? "child graphs nested too deep" :
-			 "its nodes or edges cannot be read");
+	CUresult cr = CUDA_SUCCESS;
+	if (depth > 16) {
+		snprintf(why, why_size, "child graphs nested too deep");
+		return -1;
+	}
+	if ((cr = rp_api.cuGraphGetNodes(graph, NULL, &n)) != CUDA_SUCCESS ||
+	    (cr = rp_api.cuGraphGetEdges(graph, NULL, NULL, NULL, &e)) != CUDA_SUCCESS) {
+		snprintf(why, why_size, "its nodes or edges cannot be read (%s)",
+			 collector_cu_error(cr));
 		return -1;
 	}
 	CUgraphNode *nodes = calloc(n + 1, sizeof(*nodes));
@@ -352,9 +357,12 @@ static int flatten(CUgraph graph, struct node_list *out, int depth, char *why, s
 		snprintf(why, why_size, "out of host memory");
 		goto out;
 	}
-	if (rp_api.cuGraphGetNodes(graph, nodes, &n) != CUDA_SUCCESS ||
-	    rp_api.cuGraphGetEdges(graph, from, to, edge_data, &e) != CUDA_SUCCESS) {
-		snprintf(why, why_size, "its nodes or edges cannot be read");
+	/* No second edge query for a graph without edges: a single-node graph (graphs.cu
+	 * update) was refused here once edge data was asked for, and there is nothing to read. */
+	if ((cr = rp_api.cuGraphGetNodes(graph, nodes, &n)) != CUDA_SUCCESS ||
+	    (e && (cr = rp_api.cuGraphGetEdges(graph, from, to, edge_data, &e)) != CUDA_SUCCESS)) {
+		snprintf(why, why_size, "its nodes or edges cannot be read (%s)",
+			 collector_cu_error(cr));
 		goto out;
 	}
 	/* Nodes are numbered by address order; the order is then mapped back. */

@@ -74,17 +74,33 @@ static int profiler_init(char *err, size_t err_size)
 	return 0;
 }
 
-/* Host object for the chip of device, with the context's counter availability. The
- * host object keeps pointing at the availability image (a crash in ConfigAddMetrics when
- * it was freed early, H200): *image_out must outlive it. */
-static int host_create(CUcontext ctx, int device, CUpti_Profiler_Host_Object **out,
-		       uint8_t **image_out, char *err, size_t err_size)
+/* Host object for the chip of device, with the context's counter availability when
+ * with_availability (otherwise by chip name alone, which CUPTI accepts for the chips it
+ * knew at its release: the header calls the image "required for future chip support").
+ * The availability query is the largest part of a device's set-up, ~130 ms on the H200
+ * (bench/first_launch_probe.cu), and it held up the application's launch of the moment
+ * while it ran on another thread. The host object keeps pointing at the availability
+ * image (a crash in ConfigAddMetrics when it was freed early, H200): *image_out must
+ * outlive it. */
+static int host_create(CUcontext ctx, int device, bool with_availability,
+		       CUpti_Profiler_Host_Object **out, uint8_t **image_out, char *err,
+		       size_t err_size)
 {
 	if (profiler_init(err, err_size))
 		return -1;
 	CUpti_Device_GetChipName_Params chip = { CUpti_Device_GetChipName_Params_STRUCT_SIZE };
 	chip.deviceIndex = (size_t)device;
 	CALL(cuptiDeviceGetChipName, &chip);
+	if (!with_availability) {
+		CUpti_Profiler_Host_Initialize_Params init = {
+			CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE };
+		init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+		init.pChipName = chip.pChipName;
+		CALL(cuptiProfilerHostInitialize, &init);
+		*out = init.pHostObject;
+		*image_out = NULL;
+		return 0;
+	}
 
 	CUpti_Profiler_GetCounterAvailability_Params avail = {
 		CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE };
@@ -169,8 +185,9 @@ void collector_metric_set_destroy(struct collector_metric_set *set)
 	free(set);
 }
 
-int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
-				struct collector_metric_set **out, char *err, size_t err_size)
+static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
+			    bool with_availability, struct collector_metric_set **out, char *err,
+			    size_t err_size)
 {
 	struct collector_metric_set *s = calloc(1, sizeof(*s));
 	size_t max = 2;
@@ -182,7 +199,8 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 		snprintf(err, err_size, "out of host memory");
 		return -1;
 	}
-	if (host_create(ctx, device, &s->host, &s->availability, err, err_size)) {
+	if (host_create(ctx, device, with_availability, &s->host, &s->availability, err,
+			err_size)) {
 		collector_metric_set_destroy(s);
 		return -1;
 	}
@@ -232,7 +250,8 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 			CUpti_Profiler_Host_Object *probe = NULL;
 			uint8_t *probe_image = NULL;
 			char ignored[256];
-			if (host_create(ctx, device, &probe, &probe_image, ignored, sizeof(ignored)))
+			if (host_create(ctx, device, with_availability, &probe, &probe_image,
+					ignored, sizeof(ignored)))
 				break;
 			add.pHostObject = probe;
 			add.ppMetricNames = (const char **)&s->names[i];
@@ -279,6 +298,17 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 		s->units[i] = metric_unit(s->host, s->names[i]);
 	*out = s;
 	return 0;
+}
+
+/* By chip name first; a set that is refused that way is built again with the context's
+ * counter availability, so that what is reported (an unknown metric, a busy profiler)
+ * comes from the complete query. */
+int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
+				struct collector_metric_set **out, char *err, size_t err_size)
+{
+	if (!metric_set_build(ctx, device, metric_list, false, out, err, err_size))
+		return 0;
+	return metric_set_build(ctx, device, metric_list, true, out, err, err_size);
 }
 
 size_t collector_metric_set_user_count(const struct collector_metric_set *set)
@@ -387,6 +417,27 @@ static int prepare_counter_data(struct collector_profiler *prof,
 	config.passIndex = 0;
 	config.targetNestingLevel = 1;
 	CALL(cuptiRangeProfilerSetConfig, &config);
+	return 0;
+}
+
+int collector_profiler_warm_up(struct collector_profiler *prof,
+			       const struct collector_metric_set *set, size_t ranges, char *err,
+			       size_t err_size)
+{
+	if (prepare_counter_data(prof, set, ranges, err, err_size))
+		return -1;
+	CUpti_RangeProfiler_Start_Params start = { CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+	start.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerStart, &start);
+	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	stop.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerStop, &stop);
+	/* Whatever the pass holds (nothing, or kernels the application launched meanwhile on
+	 * another thread) is decoded and dropped; the next measurement initialises the image. */
+	CUpti_RangeProfiler_DecodeData_Params decode = {
+		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	decode.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerDecodeData, &decode);
 	return 0;
 }
 
@@ -515,7 +566,7 @@ int collector_list_metrics(CUcontext ctx, int device, char *err, size_t err_size
 {
 	CUpti_Profiler_Host_Object *host = NULL;
 	uint8_t *image = NULL;
-	if (host_create(ctx, device, &host, &image, err, err_size))
+	if (host_create(ctx, device, true, &host, &image, err, err_size))
 		return -1;
 	printf("%-60s %-12s %-40s %s\n", "metric", "unit", "rollups", "description");
 	print_metrics(host, CUPTI_METRIC_TYPE_COUNTER);

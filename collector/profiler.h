@@ -42,6 +42,15 @@ int collector_profiler_create(CUcontext ctx, struct collector_profiler **out, ch
 			      size_t err_size);
 void collector_profiler_destroy(struct collector_profiler *prof);
 
+/* One pass with no kernel in it, right after the profiler is created: a range profiler
+ * object's first cuptiRangeProfilerStart costs ~145 ms on the H200, later ones ~0.01 ms
+ * (bench/first_launch_probe.cu P4), so the early set-up pays it before any measurement.
+ * The counter data is sized for ranges, the first measurement's own size (see below).
+ * Returns 0, or -1 with the message in err. */
+int collector_profiler_warm_up(struct collector_profiler *prof,
+			       const struct collector_metric_set *set, size_t ranges, char *err,
+			       size_t err_size);
+
 /* Called once per run within each pass; must leave exactly kernels_per_run kernel
  * launches on the GPU, the measured one last. Returns 0 or a negative error that aborts
  * the measurement. */

@@ -138,6 +138,8 @@ cJSON *collector_record_session(const char *tool_version, pid_t pid, const char 
 					      (double)opts->thermal_timeout) != NULL;
 		ok &= cJSON_AddStringToObject(options, "cache_control",
 					      cache_name(opts->cache_control)) != NULL;
+		ok &= cJSON_AddStringToObject(options, "setup",
+					      opts->setup == RP_SETUP_LAZY ? "lazy" : "early") != NULL;
 		ok &= cJSON_AddStringToObject(options, "graph_profiling",
 					      opts->graph_profiling == RP_GRAPH_GRAPH ? "graph" :
 					      opts->graph_profiling == RP_GRAPH_NONE ? "none" : "node") != NULL;
@@ -169,6 +171,24 @@ cJSON *collector_record_device(const struct collector_device_info *d)
 	ok &= add_number(o, "rated_sm_clock_hz", d->rated_sm_clock_hz) != NULL;
 	ok &= add_number(o, "rated_memory_clock_hz", d->rated_memory_clock_hz) != NULL;
 	ok &= cJSON_AddNumberToObject(o, "driver_version", d->driver_version) != NULL;
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+cJSON *collector_record_setup(int device, uint32_t context_id, const struct collector_cost *cost)
+{
+	cJSON *o = new_record("setup");
+	if (!o)
+		return NULL;
+	bool ok = cJSON_AddNumberToObject(o, "device", device) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "context", context_id) != NULL;
+	cJSON *c = collector_cost_json(cost);
+	ok &= c != NULL;
+	if (c)
+		cJSON_AddItemToObject(o, "cost_ms", c);
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

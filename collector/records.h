@@ -130,6 +130,12 @@ struct cJSON *collector_record_session(const char *tool_version, pid_t pid, cons
 				       char *const *argv, double start_time,
 				       const struct rp_options *opts);
 struct cJSON *collector_record_device(const struct collector_device_info *device);
+/* --setup early: what the set-up done ahead of the first measured launch in a context cost
+ * (cost_ms: setup, setup_context, setup_profiler, start for the profiler's first pass,
+ * total), written from rangeprof's own thread. */
+struct collector_cost;
+struct cJSON *collector_record_setup(int device, uint32_t context_id,
+				     const struct collector_cost *cost);
 struct cJSON *collector_record_run(const struct collector_launch *launch,
 				   const struct collector_measure_info *info,
 				   const struct collector_run *run);

@@ -83,6 +83,10 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_DEVICE_LOCK_TIMEOUT, "device-lock-timeout", 0, RP_KIND_INT, "SECONDS", "60", NULL,
 	  0, 86400, "longest wait for another process measuring on the same GPU; the launch "
 	  "is then not measured" },
+	{ RP_OPT_SETUP, "setup", 0, RP_KIND_CHOICE, "early|lazy", "early", "early|lazy", 0, 0,
+	  "early: a GPU's profiler is set up on a thread of rangeprof's from the first kernel "
+	  "launch there, so the first measured launch does not wait ~0.3 s for it; lazy: at "
+	  "the first measured launch, nothing done for programs that measure nothing" },
 	{ RP_OPT_LIST_METRICS, "list-metrics", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
 	  "print the metrics the device supports, with units and descriptions, and exit",
 	  .command_line_only = true },
@@ -554,6 +558,10 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 	case RP_OPT_MEMORY_SAVE:
 		opts->memory_save = strcmp(value, "checkpoint") ? RP_MEMORY_SAVE_REACH :
 			RP_MEMORY_SAVE_CHECKPOINT;
+		rc = 0;
+		break;
+	case RP_OPT_SETUP:
+		opts->setup = !strcmp(value, "lazy") ? RP_SETUP_LAZY : RP_SETUP_EARLY;
 		rc = 0;
 		break;
 	case RP_OPT_GRAPH_PROFILING:

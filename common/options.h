@@ -32,6 +32,7 @@ enum rp_option {
 	RP_OPT_MEMORY_SAVE,
 	RP_OPT_GRAPH_PROFILING,
 	RP_OPT_DEVICE_LOCK_TIMEOUT,
+	RP_OPT_SETUP,
 	RP_OPT_LIST_METRICS,
 	RP_OPT_QUIET,
 	RP_OPT_COUNT
@@ -67,6 +68,7 @@ enum rp_cache_control { RP_CACHE_ALL, RP_CACHE_NONE };
 enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
 enum rp_memory_save { RP_MEMORY_SAVE_REACH, RP_MEMORY_SAVE_CHECKPOINT };
 enum rp_graph_profiling { RP_GRAPH_NODE, RP_GRAPH_GRAPH, RP_GRAPH_NONE };
+enum rp_setup { RP_SETUP_EARLY, RP_SETUP_LAZY };
 enum rp_thermal_control { RP_THERMAL_AUTO, RP_THERMAL_MANUAL, RP_THERMAL_OFF };
 
 /* opts->runs of --runs auto: run batches until the CI target, a limit or the budget. */
@@ -96,6 +98,7 @@ struct rp_options {
 	enum rp_memory_save memory_save;
 	enum rp_graph_profiling graph_profiling;
 	long device_lock_timeout;  /* seconds to wait for another process's turn on a device */
+	enum rp_setup setup;       /* when a device's profiler is set up: first launch or first measured */
 	bool list_metrics;
 	bool quiet;
 	bool given[RP_OPT_COUNT];  /* set by the user rather than by the default */

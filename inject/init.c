@@ -20,6 +20,7 @@
 #include "collector/records.h"
 #include "collector/table.h"
 #include "common/log.h"
+#include "inject/early.h"
 #include "inject/inject.h"
 #include "inject/launch.h"
 #include "inject/output.h"
@@ -83,6 +84,7 @@ static void in_fork_child(void)
 {
 	inject_output_fork_child();
 	inject_replay_fork_child();
+	inject_early_fork_child();
 }
 
 static void init(void)

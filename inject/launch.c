@@ -1,10 +1,12 @@
 /* inject/launch.c - the CUPTI callback: classify, select, dispatch to the replay.
  * Runs on the application's launching thread inside the driver call, for every kernel
  * launch of the process. An unselected launch costs the filter checks only: no driver
- * call, no lock, no allocation. Our own launches (flush, replays) come back through here
+ * call, no lock, no allocation (but for the first launch of a thread in a context, which
+ * asks early.c whether its device is being set up; so does an allocation). Our own launches (flush, replays) come back through here
  * and are let through by a thread-local guard. Also: allocations (memory/track.c),
  * loaded modules (memory/globals.c), contexts created (registered; set up at their first
- * measured launch) and destroyed (their state released), graphs instantiated, updated and
+ * measured launch, or from their device's first launch on a thread of ours: early.c) and
+ * destroyed (their state released), graphs instantiated, updated and
  * launched (graphs.c), stream captures begun and ended (captures.c).
  * Calls nvtx_bridge/ (snapshot, filter), collector/api, memory/ and inject/ replay,
  * graphs, captures, launches, collectives, contexts, output and names. */
@@ -22,6 +24,7 @@
 #include "inject/captures.h"
 #include "inject/collectives.h"
 #include "inject/contexts.h"
+#include "inject/early.h"
 #include "inject/inject.h"
 #include "inject/graphs.h"
 #include "inject/launch.h"
@@ -49,9 +52,27 @@ static bool kernel_selected(CUfunction function, const char *mangled, const char
 static bool take_launch(void);
 static enum rp_graph_profiling graph_profiling;
 
+/* --setup early: runs on early.c's thread. Its own driver and CUPTI calls are rangeprof's
+ * (inside_replay), and it holds the replay lock like a measurement, so that a selected
+ * launch meanwhile waits for the set-up instead of doing it again, and a context being
+ * destroyed waits for it. */
+static void set_up_early(CUcontext ctx, uint32_t context_id, inject_context_gen gen)
+{
+	inside_replay = true;
+	pthread_mutex_lock(&replay_lock);
+	if (inject_measuring() && inject_contexts_generation(ctx) == gen &&
+	    rp_api.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) {
+		inject_replay_set_up_early(ctx, context_id);
+		rp_api.cuCtxSetCurrent(NULL);
+	}
+	pthread_mutex_unlock(&replay_lock);
+	inside_replay = false;
+}
+
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
 {
 	graph_profiling = opts->graph_profiling;
+	inject_early_configure(opts->setup == RP_SETUP_EARLY, set_up_early);
 	inject_graphs_configure(opts->graph_profiling, &(struct inject_graph_filters){
 		kernel_selected, take_launch });
 	filter = nvtx_filter_create(opts->nvtx_include, opts->nvtx_include_count,
@@ -174,10 +195,9 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 }
 
 /* A new context: known from now on under a new generation (a destroyed context's handle
- * may come back). Its set-up waits for its first measured launch: setting it up early on
- * a thread of ours enabled the range profiler in every context, which costs every later
- * launch of the application ~4 us (H200), and a set-up still running at exit crashed
- * inside CUPTI under CUDA's own teardown. */
+ * may come back). Its set-up starts at its device's first kernel launch (early.c), not
+ * here: a set-up started at creation could still run when CUDA's exit handlers, registered
+ * after it, tore CUPTI down (a crash, bench/NOTES.md). */
 static void on_context_created(CUcontext ctx)
 {
 	inject_contexts_created(ctx);
@@ -425,6 +445,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
 	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_measuring())
 		return;
+	inject_early_context_used(cb->context, cb->contextUid);
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
 	const char *mangled = cb->symbolName ? cb->symbolName : "";
@@ -509,12 +530,17 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		bool succeeded = cb->functionReturnValue &&
 				 *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
 		/* The allocation and graph calls are handled at their EXIT. */
-		if (pending && cbid == pending_cbid)
+		if (pending && cbid == pending_cbid) {
 			on_launch_exit(cb);
-		else if (!on_memory_call(cbid, cb) &&
-			 !inject_captures_on_call((int)cbid, cb->functionParams, true, succeeded) &&
-			 cbid != CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy)
+		} else if (on_memory_call(cbid, cb)) {
+			/* An allocation comes before the first launch, often long before (a
+			 * model's weights): the device's early set-up can start here. */
+			if (succeeded && inject_measuring())
+				inject_early_context_used(cb->context, cb->contextUid);
+		} else if (!inject_captures_on_call((int)cbid, cb->functionParams, true, succeeded) &&
+			   cbid != CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy) {
 			inject_graphs_on_call((int)cbid, cb->functionParams, succeeded);
+		}
 		return;
 	}
 	switch (cbid) {

@@ -335,6 +335,53 @@ void inject_replay_context_destroyed(CUcontext ctx)
 		rp_api.cuCtxSetCurrent(previous);
 }
 
+/* Ranges of the first measurement: CUPTI keeps the counter data size of a profiler's first
+ * SetConfig (profiler.h), so the warm-up pass is sized as measure() will size its first. */
+static size_t first_measurement_ranges(void)
+{
+	struct adaptive_params ap = { config.target_ci_pct, config.runs_min, config.runs_max,
+				      config.runs_batch, config.runs_time_budget };
+	size_t runs = config.runs == RP_RUNS_AUTO ? (size_t)adaptive_first_batch(&ap) : config.runs;
+	return runs * (config.cache_control == RP_CACHE_ALL ? 2 : 1);
+}
+
+void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
+{
+	CUdevice dev;
+	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
+		return;
+	int device = (int)dev;
+	struct collector_cost cost = { 0 };
+	double started = collector_cost_now(), lap = started;
+	struct device_state *known = device_known(device);
+	/* Another process measuring on the device holds its turn: this one's set-up is left
+	 * to its first measured launch rather than waiting behind it. */
+	if (!known || (known->turns && inject_devlock_acquire(known->turns, 1000) != 0))
+		return;
+	bool device_was_ready = known->ready;
+	struct device_state *d = device_ready(ctx, device);
+	collector_cost_lap(&cost, COST_SETUP, &lap);
+	struct context_state *before = inject_contexts_state(ctx, inject_contexts_generation(ctx));
+	bool fresh_profiler = !before || !before->profiler;
+	struct context_state *c = d ? context_ready(ctx, device, context_id, &cost, &lap) : NULL;
+	if (c && c->profiler && fresh_profiler) {
+		char err[2048];
+		/* A failed warm-up is not news: the first measurement makes the same calls and
+		 * reports what it meets. */
+		if (collector_profiler_warm_up(c->profiler, d->set, first_measurement_ranges(),
+					       err, sizeof(err)))
+			rp_log_progress("early set-up of device %d: %s", device, err);
+		collector_cost_lap(&cost, COST_START, &lap);
+	}
+	cost.ms[COST_TOTAL] = lap - started;
+	/* Nothing to say when a measured launch came first and did it all. */
+	if (c && (!device_was_ready || fresh_profiler))
+		inject_write_record(collector_record_setup(device, context_id, &cost));
+	let_others_measure(d, c);
+	if (known->turns)
+		inject_devlock_release(known->turns);
+}
+
 void inject_replay_drop_backups(CUcontext ctx)
 {
 	struct context_state *c = inject_contexts_state(ctx, inject_contexts_generation(ctx));

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from rangeprof.config import config_from_nvtx
 
 SUPPORTED_SCHEMA = 1
-KNOWN_TYPES = ("session", "device", "run", "summary", "warning", "error")
+KNOWN_TYPES = ("session", "device", "setup", "run", "summary", "warning", "error")
 
 
 @dataclass
@@ -66,6 +66,7 @@ class Records:
     summaries: list = field(default_factory=list)   # (record, session_id)
     sessions: list = field(default_factory=list)
     devices: list = field(default_factory=list)     # (record, session_id)
+    setups: list = field(default_factory=list)      # (record, session_id): --setup early
     messages: list = field(default_factory=list)    # warning and error records
     bad_lines: list = field(default_factory=list)
     files: list = field(default_factory=list)
@@ -154,6 +155,8 @@ def read(paths_or_globs, report=sys.stderr):
                     out.runs.append(run)
                 elif kind == "summary":
                     out.summaries.append((rec, sid))
+                elif kind == "setup":
+                    out.setups.append((rec, sid))
                 else:
                     out.messages.append(rec)
     if report is not None:

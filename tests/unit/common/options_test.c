@@ -27,6 +27,7 @@ Test(options, defaults_follow_the_spec)
 	cr_assert_eq(opts.cache_control, RP_CACHE_ALL);
 	cr_assert_eq(opts.clock_control, RP_CLOCK_NONE);
 	cr_assert_eq(opts.graph_profiling, RP_GRAPH_NODE, "ncu's default: kernel nodes measured");
+	cr_assert_eq(opts.setup, RP_SETUP_EARLY, "set-up ahead of the first measured launch");
 	cr_assert_not(opts.quiet);
 	for (int i = 0; i < RP_OPT_COUNT; i++)
 		cr_assert_not(opts.given[i], "defaults are not 'given'");
@@ -89,6 +90,12 @@ Test(options, choices_list_what_is_accepted)
 	cr_assert_eq(opts.graph_profiling, RP_GRAPH_GRAPH);
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_GRAPH_PROFILING, "none", "x", err, sizeof(err)), 0);
 	cr_assert_eq(opts.graph_profiling, RP_GRAPH_NONE);
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_SETUP, "now", "--setup", err, sizeof(err)), 0);
+	cr_assert_str_eq(err, "--setup 'now': should be one of 'early', 'lazy'");
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_SETUP, "lazy", "x", err, sizeof(err)), 0);
+	cr_assert_eq(opts.setup, RP_SETUP_LAZY);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_SETUP, "early", "x", err, sizeof(err)), 0);
+	cr_assert_eq(opts.setup, RP_SETUP_EARLY);
 }
 
 Test(options, metric_lists_are_checked_for_shape)

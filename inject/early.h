@@ -1,0 +1,26 @@
+/* inject/early.h - --setup early: each device's set-up on a thread of rangeprof's from the
+ * first kernel launch seen there (early.c). */
+#ifndef INJECT_EARLY_H
+#define INJECT_EARLY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "inject/contexts.h"
+
+/* Runs on the set-up thread: sets the context (ctx, at generation gen) up; it must make
+ * ctx current itself and do nothing if the context is gone. */
+typedef void (*inject_early_fn)(CUcontext ctx, uint32_t context_id, inject_context_gen gen);
+
+/* on: --setup early. Called once before any callback. */
+void inject_early_configure(bool on, inject_early_fn set_up);
+/* Every kernel launch and allocation call that returned, on the application's thread with
+ * ctx current: starts the set-up of ctx's device if none was started in this process.
+ * A call in the same context as the thread's previous one costs one comparison. */
+void inject_early_context_used(CUcontext ctx, uint32_t context_id);
+/* In a child forked without exec: forgets the parent's threads. */
+void inject_early_fork_child(void);
+
+#endif

@@ -312,6 +312,8 @@ cJSON *collector_record_run(const struct collector_launch *l,
 	else
 		ok &= cJSON_AddNullToObject(o, "sm_clock_source") != NULL;
 	ok &= add_number(o, "rated_sm_clock_hz", info->rated_sm_clock_hz) != NULL;
+	ok &= add_number(o, "locked_sm_clock_hz", info->locked_sm_clock_hz > 0 ?
+			 info->locked_sm_clock_hz : NAN) != NULL;
 	ok &= add_number(o, "temperature_c", run->temperature_c) != NULL;
 	static const struct collector_run_nvml unknown = { NAN, NAN, NAN, NAN,
 							   STATS_THROTTLE_UNKNOWN };
@@ -396,6 +398,7 @@ cJSON *collector_record_summary(const struct collector_launch *l,
 		struct stats_summary s;
 		stats_summarize(column, clocks, runs, &s);
 		stats_check_throttle(&s, info->throttle, runs);
+		stats_check_locked_clock(&s, clocks, runs, info->locked_sm_clock_hz);
 		const struct collector_adaptive *a = info->adaptive;
 		if (a && m == a->metric && a->stopped && strcmp(a->stopped, "target_ci_reached")) {
 			/* The user asked for this precision and did not get it. */

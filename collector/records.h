@@ -88,6 +88,7 @@ struct collector_measure_info {
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;
 	double rated_sm_clock_hz;
+	double locked_sm_clock_hz;   /* --clock-control base: the clock locked; 0: none */
 	/* Summary only; NULL when not known or not used. */
 	const uint64_t *throttle;    /* per run: NVML reason bits (collector/stats.h) */
 	const struct collector_adaptive *adaptive;   /* --runs auto */

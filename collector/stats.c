@@ -34,6 +34,28 @@ static int compare_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void stats_check_locked_clock(struct stats_summary *s, const double *clock_hz, size_t n,
+			      double locked_hz)
+{
+	if (!clock_hz || !(locked_hz > 0))
+		return;
+	size_t off = 0;
+	double worst = locked_hz;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(clock_hz[i]) || fabs(clock_hz[i] - locked_hz) <= 0.02 * locked_hz)
+			continue;
+		off++;
+		if (fabs(clock_hz[i] - locked_hz) > fabs(worst - locked_hz))
+			worst = clock_hz[i];
+	}
+	if (!off)
+		return;
+	char reason[128];
+	snprintf(reason, sizeof(reason), "sm clock off the locked %.0f MHz in %zu of %zu runs "
+		 "(%.0f MHz)", locked_hz / 1e6, off, n, worst / 1e6);
+	stats_fail(s, reason);
+}
+
 static void add_reason(struct stats_summary *s, const char *reason)
 {
 	size_t used = strlen(s->reasons);

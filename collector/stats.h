@@ -60,6 +60,14 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
  * verdict (n < 2) stays null. */
 void stats_check_throttle(struct stats_summary *s, const uint64_t *reasons, size_t n);
 
+/* --clock-control base: every run's SM clock must be the locked one, within 2 % (NVML
+ * reads the clock it set; the counters' average over a run is within ~1 % of it). Runs
+ * whose clock is off make s not stable, with a reason giving their count and the clocks;
+ * unknown clocks (NaN) are left to stats_summarize's own check. Nothing when locked_hz is
+ * not positive (no lock). A null verdict stays null. */
+void stats_check_locked_clock(struct stats_summary *s, const double *clock_hz, size_t n,
+			      double locked_hz);
+
 /* Marks s not stable for reason (appended to s->reasons); a null verdict stays null. */
 void stats_fail(struct stats_summary *s, const char *reason);
 

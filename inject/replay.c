@@ -53,6 +53,7 @@ struct device_state {
 	struct collector_device_info info;
 	struct inject_devlock *turns;     /* NULL: taking turns is not possible here */
 	struct collector_metric_set *set;
+	double locked_sm_clock_hz;        /* --clock-control base: what was locked; 0: none */
 	/* The context whose range profiler is enabled on this device, if any: the profiling
 	 * hardware takes one at a time, and a second context's Start fails with
 	 * CUPTI_ERROR_HARDWARE_BUSY (tests/gpu/procs.cu reset: cuCtxCreate beside the primary
@@ -214,6 +215,7 @@ static struct device_state *device_ready(CUcontext ctx, int device)
 			return NULL;
 		}
 		rp_log_progress("device %d: SM clock locked to base %u MHz until exit", device, mhz);
+		d->locked_sm_clock_hz = mhz * 1e6;
 	}
 	d->ready = true;
 	return d;
@@ -556,6 +558,7 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 		.cache_control = config.cache_control,
 		.clock_control = config.clock_control,
 		.rated_sm_clock_hz = d->info.rated_sm_clock_hz,
+		.locked_sm_clock_hz = d->locked_sm_clock_hz,
 		.sm_clock_source = !m->graph_workload && collector_metric_set_measures_clock(d->set) ?
 			"counters" : "nvml",
 		.throttle = cond->throttle, .adaptive = cond->adaptive, .thermal = cond->thermal,
@@ -580,6 +583,7 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 			column[r] = values[(size_t)r * metric_count];
 		stats_summarize(column, clocks, runs, &first);
 		stats_check_throttle(&first, cond->throttle, runs);
+		stats_check_locked_clock(&first, clocks, runs, d->locked_sm_clock_hz);
 		collector_table_add(kernel, path, column, runs, 1, first.stable == STATS_STABLE_TRUE);
 		free(column);
 	}

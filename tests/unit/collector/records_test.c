@@ -109,6 +109,40 @@ Test(records, run_and_summary_carry_the_spec_fields)
 	cJSON_Delete(s);
 }
 
+Test(records, a_locked_clock_is_stated_and_checked_against_the_runs)
+{
+	const char *names[] = { "gpu__time_duration.sum" };
+	const char *units[] = { "nanosecond" };
+	struct collector_measure_info info = { names, units, 1, 1, 5, RP_CACHE_ALL, RP_CLOCK_BASE,
+					       1.98e9, 1.59e9 };
+	struct collector_launch l = { .index = 1, .kernel = "k", .mangled = "k" };
+	double values[5] = { 100, 100.1, 99.9, 100, 100.2 };
+	double at_lock[5] = { 1.59e9, 1.59e9, 1.595e9, 1.59e9, 1.585e9 };
+	struct collector_run run = { 0, values, at_lock[0], 40, 0 };
+	cJSON *r = collector_record_run(&l, &info, &run);
+	cr_assert_float_eq(cJSON_GetObjectItem(r, "locked_sm_clock_hz")->valuedouble, 1.59e9, 1);
+	cJSON_Delete(r);
+	cJSON *s = collector_record_summary(&l, &info, values, at_lock, 5);
+	cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), "gpu__time_duration.sum");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(t, "stable")), "runs at the locked clock");
+	cJSON_Delete(s);
+	/* Two runs at the boost clock: the lock did not hold. */
+	double boosted[5] = { 1.59e9, 1.98e9, 1.59e9, 1.98e9, 1.59e9 };
+	s = collector_record_summary(&l, &info, values, boosted, 5);
+	t = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), "gpu__time_duration.sum");
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(t, "stable")));
+	char *text = cJSON_PrintUnformatted(cJSON_GetObjectItem(t, "reasons"));
+	cr_assert(strstr(text, "sm clock off the locked 1590 MHz in 2 of 5 runs (1980 MHz)"), "%s", text);
+	free(text);
+	cJSON_Delete(s);
+	/* No lock: null, and nothing checked. */
+	info.clock_control = RP_CLOCK_NONE;
+	info.locked_sm_clock_hz = 0;
+	r = collector_record_run(&l, &info, &run);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "locked_sm_clock_hz")));
+	cJSON_Delete(r);
+}
+
 Test(records, session_lists_effective_options)
 {
 	struct rp_options o;
@@ -185,7 +219,7 @@ Test(records, the_summary_lists_throttle_reasons_thermal_wait_and_why_runs_stopp
 	struct collector_adaptive a = { "max_runs", 1.0, 1.7, 1, 3, 0.25 };
 	struct collector_thermal th = { "auto", "cooled", 12.5, 80, 70, 90 };
 	struct collector_measure_info info = { names, units, 2, 1, 6, RP_CACHE_ALL, RP_CLOCK_NONE,
-					       1.98e9, throttle, &a, &th };
+					       1.98e9, 0, throttle, &a, &th };
 	struct collector_launch l = { .index = 1, .kernel = "k", .mangled = "k" };
 	cJSON *s = collector_record_summary(&l, &info, values, clocks, 6);
 	cr_assert_not_null(s);

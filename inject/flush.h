@@ -1,5 +1,6 @@
-/* inject/flush.h - the clean L2 flush: a read sweep over twice the L2 by a small kernel
- * loaded from embedded PTX. A memset flush would leave dirty lines that are written back
+/* inject/flush.h - the clean cache flush before every replay: one kernel, generated PTX,
+ * whose warps first run 256 KB of straight-line code (evicting the SMs' instruction caches,
+ * as ncu's cache control does) and then sweep twice the L2 with reads. A memset flush would leave dirty lines that are written back
  * during the measured kernel (GPU-FACTS.md: +28 MB of DRAM writes and +35 us). Discarding
  * the swept lines afterwards (discard.global.L2, so that the kernel starts from invalid
  * lines as after ncu's cache control) changed nothing measurable and cost a kernel per

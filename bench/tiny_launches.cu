@@ -1,6 +1,8 @@
 // bench/tiny_launches.cu - host cost per kernel launch: N tiny launches outside any NVTX
 // range, timed on the host. Run plain and under rangeprof with an include that never
-// matches: the difference is what an unselected launch costs.
+// matches: the difference is what an unselected launch costs. REPEATS timed loops, one line
+// each: under --setup early the first loop overlaps the device's set-up on rangeprof's
+// thread (its cost to the application), the later ones show the steady state.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,16 +14,19 @@ __global__ void tiny(int *x) { if (threadIdx.x == 0 && x[0] == 12345) x[1] = 1; 
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 100000;
+	int repeats = argc > 2 ? atoi(argv[2]) : 1;
 	int *x;
 	cudaMalloc(&x, 8);
 	cudaMemset(x, 0, 8);
 	for (int i = 0; i < 1000; i++) tiny<<<1, 32>>>(x); // warm up
 	cudaDeviceSynchronize();
-	auto t0 = std::chrono::steady_clock::now();
-	for (int i = 0; i < n; i++) tiny<<<1, 32>>>(x);
-	auto t1 = std::chrono::steady_clock::now();
-	cudaDeviceSynchronize();
-	double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
-	printf("launches=%d host_us_per_launch=%.3f\n", n, us);
+	for (int r = 0; r < repeats; r++) {
+		auto t0 = std::chrono::steady_clock::now();
+		for (int i = 0; i < n; i++) tiny<<<1, 32>>>(x);
+		auto t1 = std::chrono::steady_clock::now();
+		cudaDeviceSynchronize();
+		double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
+		printf("launches=%d host_us_per_launch=%.3f\n", n, us);
+	}
 	return 0;
 }

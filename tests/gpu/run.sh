@@ -214,6 +214,10 @@ for i in 1 2; do
 done
 same rmw_plain.txt rmw_rp1.txt l2-rmw
 
+# 3c''. Library and short kernels against ncu, with SM clocks and cycles beside the times,
+# and the L2 flush's residue (issue 11 items 6 and 5).
+. "$root/tests/gpu/library_kernels.sh"
+
 # 3d. CUDA graphs (issue 8): every kernel node measured from the memory it saw in the
 # graph (--graph-profiling node, the default), the whole launch as one workload (graph);
 # captures in all three modes, explicit graphs with memset, memcpy, host, event and child
@@ -370,16 +374,22 @@ else
 fi
 
 # 5. Benchmarks (bench/NOTES.md): unselected launch cost, measured launch cost.
-for i in 1 2 3 4 5; do ./tiny_launches 100000; done >bench_plain.txt
-for i in 1 2 3 4 5; do "$RP" -q -o /dev/null --nvtx-include never/ ./tiny_launches 100000; done >bench_rp.txt
-for i in 1 2 3 4 5; do "$RP" -q -o /dev/null -k never_matches ./tiny_launches 100000; done >bench_rp_k.txt
+# Three timed loops per process: the first overlaps --setup early's set-up on rangeprof's
+# thread, the others are the steady state.
+for i in 1 2 3 4 5; do ./tiny_launches 100000 3 | tr '\n' ' '; echo; done >bench_plain.txt
+for i in 1 2 3 4 5; do "$RP" -q -o /dev/null --nvtx-include never/ ./tiny_launches 100000 3 | tr '\n' ' '; echo; done >bench_rp.txt
+for i in 1 2 3 4 5; do "$RP" -q -o /dev/null -k never_matches ./tiny_launches 100000 3 | tr '\n' ' '; echo; done >bench_rp_k.txt
+for i in 1 2 3; do "$RP" -q -o /dev/null --setup lazy --nvtx-include never/ ./tiny_launches 100000 3 | tr '\n' ' '; echo; done >bench_rp_lazy.txt
 echo "tiny launches plain:"; cat bench_plain.txt
 echo "tiny launches rangeprof --nvtx-include never/:"; cat bench_rp.txt
 echo "tiny launches rangeprof -k never_matches:"; cat bench_rp_k.txt
+echo "tiny launches rangeprof --setup lazy --nvtx-include never/:"; cat bench_rp_lazy.txt
 "$RP" -o /dev/null --runs 20 -k inplace_add_one ./kernels 5 2>&1 | grep -E "launch [0-9]+:" >bench_cost.txt
 echo "measured launch cost (20 runs, ~48 us kernel):"; cat bench_cost.txt
 "$RP" -o /dev/null --runs 1 -k inplace_add_one ./kernels 5 2>&1 | grep -E "launch [0-9]+:" >bench_cost1.txt
 echo "measured launch cost (1 run):"; cat bench_cost1.txt
+"$RP" -o /dev/null --setup lazy --runs 20 -k inplace_add_one ./kernels 5 2>&1 | grep -E "launch [0-9]+:" >bench_cost_lazy.txt
+echo "measured launch cost (20 runs, --setup lazy):"; cat bench_cost_lazy.txt
 if [ -z "${QUICK:-}" ]; then
 TIMEFORMAT="%R s"
 echo "wall plain (./kernels 5):"; for i in 1 2 3; do { time ./kernels 5 >/dev/null; } 2>&1; done
@@ -390,6 +400,6 @@ for i in 1 2 3; do { time /usr/local/cuda/bin/ncu --clock-control none -k inplac
 
 fi
 
-tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches --exclude=procs --exclude=graphs --exclude=memory_cases --exclude=l2_rmw --exclude=graph_timing . 2>/dev/null
+tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches --exclude=procs --exclude=graphs --exclude=memory_cases --exclude=l2_rmw --exclude=graph_timing --exclude=short_kernels --exclude=l2_residual . 2>/dev/null
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1011,6 +1011,73 @@ static void run_graph()
 			printf(" %.2f us", evaluate(image, i, false) / 1e3);
 		printf("\n");
 	}
+	// G2: the whole graph launch as one user range (Push before cudaGraphLaunch, Pop after),
+	// beside CUDA events around the same launch: is this what ncu --graph-profiling graph
+	// measures (~285 us for a graph whose launches take ~160 us by events, bench/NOTES.md)?
+	// Also an empty user range and one around a single plain kernel, for the range's own
+	// share. Five of each; every value printed.
+	cudaEvent_t e0, e1;
+	if (!cuda_ok(cudaEventCreate(&e0), "cudaEventCreate") || !cuda_ok(cudaEventCreate(&e1), "cudaEventCreate"))
+		return;
+	// A profiler object keeps the range mode of its first SetConfig (a Push on the AutoRange
+	// object above is CUPTI_ERROR_INVALID_PARAMETER): a new object for user ranges, with a
+	// first pass of its own (~145 ms) left out of the figures.
+	if (!rp_disable(NULL) || !rp_enable(NULL))
+		return;
+	const char *what[4] = {"(warm-up, not a figure)", "graph launch", "empty range",
+			       "one plain kernel"};
+	for (int w = 0; w < 4; w++) {
+		printf("  G2 UserRange around %s:", what[w]);
+		for (int it = 0; it < 5; it++) {
+			std::vector<uint8_t> &image = new_image();
+			if (!rp_prepare(image, 1, CUPTI_UserRange, 1))
+				return;
+			CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+			st.pRangeProfilerObject = g_rp;
+			if (!CK(cuptiRangeProfilerStart(&st)))
+				return;
+			CUpti_RangeProfiler_PushRange_Params push = {CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+			push.pRangeProfilerObject = g_rp;
+			push.pRangeName = "graph";
+			CUpti_RangeProfiler_PopRange_Params pop = {CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+			pop.pRangeProfilerObject = g_rp;
+			cudaEventRecord(e0, s);
+			CK(cuptiRangeProfilerPushRange(&push));
+			if (w == 1)
+				cuda_ok(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+			else if (w == 3)
+				inplace_add_one<<<(unsigned)((ELEMS + 255) / 256), 256, 0, s>>>(g_buf, ELEMS);
+			CK(cuptiRangeProfilerPopRange(&pop));
+			cudaEventRecord(e1, s);
+			cudaStreamSynchronize(s);
+			CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+			sp.pRangeProfilerObject = g_rp;
+			CK(cuptiRangeProfilerStop(&sp));
+			CUpti_RangeProfiler_DecodeData_Params dec = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+			dec.pRangeProfilerObject = g_rp;
+			CK(cuptiRangeProfilerDecodeData(&dec));
+			float ms = 0;
+			cudaEventElapsedTime(&ms, e0, e1);
+			size_t n = ranges_in(image, true);
+			printf(" [%zu range(s): %.2f us; events %.2f us]", n == (size_t)-1 ? 0 : n,
+			       n && n != (size_t)-1 ? evaluate(image, 0, true) / 1e3 : -1.0, ms * 1e3);
+		}
+		printf("\n");
+	}
+	// The same graph by events alone, no profiler pass around it.
+	printf("  G3 events alone around the graph launch:");
+	for (int it = 0; it < 5; it++) {
+		cudaEventRecord(e0, s);
+		cudaGraphLaunch(exec, s);
+		cudaEventRecord(e1, s);
+		cudaStreamSynchronize(s);
+		float ms = 0;
+		cudaEventElapsedTime(&ms, e0, e1);
+		printf(" %.2f us", ms * 1e3);
+	}
+	printf("\n");
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
 	cudaGraphExecDestroy(exec);
 	cudaGraphDestroy(graph);
 	cudaStreamDestroy(s);

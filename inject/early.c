@@ -56,7 +56,7 @@ static void *run_set_up(void *arg)
 
 /* At exit, before CUDA's own handlers: the set-ups still running are waited for (each
  * takes well under a second), and none starts any more. */
-static void wait_for_set_ups(void)
+void inject_early_wait(void)
 {
 	pthread_mutex_lock(&lock);
 	exiting = true;
@@ -85,7 +85,7 @@ void inject_early_context_used(CUcontext ctx, uint32_t context_id)
 	if (r) {
 		*r = (struct request){ ctx, context_id, inject_contexts_created(ctx) };
 		if (!exit_handler_registered)
-			exit_handler_registered = atexit(wait_for_set_ups) == 0;
+			exit_handler_registered = atexit(inject_early_wait) == 0;
 		if (exit_handler_registered &&
 		    pthread_create(&threads[thread_count], NULL, run_set_up, r) == 0)
 			thread_count++;

@@ -20,6 +20,9 @@ void inject_early_configure(bool on, inject_early_fn set_up);
  * ctx current: starts the set-up of ctx's device if none was started in this process.
  * A call in the same context as the thread's previous one costs one comparison. */
 void inject_early_context_used(CUcontext ctx, uint32_t context_id);
+/* Waits for the set-ups under way; none starts afterwards. Registered with atexit at the
+ * first start (so that it runs before the CUDA runtime's own exit handlers). */
+void inject_early_wait(void);
 /* In a child forked without exec: forgets the parent's threads. */
 void inject_early_fork_child(void);
 

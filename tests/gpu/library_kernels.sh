@@ -28,15 +28,7 @@ if ! declare -F check >/dev/null; then
 	cd "$work" || exit 1
 	pass=0
 	fail=0
-	check() { # name command...
-		local name=$1; shift
-		if "$@" >"$work/$name.log" 2>&1; then pass=$((pass + 1)); echo "PASS $name";
-		else fail=$((fail + 1)); echo "FAIL $name"; tail -20 "$work/$name.log"; fi
-	}
-	same() { # file_a file_b name: identical application output
-		if diff -q "$1" "$2" >/dev/null; then pass=$((pass + 1)); echo "PASS same-results $3";
-		else fail=$((fail + 1)); echo "FAIL same-results $3"; diff "$1" "$2" | head; fi
-	}
+	. "$root/tests/gpu/checks.sh"
 else
 	lk_alone=
 fi

@@ -17,15 +17,7 @@ RP="$root/build/scripts/rangeprof"
 work=$(mktemp -d)
 fail=0
 pass=0
-check() { # name command...
-	local name=$1; shift
-	if "$@" >"$work/$name.log" 2>&1; then pass=$((pass + 1)); echo "PASS $name";
-	else fail=$((fail + 1)); echo "FAIL $name"; tail -20 "$work/$name.log"; fi
-}
-same() { # name file_a file_b: identical application output
-	if diff -q "$1" "$2" >/dev/null; then pass=$((pass + 1)); echo "PASS same-results $3";
-	else fail=$((fail + 1)); echo "FAIL same-results $3"; diff "$1" "$2" | head; fi
-}
+. "$root/tests/gpu/checks.sh"
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu \

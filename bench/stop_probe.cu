@@ -969,6 +969,28 @@ fail:
 
 // ---------------------------------------------------------------- main
 
+// One pass of G and G2: prepare(ranges, mode) and Start; pass_end: the stream drained, Stop
+// and Decode.
+static bool pass_begin(std::vector<uint8_t> &image, size_t ranges, CUpti_ProfilerRange mode)
+{
+	if (!rp_prepare(image, ranges, mode, ranges))
+		return false;
+	CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+	st.pRangeProfilerObject = g_rp;
+	return CK(cuptiRangeProfilerStart(&st));
+}
+
+static void pass_end(cudaStream_t s)
+{
+	cudaStreamSynchronize(s);
+	CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+	sp.pRangeProfilerObject = g_rp;
+	CK(cuptiRangeProfilerStop(&sp));
+	CUpti_RangeProfiler_DecodeData_Params dec = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+	dec.pRangeProfilerObject = g_rp;
+	CK(cuptiRangeProfilerDecodeData(&dec));
+}
+
 // ---------------------------------------------------------------- G: a CUDA graph under AutoRange
 
 // How many ranges does AutoRange give one launch of a captured graph of three kernels:
@@ -990,21 +1012,11 @@ static void run_graph()
 		return;
 	for (int launches = 1; launches <= 2; launches++) {
 		std::vector<uint8_t> &image = new_image();
-		if (!rp_prepare(image, 16, CUPTI_AutoRange, 16))
-			return;
-		CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-		st.pRangeProfilerObject = g_rp;
-		if (!CK(cuptiRangeProfilerStart(&st)))
+		if (!pass_begin(image, 16, CUPTI_AutoRange))
 			return;
 		for (int l = 0; l < launches; l++)
 			cuda_ok(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
-		cudaStreamSynchronize(s);
-		CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-		sp.pRangeProfilerObject = g_rp;
-		CK(cuptiRangeProfilerStop(&sp));
-		CUpti_RangeProfiler_DecodeData_Params dec = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-		dec.pRangeProfilerObject = g_rp;
-		CK(cuptiRangeProfilerDecodeData(&dec));
+		pass_end(s);
 		size_t n = ranges_in(image, false);
 		printf("  G %d graph launch(es) of 3 kernels: %zu range(s):", launches, n);
 		for (size_t i = 0; n != (size_t)-1 && i < n; i++)
@@ -1030,11 +1042,7 @@ static void run_graph()
 		printf("  G2 UserRange around %s:", what[w]);
 		for (int it = 0; it < 5; it++) {
 			std::vector<uint8_t> &image = new_image();
-			if (!rp_prepare(image, 1, CUPTI_UserRange, 1))
-				return;
-			CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-			st.pRangeProfilerObject = g_rp;
-			if (!CK(cuptiRangeProfilerStart(&st)))
+			if (!pass_begin(image, 1, CUPTI_UserRange))
 				return;
 			CUpti_RangeProfiler_PushRange_Params push = {CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
 			push.pRangeProfilerObject = g_rp;
@@ -1049,13 +1057,7 @@ static void run_graph()
 				inplace_add_one<<<(unsigned)((ELEMS + 255) / 256), 256, 0, s>>>(g_buf, ELEMS);
 			CK(cuptiRangeProfilerPopRange(&pop));
 			cudaEventRecord(e1, s);
-			cudaStreamSynchronize(s);
-			CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-			sp.pRangeProfilerObject = g_rp;
-			CK(cuptiRangeProfilerStop(&sp));
-			CUpti_RangeProfiler_DecodeData_Params dec = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-			dec.pRangeProfilerObject = g_rp;
-			CK(cuptiRangeProfilerDecodeData(&dec));
+			pass_end(s);
 			float ms = 0;
 			cudaEventElapsedTime(&ms, e0, e1);
 			size_t n = ranges_in(image, true);

@@ -50,7 +50,8 @@ typedef struct {
 	X(cuGraphChildGraphNodeGetGraph) X(cuGraphNodeSetParams) X(cuMemsetD2D8Async)   \
 	X(cuMemsetD2D16Async) X(cuMemsetD2D32Async) X(cuMemcpy3DAsync) X(cuGraphLaunch) \
 	X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)   \
-	X(cuEventDestroy) X(cuGraphGetEdges) X(cuGraphKernelNodeGetAttribute)
+	X(cuEventDestroy) X(cuGraphGetEdges) X(cuGraphKernelNodeGetAttribute)              \
+	X(cuThreadExchangeStreamCaptureMode)
 
 #define RP_CUPTI_FUNCTIONS(X)                                                          \
 	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)                  \

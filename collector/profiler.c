@@ -300,13 +300,21 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 	return 0;
 }
 
-/* By chip name first; a set that is refused that way is built again with the context's
- * counter availability, so that what is reported (an unknown metric, a busy profiler)
- * comes from the complete query. */
+/* A set of the timer alone by chip name first: the timer is not one of the counters that
+ * another client (DCGM's profiling metrics, a MIG slice) can hold, which the availability
+ * query exists to tell. A set with counters, or one refused by name, is built with the
+ * context's counter availability, so that what is reported (an unknown metric, a busy
+ * profiler) comes from the complete query. */
 int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
 				struct collector_metric_set **out, char *err, size_t err_size)
 {
-	if (!metric_set_build(ctx, device, metric_list, false, out, err, err_size))
+	bool timer_only = true;
+	for (const char *p = metric_list; *p;) {
+		size_t len = strcspn(p, ",");
+		timer_only &= len >= 18 && !strncmp(p, "gpu__time_duration", 18);
+		p += len + (p[len] == ',');
+	}
+	if (timer_only && !metric_set_build(ctx, device, metric_list, false, out, err, err_size))
 		return 0;
 	return metric_set_build(ctx, device, metric_list, true, out, err, err_size);
 }

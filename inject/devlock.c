@@ -26,6 +26,7 @@ enum { BYTE_ENTRY, BYTE_TURN, BYTE_PRESENCE };
 struct inject_devlock {
 	int fd;
 	bool held;
+	bool present;                /* holds the presence byte's read lock */
 };
 
 static int lock_byte(int fd, int byte, short type)
@@ -59,8 +60,8 @@ static int lock_byte_until(int fd, int byte, short type, double deadline)
 	}
 }
 
-int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock **out,
-			char *err, size_t err_size)
+int inject_devlock_open_absent(const char *uuid, const char *dir, struct inject_devlock **out,
+			       char *err, size_t err_size)
 {
 	struct stat st;
 	if (!dir)
@@ -89,13 +90,35 @@ int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock
 		return -ENOMEM;
 	}
 	lock->fd = fd;
+	*out = lock;
+	return 0;
+}
+
+int inject_devlock_mark_present(struct inject_devlock *lock)
+{
+	if (!lock)
+		return -EINVAL;
+	if (lock->present)
+		return 0;
 	/* A read lock never conflicts with another read lock: only a process probing for
 	 * being alone (inject_devlock_shared's write lock, held for a few microseconds) is
 	 * refused, so a refusal is waited out: giving up at once would leave this process
 	 * measuring without taking turns for the rest of its life. */
-	int rc = lock_byte_until(fd, BYTE_PRESENCE, F_RDLCK, now() + 1.0);
-	if (rc) {
-		snprintf(err, err_size, "cannot lock the device lock '%s': %s", path, strerror(-rc));
+	int rc = lock_byte_until(lock->fd, BYTE_PRESENCE, F_RDLCK, now() + 1.0);
+	if (rc == 0)
+		lock->present = true;
+	return rc;
+}
+
+int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock **out,
+			char *err, size_t err_size)
+{
+	struct inject_devlock *lock = NULL;
+	int rc = inject_devlock_open_absent(uuid, dir, &lock, err, err_size);
+	if (rc)
+		return rc;
+	if ((rc = inject_devlock_mark_present(lock)) != 0) {
+		snprintf(err, err_size, "cannot lock the device lock of %s: %s", uuid, strerror(-rc));
 		inject_devlock_close(lock);
 		return rc;
 	}
@@ -134,10 +157,11 @@ bool inject_devlock_shared(struct inject_devlock *lock)
 	if (!lock)
 		return false;
 	/* Upgrading our read lock fails while any other process holds one; a failed F_SETLK
-	 * leaves our read lock as it was. */
+	 * leaves our read lock as it was. Without one of our own, the probe's write lock is
+	 * given back. */
 	if (lock_byte(lock->fd, BYTE_PRESENCE, F_WRLCK) != 0)
 		return true;
-	lock_byte(lock->fd, BYTE_PRESENCE, F_RDLCK);
+	lock_byte(lock->fd, BYTE_PRESENCE, lock->present ? F_RDLCK : F_UNLCK);
 	return false;
 }
 

@@ -18,6 +18,15 @@ struct inject_devlock;
  * (the caller then measures without taking turns). */
 int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock **out,
 			char *err, size_t err_size);
+/* The same without marking this process as measuring: it can take turns and ask whether
+ * others measure, and is not counted by them until inject_devlock_mark_present (the early
+ * set-up of a process that may never measure must not make the ones that do give up
+ * their profiler after every launch). */
+int inject_devlock_open_absent(const char *uuid, const char *dir, struct inject_devlock **out,
+			       char *err, size_t err_size);
+/* Marks this process as one that measures on the device (once; later calls do nothing).
+ * 0 or -errno. */
+int inject_devlock_mark_present(struct inject_devlock *lock);
 /* Waits at most timeout_ms (0: only tries) for this process's turn. Fair between
  * processes: a process that has just had its turn waits behind one already waiting.
  * Returns 0 with the turn held, -ETIMEDOUT, or -errno. Not re-entrant: one turn at a time

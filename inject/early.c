@@ -12,15 +12,22 @@
  * The set-up itself, and the lock it needs, are launch.c's (inject_early_configure). */
 #include "inject/early.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "collector/api.h"
 #include "inject/contexts.h"
 
 #define EARLY_MAX_DEVICES 64
+/* The longest wait at exit for one set-up: it takes well under a second, but it waits for
+ * the replay lock, which a replay that never ends (a kernel waiting for a peer, the
+ * watchdog's case) could keep; exit must not hang on it. */
+#define EARLY_EXIT_WAIT_S 5
 
 struct request {
 	CUcontext ctx;
@@ -31,11 +38,13 @@ struct request {
 static bool enabled;
 static inject_early_fn set_up;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static bool device_started[EARLY_MAX_DEVICES];
+/* Set under the lock; read without it on the launch path, so that a launch in a context
+ * whose device has started costs no lock even when a thread alternates contexts. */
+static atomic_bool device_started[EARLY_MAX_DEVICES];
 static pthread_t threads[EARLY_MAX_DEVICES];
 static unsigned thread_count;
 static bool exit_handler_registered;
-static bool exiting;
+static atomic_bool exiting;
 /* The context this thread saw at its last launch: a launch in the same context as the
  * one before it costs one comparison. */
 static __thread CUcontext last_seen;
@@ -44,6 +53,11 @@ void inject_early_configure(bool on, inject_early_fn fn)
 {
 	enabled = on;
 	set_up = fn;
+}
+
+bool inject_early_exiting(void)
+{
+	return atomic_load(&exiting);
 }
 
 static void *run_set_up(void *arg)
@@ -55,16 +69,21 @@ static void *run_set_up(void *arg)
 }
 
 /* At exit, before CUDA's own handlers: the set-ups still running are waited for (each
- * takes well under a second), and none starts any more. */
+ * takes well under a second; a set-up not yet past its lock sees the flag and does
+ * nothing), and none starts any more. */
 void inject_early_wait(void)
 {
 	pthread_mutex_lock(&lock);
-	exiting = true;
+	atomic_store(&exiting, true);
 	unsigned n = thread_count;
 	thread_count = 0;
 	pthread_mutex_unlock(&lock);
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += EARLY_EXIT_WAIT_S;
 	for (unsigned i = 0; i < n; i++)
-		pthread_join(threads[i], NULL);
+		if (pthread_timedjoin_np(threads[i], NULL, &deadline) == ETIMEDOUT)
+			pthread_detach(threads[i]);
 }
 
 void inject_early_context_used(CUcontext ctx, uint32_t context_id)
@@ -73,24 +92,31 @@ void inject_early_context_used(CUcontext ctx, uint32_t context_id)
 		return;
 	last_seen = ctx;
 	CUdevice dev;
-	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= EARLY_MAX_DEVICES)
+	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= EARLY_MAX_DEVICES ||
+	    atomic_load_explicit(&device_started[dev], memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&lock);
-	if (exiting || device_started[dev]) {
+	if (atomic_load(&exiting) || atomic_load(&device_started[dev])) {
 		pthread_mutex_unlock(&lock);
 		return;
 	}
-	device_started[dev] = true;
+	atomic_store(&device_started[dev], true);
 	struct request *r = malloc(sizeof(*r));
 	if (r) {
 		*r = (struct request){ ctx, context_id, inject_contexts_created(ctx) };
 		if (!exit_handler_registered)
 			exit_handler_registered = atexit(inject_early_wait) == 0;
+		/* The thread inherits this thread's signal mask: with every signal blocked, the
+		 * application's handlers keep running on its own threads only. */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		if (exit_handler_registered &&
 		    pthread_create(&threads[thread_count], NULL, run_set_up, r) == 0)
 			thread_count++;
 		else
 			free(r); /* the first measured launch sets the device up instead */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -102,5 +128,5 @@ void inject_early_fork_child(void)
 	 * another of the parent's threads may have held at the fork, is made anew. */
 	pthread_mutex_init(&lock, NULL);
 	thread_count = 0;
-	exiting = true;
+	atomic_store(&exiting, true);
 }

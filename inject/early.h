@@ -20,7 +20,10 @@ void inject_early_configure(bool on, inject_early_fn set_up);
  * ctx current: starts the set-up of ctx's device if none was started in this process.
  * A call in the same context as the thread's previous one costs one comparison. */
 void inject_early_context_used(CUcontext ctx, uint32_t context_id);
-/* Waits for the set-ups under way; none starts afterwards. Registered with atexit at the
+/* Whether exit has begun (inject_early_wait): a set-up that gets its lock after that
+ * does nothing. */
+bool inject_early_exiting(void);
+/* Waits for the set-ups under way, each at most a few seconds; none starts afterwards. Registered with atexit at the
  * first start (so that it runs before the CUDA runtime's own exit handlers). */
 void inject_early_wait(void);
 /* In a child forked without exec: forgets the parent's threads. */

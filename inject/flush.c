@@ -29,6 +29,7 @@ static const char flush_ptx_head[] =
 	".target sm_70\n"
 	".address_size 64\n"
 	".visible .entry rangeprof_l2_flush(.param .u64 buf, .param .u64 words, .param .u64 sink)\n"
+	".maxntid 1024, 1, 1\n"
 	"{\n"
 	"  .reg .pred %p<4>;\n"
 	"  .reg .b32 %r<16>;\n"

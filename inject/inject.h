@@ -92,11 +92,14 @@ void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint3
  * Called with the replay lock held. */
 void inject_replay_context_destroyed(CUcontext ctx);
 /* --setup early: everything a context's first measured launch would set up - the device
- * record, metric set and clock lock, the context's flush and hash kernels and range
- * profiler - and the profiler's costly first pass (~145 ms on the H200), with no kernel
- * in it. Called by early.c's thread (through launch.c, with the replay lock held and ctx
- * current there); takes the device's turn for at most a second, and leaves to the first
- * measured launch whatever it could not do. Writes a setup record with its cost. */
+ * record, metric set, the context's flush and hash kernels and range profiler - and the
+ * profiler's costly first pass (~145 ms on the H200), with no kernel in it (one-pass sets
+ * only). Called by early.c's thread (through launch.c, with the replay lock held and ctx
+ * current there). Waits at most a second for the device's turn without counting this
+ * process as one that measures there; enables no profiler while another process measures
+ * on the device, and does nothing while a stream capture is under way or once a measured
+ * launch has set the context up. What it could not do the first measured launch does.
+ * Writes a setup record with its cost. */
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id);
 /* Frees the saved copies kept for the context's next launch. A CUDA graph's measurement
  * (graphs.c) calls it around its checkpoint: a copy freed or grown while the checkpoint

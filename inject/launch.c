@@ -59,9 +59,13 @@ static enum rp_graph_profiling graph_profiling;
 static void set_up_early(CUcontext ctx, uint32_t context_id, inject_context_gen gen)
 {
 	inside_replay = true;
+	/* This thread's allocations and module loads must not invalidate a capture another
+	 * thread has under way in global mode: relaxed, they are allowed and leave it alone. */
+	CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
+	rp_api.cuThreadExchangeStreamCaptureMode(&relaxed);
 	pthread_mutex_lock(&replay_lock);
-	if (inject_measuring() && inject_contexts_generation(ctx) == gen &&
-	    rp_api.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) {
+	if (inject_measuring() && !inject_early_exiting() &&
+	    inject_contexts_generation(ctx) == gen && rp_api.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) {
 		inject_replay_set_up_early(ctx, context_id);
 		rp_api.cuCtxSetCurrent(NULL);
 	}
@@ -72,7 +76,11 @@ static void set_up_early(CUcontext ctx, uint32_t context_id, inject_context_gen 
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
 {
 	graph_profiling = opts->graph_profiling;
-	inject_early_configure(opts->setup == RP_SETUP_EARLY, set_up_early);
+	/* Not with --clock-control base: the lock would be taken at the first allocation of a
+	 * process that may never measure, and a set-up still locking at exit would outlast the
+	 * restore (which runs before the wait for it). */
+	inject_early_configure(opts->setup == RP_SETUP_EARLY && opts->clock_control != RP_CLOCK_BASE,
+			       set_up_early);
 	inject_graphs_configure(opts->graph_profiling, &(struct inject_graph_filters){
 		kernel_selected, take_launch });
 	filter = nvtx_filter_create(opts->nvtx_include, opts->nvtx_include_count,
@@ -535,7 +543,8 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		} else if (on_memory_call(cbid, cb)) {
 			/* An allocation comes before the first launch, often long before (a
 			 * model's weights): the device's early set-up can start here. */
-			if (succeeded && inject_measuring())
+			if (succeeded && inject_measuring() &&
+			    !atomic_load_explicit(&done, memory_order_relaxed))
 				inject_early_context_used(cb->context, cb->contextUid);
 		} else if (!inject_captures_on_call((int)cbid, cb->functionParams, true, succeeded) &&
 			   cbid != CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy) {

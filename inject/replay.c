@@ -30,6 +30,7 @@
 #include "collector/table.h"
 #include "collector/thermal.h"
 #include "common/log.h"
+#include "inject/captures.h"
 #include "inject/contexts.h"
 #include "inject/devlock.h"
 #include "inject/flush.h"
@@ -147,7 +148,10 @@ static struct device_state *device_known(int device)
 	}
 	d->known = true;
 	inject_write_record(collector_record_device(&d->info));
-	if (inject_devlock_open(d->info.uuid, NULL, &d->turns, err, sizeof(err)))
+	/* Opened without counting this process as one that measures: the early set-up comes
+	 * here too, and a process that never measures must not make the others give up their
+	 * profiler after every launch (let_others_measure). take_turn marks it. */
+	if (inject_devlock_open_absent(d->info.uuid, NULL, &d->turns, err, sizeof(err)))
 		inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = err), false,
 			      "%s; device %d (%s) is measured without taking turns with other "
 			      "processes", err, device, d->info.uuid);
@@ -161,7 +165,14 @@ static bool take_turn(struct device_state *d, int device, const char *kernel,
 {
 	if (!d->turns)
 		return true;
-	int rc = inject_devlock_acquire(d->turns, config.device_lock_timeout_ms);
+	int rc = inject_devlock_mark_present(d->turns);
+	if (rc)
+		inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+							     .detail = strerror(-rc)), false,
+			      "device %d: marking this process in the device lock: %s; other "
+			      "processes measuring there may not give the profiler back between "
+			      "launches", device, strerror(-rc));
+	rc = inject_devlock_acquire(d->turns, config.device_lock_timeout_ms);
 	if (rc == 0)
 		return true;
 	atomic_fetch_add(&turn_timeouts, 1);
@@ -262,7 +273,8 @@ static void context_release(struct context_state *c)
 /* The context's state, set up at its first use. Called with the turn held (enabling the
  * range profiler uses the device's profiling hardware). */
 static struct context_state *context_ready(CUcontext ctx, int device, uint32_t context_id,
-					   struct collector_cost *cost, double *lap)
+					   bool with_profiler, struct collector_cost *cost,
+					   double *lap)
 {
 	inject_context_gen gen = inject_contexts_created(ctx);
 	struct context_state *c = inject_contexts_state(ctx, gen);
@@ -287,7 +299,7 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 	collector_cost_lap(cost, COST_SETUP_CONTEXT, lap);
 	if (c->failed)
 		return NULL;
-	if (!c->profiler) {
+	if (!c->profiler && with_profiler) {
 		/* Another context of this device holds the profiling hardware: it gives it up
 		 * and enables again at its own next measured launch. */
 		struct context_state *owner = devices[device].profiler_owner;
@@ -349,6 +361,14 @@ static size_t first_measurement_ranges(void)
 
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 {
+	/* A measured launch came first and set the context up: nothing left to do. */
+	if (inject_contexts_state(ctx, inject_contexts_generation(ctx)))
+		return;
+	/* Loading modules and allocating are what a capture in global mode must not see from
+	 * any thread (this one is in relaxed mode, launch.c); the profiler's passes are left
+	 * out as well. Left to the first measured launch. */
+	if (inject_captures_under_way())
+		return;
 	CUdevice dev;
 	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= MAX_DEVICES)
 		return;
@@ -360,26 +380,31 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 	 * to its first measured launch rather than waiting behind it. */
 	if (!known || (known->turns && inject_devlock_acquire(known->turns, 1000) != 0))
 		return;
+	lap = collector_cost_now(); /* the wait for the turn is in the total only */
+	/* With others measuring on the device, a profiler enabled here would be given back
+	 * after their next launch anyway (let_others_measure): host set-up and kernels only. */
+	bool alone = !known->turns || !inject_devlock_shared(known->turns);
 	bool device_was_ready = known->ready;
 	struct device_state *d = device_ready(ctx, device);
 	collector_cost_lap(&cost, COST_SETUP, &lap);
-	struct context_state *before = inject_contexts_state(ctx, inject_contexts_generation(ctx));
-	bool fresh_profiler = !before || !before->profiler;
-	struct context_state *c = d ? context_ready(ctx, device, context_id, &cost, &lap) : NULL;
-	if (c && c->profiler && fresh_profiler) {
+	struct context_state *c = d ? context_ready(ctx, device, context_id, alone, &cost, &lap) :
+		NULL;
+	/* One warm-up pass only for a one-pass set: a pass of a multi-pass set left half done
+	 * could shift which counters the first measurement's passes collect. */
+	if (c && c->profiler && collector_metric_set_passes(d->set) == 1) {
 		char err[2048];
-		/* A failed warm-up is not news: the first measurement makes the same calls and
-		 * reports what it meets. */
 		if (collector_profiler_warm_up(c->profiler, d->set, first_measurement_ranges(),
-					       err, sizeof(err)))
+					       err, sizeof(err))) {
+			/* Not news: the first measurement makes the same calls and says what it
+			 * meets, from a fresh profiler rather than one a failed pass left behind. */
 			rp_log_progress("early set-up of device %d: %s", device, err);
+			profiler_release(c);
+		}
 		collector_cost_lap(&cost, COST_START, &lap);
 	}
 	cost.ms[COST_TOTAL] = lap - started;
-	/* Nothing to say when a measured launch came first and did it all. */
-	if (c && (!device_was_ready || fresh_profiler))
+	if (c && !device_was_ready)
 		inject_write_record(collector_record_setup(device, context_id, &cost));
-	let_others_measure(d, c);
 	if (known->turns)
 		inject_devlock_release(known->turns);
 }
@@ -907,7 +932,8 @@ static bool get_ready(struct measurement *m)
 	m->lap = collector_cost_now(); /* waiting for the turn is in the total only */
 	m->d = device_ready(l->ctx, m->device);
 	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
-	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, &m->cost, &m->lap) : NULL;
+	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, true, &m->cost, &m->lap) :
+		NULL;
 	return m->c != NULL;
 }
 

@@ -213,6 +213,43 @@ Test(devlock, a_process_knows_whether_others_measure_on_the_device, .init = make
 	inject_devlock_close(l);
 }
 
+Test(devlock, a_process_that_does_not_measure_yet_is_not_counted, .init = make_dir)
+{
+	struct inject_devlock *l = open_lock();
+	char err[256];
+	struct inject_devlock *quiet = NULL;
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		/* Opened absent, it can take a turn without being counted; present, it is. */
+		struct inject_devlock *c = NULL;
+		if (inject_devlock_open_absent(uuid, dir, &c, err, sizeof(err)) ||
+		    inject_devlock_acquire(c, 5000))
+			_exit(3);
+		inject_devlock_release(c);
+		usleep(300 * 1000);
+		if (inject_devlock_mark_present(c))
+			_exit(4);
+		usleep(600 * 1000);
+		_exit(0);
+	}
+	usleep(150 * 1000);
+	cr_assert_not(inject_devlock_shared(l), "absent: not counted");
+	usleep(500 * 1000);
+	cr_assert(inject_devlock_shared(l), "marked present: counted");
+	int status;
+	waitpid(child, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+	/* The absent side's probe gives its write lock back: the other can still mark itself. */
+	cr_assert_eq(inject_devlock_open_absent(uuid, dir, &quiet, err, sizeof(err)), 0, "%s", err);
+	cr_assert(inject_devlock_shared(quiet), "it sees the present one");
+	cr_assert_not(inject_devlock_shared(l), "its probe left nothing behind");
+	cr_assert_eq(inject_devlock_mark_present(quiet), 0);
+	cr_assert(inject_devlock_shared(l), "the same process's second description counts as another");
+	inject_devlock_close(quiet);
+	inject_devlock_close(l);
+}
+
 Test(devlock, a_forked_child_dropping_the_lock_keeps_the_parents_turn, .init = make_dir)
 {
 	struct inject_devlock *l = open_lock();

@@ -77,6 +77,7 @@ Test(early, the_wait_at_exit_waits_and_nothing_starts_after_it)
 	inject_early_context_used((CUcontext)(uintptr_t)0x1000, 1);
 	inject_early_wait();
 	cr_assert_eq(atomic_load(&finished), 1, "set-up finished before the wait returned");
+	cr_assert(inject_early_exiting(), "a set-up that gets its lock later does nothing");
 	current_device = 2;
 	inject_early_context_used((CUcontext)(uintptr_t)0x4000, 2);
 	inject_early_wait();

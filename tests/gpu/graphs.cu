@@ -10,6 +10,10 @@
 //   update     one kernel node, launched, changed by cudaGraphExecKernelNodeSetParams,
 //              launched, changed by cudaGraphExecUpdate, launched; all in "g"
 //   many       a graph of 2 in-place kernels launched 50 times inside one "g"
+//   late       captures in global mode from 150 ms after the first allocation, for ~1.5 s,
+//              outside any range: under --setup early they overlap rangeprof's set-up
+//              thread (allocations, module loads, the profiler's first pass), which must
+//              not invalidate them
 // Every kernel updates memory in place and does its own element only (no atomics), so the
 // results are deterministic and any replay that is not undone shows in the checksums.
 // The buffers are 16M floats: each kernel takes about 30-50 us on an H200, long enough for
@@ -18,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -365,6 +370,33 @@ static void many_case(cudaStream_t s)
 	CK(cudaFree(z));
 }
 
+static void late_case(cudaStream_t s)
+{
+	float *x = alloc_filled(1.0f);
+	CK(cudaDeviceSynchronize());
+	struct timespec pause = { 0, 150 * 1000 * 1000 };
+	nanosleep(&pause, NULL);
+	int captures = 0;
+	for (; captures < 300; captures++) {
+		cudaGraph_t g;
+		cudaGraphExec_t exec;
+		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		add_one<<<GRID, BLOCK, 0, s>>>(x, N);
+		CK_LAUNCH();
+		CK(cudaStreamEndCapture(s, &g));
+		CK(cudaGraphInstantiate(&exec, g, 0));
+		CK(cudaGraphLaunch(exec, s));
+		CK(cudaStreamSynchronize(s));
+		CK(cudaGraphExecDestroy(exec));
+		CK(cudaGraphDestroy(g));
+		struct timespec gap = { 0, 5 * 1000 * 1000 };
+		nanosleep(&gap, NULL);
+	}
+	printf("captures in global mode, all valid: %d\n", captures);
+	print_checksum("x", x);
+	CK(cudaFree(x));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "capture";
@@ -381,8 +413,11 @@ int main(int argc, char **argv)
 		update_case(s);
 	} else if (!strcmp(mode, "many")) {
 		many_case(s);
+	} else if (!strcmp(mode, "late")) {
+		late_case(s);
 	} else {
-		fprintf(stderr, "unknown mode %s (capture, modes, explicit, update, many)\n", mode);
+		fprintf(stderr, "unknown mode %s (capture, modes, explicit, update, many, late)\n",
+			mode);
 		return 2;
 	}
 	CK(cudaStreamDestroy(s));

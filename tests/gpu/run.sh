@@ -233,6 +233,13 @@ for mode in capture modes explicit update many; do
 	"$RP" -q -o "gr_$mode.jsonl" --runs 5 --nvtx-include g/ ./graphs $mode >"gr_rp_$mode.txt" 2>"gr_rp_$mode.err"
 	same "gr_plain_$mode.txt" "gr_rp_$mode.txt" "graphs-$mode"
 done
+# Captures in global mode while --setup early's thread allocates, loads modules and makes
+# the profiler's first pass: every capture stays valid (the program stops at the first
+# error), results unchanged.
+./graphs late >gr_plain_late.txt
+check graphs-late-captures "$RP" -q -o gr_late.jsonl --nvtx-include never/ ./graphs late
+cp graphs-late-captures.log gr_rp_late.txt
+same gr_plain_late.txt gr_rp_late.txt graphs-late-captures
 check graphs-records-capture $G records gr_capture.jsonl 15
 check graphs-records-modes $G records gr_modes.jsonl 12
 check graphs-records-explicit $G records gr_explicit.jsonl 12

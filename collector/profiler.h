@@ -23,9 +23,11 @@ struct collector_profiler;
 #define COLLECTOR_CLOCK_METRIC "gpc__cycles_elapsed.avg.per_second"
 
 /* Validates the comma-separated metrics for the device of ctx and builds their config
- * image; the clock metric is added when missing. Errors (unknown metric, counters not
- * permitted, device not supported) come back as -1 with the message in err, after which
- * nothing should be measured on this device. */
+ * image; the clock metric is added when the set has counters and lacks it. A timer-only
+ * set is built from the chip name, any other with the context's counter availability
+ * (profiler.c). Errors (unknown metric, counters not permitted, device not supported, the
+ * profiling hardware busy) come back as -1 with the message in err; the caller tries a
+ * busy device again later and measures nothing on it otherwise. */
 int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
 				struct collector_metric_set **out, char *err, size_t err_size);
 void collector_metric_set_destroy(struct collector_metric_set *set);

@@ -3,10 +3,14 @@
  * on that device, so that the first measured launch does not wait for CUPTI's one-time
  * work: ~0.25 s of profiler and host set-up and ~0.15 s for a range profiler's first pass
  * on the H200 (bench/first_launch_probe.cu, bench/NOTES.md).
- * Why then rather than at context creation: by then the CUDA runtime has finished
- * initialising and registered its exit handlers, so the handler registered here runs
- * before them and waits for a set-up still under way. One that ran on under CUDA's own
- * teardown crashed inside CUPTI (bench/NOTES.md: early set-up withdrawn in session 2).
+ * Why then rather than at context creation: in a program on the CUDA runtime, the runtime
+ * has by then finished initialising and registered its exit handlers, so the handler
+ * registered here runs before them and waits (at most EARLY_EXIT_WAIT_S) for a set-up
+ * still under way. One that ran on under CUDA's own teardown crashed inside CUPTI
+ * (bench/NOTES.md: early set-up withdrawn in session 2). A driver-API program that starts
+ * the runtime only later has its handlers registered after ours: there the order is not
+ * guaranteed, and --setup lazy is the safe choice if it exits right after its first
+ * allocation.
  * One set-up per device and process: a later context on the device (after a reset) is
  * set up at its first measured launch.
  * The set-up itself, and the lock it needs, are launch.c's (inject_early_configure). */

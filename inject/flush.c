@@ -1,5 +1,6 @@
-/* inject/flush.c - loads and launches the L2 read sweep. Called by replay.c for each
- * context at its first measured launch, and before every replay.
+/* inject/flush.c - loads and launches the cache flush (the SMs' instruction caches, then an
+ * L2 read sweep). Called by replay.c for each context at its set-up (early or at its first
+ * measured launch), and before every replay.
  * Calls the driver through collector/api. */
 #include "inject/flush.h"
 

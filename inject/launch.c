@@ -2,11 +2,12 @@
  * Runs on the application's launching thread inside the driver call, for every kernel
  * launch of the process. An unselected launch costs the filter checks only: no driver
  * call, no lock, no allocation (but for the first launch of a thread in a context, which
- * asks early.c whether its device is being set up; so does an allocation). Our own launches (flush, replays) come back through here
- * and are let through by a thread-local guard. Also: allocations (memory/track.c),
+ * asks early.c whether its device is being set up; so does an allocation). Our own
+ * launches (flush, replays) come back through here and are let through by a thread-local
+ * guard. Also: allocations (memory/track.c),
  * loaded modules (memory/globals.c), contexts created (registered; set up at their first
- * measured launch, or from their device's first launch on a thread of ours: early.c) and
- * destroyed (their state released), graphs instantiated, updated and
+ * measured launch, or from their device's first launch or allocation on a thread of
+ * ours: early.c) and destroyed (their state released), graphs instantiated, updated and
  * launched (graphs.c), stream captures begun and ended (captures.c).
  * Calls nvtx_bridge/ (snapshot, filter), collector/api, memory/ and inject/ replay,
  * graphs, captures, launches, collectives, contexts, output and names. */
@@ -203,9 +204,9 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 }
 
 /* A new context: known from now on under a new generation (a destroyed context's handle
- * may come back). Its set-up starts at its device's first kernel launch (early.c), not
- * here: a set-up started at creation could still run when CUDA's exit handlers, registered
- * after it, tore CUPTI down (a crash, bench/NOTES.md). */
+ * may come back). Its set-up starts at its device's first kernel launch or allocation
+ * (early.c), not here: a set-up started at creation could still run when CUDA's exit
+ * handlers, registered after it, tore CUPTI down (a crash, bench/NOTES.md). */
 static void on_context_created(CUcontext ctx)
 {
 	inject_contexts_created(ctx);

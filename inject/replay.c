@@ -1,5 +1,5 @@
 /* inject/replay.c - measuring one selected launch: synchronise, save the memory the launch
- * can reach (memory/), and per pass and run restore it, flush the L2 with a read sweep and
+ * can reach (memory/), and per pass and run restore it, flush the caches (flush.c) and
  * launch the kernel again under the range profiler; leave the memory as the application's
  * own launch must find or leave it; then write the records. The first measured launch of
  * each kernel shows that its reach is enough: the application's own launch runs between
@@ -8,7 +8,8 @@
  * Processes take turns on a device (devlock.c): the turn is held from before the profiler
  * is used until after the last Stop, the verification span included. State is kept per
  * device and per context (contexts.c), and released when a context is destroyed.
- * Called by launch.c with the replay lock held and the launch's context current.
+ * Called by launch.c with the replay lock held and the launch's context current, also on
+ * early.c's thread for --setup early (inject_replay_set_up_early).
  * Calls inject/ launches, output, names, contexts, devlock, watchdog and flush,
  * collector/ (profiler, records, device), memory/ and nvtx_bridge/ (snapshot). */
 #include <cjson/cJSON.h>
@@ -349,14 +350,25 @@ void inject_replay_context_destroyed(CUcontext ctx)
 		rp_api.cuCtxSetCurrent(previous);
 }
 
-/* Ranges of the first measurement: CUPTI keeps the counter data size of a profiler's first
- * SetConfig (profiler.h), so the warm-up pass is sized as measure() will size its first. */
-static size_t first_measurement_ranges(void)
+/* --runs auto's parameters, from the configuration. */
+static struct adaptive_params adaptive_params(void)
 {
-	struct adaptive_params ap = { config.target_ci_pct, config.runs_min, config.runs_max,
-				      config.runs_batch, config.runs_time_budget };
-	size_t runs = config.runs == RP_RUNS_AUTO ? (size_t)adaptive_first_batch(&ap) : config.runs;
-	return runs * (config.cache_control == RP_CACHE_ALL ? 2 : 1);
+	return (struct adaptive_params){ config.target_ci_pct, config.runs_min, config.runs_max,
+					 config.runs_batch, config.runs_time_budget };
+}
+
+/* Runs of a launch's first profiler pass: all of --runs N, or --runs auto's first batch,
+ * its largest. */
+static unsigned first_batch_runs(void)
+{
+	struct adaptive_params ap = adaptive_params();
+	return config.runs == RP_RUNS_AUTO ? (unsigned)adaptive_first_batch(&ap) : config.runs;
+}
+
+/* Kernels each run launches: the flush (unless --cache-control none), then the kernel. */
+static unsigned kernels_per_run(void)
+{
+	return config.cache_control == RP_CACHE_ALL ? 2 : 1;
 }
 
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
@@ -393,7 +405,10 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 	 * could shift which counters the first measurement's passes collect. */
 	if (c && c->profiler && collector_metric_set_passes(d->set) == 1) {
 		char err[2048];
-		if (collector_profiler_warm_up(c->profiler, d->set, first_measurement_ranges(),
+		/* Sized as measure() sizes its first pass: CUPTI keeps the counter data size of
+		 * a profiler's first SetConfig (profiler.h). */
+		if (collector_profiler_warm_up(c->profiler, d->set,
+					       (size_t)first_batch_runs() * kernels_per_run(),
 					       err, sizeof(err))) {
 			/* Not news: the first measurement makes the same calls and says what it
 			 * meets, from a fresh profiler rather than one a failed pass left behind. */
@@ -683,10 +698,9 @@ static size_t gating_metric(const struct measurement *m)
 static void measure(struct measurement *m)
 {
 	bool autorun = config.runs == RP_RUNS_AUTO;
-	struct adaptive_params ap = { config.target_ci_pct, config.runs_min, config.runs_max,
-				      config.runs_batch, config.runs_time_budget };
+	struct adaptive_params ap = adaptive_params();
 	unsigned capacity = autorun ? config.runs_max : config.runs;
-	unsigned batch = autorun ? (unsigned)adaptive_first_batch(&ap) : config.runs;
+	unsigned batch = first_batch_runs();
 	bool flush = config.cache_control == RP_CACHE_ALL;
 	size_t metric_count = collector_metric_set_user_count(m->d->set);
 	double *values = calloc((size_t)capacity * metric_count + 1, sizeof(double));
@@ -718,7 +732,7 @@ static void measure(struct measurement *m)
 		double known = m->fn->kernel_seconds * batch;
 		m->watchdog_seconds = known * 1000 > 10 ? known * 1000 : 10;
 		char err[2048];
-		int rc = collector_profiler_measure(m->c->profiler, m->d->set, batch, flush ? 2 : 1,
+		int rc = collector_profiler_measure(m->c->profiler, m->d->set, batch, kernels_per_run(),
 						    run_once, &rr, values + (size_t)done * metric_count,
 						    clocks + done, &passes, &m->cost, err, sizeof(err));
 		inject_watchdog_disarm();

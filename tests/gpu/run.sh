@@ -341,13 +341,21 @@ $CP runs 6 co.jsonl && $CP record warning 'kernels that wait for other GPUs' co.
 timeout 300 "$RP" -o hg.jsonl --runs 1 --memory-save checkpoint --nvtx-include peer/ ./procs hang >h_rp.txt 2>h_rp.err
 same h_plain.txt h_rp.txt hang
 check watchdog-records sh -c "$CP record error 'has not finished after' hg.jsonl | grep -q nvtx-exclude && grep -q 'waits_for_host' h_rp.err"
-# SIGTERM during a replay ends the application as without rangeprof; every line whole.
-./procs long 60 >/dev/null 2>&1 & p=$!; sleep 1; kill -TERM $p; wait $p; plain_status=$?
-"$RP" -q -o sg.jsonl --runs 50 --nvtx-include long/ ./procs long 60 >/dev/null 2>&1 & p=$!
-for i in $(seq 1 100); do grep -q '"type":"run"' sg.jsonl 2>/dev/null && break; sleep 0.1; done
-kill -TERM $p; wait $p; rp_status=$?
-check sigterm-status test "$plain_status" -eq "$rp_status"
-check sigterm-whole-lines $CP whole sg.jsonl
+# SIGTERM or SIGINT during a replay ends the application as without rangeprof; every line
+# whole. A script's background jobs start with SIGINT ignored: env gives it back its
+# default action, and the plain run must really have been ended by the signal.
+for sig in TERM INT; do
+	env --default-signal=$sig ./procs long 60 >/dev/null 2>&1 & p=$!
+	sleep 1; kill -$sig $p; wait $p; plain_status=$?
+	rm -f sg$sig.jsonl
+	env --default-signal=$sig "$RP" -q -o sg$sig.jsonl --runs 50 --nvtx-include long/ \
+		./procs long 60 >/dev/null 2>&1 & p=$!
+	for i in $(seq 1 100); do grep -q '"type":"run"' sg$sig.jsonl 2>/dev/null && break; sleep 0.1; done
+	kill -$sig $p; wait $p; rp_status=$?
+	check "sig${sig,,}-ends-plain-run" test "$plain_status" -gt 128
+	check "sig${sig,,}-status" test "$plain_status" -eq "$rp_status"
+	check "sig${sig,,}-whole-lines" $CP whole sg$sig.jsonl
+done
 # Two GPUs (nvidia-h200-x2 only): torchrun with the all-reduce range selected completes,
 # each rank measured on its own GPU into its own file, NCCL kernels reported.
 if [ "$(nvidia-smi -L | wc -l)" -ge 2 ] && command -v torchrun >/dev/null; then

@@ -79,6 +79,8 @@
 #include <string>
 #include <vector>
 
+#include "probe.h"
+
 static const char *METRIC = "gpu__time_duration.sum";
 static const char *g_names[1] = {"gpu__time_duration.sum"};
 static const size_t ELEMS = 16u << 20; // 64 MB of float: ~40 us for x += 1 on the H200
@@ -146,21 +148,6 @@ static float *g_buf;  // 64 MB for the measured kernel (current context's)
 // Counter data images live to the end of the process: a range profiler object keeps pointing
 // at the last one given to SetConfig (stop_probe.cu). A deque keeps references valid.
 static std::deque<std::vector<uint8_t>> g_images;
-
-static double now_ms()
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static const char *cupti_str(CUptiResult r)
-{
-	const char *s = NULL;
-	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
-		return "(unknown CUPTI error)";
-	return s;
-}
 
 // Checks a CUPTI call: prints "ERROR <call>: <code> <string>" and returns false on failure.
 static bool ok(CUptiResult r, const char *call)
@@ -260,19 +247,6 @@ static std::string fmt(const char *f, double a, double b = 0, double c = 0)
 	char buf[256];
 	snprintf(buf, sizeof(buf), f, a, b, c);
 	return buf;
-}
-
-__global__ void inplace_add_one(float *x, size_t n)
-{
-	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n)
-		x[i] += 1.0f;
-}
-
-__global__ void tiny(int *x)
-{
-	if (threadIdx.x == 0 && x[0] == 12345)
-		x[1] = 1;
 }
 
 static bool launch_inplace(float *buf)

@@ -59,6 +59,8 @@
 #include <string>
 #include <vector>
 
+#include "probe.h"
+
 static const char *METRIC = "gpu__time_duration.sum";
 // The metrics configured: METRIC, and an optional second one (third argument), to see
 // whether a metric such as rangeprof's clock metric (gpc__cycles_elapsed.avg.per_second)
@@ -96,21 +98,6 @@ static std::vector<uint8_t> &new_image()
 }
 
 // ---------------------------------------------------------------- helpers
-
-static double now_ms()
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static const char *cupti_str(CUptiResult r)
-{
-	const char *s = NULL;
-	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
-		return "(unknown CUPTI error)";
-	return s;
-}
 
 // Checks a CUPTI call: prints "ERROR <call>: <code> <string>" and returns false on failure.
 static bool ok(CUptiResult r, const char *call)
@@ -201,19 +188,6 @@ struct Table {
 		fflush(stdout);
 	}
 };
-
-__global__ void inplace_add_one(float *x, size_t n)
-{
-	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n)
-		x[i] += 1.0f;
-}
-
-__global__ void tiny(int *x)
-{
-	if (threadIdx.x == 0 && x[0] == 12345)
-		x[1] = 1;
-}
 
 static bool launch_inplace()
 {

@@ -6,8 +6,11 @@
  * a timeout. It needs the second rule because a standard deviation does not shrink with
  * more samples. rangeprof's target is the 95 % CI half-width of the mean (Student t),
  * which does shrink, as 1/sqrt(n) for steady noise: a steady kernel always gets there,
- * a quiet one sooner than a noisy one, and a kernel whose time drifts (a heating GPU)
- * does not, so it runs to --runs-max and is reported as such. nvbench's min-samples and
+ * a quiet one sooner than a noisy one, and a kernel whose time drifts fast (a heating
+ * GPU) does not, so it runs to --runs-max and is reported as such. A drift of a few % over
+ * the runs can still reach the target (its spread is only ~0.29 of the drift); the
+ * summary's drift condition (collector/stats.c) makes such a launch not stable rather than
+ * running on, since more runs would only move the mean further. nvbench's min-samples and
  * timeout are --runs-min and --runs-time-budget; the budget never cuts below the minimum
  * (a summary of two runs would say little). Checked between batches, since all runs of a
  * batch share one profiler pass; a launch may run over the budget by one batch.

@@ -1,5 +1,5 @@
-/* collector/stats.c - mean, sample standard deviation, median, Student-t interval, RSD
- * and the stability verdict (doc/records.md, "summary"). Calls libc only. */
+/* collector/stats.c - mean, sample standard deviation, median, Student-t interval, RSD,
+ * drift and the stability verdict (doc/records.md, "summary"). Calls libc only. */
 #include "collector/stats.h"
 
 #include <math.h>
@@ -62,13 +62,43 @@ static void add_reason(struct stats_summary *s, const char *reason)
 	snprintf(s->reasons + used, sizeof(s->reasons) - used, "%s%s", used ? "; " : "", reason);
 }
 
+/* The runs' trend, for n >= 3 and a finite, nonzero mean: the least-squares line
+ * value = a + b i over the run index i, its rise from the first run to the last in % of
+ * the mean into *drift_pct, and whether the slope is significant (|b| > t975(n-2) se(b)).
+ * A steady drift - a GPU heating up, clocks sagging - passes the RSD condition (a linear
+ * drift of total D has a standard deviation of only about 0.29 D) and --runs auto's CI
+ * target, yet the mean then depends on when the runs stopped. */
+static bool trend(const double *values, size_t n, double mean, double *drift_pct)
+{
+	/* Deviations from the first run, not from the mean (sum / n need not equal the
+	 * value it averages): a constant series' sums are then zero by construction, not by
+	 * rounding that happens to cancel, so its slope is exactly 0. */
+	double ibar = (double)(n - 1) / 2, sxx = 0, sxy = 0, dsum = 0;
+	for (size_t i = 0; i < n; i++) {
+		double di = (double)i - ibar;
+		sxx += di * di;
+		sxy += di * (values[i] - values[0]);
+		dsum += values[i] - values[0];
+	}
+	double b = sxy / sxx, dmean = dsum / (double)n, sse = 0;
+	for (size_t i = 0; i < n; i++) {
+		double r = values[i] - values[0] - dmean - b * ((double)i - ibar);
+		sse += r * r;
+	}
+	double se = sqrt(sse / (double)(n - 2) / sxx);
+	*drift_pct = 100.0 * b * (double)(n - 1) / mean;
+	/* A product, not |b| / se: a perfect line (se 0) with a slope is a trend, a constant
+	 * series (b and se 0) is not, and neither divides by zero. */
+	return fabs(b) > stats_t975(n - 2) * se;
+}
+
 void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		     struct stats_summary *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->n = n;
 	out->mean = out->stddev = out->min = out->median = out->max = NAN;
-	out->ci95_low = out->ci95_high = out->rsd_pct = NAN;
+	out->ci95_low = out->ci95_high = out->rsd_pct = out->drift_pct = NAN;
 	out->stable = STATS_STABLE_NULL;
 	if (n == 0)
 		return;
@@ -109,6 +139,16 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 	if (!(out->rsd_pct <= 2.0)) {
 		stable = false;
 		snprintf(reason, sizeof(reason), "rsd %.2f %% > 2 %%", out->rsd_pct);
+		add_reason(out, reason);
+	}
+	/* From 10 runs, --runs auto's minimum and first batch: below it a slope rests on too
+	 * few points to call (the t threshold climbs fast, 2.31 at 8 degrees of freedom, 3.18
+	 * at 3). The significance test keeps noise from reading as drift in short series; the
+	 * 2 %, the RSD's bound, keeps a trend too small to matter from failing long ones. */
+	if (n >= 10 && isfinite(out->mean) && out->mean != 0 &&
+	    trend(values, n, out->mean, &out->drift_pct) && fabs(out->drift_pct) > 2.0) {
+		stable = false;
+		snprintf(reason, sizeof(reason), "drifted %+.1f %% over %zu runs", out->drift_pct, n);
 		add_reason(out, reason);
 	}
 	if (clock_hz) {

@@ -14,8 +14,12 @@ struct stats_summary {
 	double mean, stddev, min, median, max;
 	double ci95_low, ci95_high;
 	double rsd_pct;
+	double drift_pct;            /* least-squares trend over the runs, first to last, in % of
+					the mean; NaN when n < 10 or the mean is 0 */
 	enum stats_stability stable;
-	char reasons[256];           /* "; "-separated failed conditions when not stable */
+	/* "; "-separated failed conditions when not stable. Room for all of them at once
+	 * (rsd, drift, clock spread, every throttle reason, locked clock, ci: ~310 chars). */
+	char reasons[384];
 };
 
 /* NVML's clocks-event ("throttle") reason bits, numbered as nvml.h numbers them
@@ -47,7 +51,7 @@ size_t stats_throttle_names(uint64_t mask, const char **names, size_t max);
 /* Two-sided 95 % quantile of Student's t with df degrees of freedom (df >= 1). */
 double stats_t975(size_t df);
 
-/* Summarises values[0..n). clock_hz holds the SM clock measured for each run (NULL or
+/* Summarises values[0..n), in run order (the drift condition needs it). clock_hz holds the SM clock measured for each run (NULL or
  * NaN entries when unknown); the clock condition of stability uses it. Cannot fail;
  * n == 0 gives NaN statistics and stable null. */
 void stats_summarize(const double *values, const double *clock_hz, size_t n,

@@ -130,3 +130,115 @@ Test(stats, the_throttle_reason_joins_the_other_failed_conditions)
 	cr_assert_eq(s.stable, STATS_STABLE_NULL);
 	cr_assert_str_eq(s.reasons, "");
 }
+
+/* The drift condition: a steady trend over the runs. The noise is deterministic (a
+ * linear congruential generator, uniform in [-1.5, 1.5] around 100: RSD ~0.9 %) so that
+ * the expected verdicts do not depend on luck. */
+#define DRIFT_RUNS 200
+
+static void noisy_series(double *v, size_t n, double per_run)
+{
+	uint32_t x = 1;
+	for (size_t i = 0; i < n; i++) {
+		x = 1664525u * x + 1013904223u;
+		v[i] = 100 + per_run * (double)i + 1.5 * ((double)x / 2147483648.0 - 1);
+	}
+}
+
+Test(stats, steady_noise_is_not_drift)
+{
+	double v[DRIFT_RUNS];
+	noisy_series(v, DRIFT_RUNS, 0);
+	struct stats_summary s;
+	stats_summarize(v, NULL, DRIFT_RUNS, &s);
+	cr_assert(s.rsd_pct > 0.5 && s.rsd_pct < 1.5, "rsd %g", s.rsd_pct);
+	cr_assert(fabs(s.drift_pct) < 0.5, "drift %g", s.drift_pct);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
+	cr_assert_str_eq(s.reasons, "");
+}
+
+Test(stats, a_linear_drift_under_the_rsd_bound_is_not_stable)
+{
+	/* +0.03 per run on 100: 5.97 from the first run to the last, 5.80 % of the mean. */
+	double v[DRIFT_RUNS];
+	noisy_series(v, DRIFT_RUNS, 0.03);
+	double total_pct = 100 * 0.03 * (DRIFT_RUNS - 1) / (100 + 0.03 * (DRIFT_RUNS - 1) / 2);
+	struct stats_summary s;
+	stats_summarize(v, NULL, DRIFT_RUNS, &s);
+	cr_assert(s.rsd_pct < 2, "rsd %g: the RSD condition alone would pass it", s.rsd_pct);
+	cr_assert_float_eq(s.drift_pct, total_pct, 0.5);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert_str_eq(s.reasons, "drifted +5.8 % over 200 runs");
+	/* Downwards is drift too, and says so with its sign. */
+	for (size_t i = 0; i < DRIFT_RUNS / 2; i++) {
+		double t = v[i];
+		v[i] = v[DRIFT_RUNS - 1 - i];
+		v[DRIFT_RUNS - 1 - i] = t;
+	}
+	stats_summarize(v, NULL, DRIFT_RUNS, &s);
+	cr_assert_float_eq(s.drift_pct, -total_pct, 0.5);
+	cr_assert_str_eq(s.reasons, "drifted -5.8 % over 200 runs");
+}
+
+Test(stats, a_step_halfway_is_drift)
+{
+	/* 100 runs at 100 and 100 at 103: RSD 1.48 %, but the mean depends on when the runs
+	 * stopped. The line's slope is 3 * 5000 / (200 (200^2 - 1) / 12) per run. */
+	double v[DRIFT_RUNS];
+	for (size_t i = 0; i < DRIFT_RUNS; i++)
+		v[i] = i < DRIFT_RUNS / 2 ? 100 : 103;
+	double slope = 3.0 * 5000 / (200.0 * (200.0 * 200 - 1) / 12);
+	struct stats_summary s;
+	stats_summarize(v, NULL, DRIFT_RUNS, &s);
+	cr_assert(s.rsd_pct < 2, "rsd %g", s.rsd_pct);
+	cr_assert_float_eq(s.drift_pct, 100 * slope * 199 / 101.5, 1e-9);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert_str_eq(s.reasons, "drifted +4.4 % over 200 runs");
+}
+
+Test(stats, drift_needs_ten_runs)
+{
+	/* A perfect line, 100 + 0.5 i: 4.5 over 10 runs (4.4 % of the mean), RSD 1.5 %. Its
+	 * residuals are exactly zero, which must read as significant, not as 0 / 0. */
+	double v[10];
+	for (size_t i = 0; i < 10; i++)
+		v[i] = 100 + 0.5 * (double)i;
+	struct stats_summary s;
+	stats_summarize(v, NULL, 9, &s);
+	cr_assert(isnan(s.drift_pct));
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
+	cr_assert_null(strstr(s.reasons, "drifted"));
+	stats_summarize(v, NULL, 10, &s);
+	cr_assert_float_eq(s.drift_pct, 100 * 4.5 / 102.25, 1e-9);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert_str_eq(s.reasons, "drifted +4.4 % over 10 runs");
+}
+
+Test(stats, a_constant_series_has_no_drift)
+{
+	/* 0.1 has no exact double: the mean of 200 of them is not exactly 0.1, yet the slope
+	 * must come out exactly 0. */
+	double v[DRIFT_RUNS];
+	for (size_t i = 0; i < DRIFT_RUNS; i++)
+		v[i] = 0.1;
+	struct stats_summary s;
+	stats_summarize(v, NULL, DRIFT_RUNS, &s);
+	cr_assert_eq(s.drift_pct, 0);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
+	cr_assert_str_eq(s.reasons, "");
+}
+
+Test(stats, drift_is_nan_where_it_means_nothing)
+{
+	/* Mean 0: no percentage of it. */
+	double v[12] = { -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6 };
+	struct stats_summary s;
+	stats_summarize(v, NULL, 12, &s);
+	cr_assert(isnan(s.drift_pct));
+	cr_assert_null(strstr(s.reasons, "drifted"), "%s", s.reasons);
+	/* A NaN run (a metric not produced) spoils the mean, not the arithmetic. */
+	double w[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, NAN };
+	stats_summarize(w, NULL, 12, &s);
+	cr_assert(isnan(s.drift_pct));
+	cr_assert_null(strstr(s.reasons, "drifted"), "%s", s.reasons);
+}

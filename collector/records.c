@@ -421,6 +421,7 @@ cJSON *collector_record_summary(const struct collector_launch *l,
 		ok &= add_number(st, "ci95_low", s.ci95_low) != NULL;
 		ok &= add_number(st, "ci95_high", s.ci95_high) != NULL;
 		ok &= add_number(st, "rsd_pct", s.rsd_pct) != NULL;
+		ok &= add_number(st, "drift_pct", s.drift_pct) != NULL;
 		if (s.stable == STATS_STABLE_NULL)
 			ok &= cJSON_AddNullToObject(st, "stable") != NULL;
 		else

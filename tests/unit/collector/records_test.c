@@ -100,12 +100,35 @@ Test(records, run_and_summary_carry_the_spec_fields)
 	cJSON *s = collector_record_summary(&l, &info, values, clocks, 5);
 	cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), "gpu__time_duration.sum");
 	static const char *const stat_fields[] = { "mean", "stddev", "min", "median", "max", "n",
-		"ci95_low", "ci95_high", "rsd_pct", "stable", "reasons" };
+		"ci95_low", "ci95_high", "rsd_pct", "drift_pct", "stable", "reasons" };
 	for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
 		cr_assert_not_null(cJSON_GetObjectItem(t, stat_fields[i]), "summary lacks %s", stat_fields[i]);
 	cr_assert_float_eq(cJSON_GetObjectItem(t, "mean")->valuedouble, 10.4, 1e-9);
 	cr_assert_float_eq(cJSON_GetObjectItem(t, "median")->valuedouble, 10, 1e-9);
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(t, "stable")), "rsd of 5 %% is not stable");
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(t, "drift_pct")), "5 runs: no drift figure");
+	cJSON_Delete(s);
+}
+
+Test(records, the_summary_states_the_drift_and_fails_on_it)
+{
+	const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+	struct collector_measure_info info = { names, units, 1, 1, 10, RP_CACHE_ALL, RP_CLOCK_NONE,
+					       1.98e9 };
+	struct collector_launch l = { .index = 1, .kernel = "k", .mangled = "k" };
+	/* 100 + 0.5 i: 4.5 over the runs, 4.4 % of the mean 102.25, RSD 1.5 %. */
+	double values[10], clocks[10];
+	for (size_t i = 0; i < 10; i++) {
+		values[i] = 100 + 0.5 * (double)i;
+		clocks[i] = 1.98e9;
+	}
+	cJSON *s = collector_record_summary(&l, &info, values, clocks, 10);
+	cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), "gpu__time_duration.sum");
+	cr_assert_float_eq(cJSON_GetObjectItem(t, "drift_pct")->valuedouble, 100 * 4.5 / 102.25, 1e-9);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(t, "stable")));
+	cJSON *reasons = cJSON_GetObjectItem(t, "reasons");
+	cr_assert_eq(cJSON_GetArraySize(reasons), 1);
+	cr_assert_str_eq(cJSON_GetArrayItem(reasons, 0)->valuestring, "drifted +4.4 % over 10 runs");
 	cJSON_Delete(s);
 }
 

@@ -32,8 +32,10 @@ def summarize(df, by=None):
     """One row per group (default: Annotation, config columns, Kernel, GPU, Metric) with
     Nsight Python's columns AvgValue, StdDev, MinValue, MaxValue, NumRuns, CI95_Lower,
     CI95_Upper, RelativeStdDevPct, StableMeasurement (SPEC.md: Student-t interval; stable
-    needs n >= 5, RSD <= 2 %, the SM clock within 5 % and no thermal, power or slowdown
-    throttle reason in any run), plus MedianValue and Unit."""
+    needs n >= 5, RSD <= 2 %, no significant drift of more than 2 % over 10 or more runs,
+    the SM clock within 5 % and no thermal, power or slowdown throttle reason in any run),
+    plus MedianValue, DriftPct (the runs' least-squares trend, first to last, in % of the
+    mean, in the frame's row order), Unit and Reasons."""
     if by is None:
         by = ["Annotation"] + list(df.attrs.get("config_columns", [])) + ["Kernel", "GPU", "Metric"]
     by = [by] if isinstance(by, str) else list(by)
@@ -49,7 +51,8 @@ def summarize(df, by=None):
         row.update(AvgValue=s["mean"], StdDev=s["stddev"], MinValue=s["min"],
                    MedianValue=s["median"], MaxValue=s["max"], NumRuns=s["n"],
                    CI95_Lower=s["ci95_low"], CI95_Upper=s["ci95_high"],
-                   RelativeStdDevPct=s["rsd_pct"], StableMeasurement=s["stable"],
+                   RelativeStdDevPct=s["rsd_pct"], DriftPct=s["drift_pct"],
+                   StableMeasurement=s["stable"],
                    Reasons="; ".join(s["reasons"]))
         out.append(row)
     result = pd.DataFrame(out)

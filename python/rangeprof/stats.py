@@ -1,5 +1,5 @@
 """rangeprof/stats.py - the statistics of SPEC.md section 5 (mean, sample standard deviation,
-median, Student-t 95 % interval, RSD, stability verdict), computed as collector/stats.c
+median, Student-t 95 % interval, RSD, drift, stability verdict), computed as collector/stats.c
 computes them so that tables agree with the 'summary' records, plus Welch's t-test and a
 bootstrap for A/B comparison. Standard library only."""
 import math
@@ -15,6 +15,10 @@ _T975 = [math.nan, 12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.30
 STABLE_MIN_RUNS = 5
 STABLE_MAX_RSD_PCT = 2.0
 STABLE_MAX_CLOCK_SPREAD = 0.05
+# The drift condition: from 10 runs, a significant least-squares trend of more than 2 %
+# of the mean from the first run to the last.
+STABLE_MIN_DRIFT_RUNS = 10
+STABLE_MAX_DRIFT_PCT = 2.0
 # NVML clocks-event reasons in bit order (collector/stats.c), and those that make a run
 # unrepresentative: thermal, power and hardware slowdown.
 THROTTLE_REASONS = ["gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
@@ -50,17 +54,41 @@ def throttle_names(text):
     return [t for t in str(text).split(",") if t]
 
 
+def trend(xs, mean):
+    """(drift_pct, significant) of samples xs in run order (len >= 3, mean finite and
+    nonzero), as collector/stats.c computes them: the least-squares line x = a + b i over
+    the run index i, its rise from the first run to the last in % of the mean, and whether
+    |b| > t975(n-2) se(b). A steady drift (a GPU heating up) passes the RSD bound - a
+    linear drift of total D has a standard deviation of only about 0.29 D - yet the mean
+    then depends on when the runs stopped."""
+    n = len(xs)
+    ibar = (n - 1) / 2
+    # Deviations from the first sample, not from the mean: a constant series' sums are
+    # zero by construction, so its slope is exactly 0.
+    d = [x - xs[0] for x in xs]
+    sxx = math.fsum((i - ibar) ** 2 for i in range(n))
+    b = math.fsum((i - ibar) * di for i, di in enumerate(d)) / sxx
+    dmean = math.fsum(d) / n
+    sse = math.fsum((di - dmean - b * (i - ibar)) ** 2 for i, di in enumerate(d))
+    se = math.sqrt(sse / (n - 2) / sxx)
+    # A product, not |b| / se: a perfect line (se 0) with a slope is a trend, a constant
+    # series (b and se 0) is not.
+    return 100.0 * b * (n - 1) / mean, abs(b) > t975(n - 2) * se
+
+
 def summarize(values, clocks=None, throttle=None):
     """Summary of one metric's samples as a dict with the keys of a 'summary' record:
-    n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, stable (True, False or
-    None when n < 2) and reasons (why not stable). None and NaN samples are left out.
+    n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, drift_pct (NaN when
+    n < 10 or the mean is 0), stable (True, False or None when n < 2) and reasons (why not
+    stable). None and NaN samples are left out; the others are taken in the order given,
+    which the drift condition needs to be the order of the runs.
     clocks, when given, are the measured SM clocks of the same runs (None if unknown);
     throttle, when given, their NVML throttle reasons (lists of names, None if unknown)."""
     xs = _finite(values)
     n = len(xs)
     nan = math.nan
     out = dict(n=n, mean=nan, stddev=nan, min=nan, median=nan, max=nan, ci95_low=nan,
-               ci95_high=nan, rsd_pct=nan, stable=None, reasons=[])
+               ci95_high=nan, rsd_pct=nan, drift_pct=nan, stable=None, reasons=[])
     if n == 0:
         return out
     s = sorted(xs)
@@ -78,6 +106,10 @@ def summarize(values, clocks=None, throttle=None):
         reasons.append(f"n = {n} < {STABLE_MIN_RUNS}")
     if not out["rsd_pct"] <= STABLE_MAX_RSD_PCT:
         reasons.append(f"rsd {out['rsd_pct']:.2f} % > 2 %")
+    if n >= STABLE_MIN_DRIFT_RUNS and math.isfinite(mean) and mean != 0:
+        out["drift_pct"], significant = trend(xs, mean)
+        if significant and abs(out["drift_pct"]) > STABLE_MAX_DRIFT_PCT:
+            reasons.append(f"drifted {out['drift_pct']:+.1f} % over {n} runs")
     if clocks is not None:
         known = _finite(clocks)
         if not known:

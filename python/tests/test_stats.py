@@ -94,3 +94,95 @@ def test_throttle_reasons_make_a_group_unstable_as_the_summary_record_says():
     assert s["reasons"] == ["throttled in 3 of 5 runs: sw_power_cap, sw_thermal_slowdown"]
     assert stats.throttle_names(None) is None and stats.throttle_names(float("nan")) is None
     assert stats.throttle_names("") == []
+
+
+# The drift condition, on the series of tests/unit/collector/stats_test.c: the same
+# deterministic noise (a linear congruential generator, uniform in [-1.5, 1.5] around 100:
+# RSD ~0.9 %), so that the verdicts agree with the C code's and do not depend on luck.
+def _noisy_series(n, per_run):
+    x, out = 1, []
+    for i in range(n):
+        x = (1664525 * x + 1013904223) % 2 ** 32
+        out.append(100 + per_run * i + 1.5 * (x / 2147483648.0 - 1))
+    return out
+
+
+def test_steady_noise_is_not_drift():
+    s = stats.summarize(_noisy_series(200, 0))
+    assert 0.5 < s["rsd_pct"] < 1.5
+    assert abs(s["drift_pct"]) < 0.5
+    assert s["stable"] is True and s["reasons"] == []
+
+
+def test_a_linear_drift_under_the_rsd_bound_is_not_stable():
+    values = _noisy_series(200, 0.03)  # 5.97 over the runs, 5.80 % of the mean
+    total_pct = 100 * 0.03 * 199 / (100 + 0.03 * 199 / 2)
+    s = stats.summarize(values)
+    assert s["rsd_pct"] < 2, "the RSD condition alone would pass it"
+    assert s["drift_pct"] == pytest.approx(total_pct, abs=0.5)
+    assert s["stable"] is False
+    assert s["reasons"] == ["drifted +5.8 % over 200 runs"]
+    down = stats.summarize(values[::-1])
+    assert down["drift_pct"] == pytest.approx(-total_pct, abs=0.5)
+    assert down["reasons"] == ["drifted -5.8 % over 200 runs"]
+
+
+def test_a_step_halfway_is_drift():
+    s = stats.summarize([100.0] * 100 + [103.0] * 100)
+    slope = 3 * 5000 / (200 * (200 ** 2 - 1) / 12)
+    assert s["rsd_pct"] < 2
+    assert s["drift_pct"] == pytest.approx(100 * slope * 199 / 101.5, rel=1e-12)
+    assert s["stable"] is False
+    assert s["reasons"] == ["drifted +4.4 % over 200 runs"]
+
+
+def test_drift_needs_ten_runs():
+    line = [100 + 0.5 * i for i in range(10)]  # 4.4 % of the mean; residuals exactly 0
+    short = stats.summarize(line[:9])
+    assert math.isnan(short["drift_pct"])
+    assert short["stable"] is True and short["reasons"] == []
+    s = stats.summarize(line)
+    assert s["drift_pct"] == pytest.approx(100 * 4.5 / 102.25, rel=1e-12)
+    assert s["reasons"] == ["drifted +4.4 % over 10 runs"]
+
+
+def test_a_constant_series_has_no_drift():
+    s = stats.summarize([0.1] * 200)
+    assert s["drift_pct"] == 0
+    assert s["stable"] is True and s["reasons"] == []
+
+
+def test_drift_is_nan_where_it_means_nothing():
+    s = stats.summarize([-1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6])  # mean 0
+    assert math.isnan(s["drift_pct"])
+    assert not any("drifted" in r for r in s["reasons"])
+    # NaN samples are left out, the rest keep their order: 11 runs rising by 1 on 6.
+    s = stats.summarize([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, float("nan")])
+    assert s["n"] == 11
+    assert s["drift_pct"] == pytest.approx(100 * 10 / 6, rel=1e-12)
+
+
+def test_the_drift_agrees_with_numpy_polyfit():
+    """An independent fit: numpy's least squares gives the same slope."""
+    np = pytest.importorskip("numpy")
+    values = _noisy_series(200, 0.03)
+    slope = np.polyfit(np.arange(200), np.array(values), 1)[0]
+    s = stats.summarize(values)
+    assert s["drift_pct"] == pytest.approx(100 * slope * 199 / np.mean(values), rel=1e-9)
+
+
+def test_the_trend_is_significant_where_scipy_linregress_says_so():
+    """se(b) and the t threshold checked against scipy: on short noisy series with a
+    slope, significant exactly when linregress's two-sided p < 0.05."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    checked = {True: 0, False: 0}
+    for n in (10, 12, 20, 40):
+        for per_run in (0.0, 0.05, 0.1, 0.2, 0.4):
+            values = _noisy_series(n, per_run)
+            mean = math.fsum(values) / n
+            _, significant = stats.trend(values, mean)
+            p = scipy_stats.linregress(range(n), values).pvalue
+            if abs(p - 0.05) > 1e-3:
+                assert significant == (p < 0.05), (n, per_run, p)
+                checked[significant] += 1
+    assert checked[True] and checked[False]

@@ -43,3 +43,20 @@ def test_nsight_python_columns(recorded):
     assert "n" in out.columns
     assert (out["CI95_Lower"] <= out["AvgValue"]).all()
     assert str(out["StableMeasurement"].dtype) == "boolean"
+
+
+def test_drift_pct_sits_next_to_the_rsd_and_fails_the_group():
+    """DriftPct comes from the frame's rows in order: a 3 % step halfway through 200 runs
+    (RSD 1.5 %) is a drift, the same runs shuffled into alternation are not."""
+    step = [100.0] * 100 + [103.0] * 100
+    alternating = [100.0, 103.0] * 100
+    rows = [dict(Metric=m, Value=v, Unit="nanosecond", SMClock=1.98e9)
+            for m, vs in (("step", step), ("alternating", alternating)) for v in vs]
+    out = rangeprof.summarize(pd.DataFrame(rows), by=["Metric"]).set_index("Metric")
+    cols = list(out.columns)
+    assert cols.index("DriftPct") == cols.index("RelativeStdDevPct") + 1
+    assert out.loc["step", "DriftPct"] == pytest.approx(4.41, abs=0.01)
+    assert not out.loc["step", "StableMeasurement"]
+    assert out.loc["step", "Reasons"] == "drifted +4.4 % over 200 runs"
+    assert abs(out.loc["alternating", "DriftPct"]) < 0.1
+    assert out.loc["alternating", "StableMeasurement"]

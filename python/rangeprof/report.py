@@ -113,8 +113,8 @@ def stats_report(args, out):
     if _form(args) == "text":
         unstable = sum(g["StableMeasurement"] is False for g in groups)
         if unstable:
-            print(f"\n{unstable} of {len(groups)} rows not stable (SPEC: n >= 5, RSD <= 2 %, SM "
-                  "clock within 5 %); --csv or --json list the reasons", file=out)
+            print(f"\n{unstable} of {len(groups)} rows not stable (SPEC: n >= 5, RSD <= 2 %, drift "
+                  "<= 2 %, SM clock within 5 %); --csv or --json list the reasons", file=out)
     return 0
 
 

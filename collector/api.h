@@ -67,7 +67,8 @@ typedef struct {
 	X(cuptiRangeProfilerStart) X(cuptiRangeProfilerStop)                           \
 	X(cuptiRangeProfilerDecodeData) X(cuptiRangeProfilerGetCounterDataSize)        \
 	X(cuptiRangeProfilerCounterDataImageInitialize)                                \
-	X(cuptiRangeProfilerGetCounterDataInfo)
+	X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiRangeProfilerPushRange)          \
+	X(cuptiRangeProfilerPopRange)
 
 typedef CUptiResult (*rp_checkpoint_fn)(RP_CUpti_Checkpoint *const handle);
 

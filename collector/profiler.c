@@ -34,6 +34,12 @@ struct collector_profiler {
 	size_t counter_data_size;
 	size_t counter_data_ranges;  /* ranges the image was sized for */
 	const struct collector_metric_set *sized_for;
+	enum collector_ranges ranges;
+	/* COLLECTOR_RANGE_USER: "run 00000", "run 00001"..., one name per run of a pass, kept
+	 * until the pass is decoded: CUPTI merges user ranges of the same name into one, and
+	 * zero-padded names keep the run order whether ranges come back in push or name order. */
+	char (*range_names)[16];
+	unsigned range_names_count;
 };
 
 static bool profiler_initialized;
@@ -344,8 +350,8 @@ unsigned collector_metric_set_passes(const struct collector_metric_set *set)
 	return set->passes;
 }
 
-int collector_profiler_create(CUcontext ctx, struct collector_profiler **out, char *err,
-			      size_t err_size)
+int collector_profiler_create(CUcontext ctx, enum collector_ranges ranges,
+			      struct collector_profiler **out, char *err, size_t err_size)
 {
 	if (profiler_init(err, err_size))
 		return -1;
@@ -363,8 +369,39 @@ int collector_profiler_create(CUcontext ctx, struct collector_profiler **out, ch
 	}
 	p->ctx = ctx;
 	p->object = en.pRangeProfilerObject;
+	p->ranges = ranges;
 	*out = p;
 	return 0;
+}
+
+enum collector_ranges collector_profiler_ranges(const struct collector_profiler *prof)
+{
+	return prof->ranges;
+}
+
+int collector_profiler_push_range(struct collector_profiler *prof, unsigned run)
+{
+	if (run >= prof->range_names_count) {
+		unsigned count = run + 64;
+		char (*names)[16] = realloc(prof->range_names, count * sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		for (unsigned i = prof->range_names_count; i < count; i++)
+			snprintf(names[i], sizeof(names[i]), "run %05u", i);
+		prof->range_names = names;
+		prof->range_names_count = count;
+	}
+	CUpti_RangeProfiler_PushRange_Params p = { CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE };
+	p.pRangeProfilerObject = prof->object;
+	p.pRangeName = prof->range_names[run];
+	return A.cuptiRangeProfilerPushRange(&p) == CUPTI_SUCCESS ? 0 : -EIO;
+}
+
+int collector_profiler_pop_range(struct collector_profiler *prof)
+{
+	CUpti_RangeProfiler_PopRange_Params p = { CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE };
+	p.pRangeProfilerObject = prof->object;
+	return A.cuptiRangeProfilerPopRange(&p) == CUPTI_SUCCESS ? 0 : -EIO;
 }
 
 void collector_profiler_destroy(struct collector_profiler *prof)
@@ -374,6 +411,7 @@ void collector_profiler_destroy(struct collector_profiler *prof)
 	CUpti_RangeProfiler_Disable_Params p = { CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };
 	p.pRangeProfilerObject = prof->object;
 	A.cuptiRangeProfilerDisable(&p);
+	free(prof->range_names);
 	free(prof->counter_data);
 	free(prof);
 }
@@ -417,7 +455,7 @@ static int prepare_counter_data(struct collector_profiler *prof,
 	config.pConfig = set->config;
 	config.counterDataImageSize = prof->counter_data_size;
 	config.pCounterDataImage = prof->counter_data;
-	config.range = CUPTI_AutoRange;
+	config.range = prof->ranges == COLLECTOR_RANGE_USER ? CUPTI_UserRange : CUPTI_AutoRange;
 	config.replayMode = CUPTI_UserReplay;
 	config.maxRangesPerPass = prof->counter_data_ranges;
 	config.numNestingLevels = 1;

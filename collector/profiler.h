@@ -39,9 +39,26 @@ unsigned collector_metric_set_passes(const struct collector_metric_set *set);
 /* Whether the set measures the SM clock (COLLECTOR_CLOCK_METRIC) itself. */
 bool collector_metric_set_measures_clock(const struct collector_metric_set *set);
 
+/* How a profiler object divides a pass into ranges, fixed for its life: CUPTI keeps the
+ * range mode of an object's first SetConfig (a PushRange on an AutoRange object is
+ * CUPTI_ERROR_INVALID_PARAMETER), and a second object on the same context cannot Start
+ * while the first is enabled (bench/graph_range_probe.cu, D). */
+enum collector_ranges {
+	COLLECTOR_RANGE_PER_KERNEL,  /* AutoRange: every kernel launch is its own range */
+	COLLECTOR_RANGE_USER,        /* UserRange: the run function pushes and pops one range
+				      * per run (a whole graph launch: a graph launch under
+				      * AutoRange gives no usable range, graph_range_probe A) */
+};
+
 /* A range profiler enabled on one context. */
-int collector_profiler_create(CUcontext ctx, struct collector_profiler **out, char *err,
-			      size_t err_size);
+int collector_profiler_create(CUcontext ctx, enum collector_ranges ranges,
+			      struct collector_profiler **out, char *err, size_t err_size);
+enum collector_ranges collector_profiler_ranges(const struct collector_profiler *prof);
+/* Around the work of run run of a pass of a COLLECTOR_RANGE_USER profiler (each run's
+ * range gets its own name: CUPTI merges same-named ranges); 0 or a negative error for
+ * the run function to return. */
+int collector_profiler_push_range(struct collector_profiler *prof, unsigned run);
+int collector_profiler_pop_range(struct collector_profiler *prof);
 void collector_profiler_destroy(struct collector_profiler *prof);
 
 /* One pass with no kernel in it, right after the profiler is created: a range profiler
@@ -54,7 +71,8 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 			       size_t err_size);
 
 /* Called once per run within each pass; must leave exactly kernels_per_run kernel
- * launches on the GPU, the measured one last. Returns 0 or a negative error that aborts
+ * launches on the GPU, the measured one last (COLLECTOR_RANGE_USER: one pushed range,
+ * kernels_per_run 1). Returns 0 or a negative error that aborts
  * the measurement. */
 typedef int (*collector_run_fn)(void *arg, unsigned run, unsigned pass);
 

@@ -86,7 +86,8 @@ struct function_state {
 struct context_state {
 	CUcontext ctx;
 	int device;
-	struct collector_profiler *profiler;  /* NULL: released while others share the device */
+	struct collector_profiler *profiler;  /* NULL: released while others share the device;
+					       * its ranges as the last measurement needed */
 	struct inject_flush flush;
 	bool flush_ready, verifier_ready;
 	struct mem_verifier verifier;
@@ -271,10 +272,21 @@ static void context_release(struct context_state *c)
 	free(c);
 }
 
+/* What a measurement needs of the context's range profiler. */
+enum profiler_need {
+	PROFILER_NONE,               /* a graph launch timed by events only */
+	PROFILER_PER_KERNEL,         /* kernel launches and graph nodes (AutoRange) */
+	PROFILER_PER_GRAPH,          /* a whole graph launch with counters (UserRange) */
+};
+
 /* The context's state, set up at its first use. Called with the turn held (enabling the
- * range profiler uses the device's profiling hardware). */
+ * range profiler uses the device's profiling hardware). A profiler of the other range
+ * mode is disabled and a new one enabled: one object per context can run, and an object
+ * keeps its mode (profiler.h). The new object's first pass costs ~145 ms, so a program
+ * measuring kernels and whole graphs by turns pays that at every change
+ * (bench/NOTES.md, "Graph mode"). */
 static struct context_state *context_ready(CUcontext ctx, int device, uint32_t context_id,
-					   bool with_profiler, struct collector_cost *cost,
+					   enum profiler_need need, struct collector_cost *cost,
 					   double *lap)
 {
 	inject_context_gen gen = inject_contexts_created(ctx);
@@ -300,14 +312,18 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 	collector_cost_lap(cost, COST_SETUP_CONTEXT, lap);
 	if (c->failed)
 		return NULL;
-	if (!c->profiler && with_profiler) {
+	enum collector_ranges ranges = need == PROFILER_PER_GRAPH ? COLLECTOR_RANGE_USER :
+		COLLECTOR_RANGE_PER_KERNEL;
+	if (c->profiler && need != PROFILER_NONE && collector_profiler_ranges(c->profiler) != ranges)
+		profiler_release(c);
+	if (!c->profiler && need != PROFILER_NONE) {
 		/* Another context of this device holds the profiling hardware: it gives it up
 		 * and enables again at its own next measured launch. */
 		struct context_state *owner = devices[device].profiler_owner;
 		if (owner && owner != c)
 			profiler_release(owner);
 		char err[2048];
-		if (collector_profiler_create(ctx, &c->profiler, err, sizeof(err))) {
+		if (collector_profiler_create(ctx, ranges, &c->profiler, err, sizeof(err))) {
 			bool busy = hardware_busy(err);
 			c->failed = !busy;
 			c->profiler = NULL;
@@ -399,8 +415,9 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 	bool device_was_ready = known->ready;
 	struct device_state *d = device_ready(ctx, device);
 	collector_cost_lap(&cost, COST_SETUP, &lap);
-	struct context_state *c = d ? context_ready(ctx, device, context_id, alone, &cost, &lap) :
-		NULL;
+	struct context_state *c = d ? context_ready(ctx, device, context_id, alone ?
+						    PROFILER_PER_KERNEL : PROFILER_NONE, &cost,
+						    &lap) : NULL;
 	/* One warm-up pass only for a one-pass set: a pass of a multi-pass set left half done
 	 * could shift which counters the first measurement's passes collect. */
 	if (c && c->profiler && collector_metric_set_passes(d->set) == 1) {
@@ -478,7 +495,8 @@ struct measurement {
 	struct mem_hashes before;    /* verification: hashes before the application's launch */
 	struct collector_cost cost;
 	double started, lap;
-	bool graph_workload;         /* --graph-profiling graph: time by events, no metric set */
+	bool graph_workload;         /* --graph-profiling graph: graph_exec relaunched whole */
+	CUgraphExec graph_exec;
 };
 
 struct replay_run {
@@ -492,6 +510,12 @@ struct replay_run {
 	const char *uuid;
 	struct collector_run_nvml *nvml; /* per run of this batch */
 	double *sm_clock;                /* NVML's SM clock per run of this batch */
+	/* A whole graph launch: its runs are timed between events[2r] and events[2r + 1],
+	 * or counted in one user range each when events is NULL; sample: NVML before each
+	 * run of the first pass. */
+	CUgraphExec exec;
+	CUevent *events;
+	bool sample;
 };
 
 /* NVML's view just before a run is queued (collector_nvml_sample: four queries, tens of
@@ -533,6 +557,44 @@ static int run_once(void *arg, unsigned run, unsigned pass)
 		rr->wall[run] = now_seconds();
 	}
 	return inject_relaunch(rr->launch) == CUDA_SUCCESS ? 0 : -3;
+}
+
+/* One run of a whole graph launch: the checkpoint put back, the L2 flushed, the graph
+ * relaunched between two events or inside one user range. Each run ends before the next
+ * one's restore begins. */
+static int graph_run_once(void *arg, unsigned run, unsigned pass)
+{
+	struct replay_run *rr = arg;
+	const struct measurement *m = rr->m;
+	CUstream stream = rr->launch->stream;
+	if (run == 0 && !rr->events)
+		inject_watchdog_arm(m->watchdog_seconds, m->kernel, m->launch.mangled, m->device,
+				    m->launch.context_id, m->launch.index);
+	if (rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) != CUPTI_SUCCESS)
+		return -1;
+	if (rr->flush && inject_flush_launch(&rr->context->flush, stream) != CUDA_SUCCESS)
+		return -2;
+	if (pass == 0 && rr->sample) {
+		sample_before(rr, run);
+		rr->wall[run] = now_seconds();
+	}
+	CUresult cr;
+	if (rr->events) {
+		cr = rp_api.cuEventRecord(rr->events[2 * run], stream);
+		if (cr == CUDA_SUCCESS)
+			cr = rp_api.cuGraphLaunch(rr->exec, stream);
+		if (cr == CUDA_SUCCESS)
+			cr = rp_api.cuEventRecord(rr->events[2 * run + 1], stream);
+	} else {
+		if (collector_profiler_push_range(rr->context->profiler, run))
+			return -4;
+		cr = rp_api.cuGraphLaunch(rr->exec, stream);
+		if (collector_profiler_pop_range(rr->context->profiler))
+			return -4;
+	}
+	if (cr == CUDA_SUCCESS)
+		cr = rp_api.cuStreamSynchronize(stream);
+	return cr == CUDA_SUCCESS ? 0 : -3;
 }
 
 static enum collector_payload payload_of(enum nvtx_bridge_payload p)
@@ -588,19 +650,16 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 		.nvtx = ranges, .nvtx_count = ranges ? snap->count : 0, .nvtx_path = path,
 		.graph = l->graph,
 	};
-	static const char *const graph_metrics[] = { "gpu__time_duration.sum" };
-	static const char *const graph_units[] = { "nanosecond" };
-	size_t metric_count = m->graph_workload ? 1 : collector_metric_set_user_count(d->set);
+	size_t metric_count = collector_metric_set_user_count(d->set);
 	struct collector_measure_info info = {
-		.metrics = m->graph_workload ? graph_metrics : collector_metric_set_names(d->set),
-		.units = m->graph_workload ? graph_units : collector_metric_set_units(d->set),
+		.metrics = collector_metric_set_names(d->set),
+		.units = collector_metric_set_units(d->set),
 		.metric_count = metric_count, .passes = passes, .runs = runs,
 		.cache_control = config.cache_control,
 		.clock_control = config.clock_control,
 		.rated_sm_clock_hz = d->info.rated_sm_clock_hz,
 		.locked_sm_clock_hz = d->locked_sm_clock_hz,
-		.sm_clock_source = !m->graph_workload && collector_metric_set_measures_clock(d->set) ?
-			"counters" : "nvml",
+		.sm_clock_source = collector_metric_set_measures_clock(d->set) ? "counters" : "nvml",
 		.throttle = cond->throttle, .adaptive = cond->adaptive, .thermal = cond->thermal,
 	};
 	for (unsigned r = 0; r < runs; r++) {
@@ -640,6 +699,8 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 static void remember_kernel_time(struct measurement *m, const double *values, unsigned runs,
 				 size_t metric_count)
 {
+	if (!m->fn)
+		return; /* a whole graph launch */
 	const char *const *names = collector_metric_set_names(m->d->set);
 	for (size_t k = 0; k < metric_count; k++) {
 		if (strcmp(names[k], "gpu__time_duration.sum"))
@@ -679,15 +740,84 @@ static void thermal_guard_before_runs(const struct measurement *m, struct therma
 			      "slowdown temperature" : "temperature");
 }
 
-/* The metric --runs auto judges: the kernel's time when measured, else the first. */
-static size_t gating_metric(const struct measurement *m)
+/* Where gpu__time_duration.sum is in the set, SIZE_MAX when not measured. */
+static size_t time_metric(const struct collector_metric_set *set)
 {
-	const char *const *names = collector_metric_set_names(m->d->set);
-	size_t count = collector_metric_set_user_count(m->d->set);
+	const char *const *names = collector_metric_set_names(set);
+	size_t count = collector_metric_set_user_count(set);
 	for (size_t k = 0; k < count; k++)
 		if (!strcmp(names[k], "gpu__time_duration.sum"))
 			return k;
-	return 0;
+	return SIZE_MAX;
+}
+
+/* The metric --runs auto judges: the kernel's time when measured, else the first. */
+static size_t gating_metric(const struct measurement *m)
+{
+	size_t k = time_metric(m->d->set);
+	return k == SIZE_MAX ? 0 : k;
+}
+
+/* One batch of runs of a whole graph launch (--graph-profiling graph). Its time comes from
+ * CUDA events around each relaunch with no profiler pass running: a user range around
+ * the launch adds 10-40 us to the graph's ~160 us, and counters more
+ * (bench/graph_range_probe.cu B, bench/NOTES.md). The set's other metrics, when it has
+ * counters, come from user-range passes over the same runs, one range per relaunch: an
+ * AutoRange pass holding a graph launch gives no usable range (graph_range_probe A).
+ * values and clocks as collector_profiler_measure fills them. */
+static int measure_graph_batch(struct measurement *m, struct replay_run *rr, unsigned batch,
+			       double *values, double *clocks, unsigned *passes, char *err,
+			       size_t err_size)
+{
+	const struct collector_metric_set *set = m->d->set;
+	size_t count = collector_metric_set_user_count(set), time_k = time_metric(set);
+	bool counters = collector_metric_set_measures_clock(set);
+	CUevent *events = calloc(2 * (size_t)batch, sizeof(*events));
+	double *counted = calloc((size_t)batch * count + 1, sizeof(*counted));
+	CUresult cr = events && counted ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	int rc = 0;
+	*passes = 0;
+	for (unsigned r = 0; r < batch; r++)
+		clocks[r] = NAN;
+	if (time_k != SIZE_MAX) {
+		for (unsigned i = 0; i < 2 * batch && cr == CUDA_SUCCESS; i++)
+			cr = rp_api.cuEventCreate(&events[i], CU_EVENT_DEFAULT);
+		rr->events = events;
+		rr->sample = true;
+		for (unsigned r = 0; r < batch && cr == CUDA_SUCCESS && !rc; r++)
+			rc = graph_run_once(rr, r, 0);
+		double total_s = 0;
+		for (unsigned r = 0; r < batch && cr == CUDA_SUCCESS && !rc; r++) {
+			float ms = 0;
+			cr = rp_api.cuEventElapsedTime(&ms, events[2 * r], events[2 * r + 1]);
+			values[(size_t)r * count + time_k] = ms * 1e6;
+			total_s += ms * 1e-3;
+		}
+		*passes = 1;
+		/* The counter passes' bound: far longer than the batch took by events. */
+		m->watchdog_seconds = total_s * 1000 > 10 ? total_s * 1000 : 10;
+		collector_cost_lap(&m->cost, COST_RUNS, &m->lap);
+	}
+	rr->events = NULL;
+	if (cr == CUDA_SUCCESS && !rc && counters) {
+		rr->sample = time_k == SIZE_MAX;
+		rc = collector_profiler_measure(m->c->profiler, set, batch, 1, graph_run_once, rr,
+						counted, clocks, passes, &m->cost, err, err_size);
+		for (unsigned r = 0; r < batch && !rc; r++)
+			for (size_t k = 0; k < count; k++)
+				if (k != time_k)
+					values[(size_t)r * count + k] = counted[(size_t)r * count + k];
+	} else if (cr != CUDA_SUCCESS || rc) {
+		snprintf(err, err_size, "relaunching the graph: %s", cr != CUDA_SUCCESS ?
+			 collector_cu_error(cr) : "restoring its memory or flushing failed");
+		rc = -1;
+	}
+	for (unsigned i = 0; events && i < 2 * batch; i++)
+		if (events[i])
+			rp_api.cuEventDestroy(events[i]);
+	free(events);
+	free(counted);
+	return rc ? -1 : 0;
 }
 
 /* Runs the measurement proper: every run restores the saved inputs, flushes and
@@ -729,12 +859,16 @@ static void measure(struct measurement *m)
 					 walls + done, m->d->info.uuid, nvml + done, sm_clock + done };
 		/* A pass of a kernel that waits for a peer would never end (watchdog.h):
 		 * 10 s, or far longer than the kernel took before. */
-		double known = m->fn->kernel_seconds * batch;
+		double known = m->fn ? m->fn->kernel_seconds * batch : 0;
 		m->watchdog_seconds = known * 1000 > 10 ? known * 1000 : 10;
+		rr.exec = m->graph_exec;
 		char err[2048];
-		int rc = collector_profiler_measure(m->c->profiler, m->d->set, batch, kernels_per_run(),
-						    run_once, &rr, values + (size_t)done * metric_count,
-						    clocks + done, &passes, &m->cost, err, sizeof(err));
+		int rc = m->graph_workload ?
+			measure_graph_batch(m, &rr, batch, values + (size_t)done * metric_count,
+					    clocks + done, &passes, err, sizeof(err)) :
+			collector_profiler_measure(m->c->profiler, m->d->set, batch, kernels_per_run(),
+						   run_once, &rr, values + (size_t)done * metric_count,
+						   clocks + done, &passes, &m->cost, err, sizeof(err));
 		inject_watchdog_disarm();
 		m->lap = collector_cost_now();
 		if (rc) {
@@ -921,7 +1055,7 @@ static const struct inject_concerns *launch_concerns(const struct measurement *m
  * application's queued work finished, this process's turn on the device, the device's
  * metric set and the context's profiler, flush and hash kernels. false when the launch
  * cannot be measured (said where it is news). */
-static bool get_ready(struct measurement *m)
+static bool get_ready(struct measurement *m, enum profiler_need need)
 {
 	const struct inject_launch *l = &m->launch;
 	struct inject_concerns about;
@@ -946,7 +1080,10 @@ static bool get_ready(struct measurement *m)
 	m->lap = collector_cost_now(); /* waiting for the turn is in the total only */
 	m->d = device_ready(l->ctx, m->device);
 	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
-	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, true, &m->cost, &m->lap) :
+	/* A graph timed by events alone leaves the profiler as it is. */
+	if (need == PROFILER_PER_GRAPH && m->d && !collector_metric_set_measures_clock(m->d->set))
+		need = PROFILER_NONE;
+	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, need, &m->cost, &m->lap) :
 		NULL;
 	return m->c != NULL;
 }
@@ -960,7 +1097,7 @@ struct measurement *inject_replay_enter(const struct inject_launch *l, const cha
 	m->kernel = kernel;
 	m->device = -1;
 	m->started = m->lap = collector_cost_now();
-	if (!get_ready(m))
+	if (!get_ready(m, PROFILER_PER_KERNEL))
 		goto done;
 	m->fn = function_state(m->c, l->function, l->mangled);
 	if (!m->fn)
@@ -1071,10 +1208,9 @@ done:
 	finish(m);
 }
 
-/* --graph-profiling graph: the whole graph launch is one workload. The range profiler
- * gives a graph launch one range without a duration (bench/stop_probe.cu, G), so its time
- * is taken with events recorded around each relaunch, from the same memory and a flushed
- * L2 as a kernel's runs; other metrics are not measured for graphs. */
+/* --graph-profiling graph: the whole graph launch is one workload, measured like a kernel
+ * launch (runs, --runs auto, thermal guard, records) from the full checkpoint, since its
+ * nodes may reach any memory; measure_graph_batch says how each batch is taken. */
 void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
 			 uint64_t index, const struct collector_graph *where)
 {
@@ -1089,84 +1225,17 @@ void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint3
 					    .mangled = interned ? interned : m->kernel,
 					    .index = index, .graph = where };
 	m->graph_workload = true;
+	m->graph_exec = exec;
 	m->device = -1;
 	m->started = m->lap = collector_cost_now();
-	if (strcmp(config.metrics, "gpu__time_duration.sum"))
-		inject_report("graph-metrics", INJECT_CONCERNS(.option = "--graph-profiling"), false,
-			      "--graph-profiling graph measures gpu__time_duration.sum of a graph "
-			      "launch only (CUDA events around it); --metrics apply to kernel nodes "
-			      "with --graph-profiling node");
-	unsigned runs = config.runs == RP_RUNS_AUTO ? config.runs_min : config.runs;
-	CUevent *events = calloc(2 * (size_t)runs, sizeof(*events));
-	double *values = calloc(runs, sizeof(double)), *clocks = calloc(runs, sizeof(double));
-	double *temps = calloc(runs, sizeof(double)), *walls = calloc(runs, sizeof(double));
-	struct collector_run_nvml *nvml = calloc(runs, sizeof(*nvml));
-	uint64_t *throttle = calloc(runs, sizeof(*throttle));
-	if (!events || !values || !clocks || !temps || !walls || !nvml || !throttle ||
-	    !get_ready(m))
+	if (!get_ready(m, PROFILER_PER_GRAPH))
 		goto done;
 	snprintf(m->save.why, sizeof(m->save.why), "a graph launch: the memory all its nodes "
 		 "can reach");
-	if (!checkpoint_save(m))
-		goto done;
-	CUresult cr = CUDA_SUCCESS;
-	for (unsigned i = 0; i < 2 * runs && cr == CUDA_SUCCESS; i++)
-		cr = rp_api.cuEventCreate(&events[i], CU_EVENT_DEFAULT);
-	struct replay_run rr = { m, &m->launch, m->c, &m->save, false, temps, walls,
-				 m->d->info.uuid, nvml, clocks };
-	for (unsigned i = 0; i < runs && cr == CUDA_SUCCESS; i++) {
-		if (rp_api.cuptiCheckpointRestore(&m->save.checkpoint) != CUPTI_SUCCESS)
-			cr = CUDA_ERROR_UNKNOWN;
-		if (cr == CUDA_SUCCESS && config.cache_control == RP_CACHE_ALL)
-			cr = inject_flush_launch(&m->c->flush, stream);
-		sample_before(&rr, i);
-		walls[i] = now_seconds();
-		if (cr == CUDA_SUCCESS)
-			cr = rp_api.cuEventRecord(events[2 * i], stream);
-		if (cr == CUDA_SUCCESS)
-			cr = rp_api.cuGraphLaunch(exec, stream);
-		if (cr == CUDA_SUCCESS)
-			cr = rp_api.cuEventRecord(events[2 * i + 1], stream);
-		/* One run at a time: the restore of the next must not overlap this one. */
-		if (cr == CUDA_SUCCESS)
-			cr = rp_api.cuStreamSynchronize(stream);
-		float ms = 0;
-		if (cr == CUDA_SUCCESS)
-			cr = rp_api.cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]);
-		values[i] = ms * 1e6;
-	}
-	collector_cost_lap(&m->cost, COST_RUNS, &m->lap);
-	if (cr != CUDA_SUCCESS) {
-		inject_report("graph-measure", INJECT_CONCERNS(.kernel = m->kernel,
-							       .detail = collector_cu_error(cr)), true,
-			      "%s: relaunching the graph: %s; not measured", m->kernel,
-			      collector_cu_error(cr));
-		goto done;
-	}
-	struct collector_nvml_sample after;
-	char nvml_err[256];
-	collector_nvml_sample(m->d->info.uuid, COLLECTOR_NVML_AFTER, &after, nvml_err,
-			      sizeof(nvml_err));
-	for (unsigned i = 0; i < runs; i++) {
-		nvml[i].temperature_after_c = after.temperature_c;
-		nvml[i].power_w = after.power_w;
-		throttle[i] = nvml[i].throttle;
-	}
-	m->cost.ms[COST_TOTAL] = collector_cost_now() - m->started;
-	struct run_conditions cond = { nvml, throttle, NULL, NULL };
-	write_records(m, runs, 1, values, clocks, temps, walls, &cond);
-done:
-	if (m->save.checkpoint_saved)
+	if (checkpoint_save(m)) {
+		measure(m);
 		checkpoint_put_back(m);
-	for (unsigned i = 0; events && i < 2 * runs; i++)
-		if (events[i])
-			rp_api.cuEventDestroy(events[i]);
-	free(events);
-	free(values);
-	free(clocks);
-	free(temps);
-	free(walls);
-	free(nvml);
-	free(throttle);
+	}
+done:
 	finish(m);
 }

@@ -21,7 +21,7 @@ pass=0
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu \
-	tests/gpu/memory_cases.cu tests/gpu/procs.cu tests/gpu/graphs.cu tests/gpu/l2_rmw.cu \
+	tests/gpu/memory_cases.cu tests/gpu/procs.cu tests/gpu/graphs.cu tests/gpu/l2_rmw.cu tests/gpu/drift.cu \
 	bench/graph_timing.cu; do
 	nvcc -O2 -arch=sm_90 -std=c++17 --extended-lambda "$root/$src" -o "$work/$(basename "$src" .cu)" \
 		-ldl -lcuda || exit 1
@@ -205,6 +205,14 @@ kill $smi
 same ar_plain.txt ar_rp.txt auto-runs
 check auto-runs-records python3 "$root/tests/gpu/check_auto.py" ar.jsonl smi.csv
 cat auto-runs-records.log
+# A kernel whose time drifts within its runs (tests/gpu/drift.cu: it spins for longer the
+# later it starts) runs to --runs-max and is marked not stable with the drift named; the
+# same kernel without the drift stops at the CI target.
+./drift 2 >drift_plain.txt
+"$RP" -q -o drift.jsonl --runs auto --runs-time-budget 3 --nvtx-include drift/ --nvtx-include steady/ ./drift 2 >drift_rp.txt
+same drift_plain.txt drift_rp.txt drift
+check drift-records python3 "$root/tests/gpu/check_drift.py" drift.jsonl
+cat drift-records.log
 
 # 3c'. The L2 state ncu starts from (issue 11 item 5): DRAM writes of a read-modify-write
 # kernel whose output fits in the L2, against ncu, twice. A ~10 us kernel: time within 4 %.
@@ -260,6 +268,37 @@ cat graphs-node-vs-ncu.log
 # cudaGraphLaunch after an L2 sweep (bench/graph_timing.cu), within 2 %.
 echo "graph mode against ncu --graph-profiling graph (not judged):"
 $G graph gr_graph.jsonl ncu_gr_graph.csv
+# Graph mode with counters: the whole graph's DRAM bytes, instructions and busiest SM's
+# active cycles, one user range per relaunch, against ncu --graph-profiling graph, on the
+# 3-kernel graph and the one-node graph whose parameters are updated.
+GM=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum,sm__cycles_active.max
+for prog in capture update; do
+	"$RP" -q -o "grm_$prog.jsonl" --graph-profiling graph --runs 5 --metrics $GM --nvtx-include g/ \
+		./graphs $prog >"grm_rp_$prog.txt" 2>&1
+	same "gr_plain_$prog.txt" "grm_rp_$prog.txt" "graph-metrics-$prog"
+	/usr/local/cuda/bin/ncu --csv --page raw --graph-profiling graph --clock-control none --cache-control all \
+		--metrics $GM --nvtx --nvtx-include g/ --log-file "ncu_grm_$prog.csv" ./graphs $prog >/dev/null 2>&1
+	check "graph-metrics-vs-ncu-$prog" python3 "$root/tests/gpu/check_graph_metrics.py" "grm_$prog.jsonl" "ncu_grm_$prog.csv"
+	cat "graph-metrics-vs-ncu-$prog.log"
+done
+# Plain kernels and whole graphs measured by turns in one process: the context's profiler
+# changes range mode at each turn; every launch is measured with every metric.
+"$RP" -q -o grmix.jsonl --graph-profiling graph --runs 5 --metrics $GM --nvtx-include g/ \
+	--nvtx-include plain/ ./graphs capture >grmix.txt 2>&1
+same gr_plain_capture.txt grmix.txt graph-metrics-mixed
+check graph-metrics-mixed-records python3 -c "
+import json
+recs = [json.loads(l) for l in open('grmix.jsonl')]
+sums = [r for r in recs if r['type'] == 'summary']
+graphs = [s for s in sums if s.get('workload') == 'graph']
+plain = [s for s in sums if s['nvtx_path'].startswith('plain')]
+print(len(graphs), 'graph summaries,', len(plain), 'plain kernel summaries')
+assert len(graphs) >= 2 and len(plain) >= 2, (len(graphs), len(plain))
+want = '$GM'.split(',')
+for s in graphs + plain:
+    assert all(s['metrics'][m]['n'] == 5 for m in want), (s['kernel'], s['metrics'].keys())
+errors = [r for r in recs if r['type'] in ('error', 'warning')]
+assert not errors, errors[:3]"
 ./graph_timing >gt_plain.txt
 "$RP" -q -o gt.jsonl --graph-profiling graph --runs 5 ./graph_timing >/dev/null 2>&1
 check graph-mode-vs-events python3 -c "
@@ -286,6 +325,15 @@ check torch-graphs-records $G records tg.jsonl 5 --path g,c
 	python3 "$root/tests/gpu/torch_graphs.py" >/dev/null 2>&1
 check torch-graphs-vs-ncu $G node tg.jsonl ncu_tg.csv
 cat torch-graphs-vs-ncu.log
+# The same PyTorch graph as one workload with counters, against ncu's graph mode.
+"$RP" -q -o tgm.jsonl --graph-profiling graph --runs 5 --metrics $GM --nvtx-include g/ \
+	python3 "$root/tests/gpu/torch_graphs.py" >tgm_rp.txt 2>&1
+same tg_plain.txt tgm_rp.txt torch-graph-mode
+/usr/local/cuda/bin/ncu --csv --page raw --graph-profiling graph --clock-control none --cache-control all \
+	--metrics $GM --nvtx --nvtx-include g/ --log-file ncu_tgm.csv \
+	python3 "$root/tests/gpu/torch_graphs.py" >/dev/null 2>&1
+check torch-graph-metrics-vs-ncu python3 "$root/tests/gpu/check_graph_metrics.py" tgm.jsonl ncu_tgm.csv
+cat torch-graph-metrics-vs-ncu.log
 
 # 4. Failure modes: another CUPTI subscriber (under ncu) must leave the app running.
 /usr/local/cuda/bin/ncu --clock-control none -c 1 --log-file /dev/null env LD_PRELOAD="$root/build/inject/librangeprof.so" ./kernels 1 >under_ncu.txt 2>&1

@@ -79,7 +79,8 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "node|graph|none", 0, 0,
 	  "kernels inside CUDA graphs, as ncu: node: each kernel node of a selected graph "
 	  "launch is measured like a launch of its own; graph: the whole graph launch is one "
-	  "workload (its time only); none: graph launches are not measured" },
+	  "workload (time by CUDA events, other metrics over the whole launch); none: graph "
+	  "launches are not measured" },
 	{ RP_OPT_DEVICE_LOCK_TIMEOUT, "device-lock-timeout", 0, RP_KIND_INT, "SECONDS", "60", NULL,
 	  0, 86400, "longest wait for another process measuring on the same GPU; the launch "
 	  "is then not measured" },

@@ -92,6 +92,31 @@ static bool trend(const double *values, size_t n, double mean, double *drift_pct
 	return fabs(b) > stats_t975(n - 2) * se;
 }
 
+/* The median of values[0..n), n >= 1; NaN when out of memory. */
+static double median_of(const double *values, size_t n)
+{
+	double *sorted = malloc(n * sizeof(*sorted));
+	if (!sorted)
+		return NAN;
+	memcpy(sorted, values, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), compare_double);
+	double m = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	free(sorted);
+	return m;
+}
+
+/* Whether the trend also moved the bulk of the runs: the medians of the first and the last
+ * third differ by more than 1 % of the mean, in the slope's direction. Two slow first runs
+ * of twenty (+5 %) make a significant least-squares slope of about -2 % although the
+ * kernel is steady after them; the thirds' medians ignore such a transient, while a real
+ * drift, linear or a step, moves them. */
+static bool thirds_moved(const double *values, size_t n, double mean, double drift_pct)
+{
+	size_t k = n / 3;
+	double moved = median_of(values + n - k, k) - median_of(values, k);
+	return fabs(moved) > 0.01 * fabs(mean) && (moved > 0) == (drift_pct > 0);
+}
+
 void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		     struct stats_summary *out)
 {
@@ -144,9 +169,11 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 	/* From 10 runs, --runs auto's minimum and first batch: below it a slope rests on too
 	 * few points to call (the t threshold climbs fast, 2.31 at 8 degrees of freedom, 3.18
 	 * at 3). The significance test keeps noise from reading as drift in short series; the
-	 * 2 %, the RSD's bound, keeps a trend too small to matter from failing long ones. */
+	 * 2 %, the RSD's bound, keeps a trend too small to matter from failing long ones, and
+	 * thirds_moved a transient at the start from reading as drift. */
 	if (n >= 10 && isfinite(out->mean) && out->mean != 0 &&
-	    trend(values, n, out->mean, &out->drift_pct) && fabs(out->drift_pct) > 2.0) {
+	    trend(values, n, out->mean, &out->drift_pct) && fabs(out->drift_pct) > 2.0 &&
+	    thirds_moved(values, n, out->mean, out->drift_pct)) {
 		stable = false;
 		snprintf(reason, sizeof(reason), "drifted %+.1f %% over %zu runs", out->drift_pct, n);
 		add_reason(out, reason);

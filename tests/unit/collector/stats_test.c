@@ -214,6 +214,34 @@ Test(stats, drift_needs_ten_runs)
 	cr_assert_str_eq(s.reasons, "drifted +4.4 % over 10 runs");
 }
 
+Test(stats, slow_first_runs_are_not_drift)
+{
+	/* Two runs 5 % slow, then 18 steady ones (+-0.2): the least-squares slope is
+	 * significant and about -2.2 %, but the runs after the first two do not move. */
+	double v[20] = { 105, 104 };
+	for (size_t i = 2; i < 20; i++)
+		v[i] = 100 + (i % 2 ? 0.2 : -0.2);
+	struct stats_summary s;
+	stats_summarize(v, NULL, 20, &s);
+	cr_assert(s.drift_pct < -2, "drift %g: the slope alone would call it drift", s.drift_pct);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
+	cr_assert_str_eq(s.reasons, "");
+}
+
+Test(stats, a_warm_up_over_a_third_of_the_runs_is_drift)
+{
+	/* 8 % above, decaying with a time constant of 2 runs, over 10 runs: the first third's
+	 * median is 100 * (1 + 0.08 e^-0.5) = 104.9 against the last third's ~100.1, so the
+	 * mean still depends on when the runs stop. */
+	double v[10];
+	for (size_t i = 0; i < 10; i++)
+		v[i] = 100 * (1 + 0.08 * exp(-(double)i / 2));
+	struct stats_summary s;
+	stats_summarize(v, NULL, 10, &s);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert_not_null(strstr(s.reasons, "drifted -"), "%s", s.reasons);
+}
+
 Test(stats, a_constant_series_has_no_drift)
 {
 	/* 0.1 has no exact double: the mean of 200 of them is not exactly 0.1, yet the slope

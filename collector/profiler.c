@@ -35,11 +35,11 @@ struct collector_profiler {
 	size_t counter_data_ranges;  /* ranges the image was sized for */
 	const struct collector_metric_set *sized_for;
 	enum collector_ranges ranges;
-	/* COLLECTOR_RANGE_USER: "run 00000", "run 00001"..., one name per run of a pass, kept
-	 * until the pass is decoded: CUPTI merges user ranges of the same name into one, and
-	 * zero-padded names keep the run order whether ranges come back in push or name order. */
-	char (*range_names)[16];
-	unsigned range_names_count;
+	/* COLLECTOR_RANGE_USER: "run 0000000000", "run 0000000001"..., one name per run of a
+	 * pass: CUPTI merges user ranges of the same name into one, and zero-padded names keep
+	 * the run order whether ranges come back in push or name order. */
+	char (*range_names)[24];
+	size_t range_names_count;
 };
 
 static bool profiler_initialized;
@@ -379,18 +379,28 @@ enum collector_ranges collector_profiler_ranges(const struct collector_profiler 
 	return prof->ranges;
 }
 
+/* Names for count runs, made before a pass starts: CUPTI may keep the pointers until the
+ * pass is decoded, so the table never moves during one. */
+static int name_ranges(struct collector_profiler *prof, size_t count, char *err, size_t err_size)
+{
+	if (count <= prof->range_names_count)
+		return 0;
+	char (*names)[24] = realloc(prof->range_names, count * sizeof(*names));
+	if (!names) {
+		snprintf(err, err_size, "out of host memory for %zu range names", count);
+		return -1;
+	}
+	for (size_t i = prof->range_names_count; i < count; i++)
+		snprintf(names[i], sizeof(names[i]), "run %010zu", i);
+	prof->range_names = names;
+	prof->range_names_count = count;
+	return 0;
+}
+
 int collector_profiler_push_range(struct collector_profiler *prof, unsigned run)
 {
-	if (run >= prof->range_names_count) {
-		unsigned count = run + 64;
-		char (*names)[16] = realloc(prof->range_names, count * sizeof(*names));
-		if (!names)
-			return -ENOMEM;
-		for (unsigned i = prof->range_names_count; i < count; i++)
-			snprintf(names[i], sizeof(names[i]), "run %05u", i);
-		prof->range_names = names;
-		prof->range_names_count = count;
-	}
+	if (run >= prof->range_names_count)
+		return -EINVAL;
 	CUpti_RangeProfiler_PushRange_Params p = { CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE };
 	p.pRangeProfilerObject = prof->object;
 	p.pRangeName = prof->range_names[run];
@@ -441,6 +451,9 @@ static int prepare_counter_data(struct collector_profiler *prof,
 		prof->counter_data_ranges = ranges;
 		prof->sized_for = set;
 	}
+	if (prof->ranges == COLLECTOR_RANGE_USER &&
+	    name_ranges(prof, prof->counter_data_ranges, err, err_size))
+		return -1;
 	CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
 		CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
 	init.pRangeProfilerObject = prof->object;
@@ -541,9 +554,10 @@ int collector_profiler_measure(struct collector_profiler *prof,
 	info.counterDataImageSize = prof->counter_data_size;
 	CALL(cuptiRangeProfilerGetCounterDataInfo, &info);
 	if (info.numTotalRanges != ranges) {
-		snprintf(err, err_size, "the range profiler recorded %zu ranges for %zu kernel "
-			 "launches (%zu dropped); the replay launched other work", info.numTotalRanges,
-			 ranges, decode.numOfRangeDropped);
+		snprintf(err, err_size, "the range profiler recorded %zu ranges for %zu %s (%zu "
+			 "dropped); the replay launched other work", info.numTotalRanges, ranges,
+			 prof->ranges == COLLECTOR_RANGE_USER ? "user ranges" : "kernel launches",
+			 decode.numOfRangeDropped);
 		return -1;
 	}
 	double *row = malloc(set->count * sizeof(*row));

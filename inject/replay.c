@@ -567,18 +567,25 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 	struct replay_run *rr = arg;
 	const struct measurement *m = rr->m;
 	CUstream stream = rr->launch->stream;
-	if (run == 0 && !rr->events)
-		inject_watchdog_arm(m->watchdog_seconds, m->kernel, m->launch.mangled, m->device,
-				    m->launch.context_id, m->launch.index);
+	/* The timed runs, whose length is not known yet, are bounded one by one (a single
+	 * relaunch of over 10 s would be extraordinary); the counter passes as a whole, from
+	 * what the timed runs took (measure_graph_batch). */
+	if (rr->events || run == 0)
+		inject_watchdog_arm(rr->events ? 10 : m->watchdog_seconds, m->kernel,
+				    m->launch.mangled, m->device, m->launch.context_id,
+				    m->launch.index);
 	if (rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) != CUPTI_SUCCESS)
 		return -1;
-	if (rr->flush && inject_flush_launch(&rr->context->flush, stream) != CUDA_SUCCESS)
+	if (rr->flush && inject_flush_launch(&rr->context->flush, stream) != CUDA_SUCCESS) {
+		rp_api.cuStreamSynchronize(stream);
 		return -2;
+	}
 	if (pass == 0 && rr->sample) {
 		sample_before(rr, run);
 		rr->wall[run] = now_seconds();
 	}
 	CUresult cr;
+	int rc = 0;
 	if (rr->events) {
 		cr = rp_api.cuEventRecord(rr->events[2 * run], stream);
 		if (cr == CUDA_SUCCESS)
@@ -586,15 +593,31 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 		if (cr == CUDA_SUCCESS)
 			cr = rp_api.cuEventRecord(rr->events[2 * run + 1], stream);
 	} else {
-		if (collector_profiler_push_range(rr->context->profiler, run))
+		if (collector_profiler_push_range(rr->context->profiler, run)) {
+			rp_api.cuStreamSynchronize(stream);
 			return -4;
+		}
 		cr = rp_api.cuGraphLaunch(rr->exec, stream);
 		if (collector_profiler_pop_range(rr->context->profiler))
-			return -4;
+			rc = -4;
 	}
+	/* Whatever failed, what was queued ends before the caller puts the memory back. */
+	CUresult sync = rp_api.cuStreamSynchronize(stream);
 	if (cr == CUDA_SUCCESS)
-		cr = rp_api.cuStreamSynchronize(stream);
-	return cr == CUDA_SUCCESS ? 0 : -3;
+		cr = sync;
+	return rc ? rc : cr == CUDA_SUCCESS ? 0 : -3;
+}
+
+/* What graph_run_once's error codes mean, for the report. */
+static const char *graph_run_error(int rc)
+{
+	switch (rc) {
+	case -1: return "putting its memory back (cuptiCheckpointRestore) failed";
+	case -2: return "flushing the L2 failed";
+	case -3: return "relaunching it failed";
+	case -4: return "opening or closing its user range failed";
+	default: return "failed";
+	}
 }
 
 static enum collector_payload payload_of(enum nvtx_bridge_payload p)
@@ -758,20 +781,32 @@ static size_t gating_metric(const struct measurement *m)
 	return k == SIZE_MAX ? 0 : k;
 }
 
+/* Whether a whole graph launch needs profiler passes for set: any metric other than
+ * gpu__time_duration.sum, counters or timers alike. */
+static bool graph_needs_passes(const struct collector_metric_set *set)
+{
+	return collector_metric_set_user_count(set) > (time_metric(set) != SIZE_MAX ? 1u : 0u);
+}
+
 /* One batch of runs of a whole graph launch (--graph-profiling graph). Its time comes from
  * CUDA events around each relaunch with no profiler pass running: a user range around
  * the launch adds 10-40 us to the graph's ~160 us, and counters more
- * (bench/graph_range_probe.cu B, bench/NOTES.md). The set's other metrics, when it has
- * counters, come from user-range passes over the same runs, one range per relaunch: an
- * AutoRange pass holding a graph launch gives no usable range (graph_range_probe A).
- * values and clocks as collector_profiler_measure fills them. */
+ * (bench/graph_range_probe.cu B, bench/NOTES.md). The timed runs always run, even when the
+ * time is not asked for: they bound the passes that follow and give each run its NVML
+ * sample. The set's other metrics come from user-range passes over the same runs, one
+ * range per relaunch: an AutoRange pass holding a graph launch gives no usable range
+ * (graph_range_probe A). So a run record's time and its counters come from two relaunches
+ * of the same graph from the same memory, and rates over the range's duration
+ * (.per_second, % of peak elapsed) include the range's own 10-40 us.
+ * values and clocks as collector_profiler_measure fills them; passes counts the profiler
+ * passes, 1 when only the time was measured. */
 static int measure_graph_batch(struct measurement *m, struct replay_run *rr, unsigned batch,
 			       double *values, double *clocks, unsigned *passes, char *err,
 			       size_t err_size)
 {
 	const struct collector_metric_set *set = m->d->set;
 	size_t count = collector_metric_set_user_count(set), time_k = time_metric(set);
-	bool counters = collector_metric_set_measures_clock(set);
+	bool counters = graph_needs_passes(set);
 	CUevent *events = calloc(2 * (size_t)batch, sizeof(*events));
 	double *counted = calloc((size_t)batch * count + 1, sizeof(*counted));
 	CUresult cr = events && counted ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -779,38 +814,38 @@ static int measure_graph_batch(struct measurement *m, struct replay_run *rr, uns
 	*passes = 0;
 	for (unsigned r = 0; r < batch; r++)
 		clocks[r] = NAN;
-	if (time_k != SIZE_MAX) {
-		for (unsigned i = 0; i < 2 * batch && cr == CUDA_SUCCESS; i++)
-			cr = rp_api.cuEventCreate(&events[i], CU_EVENT_DEFAULT);
-		rr->events = events;
-		rr->sample = true;
-		for (unsigned r = 0; r < batch && cr == CUDA_SUCCESS && !rc; r++)
-			rc = graph_run_once(rr, r, 0);
-		double total_s = 0;
-		for (unsigned r = 0; r < batch && cr == CUDA_SUCCESS && !rc; r++) {
-			float ms = 0;
-			cr = rp_api.cuEventElapsedTime(&ms, events[2 * r], events[2 * r + 1]);
+	for (unsigned i = 0; i < 2 * batch && cr == CUDA_SUCCESS; i++)
+		cr = rp_api.cuEventCreate(&events[i], CU_EVENT_DEFAULT);
+	rr->events = events;
+	rr->sample = true;
+	for (unsigned r = 0; r < batch && cr == CUDA_SUCCESS && !rc; r++)
+		rc = graph_run_once(rr, r, 0);
+	inject_watchdog_disarm();
+	double total_s = 0;
+	for (unsigned r = 0; r < batch && cr == CUDA_SUCCESS && !rc; r++) {
+		float ms = 0;
+		cr = rp_api.cuEventElapsedTime(&ms, events[2 * r], events[2 * r + 1]);
+		if (time_k != SIZE_MAX)
 			values[(size_t)r * count + time_k] = ms * 1e6;
-			total_s += ms * 1e-3;
-		}
-		*passes = 1;
-		/* The counter passes' bound: far longer than the batch took by events. */
-		m->watchdog_seconds = total_s * 1000 > 10 ? total_s * 1000 : 10;
-		collector_cost_lap(&m->cost, COST_RUNS, &m->lap);
+		total_s += ms * 1e-3;
 	}
+	*passes = 1;
+	/* The counter passes' bound: far longer than the batch took by events. */
+	m->watchdog_seconds = total_s * 1000 > 10 ? total_s * 1000 : 10;
+	collector_cost_lap(&m->cost, COST_RUNS, &m->lap);
 	rr->events = NULL;
-	if (cr == CUDA_SUCCESS && !rc && counters) {
-		rr->sample = time_k == SIZE_MAX;
+	rr->sample = false;
+	if (cr != CUDA_SUCCESS || rc) {
+		snprintf(err, err_size, "relaunching the graph: %s", cr != CUDA_SUCCESS ?
+			 collector_cu_error(cr) : graph_run_error(rc));
+		rc = -1;
+	} else if (counters) {
 		rc = collector_profiler_measure(m->c->profiler, set, batch, 1, graph_run_once, rr,
 						counted, clocks, passes, &m->cost, err, err_size);
 		for (unsigned r = 0; r < batch && !rc; r++)
 			for (size_t k = 0; k < count; k++)
 				if (k != time_k)
 					values[(size_t)r * count + k] = counted[(size_t)r * count + k];
-	} else if (cr != CUDA_SUCCESS || rc) {
-		snprintf(err, err_size, "relaunching the graph: %s", cr != CUDA_SUCCESS ?
-			 collector_cu_error(cr) : "restoring its memory or flushing failed");
-		rc = -1;
 	}
 	for (unsigned i = 0; events && i < 2 * batch; i++)
 		if (events[i])
@@ -1081,7 +1116,7 @@ static bool get_ready(struct measurement *m, enum profiler_need need)
 	m->d = device_ready(l->ctx, m->device);
 	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
 	/* A graph timed by events alone leaves the profiler as it is. */
-	if (need == PROFILER_PER_GRAPH && m->d && !collector_metric_set_measures_clock(m->d->set))
+	if (need == PROFILER_PER_GRAPH && m->d && !graph_needs_passes(m->d->set))
 		need = PROFILER_NONE;
 	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, need, &m->cost, &m->lap) :
 		NULL;

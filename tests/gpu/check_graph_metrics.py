@@ -1,4 +1,4 @@
-"""tests/gpu/check_graph_metrics.py RECORDS.jsonl NCU_RAW.csv - whole-graph counters (issue 8,
+"""tests/gpu/check_graph_metrics.py RECORDS.jsonl NCU_RAW.csv METRICS - whole-graph counters (issue 8,
 --graph-profiling graph with --metrics) against ncu --graph-profiling graph --page raw on the
 same program: per metric, the median of rangeprof's run values against the median of ncu's
 graph results.
@@ -10,8 +10,9 @@ mode holds idle time (its own sm__cycles_active.max gives the busiest SM ~150 us
 "360-505 us" graph, bench/NOTES.md "Graph mode"); rangeprof's time is judged against the
 application's own events elsewhere in the suite. Also shown: ncu's busiest-SM active time
 (sm__cycles_active.max over its clock), where both are in its CSV.
-A metric in ncu's CSV that rangeprof's records lack fails: the records must carry the
-metrics asked for."""
+METRICS is the comma-separated list both tools were given: every one of them must have
+values on both sides (a record set that lacks a counter, or an ncu CSV that lacks it, fails
+rather than leaving it unjudged)."""
 import csv
 import json
 import statistics
@@ -47,16 +48,15 @@ summaries = [r for r in records if r["type"] == "summary" and r.get("workload") 
 assert runs and summaries, "no graph-workload records"
 ncu = load_ncu(sys.argv[2])
 assert ncu, "no graph results in ncu's CSV"
-asked = list(runs[0]["metrics"])
+asked = sys.argv[3].split(",")
 failed = []
 print(f"{'metric':28} {'ncu median':>16} {'rangeprof':>16} {'diff %':>8}  n_ncu n_rp")
 for metric in asked:
     mine = [r["metrics"][metric] for r in runs if r["metrics"].get(metric) is not None]
     theirs = ncu.get(metric, [])
-    if not theirs:
-        continue
-    if not mine:
-        failed.append(f"{metric}: no rangeprof values")
+    if not theirs or len(mine) != len(runs):
+        failed.append(f"{metric}: {len(theirs)} ncu values, {len(mine)} of {len(runs)} "
+                      "rangeprof runs with a value")
         continue
     a, b = statistics.median(theirs), statistics.median(mine)
     diff = 100.0 * (b - a) / a if a else 0.0
@@ -67,7 +67,9 @@ for metric in asked:
     if judged and not ok:
         failed.append(f"{metric}: {diff:+.2f} %")
 if "sm__cycles_active.max" in ncu and TIME in ncu:
-    clock = statistics.median(r.get("sm_clock_hz") or float("nan") for r in runs)
+    clocks = [r["sm_clock_hz"] for r in runs if r.get("sm_clock_hz")]
+    assert clocks, "no run has an SM clock"
+    clock = statistics.median(clocks)
     busy = statistics.median(ncu["sm__cycles_active.max"]) / clock * 1e9
     print(f"ncu: busiest SM active {busy / 1e3:.1f} us at rangeprof's median clock "
           f"{clock / 1e6:.0f} MHz, against its gpu__time_duration {statistics.median(ncu[TIME]) / 1e3:.1f} us")

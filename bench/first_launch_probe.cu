@@ -291,14 +291,6 @@ static bool launch_batch(int n, double *us_per_launch, double *longest_us)
 	return cuda_ok(cudaGetLastError(), "tiny<<<>>>");
 }
 
-static double median(std::vector<double> v)
-{
-	if (v.empty())
-		return -1;
-	std::sort(v.begin(), v.end());
-	return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 // Host time per launch of the empty kernel in the present profiler state: one unrecorded
 // batch, then 3 batches of 2000, the GPU drained before each (as stop_probe E).
 static void launch_cost(const char *state)

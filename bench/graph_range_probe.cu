@@ -163,43 +163,6 @@ static void on_signal(int sig)
 	_exit(sig == SIGALRM ? 3 : 4);
 }
 
-static double median(std::vector<double> s)
-{
-	if (s.empty())
-		return NAN;
-	std::sort(s.begin(), s.end());
-	return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-}
-
-// Per-phase samples of one variant, printed as median (min, max) in ms.
-struct Table {
-	std::string title;
-	std::vector<std::string> names;
-	std::vector<std::vector<double>> v;
-	void add(const char *name, double ms)
-	{
-		for (size_t i = 0; i < names.size(); i++)
-			if (names[i] == name) {
-				v[i].push_back(ms);
-				return;
-			}
-		names.push_back(name);
-		v.push_back({ms});
-	}
-	void print() const
-	{
-		printf("  %-46s %5s %10s %10s %10s\n", title.c_str(), "n", "median_ms", "min_ms",
-		       "max_ms");
-		for (size_t i = 0; i < names.size(); i++) {
-			std::vector<double> s = v[i];
-			std::sort(s.begin(), s.end());
-			printf("  %-46s %5zu %10.3f %10.3f %10.3f\n", names[i].c_str(), s.size(),
-			       median(s), s.front(), s.back());
-		}
-		fflush(stdout);
-	}
-};
-
 // ---------------------------------------------------------------- the workload
 
 static bool launch_check(const char *what)
@@ -715,6 +678,7 @@ static void run_switch()
 	g_stage = g_variant;
 	Table tab;
 	tab.title = "C phase";
+	tab.width = 46; // the phases' names are longer than stop_probe's
 	for (int it = 0; it <= ITERS; it++) {
 		Table scratch; // the warm-up's samples are dropped
 		Table &tt = it == 0 ? scratch : tab;

@@ -1,7 +1,8 @@
 // bench/probe.h - what the bench probes (stop_probe.cu, first_launch_probe.cu,
 // graph_range_probe.cu) share, so that each thing is written, and fixed, once: a millisecond
-// clock, CUPTI's error strings, their two kernels (the measured x += 1 and an empty one whose
-// launches are timed), and the CUPTI range profiler calls they all make, with what
+// clock, CUPTI's error strings, a median and the per-phase table (median, min, max) that
+// stop_probe and graph_range_probe print, their two kernels (the measured x += 1 and an empty
+// one whose launches are timed), and the CUPTI range profiler calls they all make, with what
 // differs between them as parameters (metric list, device, context, profiler object, range
 // mode, number of ranges): the profiler host object and its config image, Enable / Disable of
 // a range profiler object, a counter data image sized, initialised and given to SetConfig,
@@ -21,11 +22,14 @@
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
 #include <cupti_target.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 static double now_ms()
@@ -42,6 +46,53 @@ static const char *cupti_str(CUptiResult r)
 		return "(unknown CUPTI error)";
 	return s;
 }
+
+// The median of samples s; NAN with none.
+static inline double median(std::vector<double> s)
+{
+	if (s.empty())
+		return NAN;
+	std::sort(s.begin(), s.end());
+	return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+}
+
+// Per-phase samples of one variant, printed as median (min, max) in ms, a row per phase in
+// the order first added.
+struct Table {
+	std::string title;
+	int width = 40; // of the title and phase column; a probe with longer names widens it
+	std::vector<std::string> names;
+	std::vector<std::vector<double>> v;
+	void add(const char *name, double ms)
+	{
+		for (size_t i = 0; i < names.size(); i++)
+			if (names[i] == name) {
+				v[i].push_back(ms);
+				return;
+			}
+		names.push_back(name);
+		v.push_back({ms});
+	}
+	// add the time since *lap under name and move the lap on
+	void lap(const char *name, double *lap)
+	{
+		double t = now_ms();
+		add(name, t - *lap);
+		*lap = t;
+	}
+	void print() const
+	{
+		printf("  %-*s %5s %10s %10s %10s\n", width, title.c_str(), "n", "median_ms", "min_ms",
+		       "max_ms");
+		for (size_t i = 0; i < names.size(); i++) {
+			std::vector<double> s = v[i];
+			std::sort(s.begin(), s.end());
+			printf("  %-*s %5zu %10.3f %10.3f %10.3f\n", width, names[i].c_str(), s.size(),
+			       median(s), s.front(), s.back());
+		}
+		fflush(stdout);
+	}
+};
 
 __global__ void inplace_add_one(float *x, size_t n)
 {

@@ -150,44 +150,6 @@ static void on_signal(int sig)
 	_exit(sig == SIGALRM ? 3 : 4);
 }
 
-// Per-phase samples of one variant, printed as median (min, max) in ms.
-struct Table {
-	std::string title;
-	std::vector<std::string> names;
-	std::vector<std::vector<double>> v;
-	void add(const char *name, double ms)
-	{
-		for (size_t i = 0; i < names.size(); i++)
-			if (names[i] == name) {
-				v[i].push_back(ms);
-				return;
-			}
-		names.push_back(name);
-		v.push_back({ms});
-	}
-	// add the time since *lap under name and move the lap on
-	void lap(const char *name, double *lap)
-	{
-		double t = now_ms();
-		add(name, t - *lap);
-		*lap = t;
-	}
-	void print() const
-	{
-		printf("  %-40s %5s %10s %10s %10s\n", title.c_str(), "n", "median_ms", "min_ms",
-		       "max_ms");
-		for (size_t i = 0; i < names.size(); i++) {
-			std::vector<double> s = v[i];
-			std::sort(s.begin(), s.end());
-			double med = s.size() % 2 ? s[s.size() / 2] :
-						    (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-			printf("  %-40s %5zu %10.3f %10.3f %10.3f\n", names[i].c_str(), s.size(), med,
-			       s.front(), s.back());
-		}
-		fflush(stdout);
-	}
-};
-
 static bool launch_inplace()
 {
 	inplace_add_one<<<(unsigned)((ELEMS + 255) / 256), 256>>>(g_buf, ELEMS);

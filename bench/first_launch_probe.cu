@@ -157,7 +157,6 @@ static bool ok(CUptiResult r, const char *call)
 	printf("  %-4s ERROR %s: %d %s\n", g_tag, call, (int)r, cupti_str(r));
 	return false;
 }
-#define CK(call) ok((call), #call)
 
 static bool cuda_ok(cudaError_t e, const char *what)
 {
@@ -292,14 +291,6 @@ static bool launch_batch(int n, double *us_per_launch, double *longest_us)
 	return cuda_ok(cudaGetLastError(), "tiny<<<>>>");
 }
 
-static double median(std::vector<double> v)
-{
-	if (v.empty())
-		return -1;
-	std::sort(v.begin(), v.end());
-	return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 // Host time per launch of the empty kernel in the present profiler state: one unrecorded
 // batch, then 3 batches of 2000, the GPU drained before each (as stop_probe E).
 static void launch_cost(const char *state)
@@ -350,72 +341,41 @@ static bool host_create(Host &h, CUcontext ctx, Steps &s, const std::string &p, 
 {
 	double start = now_ms(), lap = start;
 	*stage = "cuptiProfilerInitialize";
-	CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-	if (!CK(cuptiProfilerInitialize(&init)))
+	if (!profiler_initialize())
 		return false;
 	s.lap(p + "cuptiProfilerInitialize", &lap);
 	*stage = "cuptiDeviceGetChipName";
-	CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-	chip.deviceIndex = (size_t)g_dev;
-	if (!CK(cuptiDeviceGetChipName(&chip)))
+	const char *chip = NULL;
+	if (!chip_name((size_t)g_dev, &chip))
 		return false;
-	h.chip = chip.pChipName ? chip.pChipName : "?";
+	h.chip = chip ? chip : "?";
 	s.lap(p + "cuptiDeviceGetChipName", &lap, "chip " + h.chip);
 	*stage = "cuptiProfilerGetCounterAvailability";
-	CUpti_Profiler_GetCounterAvailability_Params avail = {
-		CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-	avail.ctx = ctx;
-	if (!CK(cuptiProfilerGetCounterAvailability(&avail)))
+	size_t avail_size = 0;
+	if (!counter_availability_size(ctx, &avail_size))
 		return false;
 	s.lap(p + "cuptiProfilerGetCounterAvailability (size)", &lap);
-	h.avail.resize(avail.counterAvailabilityImageSize);
-	avail.pCounterAvailabilityImage = h.avail.data();
-	if (!CK(cuptiProfilerGetCounterAvailability(&avail)))
+	h.avail.resize(avail_size);
+	if (!counter_availability_image(ctx, h.avail))
 		return false;
 	s.lap(p + "cuptiProfilerGetCounterAvailability (image)", &lap,
 	      fmt("%.0f bytes", (double)h.avail.size()));
 	*stage = "cuptiProfilerHostInitialize";
-	CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-	hi.pChipName = chip.pChipName;
-	hi.pCounterAvailabilityImage = h.avail.data();
-	if (!CK(cuptiProfilerHostInitialize(&hi)))
+	if (!host_initialize(chip, h.avail, &h.obj))
 		return false;
-	h.obj = hi.pHostObject;
 	s.lap(p + "cuptiProfilerHostInitialize", &lap);
 	*stage = "cuptiProfilerHostConfigAddMetrics";
-	CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
-		CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-	add.pHostObject = h.obj;
-	add.ppMetricNames = g_names;
-	add.numMetrics = 1;
-	if (!CK(cuptiProfilerHostConfigAddMetrics(&add)))
+	if (!host_add_metrics(h.obj, g_names, 1))
 		return false;
 	s.lap(p + "cuptiProfilerHostConfigAddMetrics", &lap, METRIC);
 	*stage = "cuptiProfilerHostGetConfigImage";
-	CUpti_Profiler_Host_GetConfigImageSize_Params size = {
-		CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-	size.pHostObject = h.obj;
-	if (!CK(cuptiProfilerHostGetConfigImageSize(&size)))
-		return false;
-	h.config.resize(size.configImageSize);
-	CUpti_Profiler_Host_GetConfigImage_Params image = {
-		CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-	image.pHostObject = h.obj;
-	image.configImageSize = h.config.size();
-	image.pConfigImage = h.config.data();
-	if (!CK(cuptiProfilerHostGetConfigImage(&image)))
+	if (!host_config_image(h.obj, h.config))
 		return false;
 	s.lap(p + "cuptiProfilerHostGetConfigImageSize + GetConfigImage", &lap,
 	      fmt("%.0f bytes", (double)h.config.size()));
 	*stage = "cuptiProfilerHostGetNumOfPasses";
-	CUpti_Profiler_Host_GetNumOfPasses_Params passes = {
-		CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-	passes.configImageSize = h.config.size();
-	passes.pConfigImage = h.config.data();
-	if (!CK(cuptiProfilerHostGetNumOfPasses(&passes)))
+	if (!host_num_passes(h.config, &h.passes))
 		return false;
-	h.passes = passes.numOfPasses;
 	s.lap(p + "cuptiProfilerHostGetNumOfPasses", &lap, fmt("%.0f pass(es)", (double)h.passes));
 	// metric_unit: the full name first, then without the rollup suffix (CUPTI describes the
 	// base metric), as collector/profiler.c does; a miss is its normal path, not an error.
@@ -458,12 +418,9 @@ static bool rp_enable(Prof &pr, CUcontext ctx, Steps &s, const std::string &p)
 {
 	g_stage = "cuptiRangeProfilerEnable";
 	double lap = now_ms();
-	CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-	en.ctx = ctx;
-	if (!CK(cuptiRangeProfilerEnable(&en)))
+	if (!range_profiler_enable(ctx, &pr.obj, NULL))
 		return false;
 	s.lap(p + "cuptiRangeProfilerEnable", &lap);
-	pr.obj = en.pRangeProfilerObject;
 	g_images.emplace_back();
 	pr.image = &g_images.back();
 	pr.measured = 0;
@@ -477,10 +434,7 @@ static bool rp_disable(Prof &pr, Steps &s, const std::string &p)
 		return true;
 	g_stage = "cuptiRangeProfilerDisable";
 	double lap = now_ms();
-	CUpti_RangeProfiler_Disable_Params d = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-	d.pRangeProfilerObject = pr.obj;
-	pr.obj = NULL;
-	if (!CK(cuptiRangeProfilerDisable(&d)))
+	if (!range_profiler_disable(&pr.obj, NULL))
 		return false;
 	s.lap(p + "cuptiRangeProfilerDisable", &lap);
 	return true;
@@ -494,41 +448,15 @@ static bool rp_prepare(Prof &pr, const Host &h, Steps &s, const std::string &p)
 	double lap = now_ms();
 	std::vector<uint8_t> &image = *pr.image;
 	if (image.empty()) {
-		CUpti_RangeProfiler_GetCounterDataSize_Params size = {
-			CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-		size.pRangeProfilerObject = pr.obj;
-		size.pMetricNames = g_names;
-		size.numMetrics = 1;
-		size.maxNumOfRanges = 1;
-		size.maxNumRangeTreeNodes = 1;
-		if (!CK(cuptiRangeProfilerGetCounterDataSize(&size)))
+		if (!counter_data_size(pr.obj, g_names, 1, 1, image))
 			return false;
-		image.assign(size.counterDataSize, 0);
 		s.lap(p + "cuptiRangeProfilerGetCounterDataSize", &lap,
 		      fmt("%.0f bytes", (double)image.size()));
 	}
-	CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
-		CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-	init.pRangeProfilerObject = pr.obj;
-	init.counterDataSize = image.size();
-	init.pCounterData = image.data();
-	if (!CK(cuptiRangeProfilerCounterDataImageInitialize(&init)))
+	if (!counter_data_initialize(pr.obj, image))
 		return false;
 	s.lap(p + "cuptiRangeProfilerCounterDataImageInitialize", &lap);
-	CUpti_RangeProfiler_SetConfig_Params config = {CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-	config.pRangeProfilerObject = pr.obj;
-	config.configSize = h.config.size();
-	config.pConfig = const_cast<uint8_t *>(h.config.data());
-	config.counterDataImageSize = image.size();
-	config.pCounterDataImage = image.data();
-	config.range = CUPTI_AutoRange;
-	config.replayMode = CUPTI_UserReplay;
-	config.maxRangesPerPass = 1;
-	config.numNestingLevels = 1;
-	config.minNestingLevel = 1;
-	config.passIndex = 0;
-	config.targetNestingLevel = 1;
-	if (!CK(cuptiRangeProfilerSetConfig(&config)))
+	if (!range_profiler_set_config(pr.obj, h.config, image, CUPTI_AutoRange, 1))
 		return false;
 	s.lap(p + "cuptiRangeProfilerSetConfig", &lap);
 	return true;
@@ -582,24 +510,13 @@ static bool rp_measure(Prof &pr, const Host &h, Steps &s, const std::string &p, 
 			"failed");
 	g_stage = "GetCounterDataInfo + evaluate";
 	std::string note = "no ranges";
-	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
-		CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-	info.pCounterDataImage = pr.image->data();
-	info.counterDataImageSize = pr.image->size();
-	bool good = decoded && CK(cuptiRangeProfilerGetCounterDataInfo(&info));
-	if (good && info.numTotalRanges > 0) {
+	size_t ranges = decoded ? range_count(*pr.image, false) : (size_t)-1;
+	bool good = ranges != (size_t)-1;
+	if (good && ranges > 0) {
 		double value = -1;
-		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
-			CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-		ev.pHostObject = h.obj;
-		ev.pCounterDataImage = pr.image->data();
-		ev.counterDataImageSize = pr.image->size();
-		ev.rangeIndex = info.numTotalRanges - 1;
-		ev.ppMetricNames = g_names;
-		ev.numMetrics = 1;
-		ev.pMetricValues = &value;
-		good = CK(cuptiProfilerHostEvaluateToGpuValues(&ev));
-		note = fmt("%.0f range(s), gpu__time_duration.sum %.2f us", (double)info.numTotalRanges,
+		good = ok(evaluate_metrics(h.obj, *pr.image, ranges - 1, g_names, 1, &value),
+			  "cuptiProfilerHostEvaluateToGpuValues");
+		note = fmt("%.0f range(s), gpu__time_duration.sum %.2f us", (double)ranges,
 			   value / 1e3);
 	} else if (good) {
 		note = "0 ranges";

@@ -131,7 +131,6 @@ static bool ok(CUptiResult r, const char *call)
 	printf("    ERROR %s: %d %s\n", call, (int)r, cupti_str(r));
 	return false;
 }
-#define CK(call) ok((call), #call)
 
 static bool cuda_ok(cudaError_t e, const char *what)
 {
@@ -163,43 +162,6 @@ static void on_signal(int sig)
 	}
 	_exit(sig == SIGALRM ? 3 : 4);
 }
-
-static double median(std::vector<double> s)
-{
-	if (s.empty())
-		return NAN;
-	std::sort(s.begin(), s.end());
-	return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-}
-
-// Per-phase samples of one variant, printed as median (min, max) in ms.
-struct Table {
-	std::string title;
-	std::vector<std::string> names;
-	std::vector<std::vector<double>> v;
-	void add(const char *name, double ms)
-	{
-		for (size_t i = 0; i < names.size(); i++)
-			if (names[i] == name) {
-				v[i].push_back(ms);
-				return;
-			}
-		names.push_back(name);
-		v.push_back({ms});
-	}
-	void print() const
-	{
-		printf("  %-46s %5s %10s %10s %10s\n", title.c_str(), "n", "median_ms", "min_ms",
-		       "max_ms");
-		for (size_t i = 0; i < names.size(); i++) {
-			std::vector<double> s = v[i];
-			std::sort(s.begin(), s.end());
-			printf("  %-46s %5zu %10.3f %10.3f %10.3f\n", names[i].c_str(), s.size(),
-			       median(s), s.front(), s.back());
-		}
-		fflush(stdout);
-	}
-};
 
 // ---------------------------------------------------------------- the workload
 
@@ -318,91 +280,27 @@ static void run_reference()
 static bool host_setup()
 {
 	g_stage = "host set-up";
-	CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-	if (!CK(cuptiProfilerInitialize(&init)))
+	if (!profiler_host_create(g_ctx, g_names.data(), g_names.size(), &g_host, g_avail, g_config) ||
+	    !host_num_passes(g_config, &g_passes))
 		return false;
-	CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-	chip.deviceIndex = 0;
-	if (!CK(cuptiDeviceGetChipName(&chip)))
-		return false;
-	printf("chip: %s\n", chip.pChipName);
-	CUpti_Profiler_GetCounterAvailability_Params avail = {
-		CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-	avail.ctx = g_ctx;
-	if (!CK(cuptiProfilerGetCounterAvailability(&avail)))
-		return false;
-	g_avail.resize(avail.counterAvailabilityImageSize);
-	avail.pCounterAvailabilityImage = g_avail.data();
-	if (!CK(cuptiProfilerGetCounterAvailability(&avail)))
-		return false;
-	// The host object keeps pointing at the availability image: g_avail lives to the end.
-	CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-	hi.pChipName = chip.pChipName;
-	hi.pCounterAvailabilityImage = g_avail.data();
-	if (!CK(cuptiProfilerHostInitialize(&hi)))
-		return false;
-	g_host = hi.pHostObject;
-	CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
-		CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-	add.pHostObject = g_host;
-	add.ppMetricNames = g_names.data();
-	add.numMetrics = g_names.size();
-	if (!CK(cuptiProfilerHostConfigAddMetrics(&add)))
-		return false;
-	CUpti_Profiler_Host_GetConfigImageSize_Params size = {
-		CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-	size.pHostObject = g_host;
-	if (!CK(cuptiProfilerHostGetConfigImageSize(&size)))
-		return false;
-	g_config.resize(size.configImageSize);
-	CUpti_Profiler_Host_GetConfigImage_Params image = {
-		CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-	image.pHostObject = g_host;
-	image.configImageSize = g_config.size();
-	image.pConfigImage = g_config.data();
-	if (!CK(cuptiProfilerHostGetConfigImage(&image)))
-		return false;
-	CUpti_Profiler_Host_GetNumOfPasses_Params passes = {
-		CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-	passes.configImageSize = g_config.size();
-	passes.pConfigImage = g_config.data();
-	if (!CK(cuptiProfilerHostGetNumOfPasses(&passes)))
-		return false;
-	g_passes = passes.numOfPasses;
 	printf("config image: %zu bytes, %zu pass(es) for the %zu metrics (UserReplay replays each "
 	       "pass's content)\n",
 	       g_config.size(), g_passes, g_names.size());
 	return true;
 }
 
+// Enable / Disable of the object in *obj on g_ctx, the step named for the watchdog.
 static bool rp_enable(CUpti_RangeProfiler_Object **obj, double *ms)
 {
 	g_step("cuptiRangeProfilerEnable");
-	double t = now_ms();
-	CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-	en.ctx = g_ctx;
-	if (!CK(cuptiRangeProfilerEnable(&en)))
-		return false;
-	if (ms)
-		*ms = now_ms() - t;
-	*obj = en.pRangeProfilerObject;
-	return true;
+	return range_profiler_enable(g_ctx, obj, ms);
 }
 
 static bool rp_disable(CUpti_RangeProfiler_Object **obj, double *ms)
 {
-	if (!*obj)
-		return true;
-	g_step("cuptiRangeProfilerDisable");
-	double t = now_ms();
-	CUpti_RangeProfiler_Disable_Params d = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-	d.pRangeProfilerObject = *obj;
-	bool good = CK(cuptiRangeProfilerDisable(&d));
-	if (ms)
-		*ms = now_ms() - t;
-	*obj = NULL;
-	return good;
+	if (*obj)
+		g_step("cuptiRangeProfilerDisable");
+	return range_profiler_disable(obj, ms);
 }
 
 // Sizes image for ranges ranges (when empty), initialises it and SetConfig, as
@@ -410,40 +308,8 @@ static bool rp_disable(CUpti_RangeProfiler_Object **obj, double *ms)
 static bool rp_prepare(CUpti_RangeProfiler_Object *obj, std::vector<uint8_t> &image,
 		       size_t ranges, CUpti_ProfilerRange mode)
 {
-	if (image.empty()) {
-		CUpti_RangeProfiler_GetCounterDataSize_Params size = {
-			CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-		size.pRangeProfilerObject = obj;
-		size.pMetricNames = g_names.data();
-		size.numMetrics = g_names.size();
-		size.maxNumOfRanges = ranges;
-		size.maxNumRangeTreeNodes = (uint32_t)ranges;
-		if (!CK(cuptiRangeProfilerGetCounterDataSize(&size)))
-			return false;
-		image.assign(size.counterDataSize, 0);
-	}
-	CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
-		CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-	init.pRangeProfilerObject = obj;
-	init.counterDataSize = image.size();
-	init.pCounterData = image.data();
-	if (!CK(cuptiRangeProfilerCounterDataImageInitialize(&init)))
-		return false;
-	CUpti_RangeProfiler_SetConfig_Params config = {
-		CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-	config.pRangeProfilerObject = obj;
-	config.configSize = g_config.size();
-	config.pConfig = g_config.data();
-	config.counterDataImageSize = image.size();
-	config.pCounterDataImage = image.data();
-	config.range = mode;
-	config.replayMode = CUPTI_UserReplay;
-	config.maxRangesPerPass = ranges;
-	config.numNestingLevels = 1;
-	config.minNestingLevel = 1;
-	config.passIndex = 0;
-	config.targetNestingLevel = 1;
-	return CK(cuptiRangeProfilerSetConfig(&config));
+	return counter_data_prepare(obj, g_names.data(), g_names.size(), g_config, image, ranges,
+				    mode, ranges);
 }
 
 // Host time of each phase of one measurement, summed over its passes.
@@ -526,18 +392,6 @@ static bool pop(CUpti_RangeProfiler_Object *obj)
 	return CK(cuptiRangeProfilerPopRange(&p));
 }
 
-// Number of ranges in image, (size_t)-1 with the error printed.
-static size_t ranges_in(const std::vector<uint8_t> &image)
-{
-	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
-		CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-	info.pCounterDataImage = image.data();
-	info.counterDataImageSize = image.size();
-	if (!CK(cuptiRangeProfilerGetCounterDataInfo(&info)))
-		return (size_t)-1;
-	return info.numTotalRanges;
-}
-
 static std::string range_name(const std::vector<uint8_t> &image, size_t index)
 {
 	CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri = {
@@ -559,16 +413,7 @@ static std::set<int> g_eval_errors;
 static double evaluate(const std::vector<uint8_t> &image, size_t index, size_t m, CUptiResult *err)
 {
 	double value = NAN;
-	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
-		CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-	ev.pHostObject = g_host;
-	ev.pCounterDataImage = image.data();
-	ev.counterDataImageSize = image.size();
-	ev.rangeIndex = index;
-	ev.ppMetricNames = &g_names[m];
-	ev.numMetrics = 1;
-	ev.pMetricValues = &value;
-	*err = cuptiProfilerHostEvaluateToGpuValues(&ev);
+	*err = evaluate_metrics(g_host, image, index, &g_names[m], 1, &value);
 	return *err == CUPTI_SUCCESS ? value : NAN;
 }
 
@@ -679,7 +524,7 @@ static void run_auto()
 		}
 		if (it == 0)
 			continue; // the warm-up: the object's first pass
-		size_t n = ranges_in(image);
+		size_t n = range_count(image, false);
 		if (n == (size_t)-1) {
 			printf("  A: abandoned after an error in iteration %d\n", it);
 			return;
@@ -713,7 +558,7 @@ static void run_auto()
 	std::function<bool()> flush_only = [] { return flush_l2(); };
 	std::vector<uint8_t> &image = new_image();
 	if (run_pass(g_auto, image, AUTO_RANGES, CUPTI_AutoRange, flush_only, NULL)) {
-		size_t n = ranges_in(image);
+		size_t n = range_count(image, false);
 		printf("  A check: a pass holding only the flush memset has %zd range(s)", (ssize_t)n);
 		for (size_t i = 0; n != (size_t)-1 && i < n; i++)
 			printf(" [%s]", range_name(image, i).c_str());
@@ -757,7 +602,7 @@ static void run_user()
 		}
 		if (it == 0)
 			continue;
-		size_t n = ranges_in(image);
+		size_t n = range_count(image, false);
 		if (n == (size_t)-1) {
 			printf("  B: abandoned after an error in iteration %d\n", it);
 			return;
@@ -833,6 +678,7 @@ static void run_switch()
 	g_stage = g_variant;
 	Table tab;
 	tab.title = "C phase";
+	tab.width = 46; // the phases' names are longer than stop_probe's
 	for (int it = 0; it <= ITERS; it++) {
 		Table scratch; // the warm-up's samples are dropped
 		Table &tt = it == 0 ? scratch : tab;
@@ -904,7 +750,7 @@ static void run_two_objects()
 			printf("  D UserRange pass on the second object: %s",
 			       good ? "completed" : "failed (above)");
 			if (good) {
-				size_t n = ranges_in(image);
+				size_t n = range_count(image, false);
 				printf(", %zd range(s)", (ssize_t)n);
 				if (n != (size_t)-1 && n > 0) {
 					CUptiResult e;
@@ -926,7 +772,7 @@ static void run_two_objects()
 	printf("  D the AutoRange object afterwards, one graph launch: %s",
 	       good ? "completed" : "failed (above)");
 	if (good) {
-		size_t n = ranges_in(image);
+		size_t n = range_count(image, false);
 		printf(", %zd range(s)", (ssize_t)n);
 		for (size_t i = 0; n != (size_t)-1 && i < n; i++) {
 			CUptiResult e;

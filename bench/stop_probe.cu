@@ -107,7 +107,6 @@ static bool ok(CUptiResult r, const char *call)
 	printf("    ERROR %s: %d %s\n", call, (int)r, cupti_str(r));
 	return false;
 }
-#define CK(call) ok((call), #call)
 
 static bool cuda_ok(cudaError_t e, const char *what)
 {
@@ -151,44 +150,6 @@ static void on_signal(int sig)
 	_exit(sig == SIGALRM ? 3 : 4);
 }
 
-// Per-phase samples of one variant, printed as median (min, max) in ms.
-struct Table {
-	std::string title;
-	std::vector<std::string> names;
-	std::vector<std::vector<double>> v;
-	void add(const char *name, double ms)
-	{
-		for (size_t i = 0; i < names.size(); i++)
-			if (names[i] == name) {
-				v[i].push_back(ms);
-				return;
-			}
-		names.push_back(name);
-		v.push_back({ms});
-	}
-	// add the time since *lap under name and move the lap on
-	void lap(const char *name, double *lap)
-	{
-		double t = now_ms();
-		add(name, t - *lap);
-		*lap = t;
-	}
-	void print() const
-	{
-		printf("  %-40s %5s %10s %10s %10s\n", title.c_str(), "n", "median_ms", "min_ms",
-		       "max_ms");
-		for (size_t i = 0; i < names.size(); i++) {
-			std::vector<double> s = v[i];
-			std::sort(s.begin(), s.end());
-			double med = s.size() % 2 ? s[s.size() / 2] :
-						    (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-			printf("  %-40s %5zu %10.3f %10.3f %10.3f\n", names[i].c_str(), s.size(), med,
-			       s.front(), s.back());
-		}
-		fflush(stdout);
-	}
-};
-
 static bool launch_inplace()
 {
 	inplace_add_one<<<(unsigned)((ELEMS + 255) / 256), 256>>>(g_buf, ELEMS);
@@ -204,17 +165,7 @@ static bool ctx_sync()
 static double evaluate(const std::vector<uint8_t> &image, size_t index, bool quiet)
 {
 	double value = -1;
-	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
-		CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-	ev.pHostObject = g_host;
-	ev.pCounterDataImage = image.data();
-	ev.counterDataImageSize = image.size();
-	ev.rangeIndex = index;
-	const char *names[1] = {METRIC};
-	ev.ppMetricNames = names;
-	ev.numMetrics = 1;
-	ev.pMetricValues = &value;
-	CUptiResult r = cuptiProfilerHostEvaluateToGpuValues(&ev);
+	CUptiResult r = evaluate_metrics(g_host, image, index, &METRIC, 1, &value);
 	if (r != CUPTI_SUCCESS) {
 		if (!quiet)
 			ok(r, "cuptiProfilerHostEvaluateToGpuValues");
@@ -231,21 +182,6 @@ static const char *us_text(double ns, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%.2f us", ns / 1e3);
 	return buf;
-}
-
-static size_t ranges_in(const std::vector<uint8_t> &image, bool quiet)
-{
-	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
-		CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-	info.pCounterDataImage = image.data();
-	info.counterDataImageSize = image.size();
-	CUptiResult r = cuptiRangeProfilerGetCounterDataInfo(&info);
-	if (r != CUPTI_SUCCESS) {
-		if (!quiet)
-			ok(r, "cuptiRangeProfilerGetCounterDataInfo");
-		return (size_t)-1;
-	}
-	return info.numTotalRanges;
 }
 
 // ---------------------------------------------------------------- E: host cost per launch
@@ -279,132 +215,38 @@ static void launch_cost(const char *state)
 static bool host_setup()
 {
 	g_stage = "host set-up";
-	CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-	if (!CK(cuptiProfilerInitialize(&init)))
+	if (!profiler_host_create(g_ctx, g_names, g_name_count, &g_host, g_avail, g_config))
 		return false;
-	CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-	chip.deviceIndex = 0;
-	if (!CK(cuptiDeviceGetChipName(&chip)))
-		return false;
-	printf("chip: %s\n", chip.pChipName);
-	CUpti_Profiler_GetCounterAvailability_Params avail = {
-		CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-	avail.ctx = g_ctx;
-	if (!CK(cuptiProfilerGetCounterAvailability(&avail)))
-		return false;
-	g_avail.resize(avail.counterAvailabilityImageSize);
-	avail.pCounterAvailabilityImage = g_avail.data();
-	if (!CK(cuptiProfilerGetCounterAvailability(&avail)))
-		return false;
-	// The host object keeps pointing at the availability image: g_avail lives to the end.
-	CUpti_Profiler_Host_Initialize_Params hi = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-	hi.pChipName = chip.pChipName;
-	hi.pCounterAvailabilityImage = g_avail.data();
-	if (!CK(cuptiProfilerHostInitialize(&hi)))
-		return false;
-	g_host = hi.pHostObject;
-	CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
-		CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-	add.pHostObject = g_host;
-	add.ppMetricNames = g_names;
-	add.numMetrics = g_name_count;
-	if (!CK(cuptiProfilerHostConfigAddMetrics(&add)))
-		return false;
-	CUpti_Profiler_Host_GetConfigImageSize_Params size = {
-		CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-	size.pHostObject = g_host;
-	if (!CK(cuptiProfilerHostGetConfigImageSize(&size)))
-		return false;
-	g_config.resize(size.configImageSize);
-	CUpti_Profiler_Host_GetConfigImage_Params image = {
-		CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-	image.pHostObject = g_host;
-	image.configImageSize = g_config.size();
-	image.pConfigImage = g_config.data();
-	if (!CK(cuptiProfilerHostGetConfigImage(&image)))
-		return false;
-	CUpti_Profiler_Host_GetNumOfPasses_Params passes = {
-		CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-	passes.configImageSize = g_config.size();
-	passes.pConfigImage = g_config.data();
-	if (CK(cuptiProfilerHostGetNumOfPasses(&passes)))
-		printf("config image: %zu bytes, %zu pass(es) for %s\n", g_config.size(),
-		       passes.numOfPasses, METRIC);
+	size_t passes = 0;
+	if (host_num_passes(g_config, &passes))
+		printf("config image: %zu bytes, %zu pass(es) for %s\n", g_config.size(), passes,
+		       METRIC);
 	return true;
 }
 
+// The probe's one range profiler object, g_rp, on g_ctx.
 static bool rp_enable(double *ms)
 {
-	double t = now_ms();
-	CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-	en.ctx = g_ctx;
-	if (!CK(cuptiRangeProfilerEnable(&en)))
-		return false;
-	if (ms)
-		*ms = now_ms() - t;
-	g_rp = en.pRangeProfilerObject;
-	return true;
+	return range_profiler_enable(g_ctx, &g_rp, ms);
 }
 
 static bool rp_disable(double *ms)
 {
-	if (!g_rp)
-		return true;
-	double t = now_ms();
-	CUpti_RangeProfiler_Disable_Params d = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-	d.pRangeProfilerObject = g_rp;
-	bool good = CK(cuptiRangeProfilerDisable(&d));
-	if (ms)
-		*ms = now_ms() - t;
-	g_rp = NULL;
-	return good;
+	return range_profiler_disable(&g_rp, ms);
 }
 
-// Sizes image for ranges ranges (when empty) and initialises it.
+// Sizes image for ranges ranges (when empty) and initialises it, for g_rp and g_names.
 static bool rp_image_init(std::vector<uint8_t> &image, size_t ranges)
 {
-	if (image.empty()) {
-		CUpti_RangeProfiler_GetCounterDataSize_Params size = {
-			CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-		size.pRangeProfilerObject = g_rp;
-		size.pMetricNames = g_names;
-		size.numMetrics = g_name_count;
-		size.maxNumOfRanges = ranges;
-		size.maxNumRangeTreeNodes = (uint32_t)ranges;
-		if (!CK(cuptiRangeProfilerGetCounterDataSize(&size)))
-			return false;
-		image.assign(size.counterDataSize, 0);
-	}
-	CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
-		CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-	init.pRangeProfilerObject = g_rp;
-	init.counterDataSize = image.size();
-	init.pCounterData = image.data();
-	return CK(cuptiRangeProfilerCounterDataImageInitialize(&init));
+	return counter_data_image(g_rp, g_names, g_name_count, ranges, image);
 }
 
-// rp_image_init + SetConfig, as collector/profiler.c's prepare_counter_data does.
+// rp_image_init + SetConfig with g_config, as collector/profiler.c's prepare_counter_data does.
 static bool rp_prepare(std::vector<uint8_t> &image, size_t ranges, CUpti_ProfilerRange mode,
 		       size_t max_per_pass)
 {
-	if (!rp_image_init(image, ranges))
-		return false;
-	CUpti_RangeProfiler_SetConfig_Params config = {
-		CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-	config.pRangeProfilerObject = g_rp;
-	config.configSize = g_config.size();
-	config.pConfig = g_config.data();
-	config.counterDataImageSize = image.size();
-	config.pCounterDataImage = image.data();
-	config.range = mode;
-	config.replayMode = CUPTI_UserReplay;
-	config.maxRangesPerPass = max_per_pass;
-	config.numNestingLevels = 1;
-	config.minNestingLevel = 1;
-	config.passIndex = 0;
-	config.targetNestingLevel = 1;
-	return CK(cuptiRangeProfilerSetConfig(&config));
+	return counter_data_prepare(g_rp, g_names, g_name_count, g_config, image, ranges, mode,
+				    max_per_pass);
 }
 
 // ---------------------------------------------------------------- A, B, C: range profiler
@@ -523,7 +365,7 @@ static void run_rp(const RpOpts &o)
 			} else {
 				dropped += dec.numOfRangeDropped;
 			}
-			last_ranges = ranges_in(image, decode_errors > 0);
+			last_ranges = range_count(image, decode_errors > 0);
 			if (last_ranges != (size_t)-1 && last_ranges > 0) {
 				first = evaluate(image, last_ranges >= per_launch ?
 								last_ranges - per_launch : 0,
@@ -855,7 +697,7 @@ static void run_legacy(int n, bool sync_before_end, bool measure_launch_cost)
 	setup.print();
 	t.print();
 	{
-		size_t ranges = ranges_in(s.image, false);
+		size_t ranges = range_count(s.image, false);
 		printf("    ranges in the image after %d measured launches: %zd (dropped %zu)\n",
 		       total_iters, (ssize_t)ranges, dropped);
 		if (ranges != (size_t)-1 && ranges > 0) {
@@ -991,7 +833,7 @@ static void run_graph()
 		for (int l = 0; l < launches; l++)
 			cuda_ok(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
 		pass_end(s);
-		size_t n = ranges_in(image, false);
+		size_t n = range_count(image, false);
 		printf("  G %d graph launch(es) of 3 kernels: %zu range(s):", launches, n);
 		for (size_t i = 0; n != (size_t)-1 && i < n; i++)
 			printf(" %.2f us", evaluate(image, i, false) / 1e3);
@@ -1034,7 +876,7 @@ static void run_graph()
 			pass_end(s);
 			float ms = 0;
 			cudaEventElapsedTime(&ms, e0, e1);
-			size_t n = ranges_in(image, true);
+			size_t n = range_count(image, true);
 			printf(" [%zu range(s): %.2f us; events %.2f us]", n == (size_t)-1 ? 0 : n,
 			       n && n != (size_t)-1 ? evaluate(image, 0, true) / 1e3 : -1.0, ms * 1e3);
 		}

@@ -1,7 +1,11 @@
 // bench/graph_range_probe.cu - what does the CUPTI range profiler report for a CUDA graph
 // launch, and what would measuring a whole graph launch with counters cost?
 //
-// Why: rangeprof's --graph-profiling graph measures a whole graph launch, and today only its
+// Results on the H200 (bench/NOTES.md, "Session 5"): A's Stop fails; B's graph range holds
+// the three kernels' counters exactly; D: one object per context. inject/replay.c's graph
+// mode is built on B.
+//
+// Why: rangeprof's --graph-profiling graph measured a whole graph launch, then only by its
 // time, from CUDA events around cudaGraphLaunch (bench/NOTES.md, "CUDA graphs": the range
 // profiler gave a graph launch a single range without a duration, stop_probe G). Metrics
 // other than time need to know whether AutoRange gives the graph launch a range with counters

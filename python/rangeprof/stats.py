@@ -112,14 +112,49 @@ def drift(xs, mean):
                        and (moved > 0) == (b > 0))
 
 
-def summarize(values, clocks=None, throttle=None):
+def _is_missing(v):
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def launch_series(values, launches, runs=None):
+    """The finite samples of values split by launch: {launch id: [values]} in first-seen
+    order of the launches, each launch's samples in run order where runs (the samples' run
+    indexes) are given and known for all of that launch's samples, else in the order
+    given. None and NaN launch ids make one launch (None)."""
+    values, launches = list(values), list(launches)
+    runs = [None] * len(values) if runs is None else list(runs)
+    if not len(values) == len(launches) == len(runs):
+        raise ValueError(f"{len(values)} values, {len(launches)} launch ids, {len(runs)} runs")
+    groups = {}
+    for v, lid, r in zip(values, launches, runs):
+        if v is None or math.isnan(float(v)):
+            continue
+        groups.setdefault(None if _is_missing(lid) else lid, []).append((float(v), r))
+    out = {}
+    for lid, pairs in groups.items():
+        if not any(_is_missing(r) for _, r in pairs):
+            pairs = sorted(pairs, key=lambda p: p[1])  # stable: ties keep their order
+        out[lid] = [v for v, _ in pairs]
+    return out
+
+
+def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
     """Summary of one metric's samples as a dict with the keys of a 'summary' record:
     n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, drift_pct (NaN when
-    n < 10 or the mean is 0), stable (True, False or None when n < 2) and reasons (why not
-    stable). None and NaN samples are left out; the others are taken in the order given,
-    which the drift condition needs to be the order of the runs.
+    no launch has 10 runs and a nonzero mean), stable (True, False or None when n < 2) and
+    reasons (why not stable). None and NaN samples are left out; the others are taken in
+    the order given, which the drift condition needs to be the order of the runs.
+    launches, when given, are the samples' launch ids (the 'Launch' column): a group that
+    pools several launches gets the drift condition per launch, as each launch's 'summary'
+    record does (drift()), not over the pooled samples - five steady launches whose means
+    step up by 0.6 % each are no drift of any launch. Its drift_pct is then the launch
+    drift_pct of the largest magnitude, and it drifted when any launch did, the reason
+    naming that launch. runs, with launches, are the samples' run indexes (the 'Run'
+    column), which order each launch's samples. Without launches the samples are one
+    launch.
     clocks, when given, are the measured SM clocks of the same runs (None if unknown);
     throttle, when given, their NVML throttle reasons (lists of names, None if unknown)."""
+    values = list(values)  # read twice where launches are given
     xs = _finite(values)
     n = len(xs)
     nan = math.nan
@@ -142,10 +177,25 @@ def summarize(values, clocks=None, throttle=None):
         reasons.append(f"n = {n} < {STABLE_MIN_RUNS}")
     if not out["rsd_pct"] <= STABLE_MAX_RSD_PCT:
         reasons.append(f"rsd {out['rsd_pct']:.2f} % > 2 %")
-    if n >= STABLE_MIN_DRIFT_RUNS and math.isfinite(mean) and mean != 0:
-        out["drift_pct"], drifted = drift(xs, mean)
-        if drifted:
-            reasons.append(f"drifted {out['drift_pct']:+.1f} % over {n} runs")
+    series = {None: xs} if launches is None else launch_series(values, launches, runs)
+    drifted = []
+    for lid, ys in series.items():
+        m = len(ys)
+        ymean = math.fsum(ys) / m
+        if m < STABLE_MIN_DRIFT_RUNS or not math.isfinite(ymean) or ymean == 0:
+            continue
+        pct, flagged = drift(ys, ymean)
+        if not abs(pct) <= abs(out["drift_pct"]):  # also where drift_pct is still NaN
+            out["drift_pct"] = pct
+        if flagged:
+            drifted.append((pct, m, lid))
+    if drifted:
+        pct, m, lid = max(drifted, key=lambda d: abs(d[0]))
+        reason = f"drifted {pct:+.1f} % over {m} runs"
+        if len(series) > 1:
+            reason += (f" in launch {lid}" if len(drifted) == 1 else
+                       f" in launch {lid} ({len(drifted)} of {len(series)} launches drifted)")
+        reasons.append(reason)
     if clocks is not None:
         known = _finite(clocks)
         if not known:

@@ -255,3 +255,77 @@ def test_the_trend_is_significant_where_scipy_linregress_says_so():
                 assert significant == (p < 0.05), (n, per_run, p)
                 checked[significant] += 1
     assert checked[True] and checked[False]
+
+
+# Groups that pool launches (a table row of an Annotation and Kernel): the drift condition
+# is each launch's, as in its 'summary' record, not the pooled samples'.
+MEANS = [100.0, 100.6, 101.2, 101.8, 102.4]
+
+
+def _launches(means, runs=10):
+    values, launches, run = [], [], []
+    for j, m in enumerate(means):
+        values += _steady(runs, m)
+        launches += [f"s#{j + 1}"] * runs
+        run += list(range(runs))
+    return values, launches, run
+
+
+def _with_drifting_launch():
+    values, launches, run = _launches(MEANS)
+    drifting = [97 + 6 * i / 9 + d - 100 for i, d in enumerate(_steady(10))]  # +6 %, mean 100
+    return values + drifting, launches + ["s#6"] * 10, run + list(range(10)), drifting
+
+
+def test_steady_launches_whose_means_step_up_are_no_drift():
+    values, launches, run = _launches(MEANS)
+    pooled = stats.summarize(values)
+    assert pooled["reasons"] == ["drifted +2.8 % over 50 runs"], "as one launch it drifts"
+    s = stats.summarize(values, launches=launches, runs=run)
+    assert s["stable"] is True and s["reasons"] == []
+    # Each launch's figure (the +-0.2 alternation: 0.11 % of its mean), the largest one.
+    assert s["drift_pct"] == pytest.approx(100 * (1 / 82.5) * 9 / 100, rel=1e-9)
+    assert {k: s[k] for k in ("n", "mean", "rsd_pct")} == \
+        {k: pooled[k] for k in ("n", "mean", "rsd_pct")}
+
+
+def test_a_drifting_launch_fails_the_group_and_is_named():
+    values, launches, run, drifting = _with_drifting_launch()
+    pct, drifted = stats.drift(drifting, math.fsum(drifting) / 10)
+    assert drifted and pct == pytest.approx(6.11, abs=0.01)
+    s = stats.summarize(values, launches=launches, runs=run)
+    assert s["stable"] is False
+    assert s["drift_pct"] == pct
+    assert s["reasons"] == ["drifted +6.1 % over 10 runs in launch s#6"]
+
+
+def test_each_launch_in_run_order():
+    """The samples of interleaved launches, given backwards: the run indexes put each
+    launch back in order (without them the drift would read -6.1 %)."""
+    values, launches, run, _ = _with_drifting_launch()
+    order = list(range(len(values)))[::-1]
+    order = order[0::2] + order[1::2]
+    s = stats.summarize([values[i] for i in order], launches=[launches[i] for i in order],
+                        runs=[run[i] for i in order])
+    assert s["reasons"] == ["drifted +6.1 % over 10 runs in launch s#6"]
+    backwards = stats.summarize(values[::-1], launches=launches[::-1])
+    assert backwards["reasons"] == ["drifted -6.1 % over 10 runs in launch s#6"]
+
+
+def test_one_launch_id_or_none_is_the_old_verdict():
+    values = _noisy_series(200, 0.03)
+    plain = stats.summarize(values)
+    for ids in (["s#1"] * 200, [None] * 200, [float("nan")] * 200):
+        assert stats.summarize(values, launches=ids) == plain
+    with pytest.raises(ValueError):
+        stats.summarize(values, launches=["s#1"] * 199)
+
+
+def test_several_drifting_launches_name_the_largest():
+    values, launches, run, drifting = _with_drifting_launch()
+    values += [2 * v - 100 for v in drifting]  # +12 %
+    launches += ["s#7"] * 10
+    run += list(range(10))
+    s = stats.summarize(values, launches=launches, runs=run)
+    assert s["reasons"][-1] == \
+        "drifted +12.2 % over 10 runs in launch s#7 (2 of 7 launches drifted)"

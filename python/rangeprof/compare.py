@@ -28,9 +28,11 @@ def _groups(path, metrics):
             if metrics and metric not in metrics:
                 continue
             key = (s["Annotation"], s["Kernel"], s["Grid"], metric)
-            g = out.setdefault(key, dict(values=[], clocks=[], throttle=[], unit=unit,
-                                         unstable_launch=False))
+            g = out.setdefault(key, dict(values=[], clocks=[], throttle=[], launches=[],
+                                         runs=[], unit=unit, unstable_launch=False))
             g["values"].append(value)
+            g["launches"].append(s["Launch"])
+            g["runs"].append(s["Run"])
             g["clocks"].append(s["SMClock"])
             g["throttle"].append(s["ThrottleReasons"])
     for rec, _sid in recs.summaries:
@@ -48,8 +50,10 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0):
         if key not in b_groups:
             continue
         a, b = a_groups[key], b_groups[key]
-        sa = stats.summarize(a["values"], a["clocks"], a["throttle"])
-        sb = stats.summarize(b["values"], b["clocks"], b["throttle"])
+        # The drift condition per launch, as the summary records apply it: every launch of
+        # the kernel is pooled here, and steady launches whose means differ are no drift.
+        sa = stats.summarize(a["values"], a["clocks"], a["throttle"], a["launches"], a["runs"])
+        sb = stats.summarize(b["values"], b["clocks"], b["throttle"], b["launches"], b["runs"])
         if method == "bootstrap":
             bs = stats.bootstrap_ratio(a["values"], b["values"])
             ratio, low, high, p = bs["ratio"], bs["low"], bs["high"], bs["p"]

@@ -32,10 +32,15 @@ def summarize(df, by=None):
     """One row per group (default: Annotation, config columns, Kernel, GPU, Metric) with
     Nsight Python's columns AvgValue, StdDev, MinValue, MaxValue, NumRuns, CI95_Lower,
     CI95_Upper, RelativeStdDevPct, StableMeasurement (SPEC.md: Student-t interval; stable
-    needs n >= 5, RSD <= 2 %, no significant drift of more than 2 % over 10 or more runs,
-    the SM clock within 5 % and no thermal, power or slowdown throttle reason in any run),
-    plus MedianValue, DriftPct (the runs' least-squares trend, first to last, in % of the
-    mean, in the frame's row order), Unit and Reasons."""
+    needs n >= 5, RSD <= 2 %, no launch that drifted - from 10 runs, a significant trend of
+    more than 2 % that moved the bulk of the runs (stats.drift) -, the SM clock within 5 %
+    and no thermal, power or slowdown throttle reason in any run), plus MedianValue,
+    DriftPct, Unit and Reasons. Drift is judged per launch, as in the 'summary' records:
+    DriftPct is the least-squares trend of a launch's runs (the rows of one Launch in Run
+    order; without those columns, the group's rows in the frame's order), first to last,
+    in % of its mean - where a group holds several launches, the one of largest magnitude -
+    and a group is not stable when any of its launches drifted. A trend across launches
+    (steady launches whose means step up) is not a drift."""
     if by is None:
         by = ["Annotation"] + list(df.attrs.get("config_columns", [])) + ["Kernel", "GPU", "Metric"]
     by = [by] if isinstance(by, str) else list(by)
@@ -45,7 +50,9 @@ def summarize(df, by=None):
     for key, g in df.groupby(by, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         s = stats.summarize(g["Value"].tolist(), g["SMClock"].tolist(),
-                            g["ThrottleReasons"].tolist() if "ThrottleReasons" in g else None)
+                            g["ThrottleReasons"].tolist() if "ThrottleReasons" in g else None,
+                            launches=g["Launch"].tolist() if "Launch" in g else None,
+                            runs=g["Run"].tolist() if "Run" in g else None)
         row = dict(zip(by, key))
         row["Unit"] = g["Unit"].iloc[0]
         row.update(AvgValue=s["mean"], StdDev=s["stddev"], MinValue=s["min"],

@@ -16,9 +16,11 @@ STABLE_MIN_RUNS = 5
 STABLE_MAX_RSD_PCT = 2.0
 STABLE_MAX_CLOCK_SPREAD = 0.05
 # The drift condition: from 10 runs, a significant least-squares trend of more than 2 %
-# of the mean from the first run to the last.
+# of the mean from the first run to the last, which also moved the medians of the first
+# and the last third of the runs apart by more than 1 % of the mean, the same way.
 STABLE_MIN_DRIFT_RUNS = 10
 STABLE_MAX_DRIFT_PCT = 2.0
+STABLE_MIN_DRIFT_SHIFT_PCT = 1.0
 # NVML clocks-event reasons in bit order (collector/stats.c), and those that make a run
 # unrepresentative: thermal, power and hardware slowdown.
 THROTTLE_REASONS = ["gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
@@ -54,13 +56,8 @@ def throttle_names(text):
     return [t for t in str(text).split(",") if t]
 
 
-def trend(xs, mean):
-    """(drift_pct, significant) of samples xs in run order (len >= 3, mean finite and
-    nonzero), as collector/stats.c computes them: the least-squares line x = a + b i over
-    the run index i, its rise from the first run to the last in % of the mean, and whether
-    |b| > t975(n-2) se(b). A steady drift (a GPU heating up) passes the RSD bound - a
-    linear drift of total D has a standard deviation of only about 0.29 D - yet the mean
-    then depends on when the runs stopped."""
+def _fit(xs):
+    """(b, se(b)) of the least-squares line x = a + b i over the run index i (len >= 3)."""
     n = len(xs)
     ibar = (n - 1) / 2
     # Deviations from the first sample, not from the mean: a constant series' sums are
@@ -70,20 +67,94 @@ def trend(xs, mean):
     b = math.fsum((i - ibar) * di for i, di in enumerate(d)) / sxx
     dmean = math.fsum(d) / n
     sse = math.fsum((di - dmean - b * (i - ibar)) ** 2 for i, di in enumerate(d))
-    se = math.sqrt(sse / (n - 2) / sxx)
+    return b, math.sqrt(sse / (n - 2) / sxx)
+
+
+def trend(xs, mean):
+    """(drift_pct, significant) of samples xs in run order (len >= 3, mean finite and
+    nonzero), as collector/stats.c computes them: the least-squares line x = a + b i over
+    the run index i, its rise from the first run to the last in % of the mean, and whether
+    |b| > t975(n-2) se(b). A steady drift (a GPU heating up) passes the RSD bound - a
+    linear drift of total D has a standard deviation of only about 0.29 D - yet the mean
+    then depends on when the runs stopped."""
+    b, se = _fit(xs)
+    n = len(xs)
     # A product, not |b| / se: a perfect line (se 0) with a slope is a trend, a constant
     # series (b and se 0) is not.
     return 100.0 * b * (n - 1) / mean, abs(b) > t975(n - 2) * se
 
 
-def summarize(values, clocks=None, throttle=None):
+def _median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def drift(xs, mean):
+    """(drift_pct, drifted) of one launch's samples xs in run order (len >= 3, mean finite
+    and nonzero): drift_pct as trend() gives it; drifted when the slope is significant,
+    |drift_pct| > 2 and the medians of the first and the last k = n // 3 runs differ by
+    more than 1 % of the mean in the slope's direction (the sign of b, which drift_pct
+    has too unless the mean is negative). The thirds are there because the
+    least-squares slope alone reads a short warm-up as drift: two slow first runs out of
+    20 (+5 %) make a significant slope of about -2 % although the kernel is steady after
+    them. The thirds' medians ignore such a transient, while a real drift - linear, or a
+    step - moves them."""
+    n = len(xs)
+    b, se = _fit(xs)
+    drift_pct = 100.0 * b * (n - 1) / mean
+    if not (abs(b) > t975(n - 2) * se and abs(drift_pct) > STABLE_MAX_DRIFT_PCT):
+        return drift_pct, False
+    k = n // 3
+    moved = _median(xs[n - k:]) - _median(xs[:k])
+    # |b| > 0 here (|b| > t se >= 0), and moved != 0 when it passes the bound.
+    return drift_pct, (abs(moved) > STABLE_MIN_DRIFT_SHIFT_PCT / 100 * abs(mean)
+                       and (moved > 0) == (b > 0))
+
+
+def _is_missing(v):
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def launch_series(values, launches, runs=None):
+    """The finite samples of values split by launch: {launch id: [values]} in first-seen
+    order of the launches, each launch's samples in run order where runs (the samples' run
+    indexes) are given and known for all of that launch's samples, else in the order
+    given. None and NaN launch ids make one launch (None)."""
+    values, launches = list(values), list(launches)
+    runs = [None] * len(values) if runs is None else list(runs)
+    if not len(values) == len(launches) == len(runs):
+        raise ValueError(f"{len(values)} values, {len(launches)} launch ids, {len(runs)} runs")
+    groups = {}
+    for v, lid, r in zip(values, launches, runs):
+        if v is None or math.isnan(float(v)):
+            continue
+        groups.setdefault(None if _is_missing(lid) else lid, []).append((float(v), r))
+    out = {}
+    for lid, pairs in groups.items():
+        if not any(_is_missing(r) for _, r in pairs):
+            pairs = sorted(pairs, key=lambda p: p[1])  # stable: ties keep their order
+        out[lid] = [v for v, _ in pairs]
+    return out
+
+
+def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
     """Summary of one metric's samples as a dict with the keys of a 'summary' record:
     n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, drift_pct (NaN when
-    n < 10 or the mean is 0), stable (True, False or None when n < 2) and reasons (why not
-    stable). None and NaN samples are left out; the others are taken in the order given,
-    which the drift condition needs to be the order of the runs.
+    no launch has 10 runs and a nonzero mean), stable (True, False or None when n < 2) and
+    reasons (why not stable). None and NaN samples are left out; the others are taken in
+    the order given, which the drift condition needs to be the order of the runs.
+    launches, when given, are the samples' launch ids (the 'Launch' column): a group that
+    pools several launches gets the drift condition per launch, as each launch's 'summary'
+    record does (drift()), not over the pooled samples - five steady launches whose means
+    step up by 0.6 % each are no drift of any launch. Its drift_pct is then the launch
+    drift_pct of the largest magnitude, and it drifted when any launch did, the reason
+    naming that launch. runs, with launches, are the samples' run indexes (the 'Run'
+    column), which order each launch's samples. Without launches the samples are one
+    launch.
     clocks, when given, are the measured SM clocks of the same runs (None if unknown);
     throttle, when given, their NVML throttle reasons (lists of names, None if unknown)."""
+    values = list(values)  # read twice where launches are given
     xs = _finite(values)
     n = len(xs)
     nan = math.nan
@@ -106,10 +177,25 @@ def summarize(values, clocks=None, throttle=None):
         reasons.append(f"n = {n} < {STABLE_MIN_RUNS}")
     if not out["rsd_pct"] <= STABLE_MAX_RSD_PCT:
         reasons.append(f"rsd {out['rsd_pct']:.2f} % > 2 %")
-    if n >= STABLE_MIN_DRIFT_RUNS and math.isfinite(mean) and mean != 0:
-        out["drift_pct"], significant = trend(xs, mean)
-        if significant and abs(out["drift_pct"]) > STABLE_MAX_DRIFT_PCT:
-            reasons.append(f"drifted {out['drift_pct']:+.1f} % over {n} runs")
+    series = {None: xs} if launches is None else launch_series(values, launches, runs)
+    drifted = []
+    for lid, ys in series.items():
+        m = len(ys)
+        ymean = math.fsum(ys) / m
+        if m < STABLE_MIN_DRIFT_RUNS or not math.isfinite(ymean) or ymean == 0:
+            continue
+        pct, flagged = drift(ys, ymean)
+        if not abs(pct) <= abs(out["drift_pct"]):  # also where drift_pct is still NaN
+            out["drift_pct"] = pct
+        if flagged:
+            drifted.append((pct, m, lid))
+    if drifted:
+        pct, m, lid = max(drifted, key=lambda d: abs(d[0]))
+        reason = f"drifted {pct:+.1f} % over {m} runs"
+        if len(series) > 1:
+            reason += (f" in launch {lid}" if len(drifted) == 1 else
+                       f" in launch {lid} ({len(drifted)} of {len(series)} launches drifted)")
+        reasons.append(reason)
     if clocks is not None:
         known = _finite(clocks)
         if not known:

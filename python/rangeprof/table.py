@@ -235,8 +235,12 @@ def aggregate(rows, group_by=None):
     configs = config_columns(rows)
     out = []
     for key, members in groups.items():
+        # Drift per launch (in Run order), as the summary records judge it: a group pools
+        # launches, and a step between steady launches is no drift of any of them.
         s = stats.summarize([m["Value"] for m in members], [m["SMClock"] for m in members],
-                            [m.get("ThrottleReasons") for m in members])
+                            [m.get("ThrottleReasons") for m in members],
+                            launches=[m.get("Launch") for m in members],
+                            runs=[m.get("Run") for m in members])
         row = OrderedDict(zip(group_by, key))
         for c in configs:
             vals = {repr(m.get(c)) for m in members}

@@ -41,3 +41,27 @@ def copy(tmp_path):
         shutil.copy(recorded_path(name), dst)
         return dst
     return make
+
+
+@pytest.fixture
+def stepped(damaged):
+    """stepped(drift_launch=None) -> vadd.jsonl with the times of the n=16777216 range
+    (20 launches of 20 runs, stable) multiplied by 1 + 0.0012 j in its j-th launch: steady
+    launches whose means step up by 2.3 % in all. With drift_launch (a 'launch' number,
+    57..76), that launch's runs also drift linearly by 6 % of its mean, first to last."""
+    import json
+
+    def make(drift_launch=None):
+        def edit(lines):
+            out = []
+            for line in lines:
+                rec = json.loads(line)
+                if rec["type"] == "run" and rec["nvtx_path"] == "vadd n=16777216":
+                    factor = 1 + 0.0012 * (rec["launch"] - 57)
+                    if rec["launch"] == drift_launch:
+                        factor *= 1 + 0.06 * (rec["run"] / 19 - 0.5)
+                    rec["metrics"]["gpu__time_duration.sum"] *= factor
+                out.append(json.dumps(rec) + "\n")
+            return out
+        return damaged("vadd.jsonl", edit)
+    return make

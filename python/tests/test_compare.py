@@ -104,3 +104,22 @@ def test_unstable_groups_are_flagged(recorded):
 def test_nothing_in_common_exits_2(recorded):
     code, _ = run(recorded("vadd.jsonl"), recorded("matmul.jsonl"))
     assert code == 2
+
+
+def test_drift_is_judged_per_launch(recorded, stepped):
+    """The pooled runs of 20 steady launches whose means step up (2.3 % in all) read as a
+    drift in run order, yet no launch drifted: B is not flagged. One launch drifting by 6 %
+    flags B, and its summary names the launch."""
+    from rangeprof import stats
+    code, rows = run(recorded("vadd.jsonl"), stepped())
+    assert next(r for r in rows if r["Annotation"] == BIG)["Flags"] == ""
+    group = next(g for k, g in compare._groups(stepped(), [TIME]).items() if k[0] == BIG)
+    assert stats.summarize(group["values"])["reasons"] == ["drifted +2.3 % over 400 runs"]
+    code, rows = run(recorded("vadd.jsonl"), stepped(drift_launch=66))
+    assert next(r for r in rows if r["Annotation"] == BIG)["Flags"] == "B unstable"
+    group = next(g for k, g in compare._groups(stepped(drift_launch=66), [TIME]).items()
+                 if k[0] == BIG)
+    reasons = stats.summarize(group["values"], launches=group["launches"],
+                              runs=group["runs"])["reasons"]
+    assert len(reasons) == 1 and reasons[0].startswith("drifted +6.")
+    assert reasons[0].endswith("#66")

@@ -220,3 +220,27 @@ def test_bad_derive_is_one_clear_error(recorded, capsys):
     with pytest.raises(SystemExit) as e:
         report.main([str(recorded("vadd.jsonl")), "--derive", "x=os.system("])
     assert "rangeprof-report: error: --derive" in str(e.value)
+
+
+def test_steady_launches_stepping_up_are_no_drift_of_the_group(stepped):
+    """A row pools its launches, but drift is judged per launch, as in the summary records:
+    20 steady launches whose means step up by 2.3 % in all are not a drift (pooled in run
+    order they would read as one of +2.3 %); one launch drifting by 6 % is, and the reason
+    names it."""
+    def big(path):
+        rows = json.loads(run(path, "--metric", "gpu__time_duration.sum", "--json"))
+        return next(r for r in rows if r["Annotation"] == "vadd n=16777216")
+    row = big(stepped())
+    assert row["Launches"] == 20 and row["NumRuns"] == 400
+    assert row["StableMeasurement"] is True and row["Reasons"] == ""
+    path = stepped(drift_launch=66)
+    row = big(path)
+    assert row["StableMeasurement"] is False
+    assert row["Reasons"].startswith("drifted +6.")
+    assert row["Reasons"].endswith(" over 20 runs in launch " + _launch_id(path, 66))
+
+
+def _launch_id(path, launch):
+    from rangeprof import records
+    return next(r.launch_id for r in records.read(path, report=None).runs
+                if r.record["launch"] == launch)

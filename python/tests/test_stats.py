@@ -120,6 +120,8 @@ def test_a_linear_drift_under_the_rsd_bound_is_not_stable():
     s = stats.summarize(values)
     assert s["rsd_pct"] < 2, "the RSD condition alone would pass it"
     assert s["drift_pct"] == pytest.approx(total_pct, abs=0.5)
+    # The least-squares figure as before the thirds' condition was added.
+    assert s["drift_pct"] == pytest.approx(5.801589394247308, rel=1e-12)
     assert s["stable"] is False
     assert s["reasons"] == ["drifted +5.8 % over 200 runs"]
     down = stats.summarize(values[::-1])
@@ -134,6 +136,73 @@ def test_a_step_halfway_is_drift():
     assert s["drift_pct"] == pytest.approx(100 * slope * 199 / 101.5, rel=1e-12)
     assert s["stable"] is False
     assert s["reasons"] == ["drifted +4.4 % over 200 runs"]
+
+
+def _steady(n, level=100.0):
+    """n runs at level with a deterministic +-0.2 alternation (the C test's noise)."""
+    return [level + (0.2 if i % 2 else -0.2) for i in range(n)]
+
+
+@pytest.mark.parametrize("first", [(105.0, 105.0), (105.0, 104.0)])
+def test_two_slow_first_runs_are_not_drift(first):
+    """Two slow first runs of 20 (+5 %; 105, 104 is the series of stats_test.c), then 18
+    steady ones: the least-squares slope alone is significant and below -2 %, but the
+    first and last thirds' medians (k = 6) agree, so it is no drift."""
+    values = list(first) + _steady(20)[2:]
+    mean = math.fsum(values) / 20
+    pct, significant = stats.trend(values, mean)
+    assert significant and pct < -2, "the slope alone would call it drift"
+    assert stats.drift(values, mean) == (pct, False)
+    s = stats.summarize(values)
+    assert s["drift_pct"] == pct
+    assert s["stable"] is True and s["reasons"] == []
+
+
+def test_a_warm_up_over_a_third_of_the_runs_is_drift():
+    """8 % above, decaying with a time constant of 2 runs (stats_test.c): over 10 runs the
+    first third's median is 104.9 against the last third's 100.1 - a drift."""
+    values = [100 * (1 + 0.08 * math.exp(-i / 2)) for i in range(10)]
+    s = stats.summarize(values)
+    assert s["drift_pct"] == pytest.approx(-6.535, abs=1e-3)
+    assert "drifted -6.5 % over 10 runs" in s["reasons"]
+
+
+def test_a_warm_up_in_the_first_third_of_40_runs_is_not_drift():
+    """The same warm-up over 40 runs: the slope is still significant (-2.66 %), but the
+    first 13 runs' median is the 7th run's 100.40, 0.40 above the last 13's 100.00, under
+    1 % of the mean, so the verdict is stable; the mean keeps the warm-up's 0.5 %."""
+    values = [100 * (1 + 0.08 * math.exp(-i / 2)) for i in range(40)]
+    mean = math.fsum(values) / 40
+    pct, significant = stats.trend(values, mean)
+    assert significant and pct == pytest.approx(-2.658, abs=1e-3)
+    assert stats.drift(values, mean) == (pct, False)
+    assert statistics.median(values[:13]) == pytest.approx(100.398, abs=1e-3)
+    assert statistics.median(values[-13:]) == pytest.approx(100.0, abs=1e-5)
+    s = stats.summarize(values)
+    assert s["drift_pct"] == pct
+    assert s["stable"] is True and s["reasons"] == []
+    assert s["mean"] == pytest.approx(100.51, abs=0.01)
+
+
+def test_the_thirds_must_move_the_way_the_slope_goes():
+    """Three runs at 110 pull the slope down (-4.0 %, significant) while the medians of the
+    thirds rise by 1.5 (98.5 -> 100): the two disagree, so it is no drift."""
+    values = [110.0] * 3 + [98.5] * 7 + [100.0] * 20
+    mean = math.fsum(values) / 30
+    pct, significant = stats.trend(values, mean)
+    assert significant and pct < -2
+    assert statistics.median(values[-10:]) - statistics.median(values[:10]) > 0.01 * mean
+    assert stats.drift(values, mean) == (pct, False)
+    assert not any("drifted" in r for r in stats.summarize(values)["reasons"])
+
+
+def test_a_negative_series_drifts_as_its_mirror_does():
+    """The direction is the slope's, not drift_pct's: negated, the linear drift has b < 0,
+    a negative mean and drift_pct > 0, and is still a drift."""
+    values = [-v for v in _noisy_series(200, 0.03)]
+    s = stats.summarize(values)
+    assert s["drift_pct"] == pytest.approx(5.801589394247308, rel=1e-12)
+    assert s["reasons"] == ["drifted +5.8 % over 200 runs"]
 
 
 def test_drift_needs_ten_runs():
@@ -186,3 +255,77 @@ def test_the_trend_is_significant_where_scipy_linregress_says_so():
                 assert significant == (p < 0.05), (n, per_run, p)
                 checked[significant] += 1
     assert checked[True] and checked[False]
+
+
+# Groups that pool launches (a table row of an Annotation and Kernel): the drift condition
+# is each launch's, as in its 'summary' record, not the pooled samples'.
+MEANS = [100.0, 100.6, 101.2, 101.8, 102.4]
+
+
+def _launches(means, runs=10):
+    values, launches, run = [], [], []
+    for j, m in enumerate(means):
+        values += _steady(runs, m)
+        launches += [f"s#{j + 1}"] * runs
+        run += list(range(runs))
+    return values, launches, run
+
+
+def _with_drifting_launch():
+    values, launches, run = _launches(MEANS)
+    drifting = [97 + 6 * i / 9 + d - 100 for i, d in enumerate(_steady(10))]  # +6 %, mean 100
+    return values + drifting, launches + ["s#6"] * 10, run + list(range(10)), drifting
+
+
+def test_steady_launches_whose_means_step_up_are_no_drift():
+    values, launches, run = _launches(MEANS)
+    pooled = stats.summarize(values)
+    assert pooled["reasons"] == ["drifted +2.8 % over 50 runs"], "as one launch it drifts"
+    s = stats.summarize(values, launches=launches, runs=run)
+    assert s["stable"] is True and s["reasons"] == []
+    # Each launch's figure (the +-0.2 alternation: 0.11 % of its mean), the largest one.
+    assert s["drift_pct"] == pytest.approx(100 * (1 / 82.5) * 9 / 100, rel=1e-9)
+    assert {k: s[k] for k in ("n", "mean", "rsd_pct")} == \
+        {k: pooled[k] for k in ("n", "mean", "rsd_pct")}
+
+
+def test_a_drifting_launch_fails_the_group_and_is_named():
+    values, launches, run, drifting = _with_drifting_launch()
+    pct, drifted = stats.drift(drifting, math.fsum(drifting) / 10)
+    assert drifted and pct == pytest.approx(6.11, abs=0.01)
+    s = stats.summarize(values, launches=launches, runs=run)
+    assert s["stable"] is False
+    assert s["drift_pct"] == pct
+    assert s["reasons"] == ["drifted +6.1 % over 10 runs in launch s#6"]
+
+
+def test_each_launch_in_run_order():
+    """The samples of interleaved launches, given backwards: the run indexes put each
+    launch back in order (without them the drift would read -6.1 %)."""
+    values, launches, run, _ = _with_drifting_launch()
+    order = list(range(len(values)))[::-1]
+    order = order[0::2] + order[1::2]
+    s = stats.summarize([values[i] for i in order], launches=[launches[i] for i in order],
+                        runs=[run[i] for i in order])
+    assert s["reasons"] == ["drifted +6.1 % over 10 runs in launch s#6"]
+    backwards = stats.summarize(values[::-1], launches=launches[::-1])
+    assert backwards["reasons"] == ["drifted -6.1 % over 10 runs in launch s#6"]
+
+
+def test_one_launch_id_or_none_is_the_old_verdict():
+    values = _noisy_series(200, 0.03)
+    plain = stats.summarize(values)
+    for ids in (["s#1"] * 200, [None] * 200, [float("nan")] * 200):
+        assert stats.summarize(values, launches=ids) == plain
+    with pytest.raises(ValueError):
+        stats.summarize(values, launches=["s#1"] * 199)
+
+
+def test_several_drifting_launches_name_the_largest():
+    values, launches, run, drifting = _with_drifting_launch()
+    values += [2 * v - 100 for v in drifting]  # +12 %
+    launches += ["s#7"] * 10
+    run += list(range(10))
+    s = stats.summarize(values, launches=launches, runs=run)
+    assert s["reasons"][-1] == \
+        "drifted +12.2 % over 10 runs in launch s#7 (2 of 7 launches drifted)"

@@ -114,7 +114,8 @@ static bool thirds_moved(const double *values, size_t n, double mean, double dri
 {
 	size_t k = n / 3;
 	double moved = median_of(values + n - k, k) - median_of(values, k);
-	return fabs(moved) > 0.01 * fabs(mean) && (moved > 0) == (drift_pct > 0);
+	/* The slope's sign: drift_pct's flips with a negative mean. */
+	return fabs(moved) > 0.01 * fabs(mean) && (moved > 0) == (drift_pct * mean > 0);
 }
 
 void stats_summarize(const double *values, const double *clock_hz, size_t n,

@@ -178,6 +178,13 @@ Test(stats, a_linear_drift_under_the_rsd_bound_is_not_stable)
 	stats_summarize(v, NULL, DRIFT_RUNS, &s);
 	cr_assert_float_eq(s.drift_pct, -total_pct, 0.5);
 	cr_assert_str_eq(s.reasons, "drifted -5.8 % over 200 runs");
+	/* A negative metric drifts too: drift_pct's sign, relative to a negative mean, is not
+	 * the slope's. */
+	for (size_t i = 0; i < DRIFT_RUNS; i++)
+		v[i] = -v[i];
+	stats_summarize(v, NULL, DRIFT_RUNS, &s);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert_not_null(strstr(s.reasons, "drifted"), "%s", s.reasons);
 }
 
 Test(stats, a_step_halfway_is_drift)

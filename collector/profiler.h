@@ -46,8 +46,10 @@ bool collector_metric_set_measures_clock(const struct collector_metric_set *set)
 enum collector_ranges {
 	COLLECTOR_RANGE_PER_KERNEL,  /* AutoRange: every kernel launch is its own range */
 	COLLECTOR_RANGE_USER,        /* UserRange: the run function pushes and pops one range
-				      * per run (a whole graph launch: a graph launch under
-				      * AutoRange gives no usable range, graph_range_probe A) */
+				      * per run (a whole graph launch: under AutoRange a
+				      * graph launch alone is one range without a duration,
+				      * stop_probe G, and one beside plain kernels and a memset
+				      * fails the pass's Stop, graph_range_probe A) */
 };
 
 /* A range profiler enabled on one context. */

@@ -794,8 +794,9 @@ static bool graph_needs_passes(const struct collector_metric_set *set)
  * (bench/graph_range_probe.cu B, bench/NOTES.md). The timed runs always run, even when the
  * time is not asked for: they bound the passes that follow and give each run its NVML
  * sample. The set's other metrics come from user-range passes over the same runs, one
- * range per relaunch: an AutoRange pass holding a graph launch gives no usable range
- * (graph_range_probe A). So a run record's time and its counters come from two relaunches
+ * range per relaunch: under AutoRange a graph launch gives no usable range (alone, one
+ * range without a duration, stop_probe G; beside plain kernels and a memset, the pass's
+ * Stop fails, graph_range_probe A). So a run record's time and its counters come from two relaunches
  * of the same graph from the same memory, and rates over the range's duration
  * (.per_second, % of peak elapsed) include the range's own 10-40 us.
  * values and clocks as collector_profiler_measure fills them; passes counts the profiler

@@ -34,65 +34,65 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_KERNEL_NAME, "kernel-name", 'k', RP_KIND_STRING, "NAME", NULL, NULL, 0, 0,
 	  "measure only kernels of this exact (demangled or mangled) name, or regex:RE" },
 	{ RP_OPT_LAUNCH_SKIP, "launch-skip", 's', RP_KIND_INT, "N", "0", NULL, 0, LONG_MAX,
-	  "skip the first N launches that pass the filters" },
+	  "skip the first N launches that pass the filters", .field = offsetof(struct rp_options, launch_skip) },
 	{ RP_OPT_LAUNCH_COUNT, "launch-count", 'c', RP_KIND_INT, "N", "unlimited", NULL, 1,
-	  LONG_MAX, "measure at most N launches (or 'unlimited'), then run on unmeasured" },
+	  LONG_MAX, "measure at most N launches (or 'unlimited'), then run on unmeasured", .field = offsetof(struct rp_options, launch_count) },
 	{ RP_OPT_RUNS, "runs", 0, RP_KIND_INT, "N|auto", "5", NULL, 1, 100000,
 	  "measured replays of each selected launch; auto: in batches until --target-ci, "
-	  "--runs-max or --runs-time-budget" },
+	  "--runs-max or --runs-time-budget", .field = offsetof(struct rp_options, runs) },
 	{ RP_OPT_TARGET_CI, "target-ci", 0, RP_KIND_REAL, "PCT", "1", NULL, 0, 0,
 	  "--runs auto: stop once the 95 % CI half-width (Student t) is within PCT % of the "
-	  "mean", .real_min = 0, .real_max = 100, .real_min_open = true },
+	  "mean", .real_min = 0, .real_max = 100, .real_min_open = true, .field = offsetof(struct rp_options, target_ci_pct) },
 	{ RP_OPT_RUNS_MIN, "runs-min", 0, RP_KIND_INT, "N", "10", NULL, 2, 100000,
-	  "--runs auto: measure at least N runs of each launch" },
+	  "--runs auto: measure at least N runs of each launch", .field = offsetof(struct rp_options, runs_min) },
 	{ RP_OPT_RUNS_MAX, "runs-max", 0, RP_KIND_INT, "N", "200", NULL, 2, 100000,
-	  "--runs auto: measure at most N runs of each launch" },
+	  "--runs auto: measure at most N runs of each launch", .field = offsetof(struct rp_options, runs_max) },
 	{ RP_OPT_RUNS_BATCH, "runs-batch", 0, RP_KIND_INT, "N", "10", NULL, 1, 1000,
-	  "--runs auto: runs per profiler pass; the stopping rule is checked after each" },
+	  "--runs auto: runs per profiler pass; the stopping rule is checked after each", .field = offsetof(struct rp_options, runs_batch) },
 	{ RP_OPT_RUNS_TIME_BUDGET, "runs-time-budget", 0, RP_KIND_REAL, "SECONDS", "10", NULL,
 	  0, 0, "--runs auto: no further batch once a launch has been measured this long "
 	  "(--runs-min are always measured)", .real_min = 0, .real_max = 86400,
-	  .real_min_open = true },
+	  .real_min_open = true, .field = offsetof(struct rp_options, runs_time_budget) },
 	{ RP_OPT_CACHE_CONTROL, "cache-control", 0, RP_KIND_CHOICE, "all|none", "all",
-	  "all|none", 0, 0, "all: flush the L2 cleanly before every replay; none: do not" },
-	{ RP_OPT_CLOCK_CONTROL, "clock-control", 0, RP_KIND_CHOICE, "base|none", "none",
-	  "base|none", 0, 0,
-	  "base: lock SM clocks to base for the session (needs root); none: leave them" },
+	  "all|none", 0, 0, "all: flush the L2 cleanly before every replay; none: do not", .field = offsetof(struct rp_options, cache_control) },
+	{ RP_OPT_CLOCK_CONTROL, "clock-control", 0, RP_KIND_CHOICE, "none|base", "none",
+	  "none|base", 0, 0,
+	  "base: lock SM clocks to base for the session (needs root); none: leave them", .field = offsetof(struct rp_options, clock_control) },
 	{ RP_OPT_THERMAL_CONTROL, "thermal-control", 0, RP_KIND_CHOICE, "auto|manual|off", "auto",
 	  "auto|manual|off", 0, 0,
 	  "before a launch's runs, wait while the GPU is within --thermal-wait degrees of its "
 	  "slowdown temperature; manual: until --thermal-continue; auto: also once it stops "
-	  "cooling; off: never" },
+	  "cooling; off: never", .field = offsetof(struct rp_options, thermal_control) },
 	{ RP_OPT_THERMAL_WAIT, "thermal-wait", 0, RP_KIND_REAL, "DEGREES", "10", NULL, 0, 0,
 	  "headroom to the slowdown temperature (degrees C) below which a launch waits",
-	  .real_min = 0, .real_max = 100 },
+	  .real_min = 0, .real_max = 100, .field = offsetof(struct rp_options, thermal_wait) },
 	{ RP_OPT_THERMAL_CONTINUE, "thermal-continue", 0, RP_KIND_REAL, "DEGREES", "20", NULL, 0,
 	  0, "headroom (degrees C) at which a waiting launch goes on", .real_min = 0,
-	  .real_max = 100 },
+	  .real_max = 100, .field = offsetof(struct rp_options, thermal_continue) },
 	{ RP_OPT_THERMAL_TIMEOUT, "thermal-timeout", 0, RP_KIND_INT, "SECONDS", "30", NULL, 0,
-	  3600, "longest thermal wait of a launch; it is then measured anyway, with a warning" },
+	  3600, "longest thermal wait of a launch; it is then measured anyway, with a warning", .field = offsetof(struct rp_options, thermal_timeout) },
 	{ RP_OPT_MEMORY_SAVE, "memory-save", 0, RP_KIND_CHOICE, "reach|checkpoint", "reach",
 	  "reach|checkpoint", 0, 0,
 	  "reach: save only the memory a launch can reach, verified per kernel; checkpoint: "
-	  "save all device memory at every measured launch" },
+	  "save all device memory at every measured launch", .field = offsetof(struct rp_options, memory_save) },
 	{ RP_OPT_GRAPH_PROFILING, "graph-profiling", 0, RP_KIND_CHOICE, "node|graph|none", "node",
 	  "node|graph|none", 0, 0,
 	  "kernels inside CUDA graphs, as ncu: node: each kernel node of a selected graph "
 	  "launch is measured like a launch of its own; graph: the whole graph launch is one "
 	  "workload (time by CUDA events, other metrics over the whole launch); none: graph "
-	  "launches are not measured" },
+	  "launches are not measured", .field = offsetof(struct rp_options, graph_profiling) },
 	{ RP_OPT_DEVICE_LOCK_TIMEOUT, "device-lock-timeout", 0, RP_KIND_INT, "SECONDS", "60", NULL,
 	  0, 86400, "longest wait for another process measuring on the same GPU; the launch "
-	  "is then not measured" },
+	  "is then not measured", .field = offsetof(struct rp_options, device_lock_timeout) },
 	{ RP_OPT_SETUP, "setup", 0, RP_KIND_CHOICE, "early|lazy", "early", "early|lazy", 0, 0,
 	  "early: a GPU's profiler is set up on a thread of rangeprof's from the first kernel "
 	  "launch there, so the first measured launch does not wait ~0.3 s for it; lazy: at "
-	  "the first measured launch, nothing done for programs that measure nothing" },
+	  "the first measured launch, nothing done for programs that measure nothing", .field = offsetof(struct rp_options, setup) },
 	{ RP_OPT_LIST_METRICS, "list-metrics", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
 	  "print the metrics the device supports, with units and descriptions, and exit",
-	  .command_line_only = true },
+	  .command_line_only = true, .field = offsetof(struct rp_options, list_metrics) },
 	{ RP_OPT_QUIET, "quiet", 'q', RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
-	  "no progress lines on stderr" },
+	  "no progress lines on stderr", .field = offsetof(struct rp_options, quiet) },
 };
 
 const struct rp_option_desc *rp_option_table(void)
@@ -135,6 +135,10 @@ void rp_options_init(struct rp_options *opts)
 	for (size_t i = 0; i < RP_OPT_COUNT; i++) {
 		/* The table checks itself: a row out of order would set the wrong option. */
 		assert(table[i].id == (enum rp_option)i && "option rows must follow the enum");
+		/* Offset 0 is the output template, a string: a number, choice or flag row
+		 * without its field would write over it. */
+		assert((table[i].kind == RP_KIND_STRING || table[i].kind == RP_KIND_LIST ||
+			table[i].field != 0) && "number, choice and flag rows name their field");
 		if (!table[i].default_value)
 			continue;
 		char err[256];
@@ -392,9 +396,42 @@ static int replace(char **slot, const char *value)
 	return 0;
 }
 
-/* Checks value against the option's kind; 0 or -EINVAL with the message. */
+/* Every choice option's enum has the size of an int, as store() writes it. */
+_Static_assert(sizeof(enum rp_cache_control) == sizeof(int) &&
+	       sizeof(enum rp_clock_control) == sizeof(int) &&
+	       sizeof(enum rp_thermal_control) == sizeof(int) &&
+	       sizeof(enum rp_memory_save) == sizeof(int) &&
+	       sizeof(enum rp_graph_profiling) == sizeof(int) &&
+	       sizeof(enum rp_setup) == sizeof(int), "choice enums are stored as int");
+
+/* Stores a checked number, choice or flag where the table says. */
+static int store(struct rp_options *opts, const struct rp_option_desc *d, long number,
+		 double real)
+{
+	char *slot = (char *)opts + d->field;
+	switch (d->kind) {
+	case RP_KIND_INT: memcpy(slot, &number, sizeof(number)); return 0;
+	case RP_KIND_REAL: memcpy(slot, &real, sizeof(real)); return 0;
+	case RP_KIND_CHOICE: {
+		int index = (int)number;
+		memcpy(slot, &index, sizeof(index));
+		return 0;
+	}
+	case RP_KIND_FLAG: {
+		bool on = number != 0;
+		memcpy(slot, &on, sizeof(on));
+		return 0;
+	}
+	default: return -EINVAL;
+	}
+}
+
+/* Checks value against the option's kind and gives its value: *number for an integer,
+ * the index of a choice, 0 or 1 for a flag; *real for a decimal. 0 or -EINVAL with the
+ * message. */
 static int check_kind(const struct rp_option_desc *d, const char *value, const char *q,
-		      const char *origin, long *number, char *err, size_t err_size)
+		      const char *origin, long *number, double *real, char *err,
+		      size_t err_size)
 {
 	if (d->kind == RP_KIND_INT) {
 		/* Two options have a word besides numbers: --launch-count its default
@@ -426,15 +463,17 @@ static int check_kind(const struct rp_option_desc *d, const char *value, const c
 				 q, d->real_min_open ? ">" : ">=", d->real_min, d->real_max);
 			return -EINVAL;
 		}
+		*real = v;
 	} else if (d->kind == RP_KIND_CHOICE) {
 		size_t len = strlen(value);
 		const char *c = d->choices;
 		bool found = false;
-		while (*c && !found) {
+		for (*number = 0; *c && !found; ++*number) {
 			size_t clen = strcspn(c, "|");
 			found = clen == len && !memcmp(c, value, len);
 			c += clen + (c[clen] == '|');
 		}
+		--*number;
 		if (!found) {
 			char accepted[128] = "";
 			size_t n = 0;
@@ -449,8 +488,9 @@ static int check_kind(const struct rp_option_desc *d, const char *value, const c
 			return -EINVAL;
 		}
 	} else if (d->kind == RP_KIND_FLAG) {
-		if (strcmp(value, "1") && strcmp(value, "0") && strcasecmp(value, "true") &&
-		    strcasecmp(value, "false") && strcasecmp(value, "yes") &&
+		*number = !strcmp(value, "1") || !strcasecmp(value, "true") ||
+			  !strcasecmp(value, "yes");
+		if (!*number && strcmp(value, "0") && strcasecmp(value, "false") &&
 		    strcasecmp(value, "no")) {
 			snprintf(err, err_size, "%s '%s': should be one of '1', '0', 'true', "
 				 "'false', 'yes', 'no'", origin, q);
@@ -468,10 +508,11 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 {
 	const struct rp_option_desc *d = &table[id];
 	long number = 0;
+	double real = 0;
 	int rc;
 	char q[RP_QUOTE_SIZE];
 	rp_quote(value, q, sizeof(q));
-	if ((rc = check_kind(d, value, q, origin, &number, err, err_size)))
+	if ((rc = check_kind(d, value, q, origin, &number, &real, err, err_size)))
 		return rc;
 
 	switch (id) {
@@ -503,94 +544,8 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 			return rc;
 		rc = replace(&opts->kernel_name, value);
 		break;
-	case RP_OPT_LAUNCH_SKIP:
-		opts->launch_skip = number;
-		rc = 0;
-		break;
-	case RP_OPT_LAUNCH_COUNT:
-		opts->launch_count = number;
-		rc = 0;
-		break;
-	case RP_OPT_RUNS:
-		opts->runs = number;
-		rc = 0;
-		break;
-	case RP_OPT_TARGET_CI:
-	case RP_OPT_RUNS_TIME_BUDGET:
-	case RP_OPT_THERMAL_WAIT:
-	case RP_OPT_THERMAL_CONTINUE: {
-		double v = strtod(value, NULL); /* checked by check_kind */
-		if (id == RP_OPT_TARGET_CI)
-			opts->target_ci_pct = v;
-		else if (id == RP_OPT_RUNS_TIME_BUDGET)
-			opts->runs_time_budget = v;
-		else if (id == RP_OPT_THERMAL_WAIT)
-			opts->thermal_wait = v;
-		else
-			opts->thermal_continue = v;
-		rc = 0;
-		break;
-	}
-	case RP_OPT_RUNS_MIN:
-		opts->runs_min = number;
-		rc = 0;
-		break;
-	case RP_OPT_RUNS_MAX:
-		opts->runs_max = number;
-		rc = 0;
-		break;
-	case RP_OPT_RUNS_BATCH:
-		opts->runs_batch = number;
-		rc = 0;
-		break;
-	case RP_OPT_THERMAL_TIMEOUT:
-		opts->thermal_timeout = number;
-		rc = 0;
-		break;
-	case RP_OPT_THERMAL_CONTROL:
-		opts->thermal_control = !strcmp(value, "manual") ? RP_THERMAL_MANUAL :
-					!strcmp(value, "off") ? RP_THERMAL_OFF : RP_THERMAL_AUTO;
-		rc = 0;
-		break;
-	case RP_OPT_CACHE_CONTROL:
-		opts->cache_control = strcmp(value, "none") ? RP_CACHE_ALL : RP_CACHE_NONE;
-		rc = 0;
-		break;
-	case RP_OPT_MEMORY_SAVE:
-		opts->memory_save = strcmp(value, "checkpoint") ? RP_MEMORY_SAVE_REACH :
-			RP_MEMORY_SAVE_CHECKPOINT;
-		rc = 0;
-		break;
-	case RP_OPT_SETUP:
-		opts->setup = !strcmp(value, "lazy") ? RP_SETUP_LAZY : RP_SETUP_EARLY;
-		rc = 0;
-		break;
-	case RP_OPT_GRAPH_PROFILING:
-		opts->graph_profiling = !strcmp(value, "graph") ? RP_GRAPH_GRAPH :
-			!strcmp(value, "none") ? RP_GRAPH_NONE : RP_GRAPH_NODE;
-		rc = 0;
-		break;
-	case RP_OPT_DEVICE_LOCK_TIMEOUT:
-		opts->device_lock_timeout = number;
-		rc = 0;
-		break;
-	case RP_OPT_CLOCK_CONTROL:
-		opts->clock_control = strcmp(value, "base") ? RP_CLOCK_NONE : RP_CLOCK_BASE;
-		rc = 0;
-		break;
-	case RP_OPT_LIST_METRICS:
-	case RP_OPT_QUIET: {
-		bool on = !strcmp(value, "1") || !strcasecmp(value, "true") ||
-			  !strcasecmp(value, "yes");
-		if (id == RP_OPT_QUIET)
-			opts->quiet = on;
-		else
-			opts->list_metrics = on;
-		rc = 0;
-		break;
-	}
 	default:
-		rc = -EINVAL;
+		rc = store(opts, d, number, real);
 	}
 	if (rc == 0)
 		rc = replace(&opts->text[id], value);

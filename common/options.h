@@ -62,9 +62,14 @@ struct rp_option_desc {
 	bool command_line_only;
 	double real_min, real_max;  /* RP_KIND_REAL */
 	bool real_min_open;        /* RP_KIND_REAL: real_min itself is refused (> rather than >=) */
+	/* RP_KIND_INT (a long), RP_KIND_REAL (a double), RP_KIND_CHOICE (an enum whose values
+	 * follow choices' order) and RP_KIND_FLAG (a bool): where struct rp_options keeps the
+	 * value, offsetof; strings and lists are set by name. */
+	size_t field;
 };
 
 enum rp_cache_control { RP_CACHE_ALL, RP_CACHE_NONE };
+/* Each choice enum follows its option's choices, in order (options.c stores the index). */
 enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
 enum rp_memory_save { RP_MEMORY_SAVE_REACH, RP_MEMORY_SAVE_CHECKPOINT };
 enum rp_graph_profiling { RP_GRAPH_NODE, RP_GRAPH_GRAPH, RP_GRAPH_NONE };

@@ -49,9 +49,13 @@ static pthread_t threads[EARLY_MAX_DEVICES];
 static unsigned thread_count;
 static bool exit_handler_registered;
 static atomic_bool exiting;
-/* The context this thread saw at its last launch: a launch in the same context as the
- * one before it costs one comparison. */
-static __thread CUcontext last_seen;
+/* Contexts this thread has seen whose device's set-up has started: a launch in one of them
+ * costs a few comparisons and no driver call, even for a thread that alternates contexts
+ * (one thread driving several GPUs). A handle reused for another device's context after a
+ * destroy only leaves that device to be set up at its first measured launch. */
+#define EARLY_SEEN 8
+static __thread CUcontext seen[EARLY_SEEN];
+static __thread unsigned seen_next;
 
 void inject_early_configure(bool on, inject_early_fn fn)
 {
@@ -92,9 +96,12 @@ void inject_early_wait(void)
 
 void inject_early_context_used(CUcontext ctx, uint32_t context_id)
 {
-	if (!enabled || ctx == last_seen)
+	if (!enabled)
 		return;
-	last_seen = ctx;
+	for (unsigned i = 0; i < EARLY_SEEN; i++)
+		if (seen[i] == ctx)
+			return;
+	seen[seen_next++ % EARLY_SEEN] = ctx; /* its device starts below, has, or cannot */
 	CUdevice dev;
 	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= EARLY_MAX_DEVICES ||
 	    atomic_load_explicit(&device_started[dev], memory_order_relaxed))

@@ -45,7 +45,20 @@ struct graph_exec {
 	char stale[160];             /* non-empty: an update the copy cannot follow */
 	CUgraphNode *disabled;       /* copy's nodes disabled by cuGraphNodeSetEnabled */
 	size_t disabled_count;
+	/* What its launches can come to, known after the first launch walked the graph and
+	 * forgotten at every update: a graph none of whose kernel nodes -k selects, or one
+	 * that is refused, costs its later launches one lookup (inject_graphs_may_measure),
+	 * not a walk of its nodes under the replay lock. */
+	enum plan { PLAN_UNKNOWN, PLAN_NOTHING, PLAN_MEASURE } plan;
+	unsigned plan_generation;    /* counts the updates that forget it */
 };
+
+/* An update may change what the launches can come to. Called with the lock held. */
+static void forget_plan(struct graph_exec *g)
+{
+	g->plan = PLAN_UNKNOWN;
+	g->plan_generation++;
+}
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct graph_exec *execs;
@@ -110,6 +123,7 @@ static CUgraphNode copy_node(const struct graph_exec *g, CUgraphNode node)
 
 static void mark_stale(struct graph_exec *g, const char *call, CUresult cr)
 {
+	forget_plan(g);
 	if (!g->stale[0])
 		snprintf(g->stale, sizeof(g->stale), "%s could not be followed (%s)", call,
 			 collector_cu_error(cr));
@@ -117,6 +131,7 @@ static void mark_stale(struct graph_exec *g, const char *call, CUresult cr)
 
 static void set_enabled(struct graph_exec *g, CUgraphNode node, bool enabled)
 {
+	forget_plan(g);
 	for (size_t i = 0; i < g->disabled_count; i++) {
 		if (g->disabled[i] == node) {
 			if (enabled)
@@ -155,6 +170,7 @@ static void updated(int cbid, const void *params)
 		pthread_mutex_unlock(&lock);
 		return;
 	}
+	forget_plan(g); /* a node's kernel may have changed */
 	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2 ||
 	    cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate) {
 		/* Same topology, new parameters: the new graph is the copy from now on. */
@@ -544,11 +560,16 @@ static CUresult run_node(CUgraphNode node, CUgraphNodeType type, const struct in
 	}
 }
 
-static void measure_nodes(struct graph_exec *g, const struct node_list *list, CUstream stream,
-			  CUcontext ctx, uint32_t context_id, uint64_t index, uint64_t launch)
+/* Measures the selected kernel nodes of one graph launch; returns what later launches of
+ * the graph can come to: PLAN_NOTHING when no kernel node passes -k or the graph is
+ * refused (a node unreadable, a collective), whatever -s and -c said this time. */
+static enum plan measure_nodes(struct graph_exec *g, const struct node_list *list,
+			       CUstream stream, CUcontext ctx, uint32_t context_id, uint64_t index,
+			       uint64_t launch)
 {
 	/* Which kernel nodes are measured, before anything is done: a graph launch with none
-	 * costs nothing more. */
+	 * needs no checkpoint. */
+	enum plan plan = PLAN_NOTHING;
 	bool *selected = calloc(list->count + 1, sizeof(*selected));
 	const char **names = calloc(list->count + 1, sizeof(*names));
 	CUDA_KERNEL_NODE_PARAMS *params = calloc(list->count + 1, sizeof(*params));
@@ -582,8 +603,10 @@ static void measure_nodes(struct graph_exec *g, const struct node_list *list, CU
 		if (list->types[i] != CU_GRAPH_NODE_TYPE_KERNEL || disabled(g, list->nodes[i]))
 			continue;
 		const char *demangled = NULL;
-		if (filters.kernel_selected(launches[i].function, launches[i].mangled, &demangled) &&
-		    filters.take_launch()) {
+		if (!filters.kernel_selected(launches[i].function, launches[i].mangled, &demangled))
+			continue;
+		plan = PLAN_MEASURE;
+		if (filters.take_launch()) {
 			selected[i] = true;
 			names[i] = demangled ? demangled : inject_demangle(launches[i].mangled);
 			chosen++;
@@ -666,6 +689,7 @@ out:
 	free(names);
 	free(params);
 	free(launches);
+	return plan;
 }
 
 void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
@@ -676,10 +700,12 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 	pthread_mutex_lock(&lock);
 	struct graph_exec *g = find(exec);
 	uint64_t launch = g ? g->launches++ : 0;
+	unsigned generation = g ? g->plan_generation : 0;
 	char stale[sizeof(g->stale)] = "";
 	if (g)
 		snprintf(stale, sizeof(stale), "%s", g->stale);
 	pthread_mutex_unlock(&lock);
+	enum plan plan = PLAN_NOTHING;
 	/* The list entry stays valid: it goes only at cuGraphExecDestroy, which may not run
 	 * while the same graph is being launched. */
 	if (!g) {
@@ -692,7 +718,7 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 		inject_report("graph-stale", INJECT_CONCERNS(.call = "cuGraphLaunch", .detail = stale),
 			      false, "graph %llu: %s; its launches are not measured",
 			      (unsigned long long)g->id, stale);
-		return;
+		goto out;
 	}
 	struct node_list list = { 0 };
 	char why[256] = "";
@@ -703,7 +729,7 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 		goto out;
 	}
 	if (mode == RP_GRAPH_NODE) {
-		measure_nodes(g, &list, stream, ctx, context_id, index, launch);
+		plan = measure_nodes(g, &list, stream, ctx, context_id, index, launch);
 		goto out;
 	}
 	/* Graph mode: one workload, selected when -k takes one of its kernels; never one
@@ -735,6 +761,7 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 		}
 		any |= filters.kernel_selected(l.function, l.mangled, &demangled);
 	}
+	plan = any ? PLAN_MEASURE : PLAN_NOTHING;
 	if (any && filters.take_launch()) {
 		struct collector_graph where = { g->id, launch, -1, list.count };
 		inject_replay_graph(exec, stream, ctx, context_id, index, &where);
@@ -742,4 +769,21 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 out:
 	free(list.nodes);
 	free(list.types);
+	pthread_mutex_lock(&lock);
+	if (g->plan_generation == generation) /* no update came in between */
+		g->plan = plan;
+	pthread_mutex_unlock(&lock);
+}
+
+bool inject_graphs_may_measure(CUgraphExec exec)
+{
+	if (mode == RP_GRAPH_NONE)
+		return false;
+	pthread_mutex_lock(&lock);
+	struct graph_exec *g = find(exec);
+	bool may = !g || g->plan != PLAN_NOTHING;
+	if (!may)
+		g->launches++; /* the records' launch numbers count every launch */
+	pthread_mutex_unlock(&lock);
+	return may;
 }

@@ -35,6 +35,12 @@ void inject_graphs_configure(enum rp_graph_profiling mode,
  * those. */
 bool inject_graphs_on_call(int cbid, const void *params, bool succeeded);
 
+/* Whether a cuGraphLaunch of exec can lead to a measurement: false for --graph-profiling
+ * none, and for a graph whose earlier launch found no kernel node that -k selects, or
+ * refused it (counted as launched). One lookup under the graphs' lock, no driver call:
+ * launch.c asks before taking the replay lock. */
+bool inject_graphs_may_measure(CUgraphExec exec);
+
 /* A cuGraphLaunch at ENTER whose NVTX state is selected, with the replay lock held and the
  * launch's context current. index is the process-wide launch index. */
 void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,

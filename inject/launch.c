@@ -1,8 +1,11 @@
 /* inject/launch.c - the CUPTI callback: classify, select, dispatch to the replay.
  * Runs on the application's launching thread inside the driver call, for every kernel
  * launch of the process. An unselected launch costs the filter checks only: no driver
- * call, no lock, no allocation (but for the first launch of a thread in a context, which
- * asks early.c whether its device is being set up; so does an allocation). Our own
+ * call, no lock, no allocation (but for the first launches of a thread in a context,
+ * which ask early.c whether its device is being set up, so does an allocation; and for a
+ * -k name first met by a thread, which demangles it once). An unselected graph launch
+ * costs one lookup under the graphs' lock once its first launch found nothing to measure
+ * in it (graphs.c). Our own
  * launches (flush, replays) come back through here and are let through by a thread-local
  * guard. Also: allocations (memory/track.c),
  * loaded modules (memory/globals.c), contexts created (registered; set up at their first
@@ -431,12 +434,16 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
 	const cuGraphLaunch_params *p = cb->functionParams;
+	/* A graph with nothing to measure (or none at all) stops here, before the replay
+	 * lock: another thread may hold it for a whole measurement. */
+	if (!inject_graphs_may_measure(p->hGraph))
+		return;
 	/* As for kernels (launches.c): a _ptsz call's NULL is the per-thread stream. */
 	CUstream stream = !p->hStream && cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz ?
 		CU_STREAM_PER_THREAD : p->hStream;
-	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-	if ((rp_api.cuStreamIsCapturing(stream, &capture) == CUDA_SUCCESS &&
-	     capture != CU_STREAM_CAPTURE_STATUS_NONE) || inject_captures_under_way()) {
+	/* Every capture is counted from its begin (captures.c), so with none counted no
+	 * stream captures and the driver need not be asked. */
+	if (inject_captures_under_way()) {
 		inject_report("graph-capture", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
 			      "a graph launched while a stream capture was under way is not "
 			      "measured, so that the capture stays valid");
@@ -467,11 +474,13 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	if (waits_for_peers(&l, demangled))
 		return;
-	/* A launch into a capturing stream only records a graph node: nothing runs now,
-	 * and replaying would add nodes to the user's graph. Checked only here, for
-	 * launches that passed the filters. */
+	/* Every capture is counted from its begin (captures.c): with none under way, no
+	 * stream captures and the driver need not be asked. A launch into a capturing stream
+	 * only records a graph node: nothing runs now, and replaying would add nodes to the
+	 * user's graph. */
 	CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-	if (rp_api.cuStreamIsCapturing(l.stream, &capture) == CUDA_SUCCESS &&
+	if (inject_captures_under_way() &&
+	    rp_api.cuStreamIsCapturing(l.stream, &capture) == CUDA_SUCCESS &&
 	    capture != CU_STREAM_CAPTURE_STATUS_NONE) {
 		atomic_fetch_add(&captured_launches, 1);
 		inject_report("stream-capture", INJECT_CONCERNS(.call = "cuStreamBeginCapture"), false,

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -74,7 +75,13 @@ void inject_watchdog_arm(double seconds, const char *kernel, const char *mangled
 		pthread_t thread;
 		if (pthread_attr_init(&tattr) == 0) {
 			pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
+			/* As early.c's threads: with every signal blocked from birth, the
+			 * application's handlers run on its own threads only. */
+			sigset_t all, old;
+			sigfillset(&all);
+			pthread_sigmask(SIG_SETMASK, &all, &old);
 			started = pthread_create(&thread, &tattr, watch, NULL) == 0;
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			pthread_attr_destroy(&tattr);
 		}
 		if (!started) {

@@ -15,7 +15,6 @@
 
 #include "collector/api.h"
 #include "collector/cost.h"
-#include "collector/device.h"
 #include "collector/records.h"
 #include "inject/inject.h"
 #include "common/log.h"
@@ -625,10 +624,8 @@ static enum plan measure_nodes(struct graph_exec *g, const struct node_list *lis
 	inject_replay_drop_backups(ctx);
 	double started = collector_cost_now();
 	CUresult cr = rp_api.cuCtxSynchronize();
-	RP_CUpti_Checkpoint before = { .structSize = RP_CUPTI_CHECKPOINT_STRUCT_SIZE, .ctx = ctx,
-				       .allowOverwrite = 1,
-				       .reserveHostMB = collector_checkpoint_host_reserve_mb() };
-	CUptiResult r = cr == CUDA_SUCCESS ? rp_api.cuptiCheckpointSave(&before) :
+	RP_CUpti_Checkpoint before;
+	CUptiResult r = cr == CUDA_SUCCESS ? inject_checkpoint_save(ctx, &before) :
 		CUPTI_ERROR_UNKNOWN;
 	if (r != CUPTI_SUCCESS) {
 		inject_report("graph-checkpoint", INJECT_CONCERNS(.call = "cuptiCheckpointSave",
@@ -670,9 +667,7 @@ static enum plan measure_nodes(struct graph_exec *g, const struct node_list *lis
 	rp_api.cuCtxSynchronize();
 	inject_replay_drop_backups(ctx);
 	double restoring = collector_cost_now();
-	r = rp_api.cuptiCheckpointRestore(&before);
-	rp_api.cuCtxSynchronize();
-	rp_api.cuptiCheckpointFree(&before);
+	r = inject_checkpoint_put_back(&before);
 	double now = collector_cost_now();
 	rp_log_progress("graph %llu launch %llu: %zu of %zu kernel nodes measured (%.1f ms, of "
 			"which %.1f ms saving and putting back the memory the graph starts from)",

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "collector/api.h"
 #include "common/options.h"
 
 #define RP_EXPORT __attribute__((visibility("default")))
@@ -105,6 +106,11 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id);
  * (graphs.c) calls it around its checkpoint: a copy freed or grown while the checkpoint
  * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */
 void inject_replay_drop_backups(CUcontext ctx);
+/* The full CUPTI checkpoint of ctx (every allocation), with the host reserve the
+ * collector gives; put back, waited for and freed in one call. A measurement from the
+ * whole context's memory (replay.c) and a graph's nodes (graphs.c) both use it. */
+CUptiResult inject_checkpoint_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint);
+CUptiResult inject_checkpoint_put_back(RP_CUpti_Checkpoint *checkpoint);
 /* In a child forked without exec: lets go of the device locks without giving away the
  * parent's turn. */
 void inject_replay_fork_child(void);

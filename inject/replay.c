@@ -976,16 +976,28 @@ out:
 	free(throttle);
 }
 
-/* The full checkpoint of the context: every allocation, whatever the launch can reach. */
+CUptiResult inject_checkpoint_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint)
+{
+	*checkpoint = (RP_CUpti_Checkpoint){
+		.structSize = RP_CUPTI_CHECKPOINT_STRUCT_SIZE, .ctx = ctx, .allowOverwrite = 1,
+		.reserveHostMB = collector_checkpoint_host_reserve_mb() };
+	return rp_api.cuptiCheckpointSave(checkpoint);
+}
+
+CUptiResult inject_checkpoint_put_back(RP_CUpti_Checkpoint *checkpoint)
+{
+	CUptiResult restore = rp_api.cuptiCheckpointRestore(checkpoint);
+	rp_api.cuCtxSynchronize();
+	rp_api.cuptiCheckpointFree(checkpoint);
+	return restore;
+}
+
 /* Saves the full checkpoint of the launch's context into m->save: every allocation,
  * whatever the launch can reach. false (reported) when CUPTI cannot. */
 static bool checkpoint_save(struct measurement *m)
 {
 	m->save.strategy = "checkpoint";
-	m->save.checkpoint = (RP_CUpti_Checkpoint){
-		.structSize = RP_CUPTI_CHECKPOINT_STRUCT_SIZE, .ctx = m->launch.ctx,
-		.allowOverwrite = 1, .reserveHostMB = collector_checkpoint_host_reserve_mb() };
-	CUptiResult r = rp_api.cuptiCheckpointSave(&m->save.checkpoint);
+	CUptiResult r = inject_checkpoint_save(m->launch.ctx, &m->save.checkpoint);
 	if (r != CUPTI_SUCCESS) {
 		inject_report("checkpoint", INJECT_CONCERNS(.kernel = m->kernel,
 							    .mangled = m->launch.mangled,
@@ -1009,9 +1021,7 @@ static bool checkpoint_save(struct measurement *m)
  * checkpoint back, waits, frees it; says so when that fails. */
 static void checkpoint_put_back(struct measurement *m)
 {
-	CUptiResult restore = rp_api.cuptiCheckpointRestore(&m->save.checkpoint);
-	rp_api.cuCtxSynchronize();
-	rp_api.cuptiCheckpointFree(&m->save.checkpoint);
+	CUptiResult restore = inject_checkpoint_put_back(&m->save.checkpoint);
 	if (restore != CUPTI_SUCCESS)
 		inject_report("restore", INJECT_CONCERNS(.kernel = m->kernel,
 							 .mangled = m->launch.mangled,

@@ -556,24 +556,46 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 	return rc;
 }
 
-int rp_options_check(const struct rp_options *opts, char *err, size_t err_size)
+/* "ORIGIN 'TEXT' is more than ORIGIN 'TEXT'" for two options both given, with their
+ * values as the user wrote them. */
+static void contradiction(const struct rp_options *opts, enum rp_option low,
+			  enum rp_option high, const char *why, char *err, size_t err_size)
 {
-	char a[64], b[64];
+	char a[64], b[64], qa[RP_QUOTE_SIZE], qb[RP_QUOTE_SIZE];
+	snprintf(err, err_size, "%s '%s' is more than %s '%s'; %s",
+		 rp_option_origin(opts, low, a, sizeof(a)),
+		 rp_quote(opts->text[low] ? opts->text[low] : "", qa, sizeof(qa)),
+		 rp_option_origin(opts, high, b, sizeof(b)),
+		 rp_quote(opts->text[high] ? opts->text[high] : "", qb, sizeof(qb)), why);
+}
+
+int rp_options_check(struct rp_options *opts, char *err, size_t err_size)
+{
+	/* A bound the user gave moves the default one it would contradict: --runs-max 5
+	 * alone means at most 5 runs, so at least 5 too, not a refusal of the default
+	 * --runs-min 10 (which the user never wrote, and which --runs 3 does not use). */
 	if (opts->runs_min > opts->runs_max) {
-		snprintf(err, err_size, "%s '%ld' is more than %s '%ld'; expected at most as "
-			 "many runs as the maximum",
-			 rp_option_origin(opts, RP_OPT_RUNS_MIN, a, sizeof(a)), opts->runs_min,
-			 rp_option_origin(opts, RP_OPT_RUNS_MAX, b, sizeof(b)), opts->runs_max);
-		return -EINVAL;
+		if (opts->given[RP_OPT_RUNS_MIN] && opts->given[RP_OPT_RUNS_MAX]) {
+			contradiction(opts, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX, "expected at most "
+				      "as many runs as the maximum", err, err_size);
+			return -EINVAL;
+		}
+		if (opts->given[RP_OPT_RUNS_MIN])
+			opts->runs_max = opts->runs_min;
+		else
+			opts->runs_min = opts->runs_max;
 	}
 	if (opts->thermal_wait > opts->thermal_continue) {
-		snprintf(err, err_size, "%s '%g' is more than %s '%g'; a launch must go on at no "
-			 "less headroom than it starts waiting at",
-			 rp_option_origin(opts, RP_OPT_THERMAL_WAIT, a, sizeof(a)),
-			 opts->thermal_wait,
-			 rp_option_origin(opts, RP_OPT_THERMAL_CONTINUE, b, sizeof(b)),
-			 opts->thermal_continue);
-		return -EINVAL;
+		if (opts->given[RP_OPT_THERMAL_WAIT] && opts->given[RP_OPT_THERMAL_CONTINUE]) {
+			contradiction(opts, RP_OPT_THERMAL_WAIT, RP_OPT_THERMAL_CONTINUE,
+				      "a launch must go on at no less headroom than it starts "
+				      "waiting at", err, err_size);
+			return -EINVAL;
+		}
+		if (opts->given[RP_OPT_THERMAL_WAIT])
+			opts->thermal_continue = opts->thermal_wait;
+		else
+			opts->thermal_wait = opts->thermal_continue;
 	}
 	return 0;
 }

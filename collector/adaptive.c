@@ -50,12 +50,14 @@ void adaptive_decide(const struct adaptive_params *p, const double *values, size
 {
 	out->ci_pct = ci_pct(values, n);
 	out->next_batch = 0;
-	if (n >= p->runs_max) {
-		out->verdict = ADAPTIVE_MAX_RUNS;
-		return;
-	}
+	/* The target first: a launch that reaches it on the batch that also reaches the
+	 * maximum (or spends the budget) reached it. */
 	if (n >= p->runs_min && out->ci_pct <= p->target_ci_pct) {
 		out->verdict = ADAPTIVE_TARGET_CI;
+		return;
+	}
+	if (n >= p->runs_max) {
+		out->verdict = ADAPTIVE_MAX_RUNS;
 		return;
 	}
 	if (n >= p->runs_min && elapsed_s >= p->time_budget_s) {

@@ -32,9 +32,10 @@ struct adaptive_decision {
 size_t adaptive_first_batch(const struct adaptive_params *p);
 
 /* Decides after a batch: values[0..n) are the gating metric's samples so far, elapsed_s
- * the seconds spent measuring this launch. In order: stop at runs_max; stop when
- * n >= runs_min and the CI half-width is within the target; stop when n >= runs_min and
- * the budget is spent; else continue with min(batch, runs_max - n) runs. Cannot fail. */
+ * the seconds spent measuring this launch. In order: stop when n >= runs_min and the CI
+ * half-width is within the target; stop at runs_max; stop when n >= runs_min and the
+ * budget is spent; else continue with min(batch, runs_max - n) runs. So any verdict but
+ * ADAPTIVE_TARGET_CI means the target was not reached. Cannot fail. */
 void adaptive_decide(const struct adaptive_params *p, const double *values, size_t n,
 		     double elapsed_s, struct adaptive_decision *out);
 

@@ -400,8 +400,9 @@ cJSON *collector_record_summary(const struct collector_launch *l,
 		stats_check_throttle(&s, info->throttle, runs);
 		stats_check_locked_clock(&s, clocks, runs, info->locked_sm_clock_hz);
 		const struct collector_adaptive *a = info->adaptive;
-		if (a && m == a->metric && a->stopped && strcmp(a->stopped, "target_ci_reached")) {
-			/* The user asked for this precision and did not get it. */
+		if (a && m == a->metric && a->stopped && !(a->ci_pct <= a->target_ci_pct)) {
+			/* The user asked for this precision and did not get it, however the
+			 * runs stopped (an unknown CI is not within the target). */
 			char reason[128];
 			snprintf(reason, sizeof(reason), "ci %.2f %% > target %.2f %% (%s)",
 				 a->ci_pct, a->target_ci_pct, a->stopped);

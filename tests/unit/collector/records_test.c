@@ -286,6 +286,33 @@ Test(records, the_summary_lists_throttle_reasons_thermal_wait_and_why_runs_stopp
 	cJSON_Delete(s);
 }
 
+/* Only a CI outside the target makes the gating metric unstable, however the runs
+ * stopped: "ci 0.04 % > target 1.00 % (max_runs)" was a reason. */
+Test(records, a_ci_within_the_target_is_stable_however_the_runs_stopped)
+{
+	const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+	double values[6] = { 100, 100.1, 99.9, 100, 100.05, 99.95 };
+	double clocks[6] = { 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9 };
+	static const char *const how[] = { "max_runs", "time_budget", "error", "target_ci_reached" };
+	for (size_t i = 0; i < sizeof(how) / sizeof(*how); i++) {
+		struct collector_adaptive a = { how[i], 1.0, 0.04, 0, 2, 0.25 };
+		struct collector_measure_info info = { names, units, 1, 1, 6, RP_CACHE_ALL,
+						       RP_CLOCK_NONE, 1.98e9, 0, NULL, &a };
+		struct collector_launch l = { .index = 1, .kernel = "k", .mangled = "k" };
+		cJSON *s = collector_record_summary(&l, &info, values, clocks, 6);
+		cJSON *time = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), names[0]);
+		cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(time, "stable")), "%s", how[i]);
+		cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(time, "reasons")), 0, "%s", how[i]);
+		cJSON_Delete(s);
+		/* An unknown CI is not within the target. */
+		a.ci_pct = NAN;
+		s = collector_record_summary(&l, &info, values, clocks, 6);
+		time = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), names[0]);
+		cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(time, "stable")), "%s", how[i]);
+		cJSON_Delete(s);
+	}
+}
+
 Test(records, session_options_say_runs_auto_and_the_thermal_guard)
 {
 	struct rp_options o;

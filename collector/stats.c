@@ -180,6 +180,9 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		add_reason(out, reason);
 	}
 	if (clock_hz) {
+		/* Over the known clocks only. None known (a time-only set, whose clock comes
+		 * from NVML, on a MIG instance or without libnvidia-ml) is not a failure, as
+		 * unknown throttle reasons are not: it would make every launch unstable. */
 		double lo = INFINITY, hi = -INFINITY;
 		for (size_t i = 0; i < n; i++) {
 			if (isnan(clock_hz[i]))
@@ -187,10 +190,7 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 			lo = fmin(lo, clock_hz[i]);
 			hi = fmax(hi, clock_hz[i]);
 		}
-		if (isinf(lo)) {
-			stable = false;
-			add_reason(out, "sm clock unknown");
-		} else if (hi > lo * 1.05) {
+		if (!isinf(lo) && hi > lo * 1.05) {
 			stable = false;
 			snprintf(reason, sizeof(reason), "sm clock varied %.1f %% > 5 %%",
 				 100.0 * (hi / lo - 1));

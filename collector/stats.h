@@ -51,9 +51,11 @@ size_t stats_throttle_names(uint64_t mask, const char **names, size_t max);
 /* Two-sided 95 % quantile of Student's t with df degrees of freedom (df >= 1). */
 double stats_t975(size_t df);
 
-/* Summarises values[0..n), in run order (the drift condition needs it). clock_hz holds the SM clock measured for each run (NULL or
- * NaN entries when unknown); the clock condition of stability uses it. Cannot fail;
- * n == 0 gives NaN statistics and stable null. */
+/* Summarises values[0..n), in run order (the drift condition needs it). clock_hz holds
+ * the SM clock measured for each run (NULL or NaN entries when unknown); the clock
+ * condition of stability (known clocks within 5 % of each other) uses it, and unknown
+ * clocks, even all of them, are no failure. Cannot fail; n == 0 gives NaN statistics and
+ * stable null. */
 void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		     struct stats_summary *out);
 

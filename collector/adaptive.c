@@ -13,7 +13,8 @@
  * running on, since more runs would only move the mean further. nvbench's min-samples and
  * timeout are --runs-min and --runs-time-budget; the budget never cuts below the minimum
  * (a summary of two runs would say little). Checked between batches, since all runs of a
- * batch share one profiler pass; a launch may run over the budget by one batch.
+ * batch share each profiler pass (one for a time-only set, one per pass of the set
+ * otherwise); a launch may run over the budget by one batch.
  * Calls libc and collector/stats. */
 #include "collector/adaptive.h"
 

@@ -9,7 +9,7 @@
 struct adaptive_params {
 	double target_ci_pct;        /* 95 % CI half-width to reach, in % of the mean */
 	size_t runs_min, runs_max;   /* 2 <= runs_min <= runs_max */
-	size_t batch;                /* runs per profiler pass, >= 1 */
+	size_t batch;                /* runs per batch, replayed in each profiler pass, >= 1 */
 	double time_budget_s;        /* measuring time after which no batch is started */
 };
 

@@ -48,7 +48,8 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_RUNS_MAX, "runs-max", 0, RP_KIND_INT, "N", "200", NULL, 2, 100000,
 	  "--runs auto: measure at most N runs of each launch", .field = offsetof(struct rp_options, runs_max) },
 	{ RP_OPT_RUNS_BATCH, "runs-batch", 0, RP_KIND_INT, "N", "10", NULL, 1, 1000,
-	  "--runs auto: runs per profiler pass; the stopping rule is checked after each", .field = offsetof(struct rp_options, runs_batch) },
+	  "--runs auto: runs per batch, replayed together in each profiler pass of the metric "
+	  "set (one pass for time-only sets); the stopping rule is checked after each batch", .field = offsetof(struct rp_options, runs_batch) },
 	{ RP_OPT_RUNS_TIME_BUDGET, "runs-time-budget", 0, RP_KIND_REAL, "SECONDS", "10", NULL,
 	  0, 0, "--runs auto: no further batch once a launch has been measured this long "
 	  "(--runs-min are always measured)", .real_min = 0, .real_max = 86400,
@@ -86,7 +87,7 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "is then not measured", .field = offsetof(struct rp_options, device_lock_timeout) },
 	{ RP_OPT_SETUP, "setup", 0, RP_KIND_CHOICE, "early|lazy", "early", "early|lazy", 0, 0,
 	  "early: a GPU's profiler is set up on a thread of rangeprof's from the first kernel "
-	  "launch there, so the first measured launch does not wait ~0.3 s for it; lazy: at "
+	  "launch or allocation there, so the first measured launch does not wait ~0.3 s for it; lazy: at "
 	  "the first measured launch, nothing done for programs that measure nothing", .field = offsetof(struct rp_options, setup) },
 	{ RP_OPT_LIST_METRICS, "list-metrics", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
 	  "print the metrics the device supports, with units and descriptions, and exit",

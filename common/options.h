@@ -92,7 +92,7 @@ struct rp_options {
 	long runs;                 /* RP_RUNS_AUTO: adaptive */
 	double target_ci_pct;      /* --runs auto: CI half-width to reach, % of the mean */
 	long runs_min, runs_max;   /* --runs auto: bounds of the run count */
-	long runs_batch;           /* --runs auto: runs per profiler pass */
+	long runs_batch;           /* --runs auto: runs per batch (each pass of the set replays them) */
 	double runs_time_budget;   /* --runs auto: seconds of measuring per launch */
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;

@@ -604,6 +604,22 @@ Test(options, new_options_come_from_the_one_table)
 	free(text);
 }
 
+/* The help says what the code does: the early set-up starts at a device's first kernel
+ * launch or allocation (inject/early.c), and a batch of --runs auto takes one profiler
+ * pass only where the metric set has one pass. */
+Test(options, help_says_when_setup_starts_and_what_a_batch_is)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	rp_options_print_help(f, "rangeprof");
+	fclose(f);
+	cr_assert(strstr(text, "from the first kernel launch or allocation there"), "%s", text);
+	cr_assert_null(strstr(text, "runs per profiler pass"), "%s", text);
+	cr_assert(strstr(text, "in each profiler pass of the metric set"), "%s", text);
+	free(text);
+}
+
 Test(log, messages_escape_control_characters_and_stay_one_line)
 {
 	int fds[2];

@@ -78,6 +78,25 @@ Test(stats, an_unknown_clock_is_not_a_failure_and_known_ones_are_checked)
 	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
 }
 
+/* The interval both the summary and --runs auto's stopping rule use (adaptive.c had its
+ * own copy of the computation). */
+Test(stats, the_interval_is_the_summarys)
+{
+	double v[] = { 100, 100.5, 99.5, 100.2, 99.8, 101 };
+	struct stats_summary s;
+	stats_summarize(v, NULL, 6, &s);
+	double mean, sd, half;
+	stats_interval(v, 6, &mean, &sd, &half);
+	cr_assert_float_eq(mean, s.mean, 0);
+	cr_assert_float_eq(sd, s.stddev, 0);
+	cr_assert_float_eq(mean - half, s.ci95_low, 0);
+	cr_assert_float_eq(mean + half, s.ci95_high, 0);
+	cr_assert_float_eq(half, stats_t975(5) * sd / sqrt(6.0), 1e-12);
+	stats_interval(v, 1, &mean, &sd, &half);
+	cr_assert_float_eq(mean, 100, 0);
+	cr_assert(isnan(sd) && isnan(half), "one sample has no spread");
+}
+
 Test(stats, one_run_is_null_stability)
 {
 	double v[] = { 5 };

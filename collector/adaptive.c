@@ -7,13 +7,15 @@
  * more samples. rangeprof's target is the 95 % CI half-width of the mean (Student t),
  * which does shrink, as 1/sqrt(n) for steady noise: a steady kernel always gets there,
  * a quiet one sooner than a noisy one, and a kernel whose time drifts fast (a heating
- * GPU) does not, so it runs to --runs-max and is reported as such. A drift of a few % over
- * the runs can still reach the target (its spread is only ~0.29 of the drift); the
- * summary's drift condition (collector/stats.c) makes such a launch not stable rather than
- * running on, since more runs would only move the mean further. nvbench's min-samples and
+ * GPU) does not, so it runs to --runs-max, or until --runs-time-budget is spent, and is
+ * reported as such. A drift of a few % over the runs can still reach the target (its
+ * spread is only ~0.29 of the drift); the summary's drift condition (collector/stats.c)
+ * makes such a launch not stable rather than running on, since more runs would only move
+ * the mean further. nvbench's min-samples and
  * timeout are --runs-min and --runs-time-budget; the budget never cuts below the minimum
  * (a summary of two runs would say little). Checked between batches, since all runs of a
- * batch share one profiler pass; a launch may run over the budget by one batch.
+ * batch share each profiler pass (one for a time-only set, one per pass of the set
+ * otherwise); a launch may run over the budget by one batch.
  * Calls libc and collector/stats. */
 #include "collector/adaptive.h"
 
@@ -28,17 +30,13 @@ size_t adaptive_first_batch(const struct adaptive_params *p)
 	return b < p->runs_max ? b : p->runs_max;
 }
 
+/* The summary's interval (stats_interval), as % of |mean|. */
 static double ci_pct(const double *values, size_t n)
 {
 	if (n < 2)
 		return NAN;
-	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += values[i];
-	double mean = sum / (double)n, ss = 0;
-	for (size_t i = 0; i < n; i++)
-		ss += (values[i] - mean) * (values[i] - mean);
-	double half = stats_t975(n - 1) * sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+	double mean, stddev, half;
+	stats_interval(values, n, &mean, &stddev, &half);
 	/* Identical samples are as precise as it gets, whatever their mean. */
 	if (half == 0)
 		return 0;
@@ -50,12 +48,14 @@ void adaptive_decide(const struct adaptive_params *p, const double *values, size
 {
 	out->ci_pct = ci_pct(values, n);
 	out->next_batch = 0;
-	if (n >= p->runs_max) {
-		out->verdict = ADAPTIVE_MAX_RUNS;
-		return;
-	}
+	/* The target first: a launch that reaches it on the batch that also reaches the
+	 * maximum (or spends the budget) reached it. */
 	if (n >= p->runs_min && out->ci_pct <= p->target_ci_pct) {
 		out->verdict = ADAPTIVE_TARGET_CI;
+		return;
+	}
+	if (n >= p->runs_max) {
+		out->verdict = ADAPTIVE_MAX_RUNS;
 		return;
 	}
 	if (n >= p->runs_min && elapsed_s >= p->time_budget_s) {

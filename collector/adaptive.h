@@ -9,7 +9,7 @@
 struct adaptive_params {
 	double target_ci_pct;        /* 95 % CI half-width to reach, in % of the mean */
 	size_t runs_min, runs_max;   /* 2 <= runs_min <= runs_max */
-	size_t batch;                /* runs per profiler pass, >= 1 */
+	size_t batch;                /* runs per batch, replayed in each profiler pass, >= 1 */
 	double time_budget_s;        /* measuring time after which no batch is started */
 };
 
@@ -32,9 +32,10 @@ struct adaptive_decision {
 size_t adaptive_first_batch(const struct adaptive_params *p);
 
 /* Decides after a batch: values[0..n) are the gating metric's samples so far, elapsed_s
- * the seconds spent measuring this launch. In order: stop at runs_max; stop when
- * n >= runs_min and the CI half-width is within the target; stop when n >= runs_min and
- * the budget is spent; else continue with min(batch, runs_max - n) runs. Cannot fail. */
+ * the seconds spent measuring this launch. In order: stop when n >= runs_min and the CI
+ * half-width is within the target; stop at runs_max; stop when n >= runs_min and the
+ * budget is spent; else continue with min(batch, runs_max - n) runs. So any verdict but
+ * ADAPTIVE_TARGET_CI means the target was not reached. Cannot fail. */
 void adaptive_decide(const struct adaptive_params *p, const double *values, size_t n,
 		     double elapsed_s, struct adaptive_decision *out);
 

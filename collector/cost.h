@@ -9,7 +9,8 @@ struct cJSON;
 
 enum collector_cost_phase {
 	COST_SETUP,      /* device set-up paid by this launch (first one on a device only):
-			  * NVML, profiler initialisation, counter availability, metric set */
+			  * NVML, profiler initialisation, counter availability (not for a
+			  * set of timer metrics only: profiler.h), metric set */
 	COST_SETUP_CONTEXT,   /* the context's flush and hash kernels (first launch in it) */
 	COST_SETUP_PROFILER,  /* enabling the context's range profiler */
 	COST_SYNC,       /* waiting for the application's queued work */

@@ -236,7 +236,7 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 	 * gets the measured clock for nothing. */
 	bool counters = false;
 	for (size_t i = 0; i < s->user_count; i++)
-		counters |= strncmp(s->names[i], "gpu__time_duration", 18) != 0;
+		counters |= !collector_metric_is_timer(s->names[i], strlen(s->names[i]));
 	if (s->clock_index == SIZE_MAX && counters) {
 		s->names[s->count] = strdup(COLLECTOR_CLOCK_METRIC);
 		s->clock_index = s->count++;
@@ -306,6 +306,12 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 	return 0;
 }
 
+bool collector_metric_is_timer(const char *name, size_t len)
+{
+	static const char timer[] = "gpu__time_duration";
+	return len >= sizeof(timer) - 1 && !memcmp(name, timer, sizeof(timer) - 1);
+}
+
 /* A set of the timer alone by chip name first: the timer is not one of the counters that
  * another client (DCGM's profiling metrics, a MIG slice) can hold, which the availability
  * query exists to tell. A set with counters, or one refused by name, is built with the
@@ -317,7 +323,7 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 	bool timer_only = true;
 	for (const char *p = metric_list; *p;) {
 		size_t len = strcspn(p, ",");
-		timer_only &= len >= 18 && !strncmp(p, "gpu__time_duration", 18);
+		timer_only &= collector_metric_is_timer(p, len);
 		p += len + (p[len] == ',');
 	}
 	if (timer_only && !metric_set_build(ctx, device, metric_list, false, out, err, err_size))

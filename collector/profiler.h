@@ -36,6 +36,10 @@ size_t collector_metric_set_user_count(const struct collector_metric_set *set);
 const char *const *collector_metric_set_names(const struct collector_metric_set *set);
 const char *const *collector_metric_set_units(const struct collector_metric_set *set);
 unsigned collector_metric_set_passes(const struct collector_metric_set *set);
+/* Whether the metric name (its first len bytes, as in a comma-separated list) is one of
+ * the timer's, gpu__time_duration.sum/.max/...: not a performance counter. A set of only
+ * these is built without the counter availability and leaves the clock counter out. */
+bool collector_metric_is_timer(const char *name, size_t len);
 /* Whether the set measures the SM clock (COLLECTOR_CLOCK_METRIC) itself. */
 bool collector_metric_set_measures_clock(const struct collector_metric_set *set);
 
@@ -79,12 +83,16 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 typedef int (*collector_run_fn)(void *arg, unsigned run, unsigned pass);
 
 /* Measures runs replays. values receives runs × user metric count (run-major), clock_hz
- * the SM clock of each run; cost (may be NULL) gets the profiler's phases added. Returns
- * 0, or -1 with the message in err.
- * CUPTI 13 keeps the range count of the first SetConfig in a context, so the counter data
- * is sized at a profiler's first call and only ever grows: a caller measuring in batches
- * (--runs auto) makes its first call the largest, and later, smaller batches are
- * configured with that first size. */
+ * the SM clock of each run, NaN when the set does not measure the clock
+ * (collector_metric_set_measures_clock false: the caller takes NVML's); cost (may be
+ * NULL) gets the profiler's phases added. Returns 0, or -1 with the message in err.
+ * CUPTI 13 keeps the range count of the first SetConfig in a context. The counter data
+ * is sized at a profiler's first call (or warm-up) for its set and ranges; a later call
+ * with the same set and more ranges grows it, one with fewer is configured with the size
+ * it has, and one with another set sizes it afresh for that call's ranges, smaller or
+ * larger (rangeprof gives a profiler one set, its device's, so that does not happen).
+ * A caller measuring in batches (--runs auto) therefore makes its first call the
+ * largest. */
 int collector_profiler_measure(struct collector_profiler *prof,
 			       const struct collector_metric_set *set, unsigned runs,
 			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,

@@ -378,6 +378,26 @@ static bool add_conditions(cJSON *o, const struct collector_measure_info *info, 
 	return ok;
 }
 
+void collector_launch_summarize(const struct collector_measure_info *info,
+				const double *values, const double *clocks, size_t runs, size_t m,
+				double *column, struct stats_summary *s)
+{
+	for (size_t r = 0; r < runs; r++)
+		column[r] = values[r * info->metric_count + m];
+	stats_summarize(column, clocks, runs, s);
+	stats_check_throttle(s, info->throttle, runs);
+	stats_check_locked_clock(s, clocks, runs, info->locked_sm_clock_hz);
+	const struct collector_adaptive *a = info->adaptive;
+	if (a && m == a->metric && a->stopped && !(a->ci_pct <= a->target_ci_pct)) {
+		/* The user asked for this precision and did not get it, however the runs
+		 * stopped (an unknown CI is not within the target). */
+		char reason[128];
+		snprintf(reason, sizeof(reason), "ci %.2f %% > target %.2f %% (%s)", a->ci_pct,
+			 a->target_ci_pct, a->stopped);
+		stats_fail(s, reason);
+	}
+}
+
 cJSON *collector_record_summary(const struct collector_launch *l,
 				const struct collector_measure_info *info, const double *values,
 				const double *clocks, size_t runs)
@@ -393,20 +413,8 @@ cJSON *collector_record_summary(const struct collector_launch *l,
 	cJSON *metrics = cJSON_AddObjectToObject(o, "metrics");
 	ok &= metrics != NULL;
 	for (size_t m = 0; ok && m < info->metric_count; m++) {
-		for (size_t r = 0; r < runs; r++)
-			column[r] = values[r * info->metric_count + m];
 		struct stats_summary s;
-		stats_summarize(column, clocks, runs, &s);
-		stats_check_throttle(&s, info->throttle, runs);
-		stats_check_locked_clock(&s, clocks, runs, info->locked_sm_clock_hz);
-		const struct collector_adaptive *a = info->adaptive;
-		if (a && m == a->metric && a->stopped && strcmp(a->stopped, "target_ci_reached")) {
-			/* The user asked for this precision and did not get it. */
-			char reason[128];
-			snprintf(reason, sizeof(reason), "ci %.2f %% > target %.2f %% (%s)",
-				 a->ci_pct, a->target_ci_pct, a->stopped);
-			stats_fail(&s, reason);
-		}
+		collector_launch_summarize(info, values, clocks, runs, m, column, &s);
 		cJSON *st = cJSON_AddObjectToObject(metrics, info->metrics[m]);
 		ok &= st != NULL;
 		if (!st)

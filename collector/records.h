@@ -140,6 +140,16 @@ struct cJSON *collector_record_setup(int device, uint32_t context_id,
 struct cJSON *collector_record_run(const struct collector_launch *launch,
 				   const struct collector_measure_info *info,
 				   const struct collector_run *run);
+/* Metric m's statistics over a launch's runs and its verdict, with every condition the
+ * summary record applies (stats_summarize, the throttle reasons, the locked clock, and
+ * for --runs auto's gating metric the CI target): the one place a launch's verdict is
+ * made, so that the exit table (collector_table_add) and the summary agree. values and
+ * clocks as for collector_record_summary; column (runs doubles, the caller's) receives
+ * the metric's values. Cannot fail. */
+struct stats_summary;
+void collector_launch_summarize(const struct collector_measure_info *info,
+				const double *values, const double *clocks, size_t runs, size_t m,
+				double *column, struct stats_summary *s);
 /* values holds runs × metric_count, run-major; clocks holds one SM clock per run. */
 struct cJSON *collector_record_summary(const struct collector_launch *launch,
 				       const struct collector_measure_info *info,

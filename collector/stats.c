@@ -92,15 +92,30 @@ static bool trend(const double *values, size_t n, double mean, double *drift_pct
 	return fabs(b) > stats_t975(n - 2) * se;
 }
 
+/* A sorted copy of values[0..n), n >= 1, for the caller to free; NULL when out of
+ * memory. */
+static double *sorted_copy(const double *values, size_t n)
+{
+	double *sorted = malloc(n * sizeof(*sorted));
+	if (sorted) {
+		memcpy(sorted, values, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), compare_double);
+	}
+	return sorted;
+}
+
+/* The median of sorted[0..n), n >= 1: the middle value, or the mean of the two middle
+ * ones. */
+static double sorted_median(const double *sorted, size_t n)
+{
+	return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
 /* The median of values[0..n), n >= 1; NaN when out of memory. */
 static double median_of(const double *values, size_t n)
 {
-	double *sorted = malloc(n * sizeof(*sorted));
-	if (!sorted)
-		return NAN;
-	memcpy(sorted, values, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), compare_double);
-	double m = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	double *sorted = sorted_copy(values, n);
+	double m = sorted ? sorted_median(sorted, n) : NAN;
 	free(sorted);
 	return m;
 }
@@ -118,6 +133,23 @@ static bool thirds_moved(const double *values, size_t n, double mean, double dri
 	return fabs(moved) > 0.01 * fabs(mean) && (moved > 0) == (drift_pct * mean > 0);
 }
 
+void stats_interval(const double *values, size_t n, double *mean, double *stddev,
+		    double *half)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	*mean = n ? sum / (double)n : NAN;
+	*stddev = *half = NAN;
+	if (n < 2)
+		return;
+	double ss = 0;
+	for (size_t i = 0; i < n; i++)
+		ss += (values[i] - *mean) * (values[i] - *mean);
+	*stddev = sqrt(ss / (double)(n - 1));
+	*half = stats_t975(n - 1) * *stddev / sqrt((double)n);
+}
+
 void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		     struct stats_summary *out)
 {
@@ -129,28 +161,17 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 	if (n == 0)
 		return;
 
-	double *sorted = malloc(n * sizeof(*sorted));
-	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += values[i];
-	out->mean = sum / (double)n;
+	double half;
+	stats_interval(values, n, &out->mean, &out->stddev, &half);
+	double *sorted = sorted_copy(values, n);
 	if (sorted) {
-		memcpy(sorted, values, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), compare_double);
 		out->min = sorted[0];
 		out->max = sorted[n - 1];
-		out->median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+		out->median = sorted_median(sorted, n);
 		free(sorted);
 	}
-	if (n < 2) {
-		out->stddev = NAN;
+	if (n < 2)
 		return;
-	}
-	double ss = 0;
-	for (size_t i = 0; i < n; i++)
-		ss += (values[i] - out->mean) * (values[i] - out->mean);
-	out->stddev = sqrt(ss / (double)(n - 1));
-	double half = stats_t975(n - 1) * out->stddev / sqrt((double)n);
 	out->ci95_low = out->mean - half;
 	out->ci95_high = out->mean + half;
 	out->rsd_pct = out->mean != 0 ? 100.0 * out->stddev / fabs(out->mean) : NAN;
@@ -180,6 +201,9 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		add_reason(out, reason);
 	}
 	if (clock_hz) {
+		/* Over the known clocks only. None known (a time-only set, whose clock comes
+		 * from NVML, on a MIG instance or without libnvidia-ml) is not a failure, as
+		 * unknown throttle reasons are not: it would make every launch unstable. */
 		double lo = INFINITY, hi = -INFINITY;
 		for (size_t i = 0; i < n; i++) {
 			if (isnan(clock_hz[i]))
@@ -187,10 +211,7 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 			lo = fmin(lo, clock_hz[i]);
 			hi = fmax(hi, clock_hz[i]);
 		}
-		if (isinf(lo)) {
-			stable = false;
-			add_reason(out, "sm clock unknown");
-		} else if (hi > lo * 1.05) {
+		if (!isinf(lo) && hi > lo * 1.05) {
 			stable = false;
 			snprintf(reason, sizeof(reason), "sm clock varied %.1f %% > 5 %%",
 				 100.0 * (hi / lo - 1));

@@ -51,9 +51,18 @@ size_t stats_throttle_names(uint64_t mask, const char **names, size_t max);
 /* Two-sided 95 % quantile of Student's t with df degrees of freedom (df >= 1). */
 double stats_t975(size_t df);
 
-/* Summarises values[0..n), in run order (the drift condition needs it). clock_hz holds the SM clock measured for each run (NULL or
- * NaN entries when unknown); the clock condition of stability uses it. Cannot fail;
- * n == 0 gives NaN statistics and stable null. */
+/* Mean, sample standard deviation (n-1) and the Student-t 95 % CI half-width of the mean
+ * of values[0..n); stddev and half are NaN when n < 2 (mean NaN when n == 0). The one
+ * computation of the interval: stats_summarize's ci95_low/high and --runs auto's
+ * stopping rule (collector/adaptive.c) both use it. */
+void stats_interval(const double *values, size_t n, double *mean, double *stddev,
+		    double *half);
+
+/* Summarises values[0..n), in run order (the drift condition needs it). clock_hz holds
+ * the SM clock measured for each run (NULL or NaN entries when unknown); the clock
+ * condition of stability (known clocks within 5 % of each other) uses it, and unknown
+ * clocks, even all of them, are no failure. Cannot fail; n == 0 gives NaN statistics and
+ * stable null. */
 void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		     struct stats_summary *out);
 

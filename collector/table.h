@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Adds one measured launch: runs values of the first metric, stride apart. */
+/* Adds one measured launch: runs values of the first metric, stride apart; stable is the
+ * launch's verdict for that metric as its summary record gives it
+ * (collector_launch_summarize). */
 void collector_table_add(const char *kernel, const char *nvtx_path, const double *values,
 			 size_t runs, size_t stride, bool stable);
 /* Prints the table; metric names the first metric, whose values it holds. */

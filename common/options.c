@@ -48,7 +48,8 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_RUNS_MAX, "runs-max", 0, RP_KIND_INT, "N", "200", NULL, 2, 100000,
 	  "--runs auto: measure at most N runs of each launch", .field = offsetof(struct rp_options, runs_max) },
 	{ RP_OPT_RUNS_BATCH, "runs-batch", 0, RP_KIND_INT, "N", "10", NULL, 1, 1000,
-	  "--runs auto: runs per profiler pass; the stopping rule is checked after each", .field = offsetof(struct rp_options, runs_batch) },
+	  "--runs auto: runs per batch, replayed together in each profiler pass of the metric "
+	  "set (one pass for time-only sets); the stopping rule is checked after each batch", .field = offsetof(struct rp_options, runs_batch) },
 	{ RP_OPT_RUNS_TIME_BUDGET, "runs-time-budget", 0, RP_KIND_REAL, "SECONDS", "10", NULL,
 	  0, 0, "--runs auto: no further batch once a launch has been measured this long "
 	  "(--runs-min are always measured)", .real_min = 0, .real_max = 86400,
@@ -86,7 +87,7 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "is then not measured", .field = offsetof(struct rp_options, device_lock_timeout) },
 	{ RP_OPT_SETUP, "setup", 0, RP_KIND_CHOICE, "early|lazy", "early", "early|lazy", 0, 0,
 	  "early: a GPU's profiler is set up on a thread of rangeprof's from the first kernel "
-	  "launch there, so the first measured launch does not wait ~0.3 s for it; lazy: at "
+	  "launch or allocation there, so the first measured launch does not wait ~0.3 s for it; lazy: at "
 	  "the first measured launch, nothing done for programs that measure nothing", .field = offsetof(struct rp_options, setup) },
 	{ RP_OPT_LIST_METRICS, "list-metrics", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
 	  "print the metrics the device supports, with units and descriptions, and exit",
@@ -556,24 +557,46 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 	return rc;
 }
 
-int rp_options_check(const struct rp_options *opts, char *err, size_t err_size)
+/* "ORIGIN 'TEXT' is more than ORIGIN 'TEXT'" for two options both given, with their
+ * values as the user wrote them. */
+static void contradiction(const struct rp_options *opts, enum rp_option low,
+			  enum rp_option high, const char *why, char *err, size_t err_size)
 {
-	char a[64], b[64];
+	char a[64], b[64], qa[RP_QUOTE_SIZE], qb[RP_QUOTE_SIZE];
+	snprintf(err, err_size, "%s '%s' is more than %s '%s'; %s",
+		 rp_option_origin(opts, low, a, sizeof(a)),
+		 rp_quote(opts->text[low] ? opts->text[low] : "", qa, sizeof(qa)),
+		 rp_option_origin(opts, high, b, sizeof(b)),
+		 rp_quote(opts->text[high] ? opts->text[high] : "", qb, sizeof(qb)), why);
+}
+
+int rp_options_check(struct rp_options *opts, char *err, size_t err_size)
+{
+	/* A bound the user gave moves the default one it would contradict: --runs-max 5
+	 * alone means at most 5 runs, so at least 5 too, not a refusal of the default
+	 * --runs-min 10 (which the user never wrote, and which --runs 3 does not use). */
 	if (opts->runs_min > opts->runs_max) {
-		snprintf(err, err_size, "%s '%ld' is more than %s '%ld'; expected at most as "
-			 "many runs as the maximum",
-			 rp_option_origin(opts, RP_OPT_RUNS_MIN, a, sizeof(a)), opts->runs_min,
-			 rp_option_origin(opts, RP_OPT_RUNS_MAX, b, sizeof(b)), opts->runs_max);
-		return -EINVAL;
+		if (opts->given[RP_OPT_RUNS_MIN] && opts->given[RP_OPT_RUNS_MAX]) {
+			contradiction(opts, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX, "expected at most "
+				      "as many runs as the maximum", err, err_size);
+			return -EINVAL;
+		}
+		if (opts->given[RP_OPT_RUNS_MIN])
+			opts->runs_max = opts->runs_min;
+		else
+			opts->runs_min = opts->runs_max;
 	}
 	if (opts->thermal_wait > opts->thermal_continue) {
-		snprintf(err, err_size, "%s '%g' is more than %s '%g'; a launch must go on at no "
-			 "less headroom than it starts waiting at",
-			 rp_option_origin(opts, RP_OPT_THERMAL_WAIT, a, sizeof(a)),
-			 opts->thermal_wait,
-			 rp_option_origin(opts, RP_OPT_THERMAL_CONTINUE, b, sizeof(b)),
-			 opts->thermal_continue);
-		return -EINVAL;
+		if (opts->given[RP_OPT_THERMAL_WAIT] && opts->given[RP_OPT_THERMAL_CONTINUE]) {
+			contradiction(opts, RP_OPT_THERMAL_WAIT, RP_OPT_THERMAL_CONTINUE,
+				      "a launch must go on at no less headroom than it starts "
+				      "waiting at", err, err_size);
+			return -EINVAL;
+		}
+		if (opts->given[RP_OPT_THERMAL_WAIT])
+			opts->thermal_continue = opts->thermal_wait;
+		else
+			opts->thermal_wait = opts->thermal_continue;
 	}
 	return 0;
 }

@@ -92,7 +92,7 @@ struct rp_options {
 	long runs;                 /* RP_RUNS_AUTO: adaptive */
 	double target_ci_pct;      /* --runs auto: CI half-width to reach, % of the mean */
 	long runs_min, runs_max;   /* --runs auto: bounds of the run count */
-	long runs_batch;           /* --runs auto: runs per profiler pass */
+	long runs_batch;           /* --runs auto: runs per batch (each pass of the set replays them) */
 	double runs_time_budget;   /* --runs auto: seconds of measuring per launch */
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;
@@ -139,9 +139,11 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 
 /* Checks what single values cannot show: --runs-min <= --runs-max, --thermal-wait <=
  * --thermal-continue. Called once all options are in (environment, then command line).
- * Returns 0, or -EINVAL with one line naming both options (as the user gave them) and
- * their values. */
-int rp_options_check(const struct rp_options *opts, char *err, size_t err_size);
+ * Where only one of a pair was given, the default of the other moves to meet it
+ * (--runs-max 5 lowers runs_min to 5, --thermal-wait 30 raises thermal_continue to 30):
+ * only two values the user gave can contradict. Then returns -EINVAL with one line
+ * naming both options as the user gave them and their values as written; else 0. */
+int rp_options_check(struct rp_options *opts, char *err, size_t err_size);
 
 /* Reads every RANGEPROF_* variable; the only getenv() of rangeprof. Stops at the first
  * bad value: returns -EINVAL with the message in err. */

@@ -698,14 +698,12 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 	cJSON *summary = collector_record_add_save(
 		collector_record_summary(&launch, &info, values, clocks, runs), &save, cost);
 	inject_write_record(summary);
+	/* The table's "stable" is the summary's verdict for the first metric, made where
+	 * the summary makes it (with --runs auto's CI target). */
 	struct stats_summary first;
-	double *column = malloc(runs * sizeof(*column));
+	double *column = malloc((runs ? runs : 1) * sizeof(*column));
 	if (column) {
-		for (unsigned r = 0; r < runs; r++)
-			column[r] = values[(size_t)r * metric_count];
-		stats_summarize(column, clocks, runs, &first);
-		stats_check_throttle(&first, cond->throttle, runs);
-		stats_check_locked_clock(&first, clocks, runs, d->locked_sm_clock_hz);
+		collector_launch_summarize(&info, values, clocks, runs, 0, column, &first);
 		collector_table_add(kernel, path, column, runs, 1, first.stable == STATS_STABLE_TRUE);
 		free(column);
 	}

@@ -33,8 +33,8 @@ def summarize(df, by=None):
     Nsight Python's columns AvgValue, StdDev, MinValue, MaxValue, NumRuns, CI95_Lower,
     CI95_Upper, RelativeStdDevPct, StableMeasurement (SPEC.md: Student-t interval; stable
     needs n >= 5, RSD <= 2 %, no launch that drifted - from 10 runs, a significant trend of
-    more than 2 % that moved the bulk of the runs (stats.drift) -, the SM clock within 5 %
-    and no thermal, power or slowdown throttle reason in any run), plus MedianValue,
+    more than 2 % that moved the bulk of the runs (stats.drift) -, the known SM clocks
+    within 5 % and no thermal, power or slowdown throttle reason in any run), plus MedianValue,
     DriftPct, Unit and Reasons. Drift is judged per launch, as in the 'summary' records:
     DriftPct is the least-squares trend of a launch's runs (the rows of one Launch in Run
     order; without those columns, the group's rows in the frame's order), first to last,

@@ -152,7 +152,8 @@ def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
     naming that launch. runs, with launches, are the samples' run indexes (the 'Run'
     column), which order each launch's samples. Without launches the samples are one
     launch.
-    clocks, when given, are the measured SM clocks of the same runs (None if unknown);
+    clocks, when given, are the measured SM clocks of the same runs (None if unknown;
+    unknown clocks are left out of the 5 % spread check, and all unknown pass it);
     throttle, when given, their NVML throttle reasons (lists of names, None if unknown)."""
     values = list(values)  # read twice where launches are given
     xs = _finite(values)
@@ -197,10 +198,10 @@ def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
                        f" in launch {lid} ({len(drifted)} of {len(series)} launches drifted)")
         reasons.append(reason)
     if clocks is not None:
+        # Over the known clocks only; none known (NVML could not give them: MIG, no
+        # libnvidia-ml) is no failure, as unknown throttle reasons are none.
         known = _finite(clocks)
-        if not known:
-            reasons.append("sm clock unknown")
-        elif max(known) > min(known) * (1 + STABLE_MAX_CLOCK_SPREAD):
+        if known and max(known) > min(known) * (1 + STABLE_MAX_CLOCK_SPREAD):
             reasons.append(f"sm clock varied {100 * (max(known) / min(known) - 1):.1f} % > 5 %")
     if throttle is not None:
         lists = [throttle_names(t) for t in throttle]

@@ -82,6 +82,18 @@ def test_stable_requires_five_runs_low_rsd_and_steady_clock(recorded):
     assert any("sm clock" in r for r in stats.summarize(values, spread)["reasons"])
 
 
+def test_an_unknown_clock_is_not_a_failure_as_in_the_summary_record():
+    """As collector/stats.c: clocks NVML could not give (MIG, no libnvidia-ml) are
+    unknown, not a reason; the spread is checked over the known ones."""
+    values = [100, 100.5, 99.5, 100.2, 99.8]
+    s = stats.summarize(values, [None, float("nan"), None, None, None])
+    assert s["stable"] is True and s["reasons"] == []
+    s = stats.summarize(values, [1.98e9, None, 1.5e9, float("nan"), 1.98e9])
+    assert s["stable"] is False
+    assert s["reasons"] == ["sm clock varied 32.0 % > 5 %"]
+    assert stats.summarize(values, [1.98e9, None, 1.97e9, None, 1.98e9])["stable"] is True
+
+
 def test_throttle_reasons_make_a_group_unstable_as_the_summary_record_says():
     """The same rule and text as collector/stats.c's stats_check_throttle."""
     values = [100, 100.5, 99.5, 100.2, 99.8]

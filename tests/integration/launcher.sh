@@ -27,8 +27,8 @@ check_error "--runs '0': expected an integer" --runs 0
 check_error "--cache-control 'maybe': should be one of 'all', 'none'" --cache-control maybe
 check_error "--runs 'many': expected an integer from 1 to 100000 or 'auto'" --runs many
 check_error "--target-ci '0': expected a number > 0 and <= 100" --target-ci 0
-check_error "--runs-min '300' is more than --runs-max (default) '200'" --runs auto --runs-min 300
-check_error "--thermal-wait '30' is more than --thermal-continue (default) '20'" --thermal-wait 30
+check_error "--runs-min '300' is more than --runs-max '0200'" --runs auto --runs-min 300 --runs-max 0200
+check_error "--thermal-wait '30' is more than --thermal-continue '20.0'" --thermal-wait 30 --thermal-continue 20.0
 check_error "--thermal-control 'on': should be one of 'auto', 'manual', 'off'" --thermal-control on
 check_error "--graph-profiling 'nodes': should be one of 'node', 'graph', 'none'" --graph-profiling nodes
 check_error "--nvtx-include 'A//B': empty range name at character 3" --nvtx-include 'A//B'
@@ -65,6 +65,18 @@ out=$("$rp" -q --runs auto --target-ci 0.5 --nvtx-include 'a/' --nvtx-include 'b
 	sh -c 'echo "$RANGEPROF_RUNS $RANGEPROF_TARGET_CI $RANGEPROF_NVTX_INCLUDE $RANGEPROF_LAUNCH_COUNT $RANGEPROF_QUIET"' 2>/dev/null)
 [ "$out" = 'auto 0.5 a/;b\;c/ 3 1' ] || { echo "FAIL: values exported: $out"; fail=1; }
 RANGEPROF_RUNS=x "$rp" true 2>/dev/null && { echo "FAIL: bad env accepted"; fail=1; }
+# One bound alone moves the default other, whatever else is asked: only two values the
+# user gave can contradict.
+for args in "--runs-max 5" "--runs 3 --runs-max 5" "--runs auto --runs-min 300" \
+	    "--thermal-wait 30" "--thermal-wait 30 --thermal-control off" "--thermal-continue 5"; do
+	# shellcheck disable=SC2086
+	out=$("$rp" -q $args -- sh -c 'echo ran' 2>&1)
+	printf '%s' "$out" | grep -q '^ran$' && ! printf '%s' "$out" | grep -q "error:" ||
+		{ echo "FAIL: rangeprof $args: $out"; fail=1; }
+	# shellcheck disable=SC2086
+	out=$("$rp" $args --list-metrics 2>&1)
+	printf '%s' "$out" | grep -q "is more than" && { echo "FAIL: $args --list-metrics: $out"; fail=1; }
+done
 "$rp" -q -- sh -c 'exit 7' 2>/dev/null; [ $? -eq 7 ] || { echo "FAIL: exit status"; fail=1; }
 "$rp" -q -- sh -c 'kill -TERM $$' 2>/dev/null; [ $? -eq 143 ] || { echo "FAIL: signal"; fail=1; }
 "$rp" --help | grep -q -- "--nvtx-include EXPR" || { echo "FAIL: help"; fail=1; }

@@ -170,3 +170,31 @@ Test(adaptive, a_nan_sample_never_counts_as_precise)
 	adaptive_decide(&p, v, 10, 0, &d);
 	cr_assert_eq(d.verdict, ADAPTIVE_CONTINUE);
 }
+
+/* A launch that reaches the target on the batch that also reaches the maximum reached
+ * the target: it was reported "max_runs", and its summary made unstable with a CI
+ * inside the target ("ci 0.04 % > target 1.00 % (max_runs)"). */
+Test(adaptive, the_target_reached_on_the_last_batch_counts_as_reached)
+{
+	struct adaptive_params p = defaults;
+	p.runs_max = 20;
+	double values[20];
+	for (int i = 0; i < 20; i++)
+		values[i] = i < 10 ? (i % 2 ? 90 : 110) : 100;   /* wide first batch */
+	struct adaptive_decision d;
+	adaptive_decide(&p, values, 10, 0, &d);
+	cr_assert_eq(d.verdict, ADAPTIVE_CONTINUE, "ci %g", d.ci_pct);
+	for (int i = 0; i < 10; i++)
+		values[i] = 100 + (i % 2 ? 0.05 : -0.05);
+	adaptive_decide(&p, values, 20, 0, &d);
+	cr_assert_leq(d.ci_pct, 1.0);
+	cr_assert_eq(d.verdict, ADAPTIVE_TARGET_CI, "%s", adaptive_verdict_name(d.verdict));
+	/* Out of budget too: still the target that counts. */
+	adaptive_decide(&p, values, 20, 1e9, &d);
+	cr_assert_eq(d.verdict, ADAPTIVE_TARGET_CI);
+	/* Not reached: the maximum stops it. */
+	for (int i = 0; i < 20; i++)
+		values[i] = i % 2 ? 90 : 110;
+	adaptive_decide(&p, values, 20, 0, &d);
+	cr_assert_eq(d.verdict, ADAPTIVE_MAX_RUNS);
+}

@@ -28,6 +28,19 @@ Test(profiler, unsupported_device_is_named_as_such)
 	cr_assert(strstr(err, "Turing or newer"), "%s", err);
 }
 
+/* One test of "a timer metric" for the set's clock and for how the set is built (it was
+ * written out twice in profiler.c). */
+Test(profiler, timer_metrics_are_the_gpu__time_duration_ones)
+{
+	cr_assert(collector_metric_is_timer("gpu__time_duration.sum", 22));
+	cr_assert(collector_metric_is_timer("gpu__time_duration.max", 22));
+	cr_assert(collector_metric_is_timer("gpu__time_duration.sum,dram__bytes_read.sum", 22),
+		  "one element of a list");
+	cr_assert_not(collector_metric_is_timer("gpu__time_duration.sum", 12), "cut short");
+	cr_assert_not(collector_metric_is_timer("dram__bytes_read.sum", 20));
+	cr_assert_not(collector_metric_is_timer("gpc__cycles_elapsed.avg.per_second", 34));
+}
+
 Test(profiler, another_profiler_is_named)
 {
 	char err[512];

@@ -286,6 +286,76 @@ Test(records, the_summary_lists_throttle_reasons_thermal_wait_and_why_runs_stopp
 	cJSON_Delete(s);
 }
 
+/* Only a CI outside the target makes the gating metric unstable, however the runs
+ * stopped: "ci 0.04 % > target 1.00 % (max_runs)" was a reason. */
+Test(records, a_ci_within_the_target_is_stable_however_the_runs_stopped)
+{
+	const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+	double values[6] = { 100, 100.1, 99.9, 100, 100.05, 99.95 };
+	double clocks[6] = { 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9 };
+	static const char *const how[] = { "max_runs", "time_budget", "error", "target_ci_reached" };
+	for (size_t i = 0; i < sizeof(how) / sizeof(*how); i++) {
+		struct collector_adaptive a = { how[i], 1.0, 0.04, 0, 2, 0.25 };
+		struct collector_measure_info info = { names, units, 1, 1, 6, RP_CACHE_ALL,
+						       RP_CLOCK_NONE, 1.98e9, 0, NULL, &a };
+		struct collector_launch l = { .index = 1, .kernel = "k", .mangled = "k" };
+		cJSON *s = collector_record_summary(&l, &info, values, clocks, 6);
+		cJSON *time = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), names[0]);
+		cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(time, "stable")), "%s", how[i]);
+		cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(time, "reasons")), 0, "%s", how[i]);
+		cJSON_Delete(s);
+		/* An unknown CI is not within the target. */
+		a.ci_pct = NAN;
+		s = collector_record_summary(&l, &info, values, clocks, 6);
+		time = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), names[0]);
+		cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(time, "stable")), "%s", how[i]);
+		cJSON_Delete(s);
+	}
+}
+
+/* The exit table's "stable k/n" (collector_table_add, from inject/replay.c) recomputed a
+ * launch's verdict without --runs auto's CI target, so it could call a launch stable
+ * that its summary did not. Both now take the verdict from collector_launch_summarize:
+ * for every condition, it is the summary record's. */
+Test(records, the_launch_verdict_is_the_summary_records)
+{
+	const char *names[] = { "gpu__time_duration.sum", "dram__bytes_read.sum" };
+	const char *units[] = { "nanosecond", "byte" };
+	double values[12] = { 100, 1, 100.1, 1, 99.9, 1, 100, 1, 100.2, 1, 99.8, 1 };
+	double clocks[6] = { 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9, 1.98e9 };
+	uint64_t hot[6] = { 0, STATS_THROTTLE_SW_POWER_CAP, 0, 0, 0, 0 };
+	struct collector_adaptive missed = { "max_runs", 1.0, 1.7, 0, 3, 0.25 };
+	struct collector_adaptive reached = { "target_ci_reached", 1.0, 0.1, 0, 1, 0.25 };
+	struct collector_adaptive other = { "max_runs", 1.0, 1.7, 1, 3, 0.25 };
+	const struct { const uint64_t *throttle; const struct collector_adaptive *a;
+		       double locked; bool stable; } cases[] = {
+		{ NULL, NULL, 0, true },
+		{ NULL, &reached, 0, true },
+		{ NULL, &missed, 0, false },        /* the table said stable */
+		{ NULL, &other, 0, true },          /* the target concerns metric 1 */
+		{ hot, NULL, 0, false },
+		{ NULL, NULL, 1.59e9, false },
+	};
+	struct collector_launch l = { .index = 1, .kernel = "k", .mangled = "k" };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct collector_measure_info info = { names, units, 2, 1, 6, RP_CACHE_ALL,
+						       RP_CLOCK_NONE, 1.98e9, cases[i].locked,
+						       cases[i].throttle, cases[i].a };
+		double column[6];
+		struct stats_summary first;
+		collector_launch_summarize(&info, values, clocks, 6, 0, column, &first);
+		cr_assert_eq(first.stable == STATS_STABLE_TRUE, cases[i].stable, "case %zu: %s", i,
+			     first.reasons);
+		for (int r = 0; r < 6; r++)
+			cr_assert_float_eq(column[r], values[2 * r], 0, "metric 0's values");
+		cJSON *s = collector_record_summary(&l, &info, values, clocks, 6);
+		cJSON *m0 = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "metrics"), names[0]);
+		cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(m0, "stable")), cases[i].stable,
+			     "case %zu", i);
+		cJSON_Delete(s);
+	}
+}
+
 Test(records, session_options_say_runs_auto_and_the_thermal_guard)
 {
 	struct rp_options o;

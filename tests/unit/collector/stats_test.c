@@ -57,6 +57,46 @@ Test(stats, stable_needs_five_runs_low_rsd_and_a_steady_clock)
 	cr_assert(strstr(s.reasons, "rsd"), "%s", s.reasons);
 }
 
+/* A time-only metric set takes the clock from NVML; where NVML cannot give it (a MIG
+ * instance, no libnvidia-ml) every clock is NaN. Unknown is not a failure, as unknown
+ * throttle reasons are not: "sm clock unknown" made every such launch unstable. The
+ * spread is checked over the clocks that are known. */
+Test(stats, an_unknown_clock_is_not_a_failure_and_known_ones_are_checked)
+{
+	double v[] = { 100, 100.5, 99.5, 100.2, 99.8 };
+	double unknown[] = { NAN, NAN, NAN, NAN, NAN };
+	double some[] = { 1.98e9, NAN, 1.5e9, NAN, 1.98e9 };
+	double some_steady[] = { 1.98e9, NAN, 1.97e9, NAN, 1.98e9 };
+	struct stats_summary s;
+	stats_summarize(v, unknown, 5, &s);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
+	cr_assert_str_eq(s.reasons, "");
+	stats_summarize(v, some, 5, &s);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert_str_eq(s.reasons, "sm clock varied 32.0 % > 5 %");
+	stats_summarize(v, some_steady, 5, &s);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
+}
+
+/* The interval both the summary and --runs auto's stopping rule use (adaptive.c had its
+ * own copy of the computation). */
+Test(stats, the_interval_is_the_summarys)
+{
+	double v[] = { 100, 100.5, 99.5, 100.2, 99.8, 101 };
+	struct stats_summary s;
+	stats_summarize(v, NULL, 6, &s);
+	double mean, sd, half;
+	stats_interval(v, 6, &mean, &sd, &half);
+	cr_assert_float_eq(mean, s.mean, 0);
+	cr_assert_float_eq(sd, s.stddev, 0);
+	cr_assert_float_eq(mean - half, s.ci95_low, 0);
+	cr_assert_float_eq(mean + half, s.ci95_high, 0);
+	cr_assert_float_eq(half, stats_t975(5) * sd / sqrt(6.0), 1e-12);
+	stats_interval(v, 1, &mean, &sd, &half);
+	cr_assert_float_eq(mean, 100, 0);
+	cr_assert(isnan(sd) && isnan(half), "one sample has no spread");
+}
+
 Test(stats, one_run_is_null_stability)
 {
 	double v[] = { 5 };

@@ -489,11 +489,58 @@ Test(options, run_count_bounds_are_checked_alone_and_together)
 	cr_assert_float_eq(opts.runs_time_budget, 2.5, 0);
 
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MIN, "300", "--runs-min", err, sizeof(err)), 0);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MAX, "0250", "--runs-max", err, sizeof(err)), 0);
 	cr_assert_neq(rp_options_check(&opts, err, sizeof(err)), 0);
-	cr_assert_str_eq(err, "--runs-min '300' is more than --runs-max (default) '200'; expected "
-			 "at most as many runs as the maximum");
+	cr_assert_str_eq(err, "--runs-min '300' is more than --runs-max '0250'; expected "
+			 "at most as many runs as the maximum", "values as the user wrote them");
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MAX, "300", "--runs-max", err, sizeof(err)), 0);
 	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+}
+
+/* Only two values the user gave can contradict: one bound alone moves the default of the
+ * other. --runs-max 5 was refused against the default --runs-min 10, even with --runs 3
+ * and with --list-metrics. */
+Test(options, one_run_bound_given_moves_the_default_other)
+{
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MAX, "5", "--runs-max", err, sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(opts.runs_max, 5);
+	cr_assert_eq(opts.runs_min, 5, "the default minimum comes down to the maximum");
+
+	rp_options_finish(&opts);
+	rp_options_init(&opts);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MIN, "300", "--runs-min", err, sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(opts.runs_min, 300);
+	cr_assert_eq(opts.runs_max, 300, "the default maximum goes up to the minimum");
+
+	rp_options_finish(&opts);
+	rp_options_init(&opts);
+	char *argv[] = { "rangeprof", "--runs", "3", "--runs-max", "5", "--list-metrics", NULL };
+	int app;
+	enum rp_action action;
+	cr_assert_eq(rp_options_parse_argv(&opts, 6, argv, &app, &action, err, sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+}
+
+Test(options, one_thermal_threshold_given_moves_the_default_other)
+{
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_THERMAL_WAIT, "30", "--thermal-wait", err,
+				   sizeof(err)), 0);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_THERMAL_CONTROL, "off", "--thermal-control",
+				   err, sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+	cr_assert_float_eq(opts.thermal_wait, 30, 0);
+	cr_assert_float_eq(opts.thermal_continue, 30, 0, "the default goes up to the wait");
+
+	rp_options_finish(&opts);
+	rp_options_init(&opts);
+	setenv("RANGEPROF_THERMAL_CONTINUE", "5", 1);
+	cr_assert_eq(rp_options_load_env(&opts, err, sizeof(err)), 0, "%s", err);
+	unsetenv("RANGEPROF_THERMAL_CONTINUE");
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+	cr_assert_float_eq(opts.thermal_continue, 5, 0);
+	cr_assert_float_eq(opts.thermal_wait, 5, 0, "the default comes down to the continue");
 }
 
 Test(options, thermal_control_and_thresholds)
@@ -520,9 +567,11 @@ Test(options, thermal_control_and_thresholds)
 	cr_assert_eq(rp_options_load_env(&opts, err, sizeof(err)), 0, "%s", err);
 	unsetenv("RANGEPROF_THERMAL_WAIT");
 	cr_assert_float_eq(opts.thermal_wait, 25.5, 0);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_THERMAL_CONTINUE, "2e1", "--thermal-continue",
+				   err, sizeof(err)), 0);
 	cr_assert_neq(rp_options_check(&opts, err, sizeof(err)), 0);
 	cr_assert_str_eq(err, "RANGEPROF_THERMAL_WAIT '25.5' is more than --thermal-continue "
-			 "(default) '20'; a launch must go on at no less headroom than it starts "
+			 "'2e1'; a launch must go on at no less headroom than it starts "
 			 "waiting at");
 }
 
@@ -552,6 +601,22 @@ Test(options, new_options_come_from_the_one_table)
 	cr_assert(strstr(text, "--runs N|auto"), "%s", text);
 	cr_assert(strstr(text, "--thermal-control auto|manual|off"), "%s", text);
 	cr_assert(strstr(text, "(default: auto; env RANGEPROF_THERMAL_CONTROL)"), "%s", text);
+	free(text);
+}
+
+/* The help says what the code does: the early set-up starts at a device's first kernel
+ * launch or allocation (inject/early.c), and a batch of --runs auto takes one profiler
+ * pass only where the metric set has one pass. */
+Test(options, help_says_when_setup_starts_and_what_a_batch_is)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	rp_options_print_help(f, "rangeprof");
+	fclose(f);
+	cr_assert(strstr(text, "from the first kernel launch or allocation there"), "%s", text);
+	cr_assert_null(strstr(text, "runs per profiler pass"), "%s", text);
+	cr_assert(strstr(text, "in each profiler pass of the metric set"), "%s", text);
 	free(text);
 }
 

@@ -1,5 +1,5 @@
 /* inject/early.h - --setup early: each device's set-up on a thread of rangeprof's from the
- * first kernel launch seen there (early.c). */
+ * first kernel launch or allocation seen there (early.c). */
 #ifndef INJECT_EARLY_H
 #define INJECT_EARLY_H
 

@@ -716,22 +716,29 @@ static void write_records(const struct measurement *m, unsigned runs, unsigned p
 	free(ranges);
 }
 
+/* Where gpu__time_duration.sum is in the set, SIZE_MAX when not measured. */
+static size_t time_metric(const struct collector_metric_set *set)
+{
+	const char *const *names = collector_metric_set_names(set);
+	size_t count = collector_metric_set_user_count(set);
+	for (size_t k = 0; k < count; k++)
+		if (!strcmp(names[k], "gpu__time_duration.sum"))
+			return k;
+	return SIZE_MAX;
+}
+
 /* Keeps the kernel's mean time, when measured, to bound its later replay passes. */
 static void remember_kernel_time(struct measurement *m, const double *values, unsigned runs,
 				 size_t metric_count)
 {
-	if (!m->fn)
-		return; /* a whole graph launch */
-	const char *const *names = collector_metric_set_names(m->d->set);
-	for (size_t k = 0; k < metric_count; k++) {
-		if (strcmp(names[k], "gpu__time_duration.sum"))
-			continue;
-		double sum = 0;
-		for (unsigned r = 0; r < runs; r++)
-			sum += values[(size_t)r * metric_count + k];
-		if (runs && isfinite(sum) && sum > 0)
-			m->fn->kernel_seconds = sum / runs * 1e-9;
-	}
+	size_t k = time_metric(m->d->set);
+	if (!m->fn || k == SIZE_MAX)
+		return; /* a whole graph launch, or its time not measured */
+	double sum = 0;
+	for (unsigned r = 0; r < runs; r++)
+		sum += values[(size_t)r * metric_count + k];
+	if (runs && isfinite(sum) && sum > 0)
+		m->fn->kernel_seconds = sum / runs * 1e-9;
 }
 
 /* The thermal guard before a launch's runs (--thermal-control); a timeout is a warning,
@@ -761,16 +768,6 @@ static void thermal_guard_before_runs(const struct measurement *m, struct therma
 			      "slowdown temperature" : "temperature");
 }
 
-/* Where gpu__time_duration.sum is in the set, SIZE_MAX when not measured. */
-static size_t time_metric(const struct collector_metric_set *set)
-{
-	const char *const *names = collector_metric_set_names(set);
-	size_t count = collector_metric_set_user_count(set);
-	for (size_t k = 0; k < count; k++)
-		if (!strcmp(names[k], "gpu__time_duration.sum"))
-			return k;
-	return SIZE_MAX;
-}
 
 /* The metric --runs auto judges: the kernel's time when measured, else the first. */
 static size_t gating_metric(const struct measurement *m)
@@ -856,8 +853,9 @@ static int measure_graph_batch(struct measurement *m, struct replay_run *rr, uns
 
 /* Runs the measurement proper: every run restores the saved inputs, flushes and
  * relaunches; writes the records. --runs N is one batch of N runs; --runs auto measures
- * batches of --runs-batch (each one profiler pass, the first the largest, so the counter
- * data sized at the first configuration holds them all) until collector/adaptive.c says
+ * batches of --runs-batch (each replayed in every pass of the metric set, the first batch
+ * the largest, so the counter data sized at the first configuration holds them all) until
+ * collector/adaptive.c says
  * stop. The memory is left as the runs left it: the caller puts it back. */
 static void measure(struct measurement *m)
 {

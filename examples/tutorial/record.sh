@@ -15,11 +15,26 @@ NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 PY=${PYTHON:-python3}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# Untracked files, listed before this script writes into OUTDIR (which may be in the tree).
+untracked=$(git -C "$root" ls-files --others --exclude-standard 2>/dev/null)
 log="$out/record.log"
 : >"$log"
 say() { echo "$*" | tee -a "$log"; }
 
 say "# recorded by examples/tutorial/record.sh, commit $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+# HEAD alone does not say which code ran: the tree may hold changes not yet committed (the
+# fixtures of 2026-11-30 name a commit without the code that wrote them). Log whether it
+# differs from HEAD and how: the diff against HEAD (staged or not) is kept beside the
+# output with its hash, and untracked files, which no diff shows, are listed.
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+	say "# git describe --always --dirty: $(git -C "$root" describe --always --dirty 2>&1)"
+	git -C "$root" diff HEAD --binary >"$out/git-diff.patch" 2>&1
+	say "# git diff HEAD: $(wc -l <"$out/git-diff.patch") lines, sha256 $(sha256sum <"$out/git-diff.patch" | cut -d' ' -f1) (git-diff.patch)"
+	[ -n "$untracked" ] && printf '%s\n' "$untracked" >"$out/git-untracked.txt"
+	say "# untracked files: $(printf '%s' "$untracked" | grep -c .)${untracked:+ (git-untracked.txt)}"
+else
+	say "# not a git checkout: the code that ran is not recorded"
+fi
 nvidia-smi -q >"$out/nvidia-smi.before.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >>"$log" 2>&1
 "$RP" --list-metrics >"$out/list-metrics.txt" 2>&1

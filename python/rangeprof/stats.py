@@ -1,7 +1,14 @@
 """rangeprof/stats.py - the statistics of SPEC.md section 5 (mean, sample standard deviation,
 median, Student-t 95 % interval, RSD, drift, stability verdict), computed as collector/stats.c
 computes them so that tables agree with the 'summary' records, plus Welch's t-test and a
-bootstrap for A/B comparison. Standard library only."""
+bootstrap for A/B comparison. Standard library only.
+
+They agree where every run has a finite value. A NaN or None sample (a run whose metric
+was not produced: null in its run record) is treated differently: summarize() leaves it
+out and summarises the others, while collector/stats.c keeps it, so the summary record
+counts it in n, has NaN (null) mean, stddev, ci95_low/high, rsd_pct and drift_pct, min,
+median and max that depend on where the NaN sorted, and is not stable ('rsd nan % > 2 %')
+where this module may find the remaining runs stable."""
 import math
 import random
 
@@ -142,8 +149,10 @@ def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
     """Summary of one metric's samples as a dict with the keys of a 'summary' record:
     n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, drift_pct (NaN when
     no launch has 10 runs and a nonzero mean), stable (True, False or None when n < 2) and
-    reasons (why not stable). None and NaN samples are left out; the others are taken in
-    the order given, which the drift condition needs to be the order of the runs.
+    reasons (why not stable). None and NaN samples are left out (collector/stats.c keeps
+    them and gives NaN statistics and not stable: see the module's docstring); the others
+    are taken in the order given, which the drift condition needs to be the order of the
+    runs.
     launches, when given, are the samples' launch ids (the 'Launch' column): a group that
     pools several launches gets the drift condition per launch, as each launch's 'summary'
     record does (drift()), not over the pooled samples - five steady launches whose means

@@ -1,6 +1,7 @@
-"""Shared fixtures: the JSONL and ncu CSV files recorded on the H200 by
-examples/tutorial/record.sh (fixtures/recorded/, see its README). Tests that need them
-skip, saying so, where they are absent; none of them uses hand-typed measurements."""
+"""Shared fixtures: the JSONL and ncu CSV files recorded on the H200, most of them by
+examples/tutorial/record.sh (fixtures/recorded/, whose README says how each was made).
+Tests that need them skip, saying so, where they are absent; none of them uses
+hand-typed measurements."""
 import os
 import shutil
 from pathlib import Path
@@ -13,7 +14,8 @@ RECORDED = Path(os.environ.get("RANGEPROF_FIXTURES", Path(__file__).parent / "fi
 def recorded_path(name):
     path = RECORDED / name
     if not path.exists():
-        pytest.skip(f"recorded fixture {name} is not in {RECORDED} (examples/tutorial/record.sh)")
+        pytest.skip(f"recorded fixture {name} is not in {RECORDED} "
+                    "(fixtures/recorded/README.md says how each was recorded)")
     return path
 
 

@@ -186,16 +186,19 @@ def test_noise_tiny_kernel_is_not_stable_large_one_is(recorded):
 
 
 def test_clocks_and_temperature_per_run(recorded):
-    """Every run of clocks.jsonl carries its SM clock and temperature; under the sustained
-    fp16 load the GPU warms up and its clock falls below the rated one, and the measured
-    clock agrees with the sm__cycles_elapsed.avg.per_second counter."""
+    """The report's SMClock and Temperature columns are each run's sm_clock_hz and
+    temperature_c: derived and grouped by the 'step' config word, their means agree with
+    the runs' own values. Under the sustained fp16 load of clocks.jsonl the GPU warms up
+    and its clock falls below the rated one, as the tutorial's clocks lesson shows.
+
+    That the collector's per-run clock agreed with the same pass's
+    sm__cycles_elapsed.avg.per_second counter is a fact of this frozen recording that no
+    code change can break, so it is not asserted here: the collector's per-run clocks are
+    for the GPU suite to check live (tests/gpu/run.sh: check_records.py, check_auto.py
+    against nvidia-smi)."""
     runs = [json.loads(l) for l in open(recorded("clocks.jsonl"))]
     runs = [r for r in runs if r["type"] == "run"]
     assert len(runs) == 140
-    for r in runs:
-        assert r["sm_clock_hz"] > 0 and r["temperature_c"] > 0
-        assert r["sm_clock_hz"] == pytest.approx(
-            r["metrics"]["sm__cycles_elapsed.avg.per_second"], rel=0.02)
     rows = {r["step"]: r for r in json.loads(run(
         recorded("clocks.jsonl"), "--derive", "sm_clock[MHz]=SMClock", "--metric", "sm_clock",
         "--group-by", "step", "--json"))}
@@ -203,6 +206,16 @@ def test_clocks_and_temperature_per_run(recorded):
         recorded("clocks.jsonl"), "--derive", "temp=Temperature", "--metric", "temp",
         "--group-by", "step", "--json"))}
     assert len(rows) == len(temps) == 28 and rows[0]["Unit"] == "MHz"
+    by_step = {}
+    for r in runs:  # "burn step=K"
+        by_step.setdefault(int(r["nvtx_path"].split("step=")[1]), []).append(r)
+    assert set(by_step) == set(rows)
+    for step, group in by_step.items():
+        assert rows[step]["NumRuns"] == temps[step]["NumRuns"] == len(group)
+        assert rows[step]["AvgValue"] == pytest.approx(
+            statistics.fmean(r["sm_clock_hz"] for r in group) / 1e6, rel=1e-12)
+        assert temps[step]["AvgValue"] == pytest.approx(
+            statistics.fmean(r["temperature_c"] for r in group), rel=1e-12)
     rated = runs[0]["rated_sm_clock_hz"] / 1e6
     last = max(rows)
     assert temps[last]["AvgValue"] > temps[0]["AvgValue"] + 10

@@ -237,10 +237,24 @@ def test_drift_is_nan_where_it_means_nothing():
     s = stats.summarize([-1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6])  # mean 0
     assert math.isnan(s["drift_pct"])
     assert not any("drifted" in r for r in s["reasons"])
-    # NaN samples are left out, the rest keep their order: 11 runs rising by 1 on 6.
+
+
+def test_nan_samples_are_dropped_here_but_spoil_the_c_summary():
+    """Where Python and collector/stats.c differ: a NaN or None sample (a run whose metric
+    was not produced; null in its run record) is left out here and the rest are
+    summarised in their order, while stats.c keeps it: its summary of the same runs
+    counts it in n and has a NaN (null) mean, stddev, interval, rsd_pct and drift_pct,
+    and is not stable ('rsd nan % > 2 %'); stats_test.c's
+    drift_is_nan_where_it_means_nothing checks its NaN drift. So a table from run
+    records agrees with the summary record only where every run has a value."""
+    # 11 runs rising by 1 on a mean of 6, and a NaN: here n 11 and a drift of the 11.
     s = stats.summarize([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, float("nan")])
-    assert s["n"] == 11
+    assert s["n"] == 11 and s["mean"] == 6
     assert s["drift_pct"] == pytest.approx(100 * 10 / 6, rel=1e-12)
+    # Steady runs and one missing: stable here; stats.c says n 10, mean null, not stable.
+    s = stats.summarize([5.0] * 9 + [None])
+    assert s["n"] == 9 and s["mean"] == 5.0 and s["rsd_pct"] == 0
+    assert s["stable"] is True and s["reasons"] == []
 
 
 def test_the_drift_agrees_with_numpy_polyfit():

@@ -99,9 +99,16 @@ EXPORT void fake_nvml_script_temperatures(int index, const unsigned *temps, size
 	d->temp_next = 0;
 }
 
-/* what: "slowdown" (C), "reasons" (bits), "mem_mhz", "sm_mhz", "power_mw". */
+/* what: "slowdown" (C), "reasons" (bits), "mem_mhz", "sm_mhz", "power_mw". Any other
+ * key, or an index outside the devices, aborts naming it: a misspelt key would otherwise
+ * leave the default in place and the test would check something else than it says. */
 EXPORT void fake_nvml_set(int index, const char *what, unsigned long long value)
 {
+	if (index < 0 || index >= MAX_DEVICES) {
+		fprintf(stderr, "fake_nvml_set: device index %d outside 0..%d\n", index,
+			MAX_DEVICES - 1);
+		abort();
+	}
 	struct device *d = &devices[index];
 	if (!strcmp(what, "slowdown"))
 		d->slowdown = (unsigned)value;
@@ -113,6 +120,11 @@ EXPORT void fake_nvml_set(int index, const char *what, unsigned long long value)
 		d->sm_mhz = (unsigned)value;
 	else if (!strcmp(what, "power_mw"))
 		d->power_mw = (unsigned)value;
+	else {
+		fprintf(stderr, "fake_nvml_set: unknown key '%s' (known: slowdown, reasons, "
+			"mem_mhz, sm_mhz, power_mw)\n", what);
+		abort();
+	}
 }
 
 /* Every later call of function returns code. */

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,4 +205,12 @@ Test(nvml, the_guard_measures_headroom_to_the_slowdown_temperature)
 	collector_nvml_thermal_guard("GPU-g", &p, &w);
 	cr_assert_eq(w.outcome, THERMAL_OFF);
 	cr_assert_eq(calls("nvmlDeviceGetTemperature"), before, "off reads nothing");
+}
+
+/* The stand-in refuses a key it does not know: a misspelt one would leave the default in
+ * place and the test would pass on the default (fake_nvml.c aborts, naming the key). */
+Test(nvml, the_stand_in_refuses_a_misspelt_key, .signal = SIGABRT)
+{
+	int d = add_device("GPU-typo");
+	set(d, "power_w", 70);
 }

@@ -41,6 +41,17 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* Waits for the child pid and asserts that it exited with status 0; what names it in the
+ * message, which says how it ended otherwise. */
+static void reap_ok(pid_t pid, const char *what)
+{
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid, "%s: waitpid: %s", what, strerror(errno));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s %s %d", what,
+		  WIFEXITED(status) ? "exited with status" : "was killed by signal",
+		  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
 /* A child that takes the turn, says so through the pipe, then does what `then` says. */
 static pid_t holder(int then_sleep_ms, bool crash)
 {
@@ -94,9 +105,7 @@ Test(devlock, a_turn_held_by_another_process_excludes_this_one, .init = make_dir
 	double t0 = now();
 	cr_assert_eq(inject_devlock_acquire(l, 5000), 0, "given back by the child");
 	cr_assert_lt(now() - t0, 4.0);
-	int status;
-	waitpid(child, &status, 0);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	reap_ok(child, "the holder");
 	inject_devlock_release(l);
 	inject_devlock_close(l);
 }
@@ -155,11 +164,8 @@ Test(devlock, measured_sections_never_overlap, .init = make_dir)
 			_exit(0);
 		}
 	}
-	for (int k = 0; k < 2; k++) {
-		int status;
-		waitpid(kids[k], &status, 0);
-		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: %d", k, status);
-	}
+	reap_ok(kids[0], "the first child");
+	reap_ok(kids[1], "the second child");
 	cr_assert_eq(s->overlaps, 0);
 	cr_assert_eq(s->counter, 80);
 }
@@ -195,9 +201,7 @@ Test(devlock, a_waiting_process_gets_the_next_turn, .init = make_dir)
 		}
 	}
 	cr_assert(child_got_it, "the waiting process never got a turn");
-	int status;
-	waitpid(child, &status, 0);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	reap_ok(child, "the waiting child");
 	inject_devlock_release(l);
 	inject_devlock_close(l);
 }
@@ -208,7 +212,7 @@ Test(devlock, a_process_knows_whether_others_measure_on_the_device, .init = make
 	cr_assert_not(inject_devlock_shared(l));
 	pid_t child = holder(600, false);
 	cr_assert(inject_devlock_shared(l));
-	waitpid(child, NULL, 0);
+	reap_ok(child, "the holder");
 	cr_assert_not(inject_devlock_shared(l));
 	inject_devlock_close(l);
 }
@@ -237,9 +241,7 @@ Test(devlock, a_process_that_does_not_measure_yet_is_not_counted, .init = make_d
 	cr_assert_not(inject_devlock_shared(l), "absent: not counted");
 	usleep(500 * 1000);
 	cr_assert(inject_devlock_shared(l), "marked present: counted");
-	int status;
-	waitpid(child, &status, 0);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+	reap_ok(child, "the child opened absent");
 	/* The absent side's probe gives its write lock back: the other can still mark itself. */
 	cr_assert_eq(inject_devlock_open_absent(uuid, dir, &quiet, err, sizeof(err)), 0, "%s", err);
 	cr_assert(inject_devlock_shared(quiet), "it sees the present one");
@@ -259,7 +261,7 @@ Test(devlock, a_forked_child_dropping_the_lock_keeps_the_parents_turn, .init = m
 		inject_devlock_forget(l);
 		_exit(0);
 	}
-	waitpid(child, NULL, 0);
+	reap_ok(child, "the child that forgot the lock");
 	/* Another process must still find the turn taken. */
 	pid_t probe = fork();
 	if (probe == 0) {
@@ -269,9 +271,7 @@ Test(devlock, a_forked_child_dropping_the_lock_keeps_the_parents_turn, .init = m
 			_exit(3);
 		_exit(inject_devlock_acquire(c, 0) == -ETIMEDOUT ? 0 : 1);
 	}
-	int status;
-	waitpid(probe, &status, 0);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the turn was given away");
+	reap_ok(probe, "the probe (exit 1: the turn was given away)");
 	inject_devlock_close(l);
 }
 

@@ -1,9 +1,30 @@
 /* tests/unit/memory/track_test.c - the allocation list and range arithmetic that decide
  * what a measured launch saves and what verification hashes (memory/track.c). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "memory/memory.h"
+
+/* "base+size base+size ..." of r[0..n), in hex. */
+static void format_ranges(const struct mem_range *r, size_t n, char *buf, size_t size)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%#llx+%#zx", i ? " " : "",
+					 (unsigned long long)r[i].base, r[i].size);
+}
+
+/* got[0..got_n) is want[0..want_n), range for range; a mismatch shows both lists. */
+static void assert_ranges(const struct mem_range *got, size_t got_n,
+			  const struct mem_range *want, size_t want_n)
+{
+	char g[512], w[512];
+	format_ranges(got, got_n, g, sizeof(g));
+	format_ranges(want, want_n, w, sizeof(w));
+	cr_assert_str_eq(g, w);
+}
 
 Test(ranges, normalize_merges_overlaps_but_not_touching_allocations)
 {
@@ -11,13 +32,8 @@ Test(ranges, normalize_merges_overlaps_but_not_touching_allocations)
 	struct mem_range r[] = { { 0x3000, 0x100 }, { 0x1000, 0x1000 }, { 0x2000, 0x800 },
 				 { 0x1800, 0x100 }, { 0x3080, 0x100 } };
 	size_t n = mem_ranges_normalize(r, 5);
-	cr_assert_eq(n, 3);
-	cr_assert_eq(r[0].base, 0x1000);
-	cr_assert_eq(r[0].size, 0x1000);
-	cr_assert_eq(r[1].base, 0x2000);
-	cr_assert_eq(r[1].size, 0x800);
-	cr_assert_eq(r[2].base, 0x3000);
-	cr_assert_eq(r[2].size, 0x180);
+	assert_ranges(r, n, (struct mem_range[]){ { 0x1000, 0x1000 }, { 0x2000, 0x800 },
+						  { 0x3000, 0x180 } }, 3);
 	cr_assert_eq(mem_ranges_normalize(r, 0), 0);
 }
 
@@ -40,13 +56,8 @@ Test(ranges, subtract_leaves_exactly_what_is_outside)
 	struct mem_range cut[] = { { 0x1400, 0x200 }, { 0x3000, 0x100 }, { 0x4f00, 0x180 } };
 	struct mem_range out[6];
 	size_t n = mem_ranges_subtract(all, 3, cut, 3, out);
-	cr_assert_eq(n, 3);
-	cr_assert_eq(out[0].base, 0x1000);
-	cr_assert_eq(out[0].size, 0x400);
-	cr_assert_eq(out[1].base, 0x1600);
-	cr_assert_eq(out[1].size, 0xa00);
-	cr_assert_eq(out[2].base, 0x5080);
-	cr_assert_eq(out[2].size, 0x80);
+	assert_ranges(out, n, (struct mem_range[]){ { 0x1000, 0x400 }, { 0x1600, 0xa00 },
+						    { 0x5080, 0x80 } }, 3);
 	cr_assert_eq(mem_ranges_subtract(all, 3, NULL, 0, out), 3);
 }
 
@@ -68,9 +79,8 @@ Test(track, follows_allocations_frees_and_unmaps)
 	mem_track_add(0x40000, 0);
 	cr_assert_eq(mem_track_bytes(), 0x3100);
 	size_t n = snapshot(&s);
-	cr_assert_eq(n, 3);
-	cr_assert_eq(s[0].base, 0x10000);
-	cr_assert_eq(s[2].base, 0x30000);
+	assert_ranges(s, n, (struct mem_range[]){ { 0x10000, 0x2000 }, { 0x20000, 0x100 },
+						  { 0x30000, 0x1000 } }, 3);
 	free(s);
 	mem_track_remove(0x20000);
 	mem_track_remove(0x12345);      /* not an allocation's start: nothing happens */
@@ -80,9 +90,7 @@ Test(track, follows_allocations_frees_and_unmaps)
 	mem_track_add(0x51000, 0x1000);
 	mem_track_remove_range(0x50800, 0x1000);
 	n = snapshot(&s);
-	cr_assert_eq(n, 2);
-	cr_assert_eq(s[0].base, 0x10000);
-	cr_assert_eq(s[1].base, 0x30000);
+	assert_ranges(s, n, (struct mem_range[]){ { 0x10000, 0x2000 }, { 0x30000, 0x1000 } }, 2);
 	free(s);
 	/* An address reused without a free we saw takes the new size. */
 	mem_track_add(0x10000, 0x500);

@@ -854,7 +854,14 @@ int rp_output_path_expand(const char *templ, pid_t pid, char *out, size_t out_si
 				return -EINVAL;
 			}
 			char var[256];
-			snprintf(var, sizeof(var), "%.*s", (int)(len < 255 ? len : 255), name);
+			if (len >= sizeof(var)) {
+				/* Cut short, it would name another variable. */
+				snprintf(err, err_size, "'%%q{' at character %zu: a variable name of "
+					 "%zu characters; at most %zu are accepted",
+					 (size_t)(p - templ) + 1, len, sizeof(var) - 1);
+				return -EINVAL;
+			}
+			snprintf(var, sizeof(var), "%.*s", (int)len, name);
 			add = getenv(var);
 			if (!add)
 				add = "";

@@ -1,6 +1,7 @@
 /* tests/unit/common/output_path_test.c - %q{ENV} in --output gives each rank of a job
  * its own file, as in ncu. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,23 @@ Test(output_path, a_malformed_q_is_refused)
 					    sizeof(err)), 0);
 	cr_assert_neq(rp_output_path_expand("r.%q{1X}.jsonl", 1, path, sizeof(path), err,
 					    sizeof(err)), 0);
+}
+
+Test(output_path, a_variable_name_too_long_to_hold_is_refused)
+{
+	/* Cut to 255 characters it would name another variable: A...A (255) is set here. */
+	char name[301], templ[320];
+	memset(name, 'A', 300);
+	name[300] = '\0';
+	char cut[256];
+	memset(cut, 'A', 255);
+	cut[255] = '\0';
+	setenv(cut, "other", 1);
+	snprintf(templ, sizeof(templ), "r.%%q{%s}.jsonl", name);
+	cr_assert_neq(rp_output_path_expand(templ, 1, path, sizeof(path), err, sizeof(err)), 0,
+		      "expanded to %s", path);
+	cr_assert(strstr(err, "300 characters"), "%s", err);
+	unsetenv(cut);
 }
 
 Test(output_path, the_option_accepts_q_env)

@@ -32,24 +32,39 @@ int collector_jsonl_open(const char *path, char *err, size_t err_size)
 	return fd;
 }
 
-int collector_jsonl_write(int fd, const cJSON *record)
+char *collector_jsonl_line(const cJSON *record, size_t *len)
 {
 	char *text = cJSON_PrintUnformatted(record);
 	if (!text)
-		return -ENOMEM;
-	size_t len = strlen(text);
-	char *line = realloc(text, len + 2);
+		return NULL;
+	size_t n = strlen(text);
+	char *line = realloc(text, n + 2);
 	if (!line) {
 		free(text);
-		return -ENOMEM;
+		return NULL;
 	}
-	line[len++] = '\n';
-	line[len] = '\0';
+	line[n++] = '\n';
+	line[n] = '\0';
+	*len = n;
+	return line;
+}
+
+int collector_jsonl_write_line(int fd, const char *line, size_t len)
+{
 	ssize_t written;
 	do {
 		written = write(fd, line, len);
 	} while (written < 0 && errno == EINTR);
-	int rc = written == (ssize_t)len ? 0 : written < 0 ? -errno : -ENOSPC;
+	return written == (ssize_t)len ? 0 : written < 0 ? -errno : -ENOSPC;
+}
+
+int collector_jsonl_write(int fd, const cJSON *record)
+{
+	size_t len;
+	char *line = collector_jsonl_line(record, &len);
+	if (!line)
+		return -ENOMEM;
+	int rc = collector_jsonl_write_line(fd, line, len);
 	free(line);
 	return rc;
 }

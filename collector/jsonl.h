@@ -15,6 +15,11 @@ int collector_jsonl_open(const char *path, char *err, size_t err_size);
  * leaves half a line and writers in several processes never interleave. Returns 0 or
  * -errno (nothing, or in the worst case of a full disk a short tail, was written). */
 int collector_jsonl_write(int fd, const struct cJSON *record);
+/* The two halves of collector_jsonl_write, for a writer that also keeps the text: the
+ * record printed on one line with its newline (caller frees; NULL when out of memory),
+ * and that line appended with a single write (0 or -errno). */
+char *collector_jsonl_line(const struct cJSON *record, size_t *len);
+int collector_jsonl_write_line(int fd, const char *line, size_t len);
 
 /* Adds a string member, first making it valid UTF-8 (invalid bytes become U+FFFD), so
  * that any kernel or NVTX name gives valid JSON. Returns 0 or -ENOMEM. */

@@ -6,6 +6,8 @@
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +32,11 @@
  * values it needs from them. */
 static struct rp_options opts;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t options_once = PTHREAD_ONCE_INIT;
+static char options_error[2048];          /* why the environment's options were refused */
+static atomic_bool initialised, late;
+/* Why nothing is measured after init, for rangeprof_info; "" when init went through. */
+static char init_failure[2048];
 static CUpti_SubscriberHandle subscriber;
 
 static void at_exit(void)
@@ -87,59 +94,189 @@ static void in_fork_child(void)
 	inject_early_fork_child();
 }
 
+/* The environment's options, read once: by init, or earlier by the control API's first
+ * rangeprof_set_option (before cuInit), whose values then stand over the environment's. */
+static void load_options(void)
+{
+	rp_options_init(&opts);
+	if (rp_options_load_env(&opts, options_error, sizeof(options_error)) == 0)
+		rp_options_check(&opts, options_error, sizeof(options_error));
+}
+
+static struct inject_config replay_config(const struct rp_options *o)
+{
+	return (struct inject_config){
+		.runs = (unsigned)o->runs, .target_ci_pct = o->target_ci_pct,
+		.runs_min = (unsigned)o->runs_min, .runs_max = (unsigned)o->runs_max,
+		.runs_batch = (unsigned)o->runs_batch, .runs_time_budget = o->runs_time_budget,
+		.thermal_control = o->thermal_control, .thermal_wait = o->thermal_wait,
+		.thermal_continue = o->thermal_continue, .thermal_timeout = o->thermal_timeout,
+		.cache_control = o->cache_control,
+		.clock_control = o->clock_control, .memory_save = o->memory_save,
+		.metrics = o->metrics,
+		.device_lock_timeout_ms = o->device_lock_timeout * 1000 };
+}
+
+/* init's failures: said on stderr and kept for rangeprof_info. */
+static void refuse(const char *why)
+{
+	snprintf(init_failure, sizeof(init_failure), "%s", why);
+	rp_log_error("%s; measuring nothing, the application runs on", why);
+}
+
 static void init(void)
 {
 	char err[2048];
-	rp_options_init(&opts);
-	if (rp_options_load_env(&opts, err, sizeof(err)) ||
-	    rp_options_check(&opts, err, sizeof(err))) {
-		rp_log_error("%s; measuring nothing, the application runs on", err);
+	atomic_store(&initialised, true);
+	pthread_once(&options_once, load_options);
+	if (options_error[0]) {
+		refuse(options_error);
 		return;
 	}
+	/* Allocations made before a late attach were never seen: no launch's reach can be
+	 * shown complete, so memory is saved whole (doc/control-api.md). */
+	bool saving_whole = atomic_load(&late) && opts.memory_save != RP_MEMORY_SAVE_CHECKPOINT;
+	if (saving_whole)
+		opts.memory_save = RP_MEMORY_SAVE_CHECKPOINT;
 	rp_log_set_quiet(opts.quiet);
 	if (rp_output_check(opts.output, getpid(), "RANGEPROF_OUTPUT", err, sizeof(err))) {
-		rp_log_error("%s; measuring nothing, the application runs on", err);
+		refuse(err);
 		return;
 	}
 	if (inject_launch_configure(&opts, err, sizeof(err))) {
-		rp_log_error("%s; measuring nothing, the application runs on", err);
+		refuse(err);
 		return;
 	}
 	if (collector_api_load("/usr/local/cuda/lib64", err, sizeof(err))) {
-		rp_log_error("%s; measuring nothing, the application runs on", err);
+		refuse(err);
 		return;
 	}
 	inject_output_configure(opts.output);
-	inject_replay_configure(&(struct inject_config){
-		.runs = (unsigned)opts.runs, .target_ci_pct = opts.target_ci_pct,
-		.runs_min = (unsigned)opts.runs_min, .runs_max = (unsigned)opts.runs_max,
-		.runs_batch = (unsigned)opts.runs_batch, .runs_time_budget = opts.runs_time_budget,
-		.thermal_control = opts.thermal_control, .thermal_wait = opts.thermal_wait,
-		.thermal_continue = opts.thermal_continue, .thermal_timeout = opts.thermal_timeout,
-		.cache_control = opts.cache_control,
-		.clock_control = opts.clock_control, .memory_save = opts.memory_save,
-		.metrics = opts.metrics,
-		.device_lock_timeout_ms = opts.device_lock_timeout * 1000 });
+	struct inject_config config = replay_config(&opts);
+	inject_replay_configure(&config);
 	CUptiResult r = rp_api.cuptiSubscribe(&subscriber, inject_launch_callback, NULL);
 	if (r != CUPTI_SUCCESS) {
-		rp_log_error("cuptiSubscribe: %s; %s; measuring nothing, the application runs on",
-			     collector_cupti_error(r),
-			     r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ?
-			     "another CUPTI client (ncu, nsys, torch.profiler, ...) is attached" :
-			     "CUPTI cannot be used here");
+		snprintf(err, sizeof(err), "cuptiSubscribe: %s; %s", collector_cupti_error(r),
+			 r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ?
+			 "another CUPTI client (ncu, nsys, torch.profiler, ...) is attached" :
+			 "CUPTI cannot be used here");
+		refuse(err);
 		return;
 	}
 	if (inject_launch_enable(subscriber, err, sizeof(err))) {
-		rp_log_error("%s; measuring nothing, the application runs on", err);
+		refuse(err);
 		return;
 	}
 	pthread_atfork(NULL, NULL, in_fork_child);
 	inject_measuring_start();
 	write_session_record();
+	if (saving_whole)
+		inject_report("late-attach", INJECT_CONCERNS(.option = "--memory-save"), false,
+			      "rangeprof was attached after CUDA was initialised: the memory "
+			      "allocated before is unknown, so each measured launch saves and "
+			      "restores the whole context's memory (CUPTI checkpoint), which costs "
+			      "more as the process holds more; import rangeprof before CUDA is "
+			      "used to save only what each launch reaches");
 	atexit(at_exit);
 }
 
 void inject_init_once(void)
 {
 	pthread_once(&init_once, init);
+}
+
+void inject_init_late(void)
+{
+	atomic_store(&late, true);
+	inject_init_once();
+}
+
+bool inject_initialised(void)
+{
+	return atomic_load(&initialised);
+}
+
+bool inject_measuring_possible(char *why, size_t why_size)
+{
+	if (inject_measuring())
+		return true;
+	snprintf(why, why_size, "%s", init_failure[0] ? init_failure :
+		 inject_output_is_fork_child() ? "a child forked without exec measures nothing" :
+		 "rangeprof stopped measuring in this process (its messages said why)");
+	return false;
+}
+
+void inject_describe(cJSON *o)
+{
+	pthread_once(&options_once, load_options);
+	char path[PATH_MAX], err[256];
+	if (opts.output && rp_output_path_expand(opts.output, getpid(), path, sizeof(path), err,
+						 sizeof(err)) == 0)
+		cJSON_AddStringToObject(o, "output", path);
+	else
+		cJSON_AddNullToObject(o, "output");
+	cJSON_AddStringToObject(o, "memory_save", opts.memory_save == RP_MEMORY_SAVE_CHECKPOINT ?
+				"checkpoint" : "reach");
+}
+
+/* The options a measurement reads when it starts (replay.c's configuration); the others
+ * shape the session (output, filters, set-up) and are fixed at start-up. */
+static const enum rp_option runtime_options[] = {
+	RP_OPT_METRICS, RP_OPT_RUNS, RP_OPT_TARGET_CI, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX,
+	RP_OPT_RUNS_BATCH, RP_OPT_RUNS_TIME_BUDGET, RP_OPT_CACHE_CONTROL, RP_OPT_CLOCK_CONTROL,
+	RP_OPT_THERMAL_CONTROL, RP_OPT_THERMAL_WAIT, RP_OPT_THERMAL_CONTINUE,
+	RP_OPT_THERMAL_TIMEOUT,
+};
+
+int inject_set_option(const char *name, const char *value, char *err, size_t err_size)
+{
+	const struct rp_option_desc *desc = rp_option_find_long(name, strlen(name));
+	bool runtime = false;
+	for (size_t i = 0; desc && i < sizeof(runtime_options) / sizeof(runtime_options[0]); i++)
+		runtime |= desc->id == runtime_options[i];
+	if (!runtime) {
+		char names[1024] = "";
+		size_t n = 0;
+		for (size_t i = 0; i < sizeof(runtime_options) / sizeof(runtime_options[0]); i++)
+			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
+					      "%s%s", i ? ", " : "",
+					      rp_option_table()[runtime_options[i]].name);
+		char env[128] = "";
+		if (desc)
+			rp_option_env_name(desc, env, sizeof(env));
+		snprintf(err, err_size, "option '%.100s' %s%s%s; the options that can change while "
+			 "the process runs are: %s", name, desc ? "is fixed when rangeprof starts: "
+			 "set " : "is unknown", env, desc ? " before the process starts" : "", names);
+		return -EINVAL;
+	}
+	pthread_once(&options_once, load_options);
+	char origin[160];
+	snprintf(origin, sizeof(origin), "rangeprof_set_option(\"%s\")", desc->name);
+	/* The value alone first, on scratch options: a refused value leaves ours untouched. */
+	struct rp_options scratch;
+	rp_options_init(&scratch);
+	int rc = rp_option_set(&scratch, desc->id, value, origin, err, err_size);
+	rp_options_finish(&scratch);
+	if (rc)
+		return rc;
+	/* Under the replay lock: a measurement reads the configuration (and the metrics
+	 * string it points to) from its start to its end. */
+	inject_launch_lock_replay();
+	char *previous = opts.text[desc->id] ? strdup(opts.text[desc->id]) : NULL;
+	bool was_given = opts.given[desc->id];
+	rc = rp_option_set(&opts, desc->id, value, origin, err, err_size);
+	if (rc == 0 && (rc = rp_options_check(&opts, err, err_size)) != 0) {
+		/* Contradicts another option (--runs-min above --runs-max): put it back. */
+		char ignored[256];
+		if (previous)
+			rp_option_set(&opts, desc->id, previous, origin, ignored, sizeof(ignored));
+		opts.given[desc->id] = was_given;
+	}
+	if (rc == 0 && atomic_load(&initialised)) {
+		struct inject_config config = replay_config(&opts);
+		inject_replay_configure(&config);
+	}
+	inject_launch_unlock_replay();
+	free(previous);
+	return rc;
 }

@@ -21,6 +21,20 @@ struct collector_graph;
  * thread-safe: both the constructor path and InitializeInjection may call it. Never
  * fails the application: on any problem it says why once and measures nothing. */
 void inject_init_once(void);
+/* The same, for the control API's attach after cuInit (control.c): the process's
+ * earlier allocations are unknown, so memory is saved with the full checkpoint. */
+void inject_init_late(void);
+/* Whether init ran (it may have refused to measure). */
+bool inject_initialised(void);
+/* Whether this process measures; when not, why (init's refusal, a fork child, ...). */
+bool inject_measuring_possible(char *why, size_t why_size);
+/* Adds "output" (the expanded path) and "memory_save" to a control API info object. */
+struct cJSON;
+void inject_describe(struct cJSON *o);
+/* Sets one option while the process runs (rangeprof_set_option): only those a
+ * measurement reads when it starts; checked as the launcher checks them. 0, or -EINVAL
+ * / -ENOMEM with one line in err naming the option and what is accepted. */
+int inject_set_option(const char *name, const char *value, char *err, size_t err_size);
 
 /* ---- launches.c: what a launch callback knows of one launch ------------------------ */
 

@@ -44,6 +44,11 @@ static long launch_skip, launch_count;
 static atomic_uint_fast64_t launch_index;  /* every kernel launch of the process */
 static atomic_long passed_filters;         /* launches that passed filters (skip/count) */
 static atomic_bool done;                   /* launch-count reached */
+/* Under the control API (control.c) launches are selected only inside its annotations:
+ * closed is true while controlled and none is open, read first on every launch. */
+static atomic_bool controlled;
+static atomic_int annotations_open;
+static atomic_bool closed;
 static atomic_ulong graph_launches, captured_launches, collective_launches;
 static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool inside_replay;
@@ -53,6 +58,29 @@ static __thread struct measurement *pending;
 static __thread CUpti_CallbackId pending_cbid;
 
 static bool kernel_selected(CUfunction function, const char *mangled, const char **demangled);
+
+void inject_launch_lock_replay(void)
+{
+	pthread_mutex_lock(&replay_lock);
+}
+
+void inject_launch_unlock_replay(void)
+{
+	pthread_mutex_unlock(&replay_lock);
+}
+
+void inject_launch_control(void)
+{
+	atomic_store(&controlled, true);
+	atomic_store(&closed, atomic_load(&annotations_open) == 0);
+}
+
+void inject_launch_annotations_open(int delta)
+{
+	/* The caller serialises opening and closing: the count and the flag agree. */
+	int open = atomic_fetch_add(&annotations_open, delta) + delta;
+	atomic_store(&closed, atomic_load(&controlled) && open == 0);
+}
 static bool take_launch(void);
 static enum rp_graph_profiling graph_profiling;
 
@@ -429,7 +457,8 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
 	atomic_fetch_add(&graph_launches, 1);
-	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_measuring())
+	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_measuring() ||
+	    atomic_load_explicit(&closed, memory_order_relaxed))
 		return;
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
@@ -462,6 +491,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_measuring())
 		return;
 	inject_early_context_used(cb->context, cb->contextUid);
+	if (atomic_load_explicit(&closed, memory_order_relaxed))
+		return;
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
 	const char *mangled = cb->symbolName ? cb->symbolName : "";

@@ -16,6 +16,15 @@ int inject_launch_configure(const struct rp_options *opts, char *err, size_t err
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size);
 void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
 				     CUpti_CallbackId cbid, const void *data);
+/* The control API (control.c): from now on a launch is selected only while an
+ * annotation is open; and annotations opened (+1) or closed (-1). */
+void inject_launch_control(void);
+void inject_launch_annotations_open(int delta);
+
+/* The replay lock, for changing what measurements read (init.c's runtime options). */
+void inject_launch_lock_replay(void);
+void inject_launch_unlock_replay(void);
+
 /* At exit: what was counted but not replayed (graphs, captured launches, kernels that
  * wait for peers). */
 void inject_launch_report_totals(void);

@@ -5,6 +5,7 @@
 #include "inject/output.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -24,6 +25,13 @@ static int output_fd = -1;                 /* -1 until opened, -2 after a failur
 static pthread_mutex_t output_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool measuring;
 static atomic_bool fork_child;
+/* Set once by the control API's capture; called with each line under output_lock. */
+static void (*_Atomic record_tap)(const char *line, size_t len);
+
+void inject_output_set_tap(void (*tap)(const char *line, size_t len))
+{
+	atomic_store(&record_tap, tap);
+}
 
 bool inject_measuring(void)
 {
@@ -77,7 +85,15 @@ void inject_write_record(cJSON *record)
 		}
 	}
 	static bool write_failed_said;
-	if (output_fd >= 0 && collector_jsonl_write(output_fd, record) != 0 && !write_failed_said) {
+	size_t len = 0;
+	char *line = output_fd >= 0 ? collector_jsonl_line(record, &len) : NULL;
+	void (*tap)(const char *, size_t) = atomic_load(&record_tap);
+	if (line && tap)
+		tap(line, len);
+	int rc = output_fd < 0 ? 0 : line ? collector_jsonl_write_line(output_fd, line, len) :
+		-ENOMEM;
+	free(line);
+	if (rc != 0 && !write_failed_said) {
 		/* Once: a full disk fails every later write too. */
 		write_failed_said = true;
 		rp_log_error("cannot write a record to the output (disk full?); later records "
@@ -123,6 +139,19 @@ static char *dedupe_key(const char *topic, const struct inject_concerns *c)
 	}
 	strcpy(key + n, numbers);
 	return key;
+}
+
+void inject_output_forget_reports(void)
+{
+	pthread_mutex_lock(&report_lock);
+	struct report_key *k = reported;
+	reported = NULL;
+	pthread_mutex_unlock(&report_lock);
+	while (k) {
+		struct report_key *next = k->next;
+		free(k);
+		k = next;
+	}
 }
 
 /* True the first time key is seen. */

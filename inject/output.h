@@ -5,6 +5,7 @@
 #define INJECT_OUTPUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct cJSON;
@@ -40,6 +41,14 @@ struct inject_concerns {
  * same kernel is said once, another kernel or another failure is said again. */
 void inject_report(const char *topic, const struct inject_concerns *c, bool error,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Has every record's line (JSON text and newline) also handed to tap, under the output
+ * lock, as it is written (control.c keeps them for a capture). */
+void inject_output_set_tap(void (*tap)(const char *line, size_t len));
+
+/* Forgets which reports were said: each is said again at its next occasion (a capture of
+ * the control API starts afresh). */
+void inject_output_forget_reports(void);
 
 /* Whether this process measures: false before init, after a fatal problem, and in a
  * child forked without exec. Atomic: read on every launch, on any thread. */

@@ -43,19 +43,27 @@
 
 static struct inject_config config;
 
-void inject_replay_configure(const struct inject_config *c)
-{
-	config = *c;
-}
+/* A metric set built for one --metrics value, or why it could not be (a metric the GPU
+ * lacks): kept, so that a value the control API sets again costs nothing. */
+struct metric_set_entry {
+	struct metric_set_entry *next;
+	struct collector_metric_set *set;   /* NULL: refused, for error */
+	char *error;
+	char metrics[];
+};
 
 /* Per device: what the device record said, the turn lock shared with other processes,
- * and the metric set. */
+ * and the metric sets. */
 struct device_state {
 	bool known, ready, failed;
 	struct collector_device_info info;
 	struct inject_devlock *turns;     /* NULL: taking turns is not possible here */
+	/* The set for config.metrics (the control API may change it between measurements),
+	 * and every set built so far. */
 	struct collector_metric_set *set;
+	struct metric_set_entry *sets;
 	double locked_sm_clock_hz;        /* --clock-control base: what was locked; 0: none */
+	bool clock_lock_failed;           /* base was refused (no privileges) */
 	/* The context whose range profiler is enabled on this device, if any: the profiling
 	 * hardware takes one at a time, and a second context's Start fails with
 	 * CUPTI_ERROR_HARDWARE_BUSY (tests/gpu/procs.cu reset: cuCtxCreate beside the primary
@@ -88,6 +96,11 @@ struct context_state {
 	int device;
 	struct collector_profiler *profiler;  /* NULL: released while others share the device;
 					       * its ranges as the last measurement needed */
+	/* What the profiler's first pass was sized for: CUPTI keeps the range count of a
+	 * context's first SetConfig (profiler.h), so a measurement with another set or more
+	 * ranges (options the control API changed) gets a new profiler. */
+	const struct collector_metric_set *profiler_set;
+	size_t profiler_ranges;
 	struct inject_flush flush;
 	bool flush_ready, verifier_ready;
 	struct mem_verifier verifier;
@@ -98,6 +111,19 @@ struct context_state {
 
 #define MAX_DEVICES 64
 static struct device_state devices[MAX_DEVICES];
+
+void inject_replay_configure(const struct inject_config *c)
+{
+	/* The control API turned the clock lock off: the clocks go back now, not at exit. */
+	if (config.clock_control == RP_CLOCK_BASE && c->clock_control == RP_CLOCK_NONE) {
+		collector_clock_restore();
+		for (size_t i = 0; i < MAX_DEVICES; i++) {
+			devices[i].locked_sm_clock_hz = 0;
+			devices[i].clock_lock_failed = false;
+		}
+	}
+	config = *c;
+}
 static atomic_ulong turn_timeouts;
 
 static struct function_state *function_state(struct context_state *c, CUfunction f,
@@ -195,42 +221,86 @@ static bool take_turn(struct device_state *d, int device, const char *kernel,
 	return false;
 }
 
-/* The profiler part of a device: metric set and clock lock. Called with the turn held. */
+/* The device's set for config.metrics: built at its first use, kept with every other set
+ * (the control API changes the metrics between measurements). NULL when the GPU refuses
+ * it, said as an error naming the metrics; a busy profiling hardware is tried again. */
+static struct collector_metric_set *metric_set(struct device_state *d, CUcontext ctx,
+					       int device)
+{
+	for (struct metric_set_entry *e = d->sets; e; e = e->next) {
+		if (strcmp(e->metrics, config.metrics))
+			continue;
+		if (!e->set)
+			inject_report("metric-set", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+								    .metric = config.metrics,
+								    .detail = e->error), true,
+				      "%s; not measured on device %d (%s), the application runs on",
+				      e->error, device, d->info.name);
+		return e->set;
+	}
+	char err[2048];
+	struct collector_metric_set *set = NULL;
+	if (collector_metric_set_create(ctx, device, config.metrics, &set, err, sizeof(err))) {
+		/* Another profiler (another process without rangeprof's turns, ncu) holds the
+		 * hardware now; it may let go, so the set is tried again later. */
+		bool busy = hardware_busy(err);
+		inject_report("metric-set", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+							    .metric = config.metrics, .detail = err),
+			      !busy, "%s; %s on device %d (%s), the application runs on", err,
+			      busy ? "not measured while the hardware is busy" : "not measured",
+			      device, d->info.name);
+		if (busy)
+			return NULL;
+		set = NULL;
+	}
+	size_t len = strlen(config.metrics);
+	struct metric_set_entry *e = calloc(1, sizeof(*e) + len + 1);
+	if (!e) {
+		collector_metric_set_destroy(set);
+		return NULL;
+	}
+	memcpy(e->metrics, config.metrics, len + 1);
+	e->set = set;
+	e->error = set ? NULL : strdup(err);
+	e->next = d->sets;
+	d->sets = e;
+	return set;
+}
+
+/* The profiler part of a device: NVML, the metric set and the clock lock. Called with the
+ * turn held. NULL when the launch cannot be measured on it now. */
 static struct device_state *device_ready(CUcontext ctx, int device)
 {
 	struct device_state *d = device_known(device);
-	if (!d || d->ready || d->failed)
-		return d && d->ready ? d : NULL;
-	char err[2048];
-	char nvml_err[512];
-	if (collector_nvml_open("libnvidia-ml.so.1", nvml_err, sizeof(nvml_err)))
-		inject_report("nvml", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = nvml_err), false,
-			      "%s; temperatures, clocks-event reasons, memory clock and power will "
-			      "be null, and there are no thermal waits", nvml_err);
-	if (collector_metric_set_create(ctx, device, config.metrics, &d->set, err, sizeof(err))) {
-		/* Another profiler (another process without rangeprof's turns, ncu) holds the
-		 * hardware now; it may let go, so this device is tried again later. */
-		bool busy = hardware_busy(err);
-		d->failed = !busy;
-		inject_report("metric-set", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = err), !busy,
-			      "%s; %s on device %d (%s), the application runs on", err,
-			      busy ? "not measured while the hardware is busy" : "measuring nothing",
-			      device, d->info.name);
+	if (!d || d->failed)
 		return NULL;
+	char err[2048];
+	if (!d->ready) {
+		char nvml_err[512];
+		if (collector_nvml_open("libnvidia-ml.so.1", nvml_err, sizeof(nvml_err)))
+			inject_report("nvml", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = nvml_err),
+				      false, "%s; temperatures, clocks-event reasons, memory clock and "
+				      "power will be null, and there are no thermal waits", nvml_err);
+		d->ready = true;
 	}
-	if (config.clock_control == RP_CLOCK_BASE) {
+	if (!(d->set = metric_set(d, ctx, device)))
+		return NULL;
+	if (config.clock_control == RP_CLOCK_BASE && !d->locked_sm_clock_hz) {
 		unsigned mhz;
-		if (collector_clock_lock_base(d->info.uuid, &mhz, err, sizeof(err))) {
-			d->failed = true;
-			inject_report("clock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
-							       .option = "--clock-control"), true,
-				      "%s; measuring nothing on device %d", err, device);
+		/* Tried once while base is asked for: the lock needs privileges that do not
+		 * come later. Launches are not measured until clock control is none again. */
+		if (d->clock_lock_failed ||
+		    collector_clock_lock_base(d->info.uuid, &mhz, err, sizeof(err))) {
+			if (!d->clock_lock_failed)
+				inject_report("clock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+								       .option = "--clock-control"), true,
+					      "%s; measuring nothing on device %d", err, device);
+			d->clock_lock_failed = true;
 			return NULL;
 		}
 		rp_log_progress("device %d: SM clock locked to base %u MHz until exit", device, mhz);
 		d->locked_sm_clock_hz = mhz * 1e6;
 	}
-	d->ready = true;
 	return d;
 }
 
@@ -285,9 +355,19 @@ enum profiler_need {
  * keeps its mode (profiler.h). The new object's first pass costs ~145 ms, so a program
  * measuring kernels and whole graphs by turns pays that at every change
  * (bench/NOTES.md, "Graph mode"). */
+static unsigned first_batch_runs(void);
+static unsigned kernels_per_run(void);
+
+/* The ranges a measurement's first pass holds (profiler.h sizes the counter data so). */
+static size_t ranges_needed(enum profiler_need need)
+{
+	return (size_t)first_batch_runs() * (need == PROFILER_PER_GRAPH ? 1 : kernels_per_run());
+}
+
 static struct context_state *context_ready(CUcontext ctx, int device, uint32_t context_id,
-					   enum profiler_need need, struct collector_cost *cost,
-					   double *lap)
+					   enum profiler_need need,
+					   const struct collector_metric_set *set, size_t ranges,
+					   struct collector_cost *cost, double *lap)
 {
 	inject_context_gen gen = inject_contexts_created(ctx);
 	struct context_state *c = inject_contexts_state(ctx, gen);
@@ -312,9 +392,11 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 	collector_cost_lap(cost, COST_SETUP_CONTEXT, lap);
 	if (c->failed)
 		return NULL;
-	enum collector_ranges ranges = need == PROFILER_PER_GRAPH ? COLLECTOR_RANGE_USER :
+	enum collector_ranges kind = need == PROFILER_PER_GRAPH ? COLLECTOR_RANGE_USER :
 		COLLECTOR_RANGE_PER_KERNEL;
-	if (c->profiler && need != PROFILER_NONE && collector_profiler_ranges(c->profiler) != ranges)
+	if (c->profiler && need != PROFILER_NONE &&
+	    (collector_profiler_ranges(c->profiler) != kind || c->profiler_set != set ||
+	     c->profiler_ranges < ranges))
 		profiler_release(c);
 	if (!c->profiler && need != PROFILER_NONE) {
 		/* Another context of this device holds the profiling hardware: it gives it up
@@ -323,7 +405,7 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 		if (owner && owner != c)
 			profiler_release(owner);
 		char err[2048];
-		if (collector_profiler_create(ctx, ranges, &c->profiler, err, sizeof(err))) {
+		if (collector_profiler_create(ctx, kind, &c->profiler, err, sizeof(err))) {
 			bool busy = hardware_busy(err);
 			c->failed = !busy;
 			c->profiler = NULL;
@@ -334,6 +416,8 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 			return NULL;
 		}
 		devices[device].profiler_owner = c;
+		c->profiler_set = set;
+		c->profiler_ranges = ranges;
 	}
 	collector_cost_lap(cost, COST_SETUP_PROFILER, lap);
 	return c;
@@ -415,9 +499,9 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 	bool device_was_ready = known->ready;
 	struct device_state *d = device_ready(ctx, device);
 	collector_cost_lap(&cost, COST_SETUP, &lap);
-	struct context_state *c = d ? context_ready(ctx, device, context_id, alone ?
-						    PROFILER_PER_KERNEL : PROFILER_NONE, &cost,
-						    &lap) : NULL;
+	enum profiler_need need = alone ? PROFILER_PER_KERNEL : PROFILER_NONE;
+	struct context_state *c = d ? context_ready(ctx, device, context_id, need, d->set,
+						    ranges_needed(need), &cost, &lap) : NULL;
 	/* One warm-up pass only for a one-pass set: a pass of a multi-pass set left half done
 	 * could shift which counters the first measurement's passes collect. */
 	if (c && c->profiler && collector_metric_set_passes(d->set) == 1) {
@@ -1125,7 +1209,8 @@ static bool get_ready(struct measurement *m, enum profiler_need need)
 	/* A graph timed by events alone leaves the profiler as it is. */
 	if (need == PROFILER_PER_GRAPH && m->d && !graph_needs_passes(m->d->set))
 		need = PROFILER_NONE;
-	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, need, &m->cost, &m->lap) :
+	m->c = m->d ? context_ready(l->ctx, m->device, l->context_id, need, m->d->set,
+				    ranges_needed(need), &m->cost, &m->lap) :
 		NULL;
 	return m->c != NULL;
 }

@@ -2,7 +2,32 @@
  * functions into the CORE and CORE2 callback tables.
  * Called by inject/entry.c once for every NVTX client module that initialises (each
  * binary inlining NVTX3 has its own tables). Writes all slots or none. Calls libc only. */
+#include <stdatomic.h>
+
 #include "nvtx_bridge/slots.h"
+
+static atomic_uint attached_modules;
+
+unsigned nvtx_bridge_attached_modules(void)
+{
+	return atomic_load(&attached_modules);
+}
+
+nvtxRangeId_t nvtx_bridge_own_range_start(const char *domain_name, const char *text)
+{
+	nvtxEventAttributes_t attr = { .version = NVTX_VERSION,
+				       .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+				       .messageType = NVTX_MESSAGE_TYPE_ASCII,
+				       .message.ascii = text };
+	/* Domains are created once per name and kept (registry.c): the same handle comes
+	 * back for the same name. */
+	return bridge_domain_range_start_ex(bridge_domain_create_a(domain_name), &attr);
+}
+
+void nvtx_bridge_own_range_end(nvtxRangeId_t id)
+{
+	bridge_range_end(id);
+}
 
 struct slot {
 	unsigned int id;
@@ -70,5 +95,6 @@ int nvtx_bridge_attach(NvtxGetExportTableFunc_t get_export_table)
 		*core[core_slots[i].id] = core_slots[i].fn;
 	for (size_t i = 0; i < COUNT(core2_slots); i++)
 		*core2[core2_slots[i].id] = core2_slots[i].fn;
+	atomic_fetch_add(&attached_modules, 1);
 	return 1;
 }

@@ -25,6 +25,16 @@
  * client module (every binary that inlines NVTX3 initialises separately). Returns 1 on
  * success, 0 when the export table is missing or too small; nothing is written then. */
 int nvtx_bridge_attach(NvtxGetExportTableFunc_t get_export_table);
+/* How many NVTX client modules attached so far: 0 means no range of the application can
+ * be seen (each module reads NVTX_INJECTION64_PATH at its own first NVTX call only). */
+unsigned nvtx_bridge_attached_modules(void);
+
+/* A start/end range opened by rangeprof itself (the control API's annotations) in the
+ * domain named domain_name, as if the application had called nvtxDomainRangeStartEx
+ * with an ASCII message: snapshots of every thread hold it until it ends. 0 when out of
+ * memory. */
+nvtxRangeId_t nvtx_bridge_own_range_start(const char *domain_name, const char *text);
+void nvtx_bridge_own_range_end(nvtxRangeId_t id);
 
 /* ------------------------------------------------------------------------------------ */
 /* State                                                                                */

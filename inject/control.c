@@ -1,0 +1,308 @@
+/* inject/control.c - the control API (rangeprof_control.h, doc/control-api.md): the entry
+ * points a process that loaded the library calls to drive it at run time. Owns the
+ * controlled flag, the open annotations and the capture buffer, each under its own lock
+ * below; options go to init.c, which owns them. At the top of inject/, beside entry.c:
+ * calls inject/ init, launch and output, nvtx_bridge/ and libc; nothing calls it. Any
+ * thread. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "inject/launch.h"
+#include "inject/inject.h"
+#include "inject/output.h"
+#include "inject/rangeprof_control.h"
+#include "nvtx_bridge/nvtx_bridge.h"
+
+RP_EXPORT int rangeprof_control_version(void);
+RP_EXPORT int rangeprof_attach(void);
+RP_EXPORT char *rangeprof_info(void);
+RP_EXPORT int rangeprof_set_option(const char *name, const char *value);
+RP_EXPORT int rangeprof_annotation_begin(const char *name);
+RP_EXPORT int rangeprof_annotation_end(const char *name);
+RP_EXPORT int rangeprof_capture_begin(void);
+RP_EXPORT char *rangeprof_capture_take(size_t *length);
+RP_EXPORT void rangeprof_capture_end(void);
+RP_EXPORT void rangeprof_free(void *p);
+RP_EXPORT const char *rangeprof_last_error(void);
+
+/* The annotations' NVTX domain: records name it, and the Python side finds a record's
+ * Annotation by it. */
+#define ANNOTATION_DOMAIN "rangeprof"
+
+static atomic_bool controlled;
+static atomic_bool late_attach;
+/* Open annotations, any thread (launch.c keeps the count that launches read). */
+static atomic_int open_count;
+struct annotation {
+	struct annotation *next;
+	nvtxRangeId_t id;
+	char name[];
+};
+static struct annotation *open_annotations;
+static pthread_mutex_t annotations_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* What records the capture kept, as JSON Lines text. capturing is read without the lock
+ * by every record written. */
+static atomic_bool capturing;
+static char *captured;
+static size_t captured_len, captured_cap;
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static __thread char last_error[1024];
+
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int ok(void)
+{
+	last_error[0] = '\0';
+	return RANGEPROF_OK;
+}
+
+/* The output's tap (inject_output_set_tap): a record's line while a capture is on. */
+static void keep_line(const char *line, size_t len)
+{
+	if (!atomic_load_explicit(&capturing, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&capture_lock);
+	if (atomic_load(&capturing)) {
+		if (captured_len + len + 1 > captured_cap) {
+			size_t cap = captured_cap ? captured_cap : 1 << 16;
+			while (cap < captured_len + len + 1)
+				cap *= 2;
+			char *grown = realloc(captured, cap);
+			if (grown) {
+				captured = grown;
+				captured_cap = cap;
+			}
+		}
+		/* Out of memory: the line stays in the output file only. */
+		if (captured_len + len + 1 <= captured_cap) {
+			memcpy(captured + captured_len, line, len);
+			captured_len += len;
+			captured[captured_len] = '\0';
+		}
+	}
+	pthread_mutex_unlock(&capture_lock);
+}
+
+int rangeprof_control_version(void)
+{
+	return RANGEPROF_CONTROL_VERSION;
+}
+
+/* Whether the CUDA driver in this process was initialised already: then it will never
+ * call InitializeInjection, and the attach must do what that call does. */
+static bool driver_initialised(void)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!cuda)
+		return false;
+	int (*get_count)(int *) = (int (*)(int *))dlsym(cuda, "cuDeviceGetCount");
+	int count = 0;
+	/* CUDA_ERROR_NOT_INITIALIZED (3) before cuInit, CUDA_SUCCESS after. */
+	bool initialised = get_count && get_count(&count) == 0;
+	dlclose(cuda);
+	return initialised;
+}
+
+/* Another tool's injection library named by CUDA_INJECTION64_PATH (ncu and nsys set it
+ * for the processes they start): the driver loads that one, never this one. */
+static bool other_injection(char *path, size_t size)
+{
+	const char *named = getenv("CUDA_INJECTION64_PATH");
+	Dl_info self;
+	char ours[PATH_MAX], theirs[PATH_MAX];
+	if (!named || !*named || !dladdr((void *)rangeprof_attach, &self) || !self.dli_fname ||
+	    !realpath(self.dli_fname, ours))
+		return false;
+	if (realpath(named, theirs) && !strcmp(ours, theirs))
+		return false;
+	snprintf(path, size, "%s", named);
+	return true;
+}
+
+int rangeprof_attach(void)
+{
+	atomic_store(&controlled, true);
+	inject_launch_control();
+	char why[PATH_MAX + 128];
+	if (!inject_initialised()) {
+		if (driver_initialised()) {
+			atomic_store(&late_attach, true);
+			inject_init_late();
+		} else if (other_injection(why, sizeof(why))) {
+			return fail(RANGEPROF_EUNAVAILABLE, "CUDA_INJECTION64_PATH names another "
+				    "tool's library (%s): a profiler such as ncu or nsys runs this "
+				    "process, and rangeprof measures nothing", why);
+		} else {
+			/* The driver calls InitializeInjection at cuInit (entry.c pointed
+			 * CUDA_INJECTION64_PATH here). */
+			return ok();
+		}
+	}
+	if (!inject_measuring_possible(why, sizeof(why)))
+		return fail(RANGEPROF_EUNAVAILABLE, "%s", why);
+	return ok();
+}
+
+char *rangeprof_info(void)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	char why[PATH_MAX + 128] = "", path[PATH_MAX];
+	bool initialised = inject_initialised();
+	bool measuring = initialised ? inject_measuring_possible(why, sizeof(why)) :
+		!other_injection(path, sizeof(path));
+	if (!initialised && !measuring)
+		snprintf(why, sizeof(why), "CUDA_INJECTION64_PATH names another tool's library "
+			 "(%s)", path);
+	cJSON_AddNumberToObject(o, "control_version", RANGEPROF_CONTROL_VERSION);
+	cJSON_AddStringToObject(o, "version", PROJECT_VERSION);
+	cJSON_AddBoolToObject(o, "attached", atomic_load(&controlled));
+	cJSON_AddBoolToObject(o, "initialised", initialised);
+	cJSON_AddBoolToObject(o, "measuring", measuring);
+	if (measuring)
+		cJSON_AddNullToObject(o, "reason");
+	else
+		cJSON_AddStringToObject(o, "reason", why);
+	cJSON_AddBoolToObject(o, "late_attach", atomic_load(&late_attach));
+	cJSON_AddNumberToObject(o, "nvtx_modules", nvtx_bridge_attached_modules());
+	cJSON_AddNumberToObject(o, "annotations_open", atomic_load(&open_count));
+	inject_describe(o);
+	char *text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return text;
+}
+
+int rangeprof_set_option(const char *name, const char *value)
+{
+	if (!name || !value)
+		return fail(RANGEPROF_EINVAL, "rangeprof_set_option: a NULL %s",
+			    !name ? "option name" : "value");
+	char err[2048];
+	int rc = inject_set_option(name, value, err, sizeof(err));
+	if (rc)
+		return fail(rc == -ENOMEM ? RANGEPROF_ENOMEM : RANGEPROF_EINVAL, "%s", err);
+	return ok();
+}
+
+int rangeprof_annotation_begin(const char *name)
+{
+	if (!name || !*name)
+		return fail(RANGEPROF_EINVAL, "an annotation needs a non-empty name");
+	pthread_mutex_lock(&annotations_lock);
+	for (struct annotation *a = open_annotations; a; a = a->next) {
+		if (!strcmp(a->name, name)) {
+			pthread_mutex_unlock(&annotations_lock);
+			return fail(RANGEPROF_ENESTED, "annotation '%.200s' is already open: an "
+				    "annotation cannot be nested in itself", name);
+		}
+	}
+	size_t len = strlen(name);
+	struct annotation *a = malloc(sizeof(*a) + len + 1);
+	nvtxRangeId_t id = a ? nvtx_bridge_own_range_start(ANNOTATION_DOMAIN, name) : 0;
+	if (!id) {
+		pthread_mutex_unlock(&annotations_lock);
+		free(a);
+		return fail(RANGEPROF_ENOMEM, "out of memory opening annotation '%.200s'", name);
+	}
+	a->id = id;
+	memcpy(a->name, name, len + 1);
+	a->next = open_annotations;
+	open_annotations = a;
+	atomic_fetch_add(&open_count, 1);
+	inject_launch_annotations_open(1);
+	pthread_mutex_unlock(&annotations_lock);
+	return ok();
+}
+
+int rangeprof_annotation_end(const char *name)
+{
+	if (!name)
+		return fail(RANGEPROF_EINVAL, "rangeprof_annotation_end: a NULL name");
+	pthread_mutex_lock(&annotations_lock);
+	for (struct annotation **p = &open_annotations; *p; p = &(*p)->next) {
+		struct annotation *a = *p;
+		if (strcmp(a->name, name))
+			continue;
+		*p = a->next;
+		atomic_fetch_sub(&open_count, 1);
+		inject_launch_annotations_open(-1);
+		pthread_mutex_unlock(&annotations_lock);
+		nvtx_bridge_own_range_end(a->id);
+		free(a);
+		return ok();
+	}
+	pthread_mutex_unlock(&annotations_lock);
+	return fail(RANGEPROF_ENOTOPEN, "annotation '%.200s' is not open", name);
+}
+
+int rangeprof_capture_begin(void)
+{
+	inject_output_set_tap(keep_line);
+	pthread_mutex_lock(&capture_lock);
+	captured_len = 0;
+	if (captured)
+		captured[0] = '\0';
+	atomic_store(&capturing, true);
+	pthread_mutex_unlock(&capture_lock);
+	/* Each capture hears every warning and error that concerns it, though the same
+	 * report was said during an earlier one (a metric the GPU lacks, asked again). */
+	inject_output_forget_reports();
+	return ok();
+}
+
+char *rangeprof_capture_take(size_t *length)
+{
+	pthread_mutex_lock(&capture_lock);
+	char *taken = captured_len ? captured : NULL;
+	size_t len = captured_len;
+	if (taken) {
+		captured = NULL;
+		captured_len = captured_cap = 0;
+	}
+	pthread_mutex_unlock(&capture_lock);
+	if (length)
+		*length = taken ? len : 0;
+	ok();
+	return taken;
+}
+
+void rangeprof_capture_end(void)
+{
+	pthread_mutex_lock(&capture_lock);
+	atomic_store(&capturing, false);
+	free(captured);
+	captured = NULL;
+	captured_len = captured_cap = 0;
+	pthread_mutex_unlock(&capture_lock);
+	ok();
+}
+
+void rangeprof_free(void *p)
+{
+	free(p);
+}
+
+const char *rangeprof_last_error(void)
+{
+	return last_error;
+}

@@ -1,0 +1,42 @@
+/* rangeprof_control.h - the control API of librangeprof.so, version 1 (doc/control-api.md).
+ * For a process that loaded the library (import rangeprof does, through ctypes) and drives
+ * it at run time: attach, set options per measurement, open and close annotations, and
+ * take the records written meanwhile. Every function is thread-safe; a failed call
+ * returns a code below and leaves its message for rangeprof_last_error(). */
+#ifndef RANGEPROF_CONTROL_H
+#define RANGEPROF_CONTROL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RANGEPROF_CONTROL_VERSION 1
+
+enum rangeprof_status {
+	RANGEPROF_OK = 0,
+	RANGEPROF_EINVAL = 1,        /* a bad option name or value, or a NULL or empty name */
+	RANGEPROF_ENESTED = 2,       /* an annotation of this name is already open */
+	RANGEPROF_ENOTOPEN = 3,      /* no annotation of this name is open */
+	RANGEPROF_EUNAVAILABLE = 4,  /* rangeprof measures nothing in this process */
+	RANGEPROF_ENOMEM = 5,        /* out of host memory */
+};
+
+int rangeprof_control_version(void);
+int rangeprof_attach(void);
+char *rangeprof_info(void);
+int rangeprof_set_option(const char *name, const char *value);
+int rangeprof_annotation_begin(const char *name);
+int rangeprof_annotation_end(const char *name);
+int rangeprof_capture_begin(void);
+char *rangeprof_capture_take(size_t *length);
+void rangeprof_capture_end(void);
+void rangeprof_free(void *p);
+const char *rangeprof_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,306 @@
+/* tests/unit/inject/control_test.c - the control API (doc/control-api.md) without a GPU.
+ * Two halves: control.c and output.c linked here with stand-ins for the session (init.c)
+ * and the launch gate (launch.c), to see annotations, captures and the gate; and the
+ * built librangeprof.so opened with dlopen (CONTROL_LIB), to see its real option checks
+ * as a Python caller meets them. */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/records.h"
+#include "inject/inject.h"
+#include "inject/launch.h"
+#include "inject/output.h"
+#include "inject/rangeprof_control.h"
+#include "nvtx_bridge/nvtx_bridge.h"
+
+/* ---- stand-ins for init.c and launch.c --------------------------------------------- */
+
+static int gate_open_count;
+static bool gate_controlled;
+static char last_option[64], last_value[64];
+
+void inject_launch_control(void) { gate_controlled = true; }
+void inject_launch_annotations_open(int delta) { gate_open_count += delta; }
+void inject_init_once(void) {}
+void inject_init_late(void) {}
+bool inject_initialised(void) { return true; }
+bool inject_measuring_possible(char *why, size_t size)
+{
+	snprintf(why, size, "stand-in: not measuring");
+	return false;
+}
+void inject_describe(cJSON *o) { cJSON_AddStringToObject(o, "memory_save", "reach"); }
+int inject_set_option(const char *name, const char *value, char *err, size_t size)
+{
+	snprintf(last_option, sizeof(last_option), "%s", name);
+	snprintf(last_value, sizeof(last_value), "%s", value);
+	if (!strcmp(value, "bad")) {
+		snprintf(err, size, "stand-in refuses '%s'", value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static char output_path[] = "/tmp/rangeprof-control-test-XXXXXX";
+
+static void use_output(void)
+{
+	int fd = mkstemp(output_path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	inject_output_configure(output_path);
+}
+
+static void record(const char *message)
+{
+	inject_write_record(collector_record_message("warning", message, NULL, NULL));
+}
+
+static char *file_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	static char buf[1 << 16];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+Test(control, version_is_1)
+{
+	cr_assert_eq(rangeprof_control_version(), 1);
+	cr_assert_eq(RANGEPROF_CONTROL_VERSION, 1);
+}
+
+Test(control, attach_closes_the_gate_until_an_annotation_opens)
+{
+	cr_assert_eq(rangeprof_attach(), RANGEPROF_EUNAVAILABLE,
+		     "the stand-in session does not measure: attach says so");
+	cr_assert_str_eq(rangeprof_last_error(), "stand-in: not measuring");
+	cr_assert(gate_controlled);
+	cr_assert_eq(gate_open_count, 0);
+	cr_assert_eq(rangeprof_annotation_begin("matmul"), RANGEPROF_OK);
+	cr_assert_eq(gate_open_count, 1);
+	cr_assert_eq(rangeprof_annotation_begin("softmax"), RANGEPROF_OK);
+	cr_assert_eq(gate_open_count, 2);
+	cr_assert_eq(rangeprof_annotation_end("matmul"), RANGEPROF_OK);
+	cr_assert_eq(rangeprof_annotation_end("softmax"), RANGEPROF_OK);
+	cr_assert_eq(gate_open_count, 0);
+}
+
+Test(control, an_annotation_is_a_start_end_range_in_domain_rangeprof_on_every_thread)
+{
+	cr_assert_eq(rangeprof_annotation_begin("attention n=4096"), RANGEPROF_OK);
+	const struct nvtx_bridge_snapshot *snap = nvtx_bridge_snapshot();
+	cr_assert_eq(snap->count - snap->push_count, 1);
+	const struct nvtx_bridge_range *r = &snap->ranges[snap->push_count];
+	cr_assert(r->start_end);
+	cr_assert_str_eq(r->text, "attention n=4096");
+	cr_assert_str_eq(nvtx_bridge_domain_name(r->domain), "rangeprof");
+	cr_assert_eq(rangeprof_annotation_end("attention n=4096"), RANGEPROF_OK);
+	snap = nvtx_bridge_snapshot();
+	cr_assert_eq(snap->count - snap->push_count, 0, "closed: no range left open");
+}
+
+Test(control, nesting_an_annotation_in_itself_is_refused_by_name)
+{
+	cr_assert_eq(rangeprof_annotation_begin("step"), RANGEPROF_OK);
+	cr_assert_eq(rangeprof_annotation_begin("step"), RANGEPROF_ENESTED);
+	cr_assert(strstr(rangeprof_last_error(), "'step' is already open"),
+		  "%s", rangeprof_last_error());
+	cr_assert_eq(gate_open_count, 1, "the refused one opened nothing");
+	cr_assert_eq(rangeprof_annotation_end("step"), RANGEPROF_OK);
+	cr_assert_eq(rangeprof_annotation_end("step"), RANGEPROF_ENOTOPEN);
+	cr_assert(strstr(rangeprof_last_error(), "'step' is not open"));
+	cr_assert_eq(rangeprof_annotation_begin(""), RANGEPROF_EINVAL);
+	cr_assert_eq(rangeprof_annotation_begin(NULL), RANGEPROF_EINVAL);
+	cr_assert_eq(rangeprof_annotation_end(NULL), RANGEPROF_EINVAL);
+}
+
+Test(control, a_capture_hands_over_exactly_the_lines_the_file_got, .init = use_output)
+{
+	record("before the capture");
+	cr_assert_eq(rangeprof_capture_begin(), RANGEPROF_OK);
+	record("first");
+	record("second \"quoted\" \xce\xb1");
+	size_t len = 99;
+	char *taken = rangeprof_capture_take(&len);
+	cr_assert_not_null(taken);
+	cr_assert_eq(len, strlen(taken));
+	const char *file = file_text(output_path);
+	const char *first = strstr(file, "{\"type\":\"warning\",\"message\":\"first\"");
+	cr_assert_not_null(first, "%s", file);
+	cr_assert_str_eq(taken, first, "the capture is the file's text from the capture on");
+	rangeprof_free(taken);
+	cr_assert_null(rangeprof_capture_take(&len), "taken once");
+	cr_assert_eq(len, 0);
+	record("third");
+	taken = rangeprof_capture_take(&len);
+	cr_assert_not_null(taken);
+	cr_assert(strstr(taken, "\"third\"") && !strstr(taken, "\"first\""), "%s", taken);
+	rangeprof_free(taken);
+	rangeprof_capture_end();
+	record("after the end");
+	cr_assert_null(rangeprof_capture_take(&len), "nothing is kept after the end");
+	cr_assert(strstr(file_text(output_path), "after the end"), "the file gets every record");
+	unlink(output_path);
+}
+
+Test(control, a_capture_holds_a_megabyte_of_records, .init = use_output)
+{
+	rangeprof_capture_begin();
+	char message[1024];
+	memset(message, 'x', sizeof(message) - 1);
+	message[sizeof(message) - 1] = '\0';
+	for (int i = 0; i < 1024; i++)
+		record(message);
+	size_t len;
+	char *taken = rangeprof_capture_take(&len);
+	cr_assert_not_null(taken);
+	size_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += taken[i] == '\n';
+	cr_assert_eq(lines, 1024);
+	rangeprof_free(taken);
+	rangeprof_capture_end();
+	unlink(output_path);
+}
+
+Test(control, a_new_capture_hears_a_report_said_before, .init = use_output)
+{
+	rangeprof_capture_begin();
+	inject_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+		      "unknown metric nope__x.sum");
+	inject_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+		      "unknown metric nope__x.sum");
+	size_t len;
+	char *taken = rangeprof_capture_take(&len);
+	cr_assert_not_null(taken);
+	size_t said = 0;
+	for (const char *p = taken; (p = strstr(p, "unknown metric nope__x.sum")); p++)
+		said++;
+	cr_assert_eq(said, 1, "said once within a capture: %s", taken);
+	rangeprof_free(taken);
+	rangeprof_capture_end();
+	rangeprof_capture_begin();
+	inject_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+		      "unknown metric nope__x.sum");
+	taken = rangeprof_capture_take(&len);
+	cr_assert_not_null(taken, "said again in the next capture");
+	rangeprof_free(taken);
+	rangeprof_capture_end();
+	unlink(output_path);
+}
+
+Test(control, set_option_hands_the_value_on_and_returns_einval_with_the_message)
+{
+	cr_assert_eq(rangeprof_set_option("runs", "20"), RANGEPROF_OK);
+	cr_assert_str_eq(last_option, "runs");
+	cr_assert_str_eq(last_value, "20");
+	cr_assert_str_eq(rangeprof_last_error(), "");
+	cr_assert_eq(rangeprof_set_option("runs", "bad"), RANGEPROF_EINVAL);
+	cr_assert_str_eq(rangeprof_last_error(), "stand-in refuses 'bad'");
+	cr_assert_eq(rangeprof_set_option(NULL, "1"), RANGEPROF_EINVAL);
+	cr_assert_eq(rangeprof_set_option("runs", NULL), RANGEPROF_EINVAL);
+}
+
+Test(control, info_is_json_naming_the_state)
+{
+	rangeprof_attach();
+	rangeprof_annotation_begin("x");
+	char *text = rangeprof_info();
+	cr_assert_not_null(text);
+	cJSON *o = cJSON_Parse(text);
+	cr_assert_not_null(o, "%s", text);
+	cr_assert_eq(cJSON_GetObjectItem(o, "control_version")->valuedouble, 1);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "attached")));
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "measuring")));
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "reason")->valuestring, "stand-in: not measuring");
+	cr_assert_eq(cJSON_GetObjectItem(o, "annotations_open")->valuedouble, 1);
+	cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(o, "nvtx_modules")));
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "memory_save")->valuestring, "reach");
+	cJSON_Delete(o);
+	rangeprof_free(text);
+	rangeprof_annotation_end("x");
+}
+
+/* ---- the real library, as ctypes sees it -------------------------------------------- */
+
+static void *lib;
+static int (*real_set)(const char *, const char *);
+static const char *(*real_error)(void);
+static int (*real_attach)(void);
+static char *(*real_info)(void);
+
+static void open_library(void)
+{
+	const char *path = getenv("CONTROL_LIB");
+	cr_assert_not_null(path, "CONTROL_LIB names the built librangeprof.so");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(lib, "%s", dlerror());
+	real_set = (int (*)(const char *, const char *))dlsym(lib, "rangeprof_set_option");
+	real_error = (const char *(*)(void))dlsym(lib, "rangeprof_last_error");
+	real_attach = (int (*)(void))dlsym(lib, "rangeprof_attach");
+	real_info = (char *(*)(void))dlsym(lib, "rangeprof_info");
+	cr_assert(real_set && real_error && real_attach && real_info);
+}
+
+Test(library, options_that_change_at_run_time_are_checked_like_the_launchers,
+     .init = open_library)
+{
+	cr_assert_eq(real_set("runs", "20"), RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(real_set("runs", "auto"), RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(real_set("metrics", "gpu__time_duration.sum,dram__bytes_read.sum"),
+		     RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(real_set("cache-control", "none"), RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(real_set("thermal-control", "off"), RANGEPROF_OK, "%s", real_error());
+
+	cr_assert_eq(real_set("runs", "0"), RANGEPROF_EINVAL);
+	cr_assert(strstr(real_error(), "rangeprof_set_option(\"runs\") '0'"), "%s", real_error());
+	cr_assert_eq(real_set("cache-control", "some"), RANGEPROF_EINVAL);
+	cr_assert(strstr(real_error(), "'some'") && strstr(real_error(), "all"), "%s",
+		  real_error());
+	cr_assert_eq(real_set("runs", ""), RANGEPROF_EINVAL);
+}
+
+Test(library, a_contradiction_between_two_given_options_is_refused_and_undone,
+     .init = open_library)
+{
+	cr_assert_eq(real_set("runs-max", "20"), RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(real_set("runs-min", "50"), RANGEPROF_EINVAL);
+	cr_assert(strstr(real_error(), "runs-min") && strstr(real_error(), "runs-max"), "%s",
+		  real_error());
+	cr_assert_eq(real_set("runs-min", "10"), RANGEPROF_OK, "the refused value was undone: "
+		     "%s", real_error());
+}
+
+Test(library, options_fixed_at_start_up_and_unknown_ones_are_named, .init = open_library)
+{
+	cr_assert_eq(real_set("output", "/tmp/x.jsonl"), RANGEPROF_EINVAL);
+	cr_assert(strstr(real_error(), "RANGEPROF_OUTPUT before the process starts"), "%s",
+		  real_error());
+	cr_assert_eq(real_set("nvtx-include", "a/"), RANGEPROF_EINVAL);
+	cr_assert_eq(real_set("run", "5"), RANGEPROF_EINVAL);
+	cr_assert(strstr(real_error(), "'run' is unknown") && strstr(real_error(), "runs, "),
+		  "%s", real_error());
+}
+
+Test(library, attach_without_cuda_waits_for_cuinit_and_says_so_in_info, .init = open_library)
+{
+	cr_assert_eq(real_attach(), RANGEPROF_OK, "%s", real_error());
+	char *text = real_info();
+	cJSON *o = cJSON_Parse(text);
+	cr_assert_not_null(o, "%s", text);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "attached")));
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "initialised")), "no cuInit here");
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "late_attach")));
+	cJSON_Delete(o);
+	free(text);
+}

@@ -221,6 +221,8 @@ static bool take_turn(struct device_state *d, int device, const char *kernel,
 	return false;
 }
 
+static void profiler_release(struct context_state *c);
+
 /* The device's set for config.metrics: built at its first use, kept with every other set
  * (the control API changes the metrics between measurements). NULL when the GPU refuses
  * it, said as an error naming the metrics; a busy profiling hardware is tried again. */
@@ -240,6 +242,11 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 	}
 	char err[2048];
 	struct collector_metric_set *set = NULL;
+	/* CUPTI answers the counter availability query only while no range profiler is
+	 * enabled in the context (CUPTI_ERROR_INVALID_PARAMETER otherwise: H200,
+	 * tests/gpu/check_control.py early); a new set gets a new profiler anyway. */
+	if (d->profiler_owner)
+		profiler_release(d->profiler_owner);
 	if (collector_metric_set_create(ctx, device, config.metrics, &set, err, sizeof(err))) {
 		/* Another profiler (another process without rangeprof's turns, ncu) holds the
 		 * hardware now; it may let go, so the set is tried again later. */
@@ -471,6 +478,12 @@ static unsigned kernels_per_run(void)
 	return config.cache_control == RP_CACHE_ALL ? 2 : 1;
 }
 
+/* The early set-up sizes the profiler's first pass for at least this many ranges (50
+ * runs with a flush each): the control API may ask for more runs than the options said at
+ * start-up, and a context whose profiler was sized for fewer gets a new one, paying the
+ * first pass again (context_ready). */
+#define WARM_UP_RANGES 100
+
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 {
 	/* A measured launch came first and set the context up: nothing left to do. */
@@ -506,15 +519,18 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 	 * could shift which counters the first measurement's passes collect. */
 	if (c && c->profiler && collector_metric_set_passes(d->set) == 1) {
 		char err[2048];
-		/* Sized as measure() sizes its first pass: CUPTI keeps the counter data size of
-		 * a profiler's first SetConfig (profiler.h). */
-		if (collector_profiler_warm_up(c->profiler, d->set,
-					       (size_t)first_batch_runs() * kernels_per_run(),
-					       err, sizeof(err))) {
+		/* At least as large as measure()'s first pass: CUPTI keeps the counter data
+		 * size of a profiler's first SetConfig (profiler.h). */
+		size_t ranges = ranges_needed(need);
+		if (ranges < WARM_UP_RANGES)
+			ranges = WARM_UP_RANGES;
+		if (collector_profiler_warm_up(c->profiler, d->set, ranges, err, sizeof(err))) {
 			/* Not news: the first measurement makes the same calls and says what it
 			 * meets, from a fresh profiler rather than one a failed pass left behind. */
 			rp_log_progress("early set-up of device %d: %s", device, err);
 			profiler_release(c);
+		} else {
+			c->profiler_ranges = ranges;
 		}
 		collector_cost_lap(&cost, COST_START, &lap);
 	}

@@ -96,7 +96,8 @@ if CASE == "early":
     recs = take(lib)
     mm = summaries(recs, "mm")
     expect(len(mm) >= 1, "the annotated matmul is measured", [r["kernel"][:60] for r in mm])
-    expect(all(r["runs"] == 7 for r in mm), "runs=7 set at run time", [r["runs"] for r in mm])
+    expect(all(r["runs"] == 7 for r in mm), "runs=7 set at run time",
+           [(r["runs"], round(r["cost_ms"]["total"], 1)) for r in mm])
     expect(len([r for r in recs if r["type"] == "summary"]) == len(mm),
            "nothing outside the annotation is measured")
     expect(torch.equal(inside, plain) and torch.equal(outside, plain),
@@ -121,7 +122,9 @@ if CASE == "early":
     annotated(lib, "mm again", lambda: a @ b)
     torch.cuda.synchronize()
     recs = take(lib)
-    expect(summaries(recs, "mm again"), "the next measurement works")
+    again = summaries(recs, "mm again")
+    expect(again, "the next measurement works",
+           again and round(again[0]["cost_ms"]["total"], 1))
     i = info(lib)
     expect(i["measuring"] and not i["late_attach"] and i["memory_save"] == "reach",
            "info: measuring, early, reach", i)

@@ -8,6 +8,7 @@ PyTorch process, through ctypes alone (no rangeprof package), one case per proce
             saved whole (a warning record says why), results are unchanged
   profiler  loaded after torch.profiler took CUPTI: attach says so and measures nothing,
             the process runs on
+  ncu       run under ncu (which names its own injection library): attach says so
 
 Prints one line per finding and exits non-zero on the first broken expectation.
 """
@@ -163,6 +164,16 @@ elif CASE == "profiler":
         expect(rc == 4 and "CUPTI" in msg, "attach under torch.profiler is refused", (rc, msg))
         c = annotated(lib, "mm", lambda: a @ b)
         torch.cuda.synchronize()
+    expect(torch.equal(c, a @ b), "the process runs on")
+elif CASE == "ncu":
+    lib = load()
+    rc = lib.rangeprof_attach()
+    msg = lib.rangeprof_last_error().decode()
+    expect(rc == 4 and "another tool" in msg, "attach under ncu is refused", (rc, msg))
+    import torch
+    a, b = matmul_case(torch)
+    c = annotated(lib, "mm", lambda: a @ b)
+    torch.cuda.synchronize()
     expect(torch.equal(c, a @ b), "the process runs on")
 else:
     sys.exit(f"unknown case {CASE!r}")

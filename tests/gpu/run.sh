@@ -386,6 +386,15 @@ same tg_plain.txt tgm_rp.txt torch-graph-mode
 check torch-graph-metrics-vs-ncu python3 "$root/tests/gpu/check_graph_metrics.py" tgm.jsonl ncu_tgm.csv $GM
 cat torch-graph-metrics-vs-ncu.log
 
+# 3e. The control API in a PyTorch process, through ctypes (issue 18; doc/control-api.md):
+# loaded before CUDA, after it, under torch.profiler and under ncu.
+for c in early late profiler; do
+	check "control-$c" env RANGEPROF_OUTPUT="ctl_$c.jsonl" python3 "$root/tests/gpu/check_control.py" \
+		"$root/build/inject/librangeprof.so" $c
+done
+check control-ncu /usr/local/cuda/bin/ncu --clock-control none --log-file /dev/null -c 1 \
+	python3 "$root/tests/gpu/check_control.py" "$root/build/inject/librangeprof.so" ncu
+
 # 4. Failure modes: another CUPTI subscriber (under ncu) must leave the app running.
 /usr/local/cuda/bin/ncu --clock-control none -c 1 --log-file /dev/null env LD_PRELOAD="$root/build/inject/librangeprof.so" ./kernels 1 >under_ncu.txt 2>&1
 # The application's output alone would pass even if rangeprof had crashed ncu's run or

@@ -85,10 +85,49 @@ struct rp_api {
 /* Loaded once; NULL until collector_api_load() succeeded. */
 extern struct rp_api rp_api;
 
-/* Loads libcuda.so.1, libcupti.so and libcheckpoint.so (the toolkit's lib64 first, then
- * the loader's path). Returns 0, or -ENOENT with what is missing in err. Idempotent;
- * not thread-safe (called under inject's once). */
+/* Loads libcuda.so.1 (from the library path), then libcupti.so.13 from the first of the
+ * places collector_api_places() lists, then libcheckpoint.so from beside it (or the same
+ * places). Returns 0, or -ENOENT with what is missing in err: for CUPTI one line naming
+ * every place looked in. Idempotent; not thread-safe (called under inject's once).
+ * cuda_lib_dir is the toolkit's library directory (/usr/local/cuda/lib64). */
 int collector_api_load(const char *cuda_lib_dir, char *err, size_t err_size);
+
+#define COLLECTOR_PLACES_MAX 8
+#define COLLECTOR_PLACE_DIR_SIZE 4096
+
+/* A place where CUPTI is looked for. found says which (doc/records.md, session "cupti"):
+ * "loaded" (already in the process, by name), "CUDA_HOME" (dir empty when unset),
+ * "toolkit", "pip", "library_path" (the loader's own search, by name). */
+struct collector_place {
+	const char *found;
+	char dir[COLLECTOR_PLACE_DIR_SIZE];
+};
+
+/* The places, in the order they are tried: a libcupti.so.13 already loaded (PyTorch's);
+ * $CUDA_HOME/lib64 and $CUDA_HOME/extras/CUPTI/lib64; toolkit_lib_dir and extras/CUPTI/
+ * lib64 beside it; when self_path (this code's file) is <site-packages>/rangeprof/_lib/...,
+ * <site-packages>/nvidia/cu13/lib (NVIDIA's pip packages); the library path
+ * (LD_LIBRARY_PATH, ld.so.cache). Returns how many were written. */
+size_t collector_api_places(const char *toolkit_lib_dir, const char *self_path,
+			    struct collector_place places[COLLECTOR_PLACES_MAX]);
+
+/* Which CUPTI was loaded: the path the loader has for it, the place's found, and
+ * cuptiGetVersion's number (-1 when it gave none). */
+struct collector_cupti_info {
+	char path[COLLECTOR_PLACE_DIR_SIZE];
+	const char *found;
+	long version;
+};
+
+/* Opens the first of names (NULL-terminated) at the first place that has it. Fills found
+ * (when not NULL) and returns the handle; else NULL with one line in err naming every
+ * place and the loader's reason (that of a file that exists but failed to load first). */
+void *collector_api_open(const struct collector_place *places, size_t count,
+			 const char *const *names, struct collector_cupti_info *found, char *err,
+			 size_t err_size);
+
+/* The CUPTI that collector_api_load() loaded; NULL before. */
+const struct collector_cupti_info *collector_api_cupti(void);
 
 /* Names of results for messages; never NULL. */
 const char *collector_cu_error(CUresult r);

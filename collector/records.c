@@ -492,6 +492,21 @@ cJSON *collector_record_add_memory_save(cJSON *session, const char *strategy,
 	return session;
 }
 
+cJSON *collector_record_add_cupti(cJSON *session, const char *path, const char *from,
+				  long version)
+{
+	cJSON *o = session ? cJSON_AddObjectToObject(session, "cupti") : NULL;
+	if (o) {
+		collector_json_add_string(o, "path", path);
+		collector_json_add_string(o, "from", from);
+		if (version >= 0)
+			cJSON_AddNumberToObject(o, "version", (double)version);
+		else
+			cJSON_AddNullToObject(o, "version");
+	}
+	return session;
+}
+
 cJSON *collector_record_message(const char *type, const char *message,
 				const char *concerns_key, const char *concerns_value)
 {

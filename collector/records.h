@@ -173,6 +173,12 @@ struct cJSON *collector_record_add_save(struct cJSON *summary,
 struct cJSON *collector_record_add_memory_save(struct cJSON *session, const char *strategy,
 					       size_t host_bytes_max,
 					       size_t checkpoint_host_reserve_mb);
+/* Adds "cupti" to a session record: which CUPTI measured, path (as the loader has it),
+ * from (the place it was found: "loaded", "CUDA_HOME", "toolkit", "pip",
+ * "library_path") and version (cuptiGetVersion; negative: null). NULL strings are null.
+ * Returns session. */
+struct cJSON *collector_record_add_cupti(struct cJSON *session, const char *path,
+					 const char *from, long version);
 
 /* type is "warning" or "error"; concerns (kernel, metric, option ...) may be NULL. */
 struct cJSON *collector_record_message(const char *type, const char *message,

@@ -81,6 +81,10 @@ static void write_session_record(void)
 	collector_record_add_memory_save(session, opts.memory_save == RP_MEMORY_SAVE_CHECKPOINT ?
 					 "checkpoint" : "reach", mem_backup_host_limit(),
 					 collector_checkpoint_host_reserve_mb());
+	/* Which CUPTI measured: users have several (toolkit, PyTorch's pip package). */
+	const struct collector_cupti_info *cupti = collector_api_cupti();
+	collector_record_add_cupti(session, cupti ? cupti->path : NULL,
+				   cupti ? cupti->found : NULL, cupti ? cupti->version : -1);
 	inject_write_record(session);
 }
 

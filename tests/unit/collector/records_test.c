@@ -187,6 +187,36 @@ Test(records, session_lists_effective_options)
 	rp_options_finish(&o);
 }
 
+/* Issue 17: the session says which CUPTI measured, after everything it said before: the
+ * members before "cupti" are what they were (the text up to it is unchanged). */
+Test(records, session_says_which_cupti_measured_after_its_other_members)
+{
+	struct rp_options o;
+	rp_options_init(&o);
+	char *argv[] = { "app", NULL };
+	cJSON *plain = collector_record_session("0.1.0", 42, "h", argv, 1.7e9, &o);
+	collector_record_add_memory_save(plain, "reach", 1024, 0);
+	char *before = cJSON_PrintUnformatted(plain);
+	collector_record_add_cupti(plain, "/venv/site-packages/nvidia/cu13/lib/libcupti.so.13", "pip",
+				   130001);
+	char *after = cJSON_PrintUnformatted(plain);
+	size_t keep = strlen(before) - 1; /* all but the closing brace */
+	cr_assert_eq(strncmp(before, after, keep), 0, "%s\n%s", before, after);
+	cr_assert_str_eq(after + keep, ",\"cupti\":{\"path\":\"/venv/site-packages/nvidia/cu13/"
+			 "lib/libcupti.so.13\",\"from\":\"pip\",\"version\":130001}}");
+	cJSON_Delete(plain);
+	free(before);
+	free(after);
+
+	/* Unknown parts are null, never left out. */
+	cJSON *s = collector_record_add_cupti(cJSON_CreateObject(), NULL, NULL, -1);
+	char *text = cJSON_PrintUnformatted(s);
+	cr_assert_str_eq(text, "{\"cupti\":{\"path\":null,\"from\":null,\"version\":null}}");
+	free(text);
+	cJSON_Delete(s);
+	rp_options_finish(&o);
+}
+
 /* Issue 11: what NVML said of each run, the summary's reasons, thermal wait and --runs
  * auto, and the new options in the session record. */
 Test(records, a_run_carries_nvml_fields_and_null_without_nvml)

@@ -4,7 +4,7 @@ long-form DataFrame, summarize() its aggregate columns. The command-line tools
 but load(), summarize() and the plots run on the standard library alone."""
 from rangeprof.records import read  # noqa: F401
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401
 
 
 def load(paths_or_globs, report="stderr", **options):

@@ -3,7 +3,11 @@ row per run and metric, config columns from key=value words), summarize() its ag
 columns with SPEC.md section 5 statistics. The only module that needs pandas."""
 import sys
 
-import pandas as pd
+try:
+    import pandas as pd
+except ImportError:  # a wheel installed with --no-deps: one line that says what to do
+    raise ImportError("rangeprof.load and rangeprof.summarize need pandas: pip install "
+                      "pandas") from None
 
 from rangeprof import records, stats, table
 

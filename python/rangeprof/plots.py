@@ -205,8 +205,8 @@ def main(argv=None):
     a.add_argument("-o", "--output", required=True)
     args = p.parse_args(argv)
     if plt is None:
-        print("rangeprof-plot: error: matplotlib is not installed: pip install matplotlib "
-              "(or pip install './python[plots]')", file=sys.stderr)
+        print("rangeprof-plot: error: matplotlib is not installed: pip install "
+              "'rangeprof[plots]' (or pip install matplotlib)", file=sys.stderr)
         return 1
     if args.kind == "sweep":
         sweep(args.files, args.metric, args.x, args.output, args.variant, args.row, args.col,

@@ -1,0 +1,121 @@
+"""The one install (pip install ., the wheel): versions agree, the native parts are where
+rangeprof._native says, and the installed library needs nothing beyond the C library.
+
+Run on a source checkout by the unit suite (the build tree's library and launcher), and by
+.ci/run with the Python of a virtual environment the wheel was installed into, where the
+tests of the installed layout run instead of skipping."""
+import importlib.metadata
+import re
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+import rangeprof
+from rangeprof import _native
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(rangeprof.__file__).resolve().parent
+
+# What librangeprof.so may need at run time: the C library's parts and the loader. The
+# driver, CUPTI and NVML are dlopened when CUDA initialises it, never linked.
+ALLOWED = {"linux-vdso.so.1", "libc.so.6", "libdl.so.2", "libm.so.6", "libpthread.so.0"}
+
+
+def _wheel_layout():
+    """The library of an installed wheel (rangeprof/_lib/), or skip."""
+    lib = _native.library_path()
+    if lib is None or Path(lib).parent != PACKAGE / "_lib":
+        pytest.skip(f"rangeprof is not installed from a wheel here ({PACKAGE}; library "
+                    f"{lib}): .ci/run runs this on the installed wheel")
+    return Path(lib)
+
+
+def _meson_version():
+    text = (ROOT / "meson.build").read_text()
+    return re.search(r"project\(\s*'rangeprof'.*?\bversion\s*:\s*'([^']+)'", text, re.S).group(1)
+
+
+def test_versions_come_from_meson_build():
+    if not (ROOT / "meson.build").is_file():
+        pytest.skip("no source checkout here to read meson.build from")
+    version = _meson_version()
+    assert rangeprof.__version__ == version
+    try:
+        # The wheel's metadata: meson-python takes it from meson.build too.
+        assert importlib.metadata.version("rangeprof") == version
+    except importlib.metadata.PackageNotFoundError:
+        pass  # a source checkout: no distribution installed
+    launcher = _native.launcher_path()
+    if launcher is None:
+        pytest.skip("no launcher built or installed here")
+    out = subprocess.run([launcher, "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"rangeprof {version}"
+    # The session record's "version" is the library's PROJECT_VERSION string.
+    lib = _native.library_path()
+    assert lib and b"\0" + version.encode() + b"\0" in Path(lib).read_bytes()
+
+
+def test_installed_library_needs_only_the_c_library():
+    lib = _wheel_layout()
+    if not shutil.which("ldd"):
+        pytest.skip("no ldd here")
+    out = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, check=True).stdout
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    extra = [n for n in names
+             if n not in ALLOWED and not re.fullmatch(r"(/lib\w*/)?ld-linux[-\w.]*\.so\.\d", n)]
+    assert not extra, f"librangeprof.so needs {extra}:\n{out}"
+
+
+def test_the_wheel_holds_every_module_of_the_package():
+    _wheel_layout()
+    source = ROOT / "python" / "rangeprof"
+    if not source.is_dir():
+        pytest.skip("no source checkout here to compare with")
+    missing = [p.name for p in source.glob("*.py") if not (PACKAGE / p.name).is_file()]
+    assert not missing, f"not installed: {missing}"
+    # The installed version is the generated one, not the source checkout's reader.
+    assert "meson.build" not in (PACKAGE / "_version.py").read_text()
+    for name in ("librangeprof.so", "rangeprof", "rangeprof-list-metrics"):
+        assert (PACKAGE / "_lib" / name).is_file(), name
+
+
+def test_the_rangeprof_command_runs_the_packaged_launcher():
+    _wheel_layout()
+    command = shutil.which("rangeprof", path=sysconfig.get_path("scripts"))
+    if command is None:
+        pytest.skip("no rangeprof command beside this Python")
+    out = subprocess.run([command, "-q", "-o", "/dev/null", "--", "sh", "-c",
+                          'echo "$LD_PRELOAD"'], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split(":")[0].strip() == _native.library_path()
+
+
+def test_cupti_places_in_the_librarys_order(monkeypatch):
+    monkeypatch.setenv("CUDA_HOME", "/opt/cuda")
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    places = _native.cupti_candidates("/usr/local/cuda/lib64")
+    found = [f for f, _ in places]
+    assert found[:5] == ["loaded", "CUDA_HOME", "CUDA_HOME", "toolkit", "toolkit"]
+    assert found[-1] == "library_path"
+    assert places[1][1] == "/opt/cuda/lib64"
+    assert places[2][1] == "/opt/cuda/extras/CUPTI/lib64"
+    assert places[4][1] == "/usr/local/cuda/extras/CUPTI/lib64"
+    lib = _native.library_path()
+    if lib and Path(lib).parent == PACKAGE / "_lib":
+        # A wheel: NVIDIA's pip packages in the same site-packages.
+        assert places[5] == ("pip", str(PACKAGE.parent / "nvidia" / "cu13" / "lib"))
+    else:
+        assert "pip" not in found
+    monkeypatch.delenv("CUDA_HOME")
+    assert _native.cupti_candidates()[1] == ("CUDA_HOME", "$CUDA_HOME (unset)")
+
+
+def test_without_a_launcher_the_command_says_so(monkeypatch, capsys):
+    monkeypatch.setattr(_native, "launcher_path", lambda: None)
+    assert _native.launch(["--version"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rangeprof: error: the C launcher is not installed in ")
+    assert err.count("\n") == 1

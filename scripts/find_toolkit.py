@@ -1,0 +1,78 @@
+"""scripts/find_toolkit.py [GIVEN] - where the build takes the CUDA headers from (cuda.h,
+cupti*.h, nvtx3/): the root named by -Dtoolkit when given, else the first of $CUDA_HOME,
+/usr/local/cuda, and NVIDIA's pip packages (nvidia-cuda-runtime, nvidia-cuda-crt,
+nvidia-cuda-cupti, nvidia-nvtx: <site-packages>/nvidia/cu13) in the site-packages of the
+Python running the build or of the active virtual environment. Run by meson.build at
+configure time; only headers are needed to build, the libraries are loaded at run time
+(collector/api.c).
+
+Prints three lines: the root, what it is, and its include directories joined by ':'; on
+failure one line on stderr naming every place looked in and how to get the headers, and
+exits 1."""
+import glob
+import os
+import sys
+
+# What the build includes; every one must be found under the root's include directories.
+NEEDED = ("cuda.h", "crt/host_defines.h", "cupti.h", "cupti_range_profiler.h",
+          "nvtx3/nvToolsExt.h")
+PIP_HINT = ("pip install nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-cupti nvidia-nvtx, "
+            "then build in that environment (pip install --no-build-isolation .) or pass "
+            "-Csetup-args=-Dtoolkit=<site-packages>/nvidia/cu13")
+
+
+def include_dirs(root):
+    """The include directories of a toolkit root that hold every needed header, or None.
+    CUPTI's headers sit in extras/CUPTI/include in some toolkits."""
+    dirs = [d for d in (os.path.join(root, "include"),
+                        os.path.join(root, "extras", "CUPTI", "include")) if os.path.isdir(d)]
+    if all(any(os.path.isfile(os.path.join(d, h)) for d in dirs) for h in NEEDED):
+        return dirs
+    return None
+
+
+def pip_roots():
+    """nvidia/cu13 in this Python's site-packages, then in $VIRTUAL_ENV's (a build under
+    pip's isolation runs another Python than the environment being installed into)."""
+    seen = []
+    for entry in sys.path:
+        seen.append(os.path.join(entry or ".", "nvidia", "cu13"))
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        seen += sorted(glob.glob(os.path.join(venv, "lib", "python3*", "site-packages",
+                                              "nvidia", "cu13")))
+    out = []
+    for root in seen:
+        root = os.path.abspath(root)
+        if root not in out:
+            out.append(root)
+    return out
+
+
+def main(argv):
+    given = argv[1] if len(argv) > 1 else ""
+    if given:
+        candidates = [(given, "-Dtoolkit")]
+    else:
+        home = os.environ.get("CUDA_HOME")
+        candidates = ([(home, "CUDA_HOME")] if home else []) + [("/usr/local/cuda", "toolkit")]
+        candidates += [(root, "pip packages") for root in pip_roots()]
+    for root, what in candidates:
+        dirs = include_dirs(root)
+        if dirs:
+            print(os.path.abspath(root))
+            print(what)
+            print(":".join(os.path.abspath(d) for d in dirs))
+            return 0
+    looked = ", ".join(f"{root} ({what})" for root, what in candidates
+                       if what != "pip packages" or os.path.isdir(root))
+    if not given:
+        looked += ", nvidia/cu13 in this Python's site-packages" + (
+            " and $VIRTUAL_ENV's" if os.environ.get("VIRTUAL_ENV") else "")
+    print(f"no CUDA headers ({', '.join(NEEDED)}): looked in {looked}. Install the CUDA 13 "
+          f"toolkit with CUPTI, set CUDA_HOME or -Dtoolkit, or {PIP_HINT}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -221,6 +221,13 @@ void inject_describe(cJSON *o)
 		cJSON_AddNullToObject(o, "output");
 	cJSON_AddStringToObject(o, "memory_save", opts.memory_save == RP_MEMORY_SAVE_CHECKPOINT ?
 				"checkpoint" : "reach");
+	const struct collector_cupti_info *cupti = collector_api_cupti();
+	cJSON *c = cupti ? cJSON_AddObjectToObject(o, "cupti") : cJSON_AddNullToObject(o, "cupti");
+	if (cupti && c) {
+		cJSON_AddStringToObject(c, "path", cupti->path);
+		cJSON_AddStringToObject(c, "from", cupti->found ? cupti->found : "");
+		cJSON_AddNumberToObject(c, "version", (double)cupti->version);
+	}
 }
 
 /* The options a measurement reads when it starts (replay.c's configuration); the others

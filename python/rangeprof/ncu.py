@@ -18,6 +18,7 @@ import tempfile
 from collections import OrderedDict
 
 from rangeprof import records
+from rangeprof._control import without_injection
 from rangeprof.names import canonical_kernel
 from rangeprof.output import add_version, write
 from rangeprof.units import UnitError, conversion_factor, parse_unit
@@ -140,7 +141,10 @@ def run_ncu(recs, command, ncu="ncu"):
             argv += ["--nvtx-include", inc]
     argv += command
     print("rangeprof-compare-ncu: running " + " ".join(argv), file=sys.stderr)
-    subprocess.run(argv, check=False)
+    # ncu must not run the program under rangeprof too: a process that loaded
+    # librangeprof.so ('import rangeprof' in a notebook) has CUDA_INJECTION64_PATH and
+    # NVTX_INJECTION64_PATH pointing at it in its C environment, which a child inherits.
+    subprocess.run(argv, check=False, env=without_injection())
     return path
 
 

@@ -1,0 +1,192 @@
+"""rangeprof/_plot.py - the figure of rangeprof.analyze.plot, from an analyze.kernel
+DataFrame: one tick per configuration, one line (or bar group) per annotation - per
+kernel where an annotation has several -, 95 % CI error bars, optional panels by
+parameter, Avg/Geomean bars and value labels, as Nsight Python's plot lays them out.
+Draws on a matplotlib Figure of its own (no pyplot state): a notebook's backend is left
+as it is. matplotlib is imported here only."""
+import math
+from collections import OrderedDict
+
+MISSING = "rangeprof.analyze.plot needs matplotlib: pip install matplotlib"
+COLORS = ["#76B900", "#0070C5", "#5C1682", "#890C57", "#FAC200", "#008564", "#FF5733",
+          "#C70039", "#900C3F", "#581845", "#1F618D", "#28B463", "#F39C12", "#D35400"]
+
+
+def require_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        from matplotlib.figure import Figure  # noqa: F401
+    except ImportError:
+        raise ImportError(MISSING) from None
+
+
+def legal_metric(df, metric):
+    """The metric to plot: the one given, which must be in the results, or the only one."""
+    found = list(OrderedDict.fromkeys(df["Metric"]))
+    if metric is None:
+        if len(found) > 1:
+            raise ValueError(f"Cannot visualize multiple metrics ({len(found)} > 1) with the "
+                             "@nsight.analyze.plot decorator. Please specify a metric to plot. "
+                             f"The metrics found are: {found}")
+        if not found:
+            raise ValueError("No metrics found in the profile results. Please ensure that the "
+                             "profiler is configured correctly.")
+        return found[0]
+    if metric not in found:
+        raise ValueError(f"Metric '{metric}' not found in the profile results. Please check the "
+                         f"metric name and try again. The metrics found are: {found}.")
+    return metric
+
+
+def _finite(x):
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def _series_labels(df, variant_fields, variant_annotations):
+    """A label per row: its annotation; with the kernel where the annotation has several
+    kernel rows for one config; with variant fields where asked."""
+    params = list(df.columns[2:df.columns.get_loc("AvgValue")])
+    multi = set()
+    for (ann, *_), g in df.groupby(["Annotation"] + params, sort=False, dropna=False):
+        if len(g) > 1:
+            multi.add(ann)
+    labels = []
+    for _, row in df.iterrows():
+        label = str(row["Annotation"])
+        if row["Annotation"] in multi:
+            from rangeprof.names import short_kernel
+            idx = row.get("KernelIndex")
+            kernel = short_kernel(row["Kernel"])
+            kernel = kernel if len(kernel) <= 48 else kernel[:47] + "\u2026"
+            label += (f" [{int(idx)}]" if _finite(idx) else "") + f" {kernel}"
+        if variant_fields and variant_annotations and row["Annotation"] in variant_annotations:
+            label += " " + ", ".join(f"{k}={row[k]}" for k in variant_fields)
+        labels.append(label)
+    return labels
+
+
+def visualize(df, metric=None, filename="plot.png", title="", ylabel=None,
+              annotate_points=False, show_aggregate=None, plot_type="line", plot_width=6,
+              plot_height=4, row_panels=None, col_panels=None, x_keys=None, print_data=False,
+              variant_fields=None, variant_annotations=None, plot_callback=None):
+    """Saves the plot of one metric of df to filename; returns the rows plotted."""
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    metric = legal_metric(df, metric)
+    data = df[df["Metric"] == metric].copy()
+    params = list(df.columns[2:df.columns.get_loc("AvgValue")])
+    row_panels, col_panels = list(row_panels or []), list(col_panels or [])
+    variant_fields = list(variant_fields or [])
+    for field in row_panels + col_panels + variant_fields + list(x_keys or []):
+        if field not in params:
+            raise ValueError(f"Field '{field}' is not a parameter of the decorated function; "
+                             f"its parameters: {params}")
+    used = set(row_panels) | set(col_panels) | (set(variant_fields) if variant_annotations else set())
+    if x_keys:
+        overlap = used & set(x_keys)
+        if overlap:
+            raise ValueError("x_keys cannot contain fields used in row_panels, col_panels, or "
+                             f"variant_fields: {overlap}")
+        config_fields = list(x_keys)
+    else:
+        config_fields = [p for p in params if p not in used]
+    data["Series"] = _series_labels(data, variant_fields, variant_annotations)
+    data["Configuration"] = [", ".join(f"{f}={row[f]}" for f in config_fields)
+                             for _, row in data.iterrows()]
+
+    def values_of(fields):
+        if not fields:
+            return [()]
+        return list(OrderedDict.fromkeys(tuple(row[f] for f in fields)
+                                         for _, row in data.iterrows()))
+
+    rows, cols = values_of(row_panels), values_of(col_panels)
+    fig = Figure(figsize=(max(plot_width * len(cols), 8), max(plot_height * len(rows), 6)),
+                 constrained_layout=True)
+    axes = fig.subplots(len(rows), len(cols), squeeze=False)
+    normalized = [v for v in OrderedDict.fromkeys(data.get("Normalized", [])) if v is not False]
+    runs = int(data["NumRuns"].max()) if len(data) else 0
+    label = ylabel or (f"{metric}" + (f" relative to {normalized[0]}" if normalized else ""))
+    extra = [name for name, on in (("Avg", show_aggregate == "avg"),
+                                   ("Geomean", show_aggregate == "geomean")) if on]
+    for i, rv in enumerate(rows):
+        for j, cv in enumerate(cols):
+            ax = axes[i][j]
+            panel = data
+            for fields, values in ((row_panels, rv), (col_panels, cv)):
+                for f, v in zip(fields, values):
+                    panel = panel[panel[f] == v]
+            configs = list(OrderedDict.fromkeys(panel["Configuration"]))
+            series = list(OrderedDict.fromkeys(panel["Series"]))
+            width = 0.8 / max(len(series), 1)
+            for k, name in enumerate(series):
+                s = panel[panel["Series"] == name]
+                color = COLORS[k % len(COLORS)]
+                xs = [configs.index(c) for c in s["Configuration"]]
+                ys = list(s["AvgValue"])
+                err = None
+                if not normalized and len(s):
+                    low = [y - lo if _finite(lo) else 0 for y, lo in zip(ys, s["CI95_Lower"])]
+                    high = [hi - y if _finite(hi) else 0 for y, hi in zip(ys, s["CI95_Upper"])]
+                    err = [low, high]
+                if plot_type == "bar":
+                    offset = (k - (len(series) - 1) / 2) * width
+                    xs = [x + offset for x in xs]
+                    ax.bar(xs, ys, width=width, yerr=err, capsize=3, label=name, color=color)
+                else:
+                    ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name,
+                                color=color)
+                if annotate_points:
+                    for x, y in zip(xs, ys):
+                        if _finite(y):
+                            ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points",
+                                        xytext=(0, 5), ha="center", fontsize=8, color=color)
+                finite = [y for y in ys if _finite(y)]
+                for e, what in enumerate(extra):
+                    if not finite:
+                        continue
+                    if what == "Avg":
+                        value = sum(finite) / len(finite)
+                    elif any(y <= 0 for y in finite):
+                        value = math.nan
+                    else:
+                        value = math.exp(sum(math.log(y) for y in finite) / len(finite))
+                    if not _finite(value):
+                        continue
+                    x = len(configs) + e + (k - (len(series) - 1) / 2) * width
+                    ax.bar([x], [value], width=width, color=color, zorder=3)
+                    ax.annotate(f"{value:.2f}", (x, value), textcoords="offset points",
+                                xytext=(0, 5), ha="center", fontsize=8, color=color,
+                                fontweight="bold")
+            if extra:
+                ax.axvline(len(configs) - 0.5, color="black", linestyle="dashed", linewidth=1)
+            ticks = configs + extra
+            ax.set_xticks(range(len(ticks)))
+            ax.set_xticklabels(ticks, rotation=45, ha="right", fontsize=9)
+            ax.set_ylim(bottom=0)
+            ax.grid(True, linestyle="--", alpha=0.7)
+            ax.set_axisbelow(True)
+            if j == 0:
+                ax.set_ylabel(label if ylabel else f"{label} (avg: {runs} runs)")
+            panel_title = "\n".join([f"{f}={v}" for f, v in zip(row_panels, rv)]
+                                    + [f"{f}={v}" for f, v in zip(col_panels, cv)])
+            ax.set_title(panel_title, fontsize=11)
+            if i < len(rows) - 1:
+                ax.set_xticklabels([])
+            if series:
+                ax.legend(title="Annotation", loc="best", fontsize=9, title_fontsize=10)
+    gpus = [g for g in OrderedDict.fromkeys(data["GPU"]) if isinstance(g, str)]
+    hosts = [h for h in OrderedDict.fromkeys(data["Host"]) if isinstance(h, str)]
+    fig.suptitle(f"{title}\n{', '.join(gpus[:1] + hosts[:1])}", fontsize=14, fontweight="bold")
+    if plot_callback is not None:
+        plot_callback(fig)
+    fig.savefig(filename, bbox_inches="tight")
+    if print_data:
+        shown = data.drop(columns=["Series", "Configuration"])
+        print("Aggregated Data (Average value and Number of Runs):")
+        print(shown.to_string(index=False))
+    return data

@@ -1,0 +1,460 @@
+"""rangeprof/_results.py - from the records an analyze.kernel call captured to Nsight
+Python's DataFrame: the run records of each annotation execution, per kernel (or combined
+with combine_kernel_metrics), derived metrics, one row per group and metric with the
+statistics of rangeprof/stats.py, normalisation and the geometric mean. Pure functions on
+parsed records (no library), so that the tests can drive them too; pandas only where the
+DataFrame is made.
+
+A call's stream is what the capture handed over, in order, with a marker at each end of
+an annotation: ("records", [record, ...]) and ("end", name). The k-th execution of
+annotation A in a call holds A's run records (nvtx ranges of domain "rangeprof" with text
+A) between A's (k-1)-th and k-th end; records after A's last end belong to its last."""
+import inspect
+import json
+import math
+import socket
+import warnings
+from collections import OrderedDict
+
+from rangeprof import stats
+
+DOMAIN = "rangeprof"
+
+NSIGHT_HEAD = ["Annotation", "Metric"]
+NSIGHT_STATS = ["AvgValue", "StdDev", "MinValue", "MaxValue", "NumRuns"]
+NSIGHT_CONTEXT = ["Kernel", "GPU", "Host", "ComputeClock", "MemoryClock", "Unit"]
+NSIGHT_TAIL = ["CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement",
+               "Normalized"]
+# rangeprof's own columns, after Nsight Python's (Geomean is its last).
+OWN_COLUMNS = ["MedianValue", "DriftPct", "Reasons", "SMClock", "Temperature",
+               "TemperatureMax", "Power", "ThrottleReasons", "Passes", "KernelIndex",
+               "Launches"]
+RAW_OWN_COLUMNS = ["Run", "Launch", "KernelIndex", "Call", "SMClock", "Temperature",
+                   "ThrottleReasons", "Passes"]
+
+DERIVED_UNIT_WARNING = ("Derived metric '{}' does not have a unit specified. Return a tuple "
+                        "(value, unit) instead of just the value. np.nan will be added to the "
+                        "'Unit' column in the dataframe.")
+
+
+def parse_lines(text):
+    """The records of a capture's JSON Lines text; lines that are not JSON objects are
+    skipped (the library writes whole lines, so there should be none)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def annotations_of(record):
+    """The texts of the record's rangeprof ranges (the annotations open at its launch),
+    in start order, once each."""
+    out = []
+    for r in record.get("nvtx") or []:
+        if isinstance(r, dict) and r.get("domain") == DOMAIN and isinstance(r.get("text"), str):
+            if r["text"] not in out:
+                out.append(r["text"])
+    return out
+
+
+def _launch_key(record):
+    graph = record.get("graph")
+    node = graph.get("node") if isinstance(graph, dict) else None
+    return (record.get("launch"), node)
+
+
+class Call:
+    """One call of the decorated function: its config's index, which call of it this is,
+    the captured stream and the executions that failed under ignore_failures."""
+
+    def __init__(self, config_index, call_index):
+        self.config_index, self.call_index = config_index, call_index
+        self.stream = []
+        self.failures = []        # (annotation, execution index)
+        self.entered = []         # annotation names, first entry order
+
+    def records(self):
+        return [r for kind, item in self.stream if kind == "records" for r in item]
+
+    def executions(self):
+        """OrderedDict {(annotation, execution): [(launch key, [run records])]}, in the
+        order of their first run record."""
+        ends_total = {}
+        for kind, item in self.stream:
+            if kind == "end":
+                ends_total[item] = ends_total.get(item, 0) + 1
+        ends_seen = {}
+        out = OrderedDict()
+        for kind, item in self.stream:
+            if kind == "end":
+                ends_seen[item] = ends_seen.get(item, 0) + 1
+                continue
+            for rec in item:
+                if rec.get("type") != "run":
+                    continue
+                for name in annotations_of(rec):
+                    k = ends_seen.get(name, 0)
+                    if ends_total.get(name, 0):
+                        k = min(k, ends_total[name] - 1)
+                    launches = out.setdefault((name, k), OrderedDict())
+                    launches.setdefault(_launch_key(rec), []).append(rec)
+        return OrderedDict((key, list(v.items())) for key, v in out.items())
+
+
+def kernel_matches(record, names):
+    """Whether a run record's kernel is one of names: its demangled or mangled name, or
+    the name without namespaces, template arguments' spelling or parameters that ncu
+    shows (rangeprof.names.canonical_kernel)."""
+    if not names:
+        return False
+    from rangeprof.names import canonical_kernel
+    kernel, mangled = record.get("kernel") or "", record.get("mangled") or ""
+    short = canonical_kernel(kernel)
+    base = short.split("<", 1)[0]
+    for n in names:
+        if n in (kernel, mangled, short, base) or canonical_kernel(n) == short:
+            return True
+    return False
+
+
+def _num(v):
+    try:
+        return math.nan if v is None else float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _run_sample(rec, metrics):
+    values = rec.get("metrics") or {}
+    units = rec.get("units") or {}
+    temps = [_num(rec.get(k)) for k in ("temperature_c", "temperature_before_c",
+                                         "temperature_after_c")]
+    temps = [t for t in temps if not math.isnan(t)]
+    reasons = rec.get("throttle_reasons")
+    return dict(values=OrderedDict((m, _num(values.get(m))) for m in metrics),
+                units={m: units.get(m, "") for m in metrics},
+                kernel=rec.get("kernel", ""), device=rec.get("device"),
+                rated_sm_clock_hz=rec.get("rated_sm_clock_hz"),
+                sm_clock=_num(rec.get("sm_clock_hz")),
+                temperature=_num(rec.get("temperature_c")),
+                temperature_max=max(temps) if temps else math.nan,
+                power=_num(rec.get("power_w")),
+                throttle=list(reasons) if isinstance(reasons, list) else None,
+                passes=rec.get("passes"), run=rec.get("run"))
+
+
+def _combine_runs(parts, combine, metrics):
+    """One sample per run index of an execution's launches (each a list of run samples),
+    every metric reduced with the binary function combine, left to right."""
+    n = min(len(p) for p in parts)
+    out = []
+    for i in range(n):
+        runs = [p[i] for p in parts]
+        first = runs[0]
+        values = OrderedDict()
+        for m in metrics:
+            acc = runs[0]["values"][m]
+            for r in runs[1:]:
+                acc = combine(acc, r["values"][m])
+            values[m] = _num(acc)
+        clocks = [r["sm_clock"] for r in runs if not math.isnan(r["sm_clock"])]
+        known = [r["throttle"] for r in runs if r["throttle"] is not None]
+        out.append(dict(
+            values=values, units=dict(first["units"]),
+            kernel="|".join(r["kernel"] for r in runs), device=first["device"],
+            rated_sm_clock_hz=first["rated_sm_clock_hz"],
+            sm_clock=math.fsum(clocks) / len(clocks) if clocks else math.nan,
+            temperature=max((r["temperature"] for r in runs), default=math.nan),
+            temperature_max=max((r["temperature_max"] for r in runs), default=math.nan),
+            power=max((r["power"] for r in runs), default=math.nan),
+            throttle=sorted(set().union(*map(set, known))) if known else None,
+            passes=sum(r["passes"] or 0 for r in runs), run=i))
+    return out
+
+
+def call_derive(derive_metric, values, config):
+    """[(name, value, unit)] of derive_metric on one sample (values in metrics order, then
+    the config's arguments), with Nsight Python's conventions for its return value."""
+    result = derive_metric(*values, *config)
+    if isinstance(result, dict) or (hasattr(result, "items") and hasattr(result, "keys")):
+        out = []
+        for name, v in result.items():
+            if isinstance(v, tuple) and len(v) >= 2:
+                out.append((str(name), _num(v[0]), v[1]))
+            else:
+                warnings.warn(DERIVED_UNIT_WARNING.format(name), stacklevel=4)
+                out.append((str(name), _num(v), math.nan))
+        return out
+    name = getattr(derive_metric, "__name__", "derived")
+    if isinstance(result, tuple) and len(result) >= 2:
+        return [(name, _num(result[0]), result[1])]
+    warnings.warn(DERIVED_UNIT_WARNING.format(name), stacklevel=4)
+    return [(name, _num(result), math.nan)]
+
+
+def _config_key(config):
+    out = []
+    for v in config:
+        try:
+            hash(v)
+            out.append(("v", v))
+        except TypeError:
+            out.append(("r", repr(v)))
+    return tuple(out)
+
+
+def build(calls, configs, param_names, metrics, derive_metric=None,
+          combine_kernel_metrics=None, ignore_kernel_list=None, normalize_against=None,
+          devices=None, host=None, annotation_order=()):
+    """(processed rows, raw rows, column names, raw column names) of an analyze.kernel
+    call, as lists of dicts: see rangeprof.analyze.kernel for their meaning."""
+    devices = devices or {}
+    host = host or socket.gethostname()
+    # Samples: one per measured run of a kernel (or of an execution's kernels combined).
+    samples = []
+    failed = []          # (annotation, config index): executions ignore_failures swallowed
+    order = list(annotation_order)
+    for call in calls:
+        config = configs[call.config_index]
+        for (name, k), launches in call.executions().items():
+            if name not in order:
+                order.append(name)
+            launches = [(key, runs) for key, runs in launches
+                        if not kernel_matches(runs[0], ignore_kernel_list)]
+            if not launches:
+                continue
+            per_launch = [[_run_sample(r, metrics) for r in runs] for _, runs in launches]
+            if combine_kernel_metrics is not None:
+                parts = _combine_runs(per_launch, combine_kernel_metrics, metrics)
+                group = [(None, s, "+".join(str(key) for key, _ in launches)) for s in parts]
+            else:
+                group = [(p, s, str(key)) for p, ((key, _), runs) in enumerate(zip(launches, per_launch))
+                         for s in runs]
+            for position, s, launch in group:
+                s.update(annotation=name, config_index=call.config_index, config=config,
+                         position=position, call=call.call_index, launch=launch)
+                samples.append(s)
+        for name, _k in call.failures:
+            if name not in order:
+                order.append(name)
+            failed.append((name, call.config_index))
+    rank = {name: i for i, name in enumerate(order)}
+    samples.sort(key=lambda s: rank[s["annotation"]])   # stable: chronological within
+
+    # Derived metrics, per sample.
+    derived = []
+    if derive_metric is not None:
+        for s in samples:
+            for name, value, unit in call_derive(derive_metric, list(s["values"].values()),
+                                                 s["config"]):
+                derived.append((s, name, value, unit))
+
+    # Raw rows in Nsight Python's order (measured metrics, then derived ones), grouped by
+    # first appearance.
+    groups = OrderedDict()
+    raw = []
+
+    def add(s, metric, value, unit, block):
+        dev = devices.get(s["device"], {})
+        gpu = dev.get("name")
+        rated = s["rated_sm_clock_hz"] or dev.get("rated_sm_clock_hz")
+        mem = dev.get("rated_memory_clock_hz")
+        row = OrderedDict(
+            Annotation=s["annotation"], Value=value, Metric=metric, Kernel=s["kernel"],
+            GPU=gpu, Host=host,
+            ComputeClock=int(rated // 1000) if rated else None,
+            MemoryClock=int(mem // 1000) if mem else None, Unit=unit)
+        for p, v in zip(param_names, s["config"]):
+            row[p] = v
+        row.update(Run=s["run"], Launch=s["launch"], KernelIndex=s["position"],
+                   Call=s["call"], SMClock=s["sm_clock"], Temperature=s["temperature"],
+                   ThrottleReasons=(",".join(s["throttle"]) if s["throttle"] is not None
+                                    else None),
+                   Passes=s["passes"])
+        raw.append(row)
+        position = "combined" if combine_kernel_metrics is not None else s["position"]
+        kernel_key = None if combine_kernel_metrics is not None else s["kernel"]
+        key = (s["annotation"], metric, _config_key(s["config"]), position, kernel_key)
+        groups.setdefault(key, dict(row=row, sample=s, members=[], block=block))[
+            "members"].append((value, s))
+
+    for s in samples:
+        for m in metrics:
+            add(s, m, s["values"][m], s["units"][m], 0)
+    for s, name, value, unit in derived:
+        add(s, name, value, unit, 1)
+
+    rows = []
+    for (annotation, metric, _ck, position, _kk), g in groups.items():
+        row = _aggregate(annotation, metric, g, param_names,
+                         None if position == "combined" else position)
+        row["_order"] = (g["block"], rank[annotation], g["sample"]["config_index"])
+        rows.append(row)
+    # An annotation whose executions all failed under ignore_failures: NaN rows, as Nsight
+    # Python reports a failed run.
+    have = {(r["Annotation"], _config_key(r["_config"])) for r in rows}
+    for name, ci in OrderedDict.fromkeys(failed):
+        if (name, _config_key(configs[ci])) in have:
+            continue
+        for m in metrics:
+            row = OrderedDict(Annotation=name, Metric=m)
+            for p, v in zip(param_names, configs[ci]):
+                row[p] = v
+            row.update(AvgValue=math.nan, StdDev=math.nan, MinValue=math.nan,
+                       MaxValue=math.nan, NumRuns=0, Kernel=None, GPU=None, Host=host,
+                       ComputeClock=None, MemoryClock=None, Unit=None,
+                       CI95_Lower=math.nan, CI95_Upper=math.nan, RelativeStdDevPct=math.nan,
+                       StableMeasurement=False, Normalized=False, MedianValue=math.nan,
+                       DriftPct=math.nan, Reasons="every execution failed (ignore_failures)",
+                       SMClock=math.nan, Temperature=math.nan, TemperatureMax=math.nan,
+                       Power=math.nan, ThrottleReasons=None, Passes=None, KernelIndex=None,
+                       Launches=0, _config=configs[ci], _order=(0, rank[name], ci))
+            rows.append(row)
+    # Nsight Python's order: measured metrics before derived ones, annotations in the order
+    # they were first entered, configs in order (the sort is stable within those).
+    rows.sort(key=lambda r: r["_order"])
+
+    columns = NSIGHT_HEAD + list(param_names) + NSIGHT_STATS + NSIGHT_CONTEXT + NSIGHT_TAIL
+    if normalize_against is not None:
+        _normalize(rows, normalize_against, param_names)
+        columns.append("NormalizationValue")
+    _geomean(rows)
+    columns += ["Geomean"] + OWN_COLUMNS
+    raw_columns = (["Annotation", "Value", "Metric"] + NSIGHT_CONTEXT + list(param_names)
+                   + RAW_OWN_COLUMNS)
+    for r in rows:
+        r.pop("_config", None)
+        r.pop("_order", None)
+    return rows, raw, columns, raw_columns
+
+
+def _aggregate(annotation, metric, g, param_names, position):
+    members = g["members"]
+    first = g["row"]
+    values = [v for v, _ in members]
+    ss = [s for _, s in members]
+    st = stats.summarize(values, [s["sm_clock"] for s in ss], [s["throttle"] for s in ss],
+                         launches=[s["launch"] for s in ss], runs=[s["run"] for s in ss])
+    row = OrderedDict(Annotation=annotation, Metric=metric)
+    for p in param_names:
+        row[p] = first[p]
+    clocks = [s["sm_clock"] for s in ss if not math.isnan(s["sm_clock"])]
+    temps = [s["temperature"] for s in ss if not math.isnan(s["temperature"])]
+    tmax = [s["temperature_max"] for s in ss if not math.isnan(s["temperature_max"])]
+    power = [s["power"] for s in ss if not math.isnan(s["power"])]
+    known = [s["throttle"] for s in ss if s["throttle"] is not None]
+    seen = set().union(*map(set, known)) if known else set()
+    passes = [s["passes"] for s in ss if isinstance(s["passes"], (int, float))]
+    row.update(
+        AvgValue=st["mean"], StdDev=st["stddev"], MinValue=st["min"], MaxValue=st["max"],
+        NumRuns=st["n"], Kernel=first["Kernel"], GPU=first["GPU"], Host=first["Host"],
+        ComputeClock=first["ComputeClock"], MemoryClock=first["MemoryClock"],
+        Unit=first["Unit"], CI95_Lower=st["ci95_low"], CI95_Upper=st["ci95_high"],
+        RelativeStdDevPct=st["rsd_pct"], StableMeasurement=bool(st["stable"]),
+        Normalized=False, MedianValue=st["median"], DriftPct=st["drift_pct"],
+        Reasons="; ".join(st["reasons"]) if st["reasons"] else
+        ("" if st["stable"] else f"n = {st['n']} < 2" if st["n"] < 2 else ""),
+        SMClock=math.fsum(clocks) / len(clocks) if clocks else math.nan,
+        Temperature=math.fsum(temps) / len(temps) if temps else math.nan,
+        TemperatureMax=max(tmax) if tmax else math.nan,
+        Power=math.fsum(power) / len(power) if power else math.nan,
+        ThrottleReasons=(",".join([r for r in stats.THROTTLE_REASONS if r in seen]
+                                  + sorted(seen - set(stats.THROTTLE_REASONS)))
+                         if known else None),
+        Passes=max(passes) if passes else None, KernelIndex=position,
+        Launches=len({s["launch"] for s in ss}), _config=g["sample"]["config"])
+    return row
+
+
+def _normalize(rows, against, param_names):
+    """Nsight Python's normalize_against: AvgValue divided by that of the annotation named
+    against for the same config and Metric (in NormalizationValue); rows without such a
+    baseline are dropped, as its merge drops them."""
+    if not any(r["Annotation"] == against for r in rows):
+        names = list(OrderedDict.fromkeys(r["Annotation"] for r in rows))
+        raise ValueError(f"normalize_against={against!r}: no annotation of that name was "
+                         f"measured; measured: {', '.join(map(repr, names)) or 'none'}")
+    base = {}
+    for r in rows:
+        if r["Annotation"] != against:
+            continue
+        key = (_config_key(r["_config"]), r["Metric"])
+        if key in base:
+            raise ValueError(f"normalize_against={against!r}: that annotation has several "
+                             f"kernels for {r['Metric']} in one config; give "
+                             "combine_kernel_metrics to combine them into one value")
+        base[key] = r["AvgValue"]
+    kept = []
+    for r in rows:
+        key = (_config_key(r["_config"]), r["Metric"])
+        if key not in base:
+            continue
+        value = base[key]
+        r["AvgValue"] = r["AvgValue"] / value if value else math.nan
+        r["Normalized"] = against
+        r["NormalizationValue"] = value
+        kept.append(r)
+    rows[:] = kept
+
+
+def _geomean(rows):
+    """Geomean: per Annotation and Metric, the geometric mean of AvgValue over the rows
+    (NaN dropped; 0 where a value is 0, NaN where one is negative)."""
+    groups = OrderedDict()
+    for r in rows:
+        groups.setdefault((r["Annotation"], r["Metric"]), []).append(r)
+    for members in groups.values():
+        xs = [r["AvgValue"] for r in members if r["AvgValue"] is not None
+              and not math.isnan(r["AvgValue"])]
+        if not xs:
+            g = math.nan
+        elif any(x < 0 for x in xs):
+            g = math.nan
+        elif any(x == 0 for x in xs):
+            g = 0.0
+        else:
+            g = math.exp(math.fsum(math.log(x) for x in xs) / len(xs))
+        for r in members:
+            r["Geomean"] = g
+
+
+def check_derive_signature(derive_metric, n_metrics, n_params):
+    """Nsight Python's check, made before measuring: a derive_metric without *args takes
+    one argument per metric and one per parameter of the decorated function."""
+    if not callable(derive_metric):
+        raise TypeError(f"derive_metric must be a callable function, not "
+                        f"{type(derive_metric).__name__}")
+    try:
+        params = inspect.signature(derive_metric).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params.values()):
+        return
+    expected = n_metrics + n_params
+    if len(params) != expected:
+        raise ValueError(f"derive_metric expects {expected} parameters ({n_metrics} metric "
+                         f"values + {n_params} configs), but has {len(params)} parameters")
+
+
+def check_combine(combine):
+    """combine_kernel_metrics must be a function of two values."""
+    if not callable(combine):
+        raise TypeError(f"combine_kernel_metrics must be a function of two values, not "
+                        f"{type(combine).__name__} ({combine!r})")
+    try:
+        sig = inspect.signature(combine)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(0.0, 0.0)
+    except TypeError:
+        raise TypeError(f"combine_kernel_metrics must take two values (e.g. lambda x, y: "
+                        f"x + y); {getattr(combine, '__name__', combine)}{sig} does not")

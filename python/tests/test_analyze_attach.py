@@ -1,0 +1,245 @@
+"""'import rangeprof' attaches the running interpreter to librangeprof.so: the installed
+copy (rangeprof._native) or the one already in the process, with the output in a
+temporary directory; never breaking the import when the library is missing, speaks
+another version or cannot measure here; never in the command-line tools; and the ncu
+that rangeprof-compare-ncu starts does not inherit the library's injection variables.
+Imports are tested in fresh interpreters, with a stand-in rangeprof._native naming the
+stand-in library (tests/fake_control/)."""
+import ctypes
+import ctypes.util
+import json
+import os
+import shutil
+import sys
+import textwrap
+
+import pytest
+
+import rangeprof
+from rangeprof import _control, ncu, records
+from rangeprof.exceptions import RangeprofWarning, Unavailable
+
+from fake_control.harness import (NATIVE_STUB, fake, fake_path, recorded,  # noqa: F401
+                                  run_python)
+
+pytestmark = pytest.mark.filterwarnings("ignore::rangeprof.exceptions.RangeprofWarning")
+
+SILENT = rangeprof.VerbosityLevel.SILENT
+
+
+def in_fresh_python(code, native, env=None, cwd=None):
+    """Runs code after 'import rangeprof' with _native naming native; its last line of
+    stdout is a JSON value, returned with the return code and stderr."""
+    script = NATIVE_STUB.format(path=native) + textwrap.dedent(code)
+    rc, out, err = run_python(script, env=env, cwd=cwd)
+    assert rc == 0, err
+    return json.loads(out.strip().splitlines()[-1]), err
+
+
+def test_import_attaches_to_the_installed_library(fake_path, tmp_path):
+    result, err = in_fresh_python("""
+        import json, os, warnings
+        warnings.simplefilter("error")
+        import rangeprof
+        info = rangeprof.info()
+        with open("/proc/self/maps") as f:
+            maps = f.read().count("fake_control")
+        print(json.dumps(dict(info=info, output=os.environ.get("RANGEPROF_OUTPUT"), maps=maps)))
+    """, fake_path, cwd=tmp_path)
+    info = result["info"]
+    assert info["attached"] is True and info["measuring"] is True
+    assert info["library"] == fake_path and info["found"] == "installed"
+    # The JSON Lines go to a per-process file in a fresh temporary directory.
+    output = result["output"]
+    assert output.endswith("/rangeprof.%p.jsonl")
+    assert os.path.basename(os.path.dirname(output)).startswith("rangeprof-")
+    assert not output.startswith(str(tmp_path))
+    assert info["output"] == output.replace("%p", str(info["output"]).split(".")[-2])
+    assert list(tmp_path.iterdir()) == [], "nothing is written in the working directory"
+    assert result["maps"] > 0
+    assert err == ""
+
+
+def test_a_user_chosen_output_is_kept(fake_path, tmp_path):
+    mine = str(tmp_path / "mine.jsonl")
+    result, _ = in_fresh_python("""
+        import json, os, rangeprof
+        print(json.dumps(os.environ["RANGEPROF_OUTPUT"]))
+    """, fake_path, env={"RANGEPROF_OUTPUT": mine})
+    assert result == mine
+
+
+def test_a_library_already_in_the_process_is_used(fake_path, tmp_path):
+    """Under the launcher or LD_PRELOAD the library is mapped before Python starts:
+    import uses that copy and loads no second one (nor chooses the output)."""
+    preloaded = tmp_path / "lib" / "librangeprof.so"
+    preloaded.parent.mkdir()
+    shutil.copy(fake_path, preloaded)
+    other = tmp_path / "other" / "librangeprof.so"
+    other.parent.mkdir()
+    shutil.copy(fake_path, other)
+    result, _ = in_fresh_python("""
+        import json, os, rangeprof
+        maps = open("/proc/self/maps").read()
+        print(json.dumps(dict(info=rangeprof.info(), output=os.environ.get("RANGEPROF_OUTPUT"),
+                              other=maps.count("/other/librangeprof.so"))))
+    """, str(other), env={"LD_PRELOAD": str(preloaded)})
+    assert result["info"]["library"] == str(preloaded) and result["info"]["found"] == "loaded"
+    assert result["other"] == 0
+    assert result["output"] is None
+
+
+@pytest.mark.parametrize("native", [None, "/nonexistent/librangeprof.so", "no _native"])
+def test_without_the_library_import_works_and_analyze_says_what_is_missing(native):
+    code = """
+        import json, warnings
+        warnings.simplefilter("error")
+        import rangeprof
+        df = rangeprof.load(%r, report=None)
+        with rangeprof.annotate("plain"):
+            ran = True
+
+        @rangeprof.analyze.kernel(verbosity=rangeprof.VerbosityLevel.SILENT)
+        def bench():
+            with rangeprof.annotate("x"):
+                pass
+        try:
+            bench()
+            error = None
+        except rangeprof.exceptions.Unavailable as e:
+            error = str(e)
+        print(json.dumps(dict(rows=len(df), ran=ran, error=error, info=rangeprof.info())))
+    """ % str(recorded("matmul.jsonl"))
+    if native == "no _native":
+        code = 'import sys; sys.modules["rangeprof._native"] = None\n' + textwrap.dedent(code)
+        native = None
+    result, err = in_fresh_python(code, native)
+    assert result["rows"] > 0 and result["ran"] is True
+    assert result["error"].startswith("rangeprof cannot measure in this process: "
+                                      "librangeprof.so is not installed with this rangeprof package")
+    assert "install rangeprof with its library" in result["error"]
+    assert result["info"]["attached"] is False
+    assert err == ""
+
+
+def test_the_command_line_tools_do_not_attach(fake_path):
+    result, _ = in_fresh_python("""
+        import json, sys
+        sys.argv = ["/usr/local/bin/rangeprof-report", "x.jsonl"]
+        import rangeprof
+        print(json.dumps(dict(current=repr(rangeprof._control.current()),
+                              maps=open("/proc/self/maps").read().count("fake_control"))))
+    """, fake_path)
+    assert result == {"current": "None", "maps": 0}
+
+
+@pytest.mark.parametrize("argv,orig,env,expected", [
+    (["notebook.py"], ["python3", "notebook.py"], {}, True),
+    (["/usr/bin/rangeprof-plot", "sweep"], ["python3", "/usr/bin/rangeprof-plot"], {}, False),
+    (["/x/rangeprof/report.py"], ["python3", "-m", "rangeprof.report", "a.jsonl"], {}, False),
+    (["-m"], ["python3", "-m", "pytest"], {}, True),
+    (["train.py"], ["python3", "train.py"], {"RANGEPROF_PYTHON_ATTACH": "0"}, False),
+])
+def test_which_processes_attach_at_import(monkeypatch, argv, orig, env, expected):
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "orig_argv", orig, raising=False)
+    monkeypatch.delenv("RANGEPROF_PYTHON_ATTACH", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert _control.should_attach_at_import() is expected
+
+
+def test_attach_unavailable_warns_once_and_the_notebook_goes_on(fake, fake_path, monkeypatch):
+    why = "another CUPTI client holds the profiler (torch.profiler): rangeprof measures nothing"
+    monkeypatch.setenv("RANGEPROF_FAKE_UNAVAILABLE", why)
+    _control._forget_for_tests()
+    with pytest.warns(RangeprofWarning, match=r"rangeprof measures nothing in this process: "
+                      r"another CUPTI client holds the profiler \(torch.profiler\)"):
+        _control.attach(fake_path)
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("error")
+        _control.attach()                       # tried again: no second warning
+        with rangeprof.annotate("noop"):
+            done = True
+    assert done and not any("annotation_begin" in line for line in fake.log())
+    assert rangeprof.info()["measuring"] is False and rangeprof.info()["reason"] == why
+    fake.use("clocks.jsonl")
+
+    @rangeprof.analyze.kernel(verbosity=SILENT)
+    def bench():
+        with rangeprof.annotate("x"):
+            pass
+
+    with pytest.raises(Unavailable, match=r"rangeprof measures nothing in this process: "
+                       r"another CUPTI client"):
+        bench()
+    monkeypatch.delenv("RANGEPROF_FAKE_UNAVAILABLE")   # the other client is gone
+    assert bench().to_dataframe()["NumRuns"].tolist() == [1]
+
+
+@pytest.mark.parametrize("version", ["0", "-1"])
+def test_a_library_of_an_older_control_api_is_refused_clearly(fake, fake_path, monkeypatch, version):
+    monkeypatch.setenv("RANGEPROF_FAKE_CONTROL_VERSION", version)
+    _control._forget_for_tests()
+    a = _control.attach(fake_path)
+    assert a.library is None
+    with pytest.raises(Unavailable, match=rf"{fake_path} speaks control API version {version}; "
+                       r"this rangeprof Python package needs version 1"):
+        _control.require()
+
+
+def test_a_newer_control_api_is_used_with_a_warning(fake, fake_path, monkeypatch):
+    monkeypatch.setenv("RANGEPROF_FAKE_CONTROL_VERSION", "2")
+    _control._forget_for_tests()
+    with pytest.warns(RangeprofWarning, match="speaks control API version 2; this package "
+                      "knows version 1"):
+        a = _control.attach(fake_path)
+    assert a.library is not None and _control.require() is a.library
+
+
+def test_a_library_without_the_control_api_is_refused_clearly(fake):
+    libm = ctypes.util.find_library("m")
+    _control._forget_for_tests()
+    a = _control.attach(libm)
+    assert a.library is None and "exports no rangeprof_control_version" in a.problem
+    with pytest.raises(Unavailable, match="is not a rangeprof library with the control API"):
+        _control.require()
+
+
+def test_without_injection_drops_only_rangeprofs():
+    env = {"CUDA_INJECTION64_PATH": "/opt/x/lib/librangeprof.so",
+           "NVTX_INJECTION64_PATH": "/opt/nsight/libnvtx-inj.so",
+           "LD_PRELOAD": "/opt/x/lib/librangeprof.so:/usr/lib/libjemalloc.so",
+           "PATH": "/bin"}
+    out = _control.without_injection(env)
+    assert out == {"NVTX_INJECTION64_PATH": "/opt/nsight/libnvtx-inj.so",
+                   "LD_PRELOAD": "/usr/lib/libjemalloc.so", "PATH": "/bin"}
+    assert "LD_PRELOAD" not in _control.without_injection({"LD_PRELOAD": "librangeprof.so"})
+    assert env["CUDA_INJECTION64_PATH"], "the given environment is left as it was"
+
+
+def test_ncu_runs_without_the_librarys_injection_variables(tmp_path, monkeypatch):
+    """The library's constructor sets the injection variables with setenv(3), behind
+    os.environ's back: a child started the usual way inherits them. rangeprof-compare-ncu's
+    ncu must not."""
+    libc = ctypes.CDLL(None)
+    ours = str(tmp_path / "librangeprof.so")
+    dump = tmp_path / "env.txt"
+    fake_ncu = tmp_path / "ncu"
+    fake_ncu.write_text(f"#!/bin/sh\nenv > {dump}\n")
+    fake_ncu.chmod(0o755)
+    monkeypatch.setenv("LD_PRELOAD", f"{ours} /usr/lib/libother.so")
+    for name in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
+        assert libc.setenv(name.encode(), ours.encode(), 1) == 0
+    try:
+        import subprocess
+        inherited = subprocess.run(["sh", "-c", "env"], capture_output=True, text=True).stdout
+        assert f"CUDA_INJECTION64_PATH={ours}" in inherited, "what the test guards against"
+        ncu.run_ncu(records.read(recorded("vadd.jsonl"), report=None), ["true"],
+                    ncu=str(fake_ncu))
+    finally:
+        for name in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
+            libc.unsetenv(name.encode())
+    seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
+    assert "CUDA_INJECTION64_PATH" not in seen and "NVTX_INJECTION64_PATH" not in seen
+    assert seen["LD_PRELOAD"] == "/usr/lib/libother.so"

@@ -228,8 +228,11 @@ def test_ncu_runs_without_the_librarys_injection_variables(tmp_path, monkeypatch
     fake_ncu = tmp_path / "ncu"
     fake_ncu.write_text(f"#!/bin/sh\nenv > {dump}\n")
     fake_ncu.chmod(0o755)
+    libc.getenv.restype = ctypes.c_char_p
     monkeypatch.setenv("LD_PRELOAD", f"{ours} /usr/lib/libother.so")
+    before = {}
     for name in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
+        before[name] = libc.getenv(name.encode())   # a real library loaded at import set them
         assert libc.setenv(name.encode(), ours.encode(), 1) == 0
     try:
         import subprocess
@@ -238,8 +241,11 @@ def test_ncu_runs_without_the_librarys_injection_variables(tmp_path, monkeypatch
         ncu.run_ncu(records.read(recorded("vadd.jsonl"), report=None), ["true"],
                     ncu=str(fake_ncu))
     finally:
-        for name in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"):
-            libc.unsetenv(name.encode())
+        for name, value in before.items():
+            if value is None:
+                libc.unsetenv(name.encode())
+            else:
+                libc.setenv(name.encode(), value, 1)
     seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
     assert "CUDA_INJECTION64_PATH" not in seen and "NVTX_INJECTION64_PATH" not in seen
     assert seen["LD_PRELOAD"] == "/usr/lib/libother.so"

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 
 from rangeprof import _control, _results, annotation
 from rangeprof.exceptions import (ConfigError, MeasurementError, NothingMeasured,
-                                  RangeprofWarning)
+                                  RangeprofWarning, Unavailable)
 
 __all__ = ["kernel", "plot", "ignore_failures", "ProfileResults", "VerbosityLevel",
            "row_panel", "col_panel"]
@@ -289,13 +289,21 @@ def _baseline():
     return out
 
 
+_driver_found = []
+
+
 def _cuda_driver_loadable():
+    """Whether the NVIDIA driver's libcuda.so.1 can be loaded (as the CUDA runtime loads
+    it): without it there is no GPU to measure."""
+    if _driver_found:
+        return True
     import ctypes
     try:
         ctypes.CDLL("libcuda.so.1")
-        return True
     except OSError:
         return False
+    _driver_found.append(True)
+    return True
 
 
 class _Measurement:
@@ -496,6 +504,9 @@ class _Profiler:
 
 def _run(func, sig, names, configs, s, tag):
     lib = _control.require()
+    if not _cuda_driver_loadable():
+        raise Unavailable("rangeprof cannot measure in this process: no NVIDIA driver "
+                          "(libcuda.so.1 cannot be loaded), so there is no GPU to measure")
     if not _busy.acquire(blocking=False):
         raise RuntimeError("another rangeprof.analyze.kernel call is under way in this "
                            "process; calls cannot nest or run in parallel")
@@ -601,9 +612,6 @@ def _hints(m):
                      "ranges cannot select kernels); rangeprof.annotate always works")
     if m.warned:
         hints.append("see the rangeprof warnings above")
-    if not _cuda_driver_loadable():
-        hints.append("no NVIDIA driver here: libcuda.so.1 cannot be loaded, so no kernel "
-                     "runs on a GPU")
     return hints
 
 

@@ -12,7 +12,7 @@ pytest.importorskip("pandas")
 import rangeprof  # noqa: E402
 from rangeprof import analyze  # noqa: E402
 from rangeprof.exceptions import (MeasurementError, NestedAnnotationError,  # noqa: E402
-                                  NothingMeasured, RangeprofWarning)
+                                  NothingMeasured, RangeprofWarning, Unavailable)
 
 from fake_control.harness import fake, fake_path, recorded_launches  # noqa: E402,F401
 
@@ -246,6 +246,20 @@ def test_a_keyboard_interrupt_as_an_annotation_opens_outside_analyze(fake, monke
     with rangeprof.annotate("plain"):
         pass
     assert_clean(fake)
+
+
+def test_without_a_gpu_driver_analyze_says_so(fake, monkeypatch):
+    monkeypatch.setattr(analyze, "_cuda_driver_loadable", lambda: False)
+    fake.use("clocks.jsonl")
+
+    @rangeprof.analyze.kernel(verbosity=SILENT)
+    def bench():
+        bench.called = True
+    bench.called = False
+
+    with pytest.raises(Unavailable, match=r"no NVIDIA driver \(libcuda.so.1 cannot be loaded\)"):
+        bench()
+    assert not bench.called
 
 
 def test_analyze_calls_cannot_nest(fake):

@@ -135,7 +135,9 @@ def fake_path():
 def fake(fake_path, tmp_path, monkeypatch, request):
     """rangeprof attached to the stand-in library, with a fresh cursor (the test's id is
     the epoch), a call log and an output file of the test's own."""
-    from rangeprof import _control
+    from rangeprof import _control, analyze
+    # No GPU here: the stand-in library stands in for the driver too.
+    monkeypatch.setattr(analyze, "_cuda_driver_loadable", lambda: True)
     for name in FAKE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     log = tmp_path / "fake.log"

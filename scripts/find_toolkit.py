@@ -1,14 +1,14 @@
-"""scripts/find_toolkit.py [GIVEN] - where the build takes the CUDA headers from (cuda.h,
-cupti*.h, nvtx3/): the root named by -Dtoolkit when given, else the first of $CUDA_HOME,
-/usr/local/cuda, and NVIDIA's pip packages (nvidia-cuda-runtime, nvidia-cuda-crt,
-nvidia-cuda-cupti, nvidia-nvtx: <site-packages>/nvidia/cu13) in the site-packages of the
-Python running the build or of the active virtual environment. Run by meson.build at
-configure time; only headers are needed to build, the libraries are loaded at run time
-(collector/api.c).
+"""scripts/find_toolkit.py [GIVEN [SOURCE_ROOT]] - where the build takes the CUDA headers
+from (cuda.h, cupti*.h, nvtx3/): the root named by -Dtoolkit when given, else the first of
+$CUDA_HOME, /usr/local/cuda, and NVIDIA's pip packages (nvidia-cuda-runtime,
+nvidia-cuda-crt, nvidia-cuda-cupti, nvidia-nvtx: <site-packages>/nvidia/cu13) in the
+site-packages of the Python running the build or of the active virtual environment. Run
+by meson.build at configure time; only headers are needed to build, the libraries are
+loaded at run time (collector/api.c).
 
-Prints three lines: the root, what it is, and its include directories joined by ':'; on
-failure one line on stderr naming every place looked in and how to get the headers, and
-exits 1."""
+Prints three lines: the root, what it is, and its include directories joined by ':'
+(relative to SOURCE_ROOT when inside it, as meson wants them); on failure one line on
+stderr naming every place looked in and how to get the headers, and exits 1."""
 import glob
 import os
 import sys
@@ -49,8 +49,19 @@ def pip_roots():
     return out
 
 
+def _for_meson(path, source_root):
+    """meson takes a directory inside the source tree (a .venv there) only relative."""
+    path = os.path.abspath(path)
+    if source_root:
+        rel = os.path.relpath(path, os.path.abspath(source_root))
+        if rel != ".." and not rel.startswith(".." + os.sep):
+            return rel
+    return path
+
+
 def main(argv):
     given = argv[1] if len(argv) > 1 else ""
+    source_root = argv[2] if len(argv) > 2 else ""
     if given:
         candidates = [(given, "-Dtoolkit")]
     else:
@@ -62,7 +73,7 @@ def main(argv):
         if dirs:
             print(os.path.abspath(root))
             print(what)
-            print(":".join(os.path.abspath(d) for d in dirs))
+            print(":".join(_for_meson(d, source_root) for d in dirs))
             return 0
     looked = ", ".join(f"{root} ({what})" for root, what in candidates
                        if what != "pip packages" or os.path.isdir(root))

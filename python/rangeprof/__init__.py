@@ -26,9 +26,10 @@ def summarize(df, by=None):
     return _summarize(df, by=by)
 
 
-from rangeprof import _control, analyze, exceptions  # noqa: E402,F401
+from rangeprof import _control, analyze, exceptions, experimental  # noqa: E402,F401
 from rangeprof.analyze import VerbosityLevel, col_panel, row_panel  # noqa: E402,F401
 from rangeprof.annotation import annotate  # noqa: E402,F401
+from rangeprof.info_collector import CollectionScope, InfoCollector  # noqa: E402,F401
 
 
 def attach(library=None):

@@ -80,6 +80,8 @@ class Call:
         self.stream = []
         self.failures = []        # (annotation, execution index)
         self.entered = []         # annotation names, first entry order
+        self.info = {}            # the info collectors' once, config and run values
+        self.annotation_info = {}  # (annotation, execution index) -> annotation values
 
     def records(self):
         return [r for kind, item in self.stream if kind == "records" for r in item]
@@ -213,7 +215,7 @@ def _config_key(config):
 
 def build(calls, configs, param_names, metrics, derive_metric=None,
           combine_kernel_metrics=None, ignore_kernel_list=None, normalize_against=None,
-          devices=None, host=None, annotation_order=()):
+          devices=None, host=None, annotation_order=(), collectors=()):
     """(processed rows, raw rows, column names, raw column names) of an analyze.kernel
     call, as lists of dicts: see rangeprof.analyze.kernel for their meaning."""
     devices = devices or {}
@@ -238,9 +240,12 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
             else:
                 group = [(p, s, str(key)) for p, ((key, _), runs) in enumerate(zip(launches, per_launch))
                          for s in runs]
+            info = {c.name: None for c in collectors}
+            info.update(call.info)
+            info.update(call.annotation_info.get((name, k), {}))
             for position, s, launch in group:
                 s.update(annotation=name, config_index=call.config_index, config=config,
-                         position=position, call=call.call_index, launch=launch)
+                         position=position, call=call.call_index, launch=launch, info=info)
                 samples.append(s)
         for name, _k in call.failures:
             if name not in order:
@@ -272,6 +277,8 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
             GPU=gpu, Host=host,
             ComputeClock=int(rated // 1000) if rated else None,
             MemoryClock=int(mem // 1000) if mem else None, Unit=unit)
+        for c in collectors:
+            row[c.name] = s["info"].get(c.name)
         for p, v in zip(param_names, s["config"]):
             row[p] = v
         row.update(Run=s["run"], Launch=s["launch"], KernelIndex=s["position"],
@@ -292,10 +299,19 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
     for s, name, value, unit in derived:
         add(s, name, value, unit, 1)
 
+    # Nsight Python's aggregation of the collectors' columns: a numeric column of config,
+    # run or annotation scope becomes _Avg, _Std, _Min and _Max; others keep one value.
+    numeric = {c.name for c in collectors if c.scope.value != "once"
+               and _numeric([r[c.name] for r in raw])}
+    collector_columns = []
+    for c in collectors:
+        collector_columns += ([f"{c.name}_{x}" for x in ("Avg", "Std", "Min", "Max")]
+                              if c.name in numeric else [c.name])
     rows = []
     for (annotation, metric, _ck, position, _kk), g in groups.items():
         row = _aggregate(annotation, metric, g, param_names,
                          None if position == "combined" else position)
+        _collector_values(row, g, collectors, numeric)
         row["_order"] = (g["block"], rank[annotation], g["sample"]["config_index"])
         rows.append(row)
     # An annotation whose executions all failed under ignore_failures: NaN rows, as Nsight
@@ -322,18 +338,41 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
     # they were first entered, configs in order (the sort is stable within those).
     rows.sort(key=lambda r: r["_order"])
 
-    columns = NSIGHT_HEAD + list(param_names) + NSIGHT_STATS + NSIGHT_CONTEXT + NSIGHT_TAIL
+    columns = (NSIGHT_HEAD + list(param_names) + NSIGHT_STATS + NSIGHT_CONTEXT
+               + collector_columns + NSIGHT_TAIL)
     if normalize_against is not None:
         _normalize(rows, normalize_against, param_names)
         columns.append("NormalizationValue")
     _geomean(rows)
     columns += ["Geomean"] + OWN_COLUMNS
-    raw_columns = (["Annotation", "Value", "Metric"] + NSIGHT_CONTEXT + list(param_names)
-                   + RAW_OWN_COLUMNS)
+    raw_columns = (["Annotation", "Value", "Metric"] + NSIGHT_CONTEXT
+                   + [c.name for c in collectors] + list(param_names) + RAW_OWN_COLUMNS)
     for r in rows:
         r.pop("_config", None)
         r.pop("_order", None)
     return rows, raw, columns, raw_columns
+
+
+def _numeric(values):
+    known = [v for v in values if v is not None]
+    return bool(known) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                               for v in known)
+
+
+def _collector_values(row, g, collectors, numeric):
+    values = {c.name: [s["info"].get(c.name) for _, s in g["members"]] for c in collectors}
+    for c in collectors:
+        vs = values[c.name]
+        if c.name not in numeric:
+            row[c.name] = vs[0] if vs else None
+            continue
+        xs = [float(v) for v in vs if v is not None and not math.isnan(float(v))]
+        mean = math.fsum(xs) / len(xs) if xs else math.nan
+        std = (math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+               if len(xs) > 1 else math.nan)
+        row.update({f"{c.name}_Avg": mean, f"{c.name}_Std": std,
+                    f"{c.name}_Min": min(xs) if xs else math.nan,
+                    f"{c.name}_Max": max(xs) if xs else math.nan})
 
 
 def _aggregate(annotation, metric, g, param_names, position):

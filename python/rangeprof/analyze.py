@@ -31,7 +31,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Sequence
 
-from rangeprof import _control, _results, annotation
+from rangeprof import _control, _results, annotation, info_collector
 from rangeprof.exceptions import (ConfigError, MeasurementError, NothingMeasured,
                                   RangeprofWarning, Unavailable)
 
@@ -221,11 +221,7 @@ class _Settings:
                              f"{', '.join(v.name for v in VerbosityLevel)}") from None
         if output_prefix is not None and not isinstance(output_prefix, (str, os.PathLike)):
             raise TypeError(f"output_prefix={output_prefix!r}: expected a path prefix (str)")
-        if info_collectors:
-            raise NotImplementedError(
-                "info_collectors: rangeprof does not run Nsight Python's custom information "
-                "collectors; leave info_collectors empty (the run records already carry the "
-                "SM clock, temperature, power and throttle reasons of every run)")
+        self.collectors = info_collector.normalize(info_collectors)
         if configs is not None:
             if isinstance(configs, (str, bytes)) or not isinstance(configs, Iterable):
                 raise TypeError(f"configs={configs!r}: expected an iterable of configurations "
@@ -310,8 +306,10 @@ class _Measurement:
     """One analyze.kernel call under way: the capture, the annotations its calls opened
     (closed whatever happens) and each call's stream of records and annotation ends."""
 
-    def __init__(self, lib):
+    def __init__(self, lib, collectors=None):
         self.lib = lib
+        self.collectors = collectors or info_collector.Session([])
+        self.config = ()
         self.lock = threading.RLock()
         self.open = collections.Counter()
         self.calls = []
@@ -328,10 +326,19 @@ class _Measurement:
     def attempting(self, name):
         with self.lock:
             self.open[name] += 1
-            if self.call is not None and name not in self.call.entered:
-                self.call.entered.append(name)
+            call = self.call
+            if call is not None and name not in call.entered:
+                call.entered.append(name)
             if name not in self.entered:
                 self.entered.append(name)
+            if call is None or not self.collectors.of(info_collector.CollectionScope.ANNOTATION):
+                return
+            k = sum(1 for kind, item in call.stream if kind == "end" and item == name)
+        # The collectors run outside the lock: they are the user's code.
+        values = self.collectors.collect(info_collector.CollectionScope.ANNOTATION, (name,),
+                                         self.config)
+        with self.lock:
+            call.annotation_info[(name, k)] = values
 
     def abandoned(self, name):
         with self.lock:
@@ -489,6 +496,7 @@ class _Profiler:
         if settings.derive_metric is not None:
             _results.check_derive_signature(settings.derive_metric, len(settings.metrics),
                                             len(names))
+        info_collector.check_parameters(settings.collectors, func, names)
         counter = [0]
 
         @functools.wraps(func)
@@ -510,7 +518,8 @@ def _run(func, sig, names, configs, s, tag):
     if not _busy.acquire(blocking=False):
         raise RuntimeError("another rangeprof.analyze.kernel call is under way in this "
                            "process; calls cannot nest or run in parallel")
-    m = _Measurement(lib)
+    collectors = info_collector.Session(s.collectors)
+    m = _Measurement(lib, collectors)
     returned_value = False
     say = s.verbosity >= VerbosityLevel.INFO
     calls = 1 if s.replay_runs else s.runs
@@ -533,14 +542,19 @@ def _run(func, sig, names, configs, s, tag):
         if say:
             runs = f"{s.runs} replays of each kernel" if s.replay_runs else f"{s.runs} calls"
             print(f"[rangeprof] {func.__name__}: {len(configs)} configuration(s), {runs}")
+        once = collectors.collect(info_collector.CollectionScope.ONCE)
         lib.capture_begin()
         annotation._measurement = m
         for ci, config in enumerate(configs):
             if s.verbosity >= VerbosityLevel.DEBUG:
                 print(f"[rangeprof] config {ci + 1}/{len(configs)}: "
                       f"{_describe_config(names, config)}")
+            per_config = collectors.collect(info_collector.CollectionScope.CONFIG, (), config)
+            m.config = config
             for k in range(calls):
+                per_run = collectors.collect(info_collector.CollectionScope.RUN, (), config)
                 m.begin_call(ci, k)
+                m.call.info = {**once, **per_config, **per_run}
                 positional, keyword = _bind(sig, config)
                 if func(*positional, **keyword) is not None:
                     returned_value = True
@@ -620,7 +634,8 @@ def _finish(func, names, configs, s, tag, m, say):
         m.calls, configs, names, s.metrics, derive_metric=s.derive_metric,
         combine_kernel_metrics=s.combine_kernel_metrics,
         ignore_kernel_list=s.ignore_kernel_list, normalize_against=s.normalize_against,
-        devices=_devices_for(m), host=socket.gethostname(), annotation_order=m.entered)
+        devices=_devices_for(m), host=socket.gethostname(), annotation_order=m.entered,
+        collectors=s.collectors)
     notes = _nothing_notes(func, names, configs, s, m)
     if not rows:
         text = "; ".join(notes + _hints(m)) or "no kernel was measured"
@@ -726,8 +741,10 @@ def kernel(_func=None, *, configs=None, runs=1, derive_metric=None, normalize_ag
         set in the library for this function's calls only. thermal_device: accepted; the
         guard watches the GPU each kernel runs on. verbosity: VerbosityLevel.
         output_prefix: where output_csv's files (profiled_data-, processed_data-) and the
-        captured records (rangeprof-<function>-<n>.jsonl) go. info_collectors: not
-        supported (NotImplementedError if given)."""
+        captured records (rangeprof-<function>-<n>.jsonl) go. info_collectors:
+        Nsight Python's custom collectors (rangeprof.experimental.collect): their columns
+        follow Unit, numeric ones per config, run and annotation as _Avg, _Std, _Min and
+        _Max."""
     if _func is not None and not callable(_func):
         raise TypeError(f"analyze.kernel takes its settings as keywords (configs=..., "
                         f"runs=...), not a positional {type(_func).__name__} ({_func!r})")

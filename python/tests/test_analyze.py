@@ -18,6 +18,8 @@ from rangeprof.exceptions import ConfigError, RangeprofWarning  # noqa: E402
 
 from fake_control.harness import fake, fake_path, recorded_device, recorded_launches  # noqa: E402,F401
 
+nsight_collect = rangeprof.experimental.collect
+
 pytestmark = pytest.mark.filterwarnings("ignore::rangeprof.exceptions.RangeprofWarning")
 
 TIME = "gpu__time_duration.sum"
@@ -596,3 +598,93 @@ def test_decorator_without_parentheses_and_no_parameters(fake):
     df = bench().to_dataframe()
     assert df["NumRuns"].tolist() == [1], "Nsight Python's default: runs=1"
     assert list(df.columns[:3]) == ["Annotation", "Metric", "AvgValue"]
+
+
+# --- Nsight Python's custom information collectors -----------------------------------------
+
+def test_info_collectors_of_every_scope_become_columns(fake):
+    """Nsight Python's example 13: once, config, run and annotation collectors; numeric
+    ones of config, run and annotation scope aggregated as _Avg, _Std, _Min, _Max."""
+    fake.use("matmul.jsonl")
+    counter = {"run": 0, "annotation": 0}
+
+    @nsight_collect(scope=rangeprof.CollectionScope.ONCE)
+    def driver_version():
+        return "580.159.04"
+
+    @nsight_collect(scope="config")
+    def matrix_elements(n, dtype):
+        return n * n
+
+    @nsight_collect(scope=rangeprof.CollectionScope.RUN)
+    def run_counter(*config):
+        counter["run"] += 1
+        return counter["run"]
+
+    @nsight_collect(scope=rangeprof.CollectionScope.ANNOTATION)
+    def ann_info(annotation_name, *config):
+        return f"{annotation_name}_n{config[0]}"
+
+    def exec_order(annotation_name, n):
+        counter["annotation"] += 1
+        return counter["annotation"]
+
+    @rangeprof.analyze.kernel(configs=[(1024, "fp32"), (2048, "fp32")], runs=3,
+                              replay_runs=False, verbosity=SILENT,
+                              info_collectors=[driver_version, matrix_elements, run_counter,
+                                               ann_info, ("exec_order", exec_order, "annotation")])
+    def bench(n, dtype):
+        fake.set("RANGEPROF_FAKE_RANGE", f"matmul n={n} dtype={dtype}")
+        with rangeprof.annotate("matmul"):
+            pass
+
+    df = bench().to_dataframe()
+    columns = list(df.columns)
+    unit = columns.index("Unit")
+    assert columns[unit + 1:columns.index("CI95_Lower")] == [
+        "driver_version", "matrix_elements_Avg", "matrix_elements_Std", "matrix_elements_Min",
+        "matrix_elements_Max", "run_counter_Avg", "run_counter_Std", "run_counter_Min",
+        "run_counter_Max", "ann_info", "exec_order_Avg", "exec_order_Std", "exec_order_Min",
+        "exec_order_Max"]
+    assert df["driver_version"].tolist() == ["580.159.04"] * 2
+    assert df["matrix_elements_Avg"].tolist() == [1024 ** 2, 2048 ** 2]
+    assert df["matrix_elements_Std"].tolist() == [0, 0]
+    # One run value per call: calls 1-3 for the first config, 4-6 for the second.
+    assert df["run_counter_Avg"].tolist() == [2, 5]
+    assert df[["run_counter_Min", "run_counter_Max"]].values.tolist() == [[1, 3], [4, 6]]
+    assert df["run_counter_Std"].tolist() == pytest.approx([1, 1])
+    assert df["ann_info"].tolist() == ["matmul_n1024", "matmul_n2048"]
+    assert df["exec_order_Avg"].tolist() == [2, 5]
+
+
+def test_a_failing_collector_gives_none_and_one_warning(fake):
+    fake.use("clocks.jsonl")
+
+    def broken(*config):
+        raise OSError("nvidia-smi not found")
+
+    @rangeprof.analyze.kernel(configs=[1, 2], runs=5, verbosity=SILENT,
+                              info_collectors=[("gpu_temp_c", broken, "run")])
+    def bench(n):
+        with rangeprof.annotate("x"):
+            pass
+
+    with pytest.warns(RuntimeWarning, match=r"Info collector 'gpu_temp_c' \(run scope\) raised "
+                      r"OSError: nvidia-smi not found") as record:
+        result = bench()
+    assert sum("gpu_temp_c" in str(w.message) for w in record) == 1
+    df = result.to_dataframe()
+    assert df["gpu_temp_c"].isna().all() and "gpu_temp_c_Avg" not in df.columns
+    assert result.raw_dataframe()["gpu_temp_c"].isna().all()
+
+
+def test_collector_names_may_not_shadow_parameters(fake):
+    @nsight_collect(scope="config")
+    def n(n):
+        return n
+
+    with pytest.raises(rangeprof.exceptions.ProfilerException,
+                       match="Info collector name 'n' collides with a parameter of 'bench'"):
+        @rangeprof.analyze.kernel(configs=[1], info_collectors=[n])
+        def bench(n):
+            pass

@@ -342,7 +342,10 @@ def test_replay_mode_range_where_the_library_accepts_it(fake):
     (dict(ignore_kernel_list=5), TypeError, r"ignore_kernel_list=5"),
     (dict(normalize_against=1), TypeError, r"normalize_against=1"),
     (dict(verbosity="loud"), ValueError, r"verbosity='loud': expected one of SILENT, INFO, DEBUG"),
-    (dict(info_collectors=[lambda: 1]), NotImplementedError, r"info_collectors"),
+    (dict(info_collectors=[lambda: 1]), ValueError, r"missing @nsight.experimental.collect"),
+    (dict(info_collectors=[("x", len, "sometimes")]), ValueError, r"Invalid scope 'sometimes' for 'x'"),
+    (dict(info_collectors=[("GPU", len, "once")]), rangeprof.exceptions.ProfilerException,
+     r"'GPU' collides with a reserved profiler column"),
 ])
 def test_bad_arguments_name_the_value_and_what_is_accepted(fake, kw, error, message):
     with pytest.raises(error, match=message):

@@ -1,0 +1,119 @@
+# tests/gpu/notebook.sh - issue 18 on the H200: rangeprof in a notebook.
+#   notebook-venv          a venv with nbclient, ipykernel, Nsight Python 0.9.6 and the
+#                          rangeprof wheel, installed offline from .devwheels/
+#                          (tests/gpu/notebook_venv.sh; tests/gpu/fetch_wheels.sh fills it)
+#   notebook-cells         examples/tutorial/tutorial.ipynb executed headless by nbclient in
+#                          that venv's kernel: every cell runs without an error; the executed
+#                          notebook is kept as $out/tutorial.ipynb, to be committed
+#   notebook-values        its DataFrames: Nsight Python's columns, plausible H200 values,
+#                          each lesson's point, rangeprof against ncu (check_notebook.py)
+#   nsight-script-nsight   tests/gpu/nsight_script.py under Nsight Python 0.9.6 (over ncu)
+#   nsight-script-rangeprof the same script with only 'import rangeprof as nsight'
+#   nsight-script-compare  the two DataFrames: same columns, times within 2 % per config
+# A check that cannot run here (no GPU, no wheels, no Nsight Python) is counted as skipped,
+# not failed. Never changes the card's settings (clock control none in both tools).
+#
+# Sourced by tests/gpu/run.sh from its work directory: uses its check, $root, $work and $out,
+# counts into its pass, fail and skip. Run alone (bash tests/gpu/notebook.sh) it makes a
+# work directory of its own, writes into $OUT (or ./gpu-out) and ends with the suite's
+# summary line and exit status. About 3-4 minutes on an H200, a minute of it the venv.
+
+if ! declare -F check >/dev/null; then
+	nb_alone=1
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	out=${OUT:-$root/gpu-out}
+	mkdir -p "$out"
+	work=$(mktemp -d)
+	cd "$work" || exit 1
+	pass=0
+	fail=0
+	skip=0
+	. "$root/tests/gpu/checks.sh"
+else
+	nb_alone=
+fi
+nb_start=$SECONDS
+nb_skip() { # name reason
+	skip=$((${skip:-0} + 1))
+	echo "SKIP $1: $2"
+}
+nb_check() { # [--show] name command...: as check, but exit status 77 is a skip (the log's
+	# last line says why); --show prints the whole log after the verdict, pass or fail
+	local show='' name rc
+	[ "$1" = --show ] && { show=1; shift; }
+	name=$1
+	shift
+	"$@" >"$work/$name.log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "PASS $name"
+	elif [ $rc -eq 77 ]; then
+		nb_skip "$name" "$(tail -1 "$work/$name.log")"
+	else
+		fail=$((fail + 1))
+		echo "FAIL $name"
+		[ -n "$show" ] || tail -30 "$work/$name.log"
+	fi
+	[ -z "$show" ] || cat "$work/$name.log"
+}
+
+# Outside $work, which run.sh packs into gpu-work.tgz.
+nb_venv=${NOTEBOOK_VENV:-$(mktemp -d)/nbvenv}
+nb_py=$nb_venv/bin/python
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+	for name in notebook-venv notebook-cells notebook-values nsight-script-nsight \
+		nsight-script-rangeprof nsight-script-compare; do nb_skip $name "no GPU here"; done
+else
+	# The shim needs libcjson.so.1 (.devlibs/, GPU-TESTING.md) and CUPTI; keep what the
+	# caller set first.
+	for d in "$root/.devlibs" /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64; do
+		case ":${LD_LIBRARY_PATH:-}:" in
+		*":$d:"*) ;;
+		*) [ -d "$d" ] && LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d ;;
+		esac
+	done
+	export LD_LIBRARY_PATH PYTHONUNBUFFERED=1
+	# Jupyter's and matplotlib's own files in the work directory, not in $HOME.
+	export JUPYTER_RUNTIME_DIR=$work/jupyter/runtime JUPYTER_PLATFORM_DIRS=1 \
+		IPYTHONDIR=$work/jupyter/ipython MPLCONFIGDIR=$work/jupyter/mpl
+	mkdir -p "$JUPYTER_RUNTIME_DIR" "$IPYTHONDIR" "$MPLCONFIGDIR"
+	nb_check notebook-venv bash "$root/tests/gpu/notebook_venv.sh" "$nb_venv"
+	grep -E "^notebook venv:" "$work/notebook-venv.log"
+	if [ -x "$nb_py" ] && [ -f "$nb_venv/.ready" ]; then
+		mkdir -p "$work/notebook"
+		# The notebook's JSON Lines file and ncu's CSV land beside it, in $work.
+		nb_check notebook-cells env RANGEPROF_OUTPUT="$work/notebook/tutorial.%p.jsonl" \
+			timeout 1500 "$nb_py" "$root/tests/gpu/check_notebook.py" run \
+			"$root/examples/tutorial/tutorial.ipynb" "$work/notebook/tutorial.ipynb" \
+			"$work/notebook/values.json" --kernel rangeprof-notebook --cwd "$work/notebook"
+		[ -f "$work/notebook/tutorial.ipynb" ] &&
+			cp "$work/notebook/tutorial.ipynb" "$out/tutorial.ipynb" &&
+			echo "executed notebook: $out/tutorial.ipynb (commit it as examples/tutorial/tutorial.ipynb)"
+		if [ -f "$work/notebook/values.json" ]; then
+			nb_check --show notebook-values "$nb_py" "$root/tests/gpu/check_notebook.py" verify \
+				"$work/notebook/values.json"
+		else
+			fail=$((fail + 1))
+			echo "FAIL notebook-values: the notebook left no values ($work/notebook/values.json)"
+		fi
+		mkdir -p "$work/nsight_script"
+		NS=("$nb_py" "$root/tests/gpu/check_nsight_script.py")
+		nb_check nsight-script-nsight timeout 1000 "${NS[@]}" nsight "$root/tests/gpu/nsight_script.py" \
+			"$work/nsight_script/nsight.json"
+		nb_check nsight-script-rangeprof timeout 1000 "${NS[@]}" rangeprof \
+			"$root/tests/gpu/nsight_script.py" \
+			"$work/nsight_script/rangeprof.json"
+		nb_check --show nsight-script-compare "${NS[@]}" compare "$work/nsight_script/nsight.json" \
+			"$work/nsight_script/rangeprof.json"
+	else
+		for name in notebook-cells notebook-values nsight-script-nsight nsight-script-rangeprof \
+			nsight-script-compare; do nb_skip $name "no notebook venv"; done
+	fi
+fi
+echo "notebook and Nsight Python script: $((SECONDS - nb_start)) s"
+if [ -n "$nb_alone" ]; then
+	echo "$pass passed, $fail failed, $skip skipped (work directory $work)"
+	[ "$fail" -eq 0 ]
+	exit
+fi

@@ -17,6 +17,7 @@ RP="$root/build/scripts/rangeprof"
 work=$(mktemp -d)
 fail=0
 pass=0
+skip=0
 . "$root/tests/gpu/checks.sh"
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
@@ -501,6 +502,12 @@ else
 	echo "SKIP two-GPU checks (torchrun, all-reduce, alternating devices): need nvidia-h200-x2"
 fi
 
+# 4c. In the notebook (issue 18): examples/tutorial/tutorial.ipynb executed headless with
+# 'import rangeprof' in its kernel, its values checked and the executed notebook kept in $out;
+# a Nsight Python script with only its import changed, against Nsight Python 0.9.6. Needs
+# .devwheels/ (tests/gpu/fetch_wheels.sh) with the rangeprof wheel; skipped without.
+. "$root/tests/gpu/notebook.sh"
+
 # 5. Benchmarks (bench/NOTES.md): unselected launch cost, measured launch cost.
 # Three timed loops per process: the first overlaps --setup early's set-up on rangeprof's
 # thread, the others are the steady state.
@@ -529,5 +536,5 @@ for i in 1 2 3; do { time /usr/local/cuda/bin/ncu --clock-control none -k inplac
 fi
 
 tar czf "$out/gpu-work.tgz" -C "$work" --exclude=kernels --exclude=threads --exclude=atomics --exclude=tiny_launches --exclude=procs --exclude=graphs --exclude=memory_cases --exclude=l2_rmw --exclude=graph_timing --exclude=short_kernels --exclude=l2_residual . 2>/dev/null
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

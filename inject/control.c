@@ -152,11 +152,18 @@ int rangeprof_attach(void)
 				    "tool's library (%s): a profiler such as ncu or nsys runs this "
 				    "process, and rangeprof measures nothing", why);
 		} else {
-			/* The driver calls InitializeInjection at cuInit (entry.c pointed
-			 * CUDA_INJECTION64_PATH here). */
+			/* The driver calls InitializeInjection at cuInit once the hook names
+			 * this library (the constructor set it only when preloaded). */
+			Dl_info self;
+			char ours[PATH_MAX];
+			if (dladdr((void *)rangeprof_attach, &self) && self.dli_fname &&
+			    realpath(self.dli_fname, ours))
+				setenv("CUDA_INJECTION64_PATH", ours, 0);
+			inject_init_controlled();
 			return ok();
 		}
 	}
+	inject_init_controlled();
 	if (!inject_measuring_possible(why, sizeof(why)))
 		return fail(RANGEPROF_EUNAVAILABLE, "%s", why);
 	return ok();

@@ -1,7 +1,8 @@
 /* inject/entry.c - the library's entry points and nothing else.
  * The constructor runs when the library is preloaded (or dlopened by CUDA or NVTX); it only
- * points CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH at this library unless the user
- * set them, so that no CUDA or CUPTI call happens before the driver initialises us.
+ * points NVTX_INJECTION64_PATH, and when preloaded CUDA_INJECTION64_PATH, at this library
+ * unless the user set them, so that no CUDA or CUPTI call happens before the driver
+ * initialises us. The control API's entry points are in control.c.
  * Calls inject/ and nvtx_bridge/. */
 #include <dlfcn.h>
 #include <limits.h>
@@ -23,7 +24,12 @@ __attribute__((constructor)) static void preload_constructor(void)
 	char absolute[PATH_MAX];
 	if (!realpath(self.dli_fname, absolute))
 		return;
-	setenv("CUDA_INJECTION64_PATH", absolute, 0);
+	/* CUDA's hook only when preloaded (the launcher, LD_PRELOAD): a library loaded by
+	 * NVTX_INJECTION64_PATH in a child of a process that imported rangeprof must not make
+	 * that child measure every kernel; import rangeprof points the hook here itself
+	 * (rangeprof_attach). */
+	if (inject_preloaded(absolute))
+		setenv("CUDA_INJECTION64_PATH", absolute, 0);
 	setenv("NVTX_INJECTION64_PATH", absolute, 0);
 }
 

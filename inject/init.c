@@ -4,6 +4,7 @@
  * since the driver is not ready for them there. Hands replay.c a read-only configuration
  * and launch.c the filters. Calls inject/ launch, replay and output, common/, collector/. */
 #include <cjson/cJSON.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -34,7 +35,7 @@ static struct rp_options opts;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 static char options_error[2048];          /* why the environment's options were refused */
-static atomic_bool initialised, late;
+static atomic_bool initialised, late, controlled;
 /* Why nothing is measured after init, for rangeprof_info; "" when init went through. */
 static char init_failure[2048];
 static CUpti_SubscriberHandle subscriber;
@@ -174,6 +175,10 @@ static void init(void)
 	pthread_atfork(NULL, NULL, in_fork_child);
 	inject_measuring_start();
 	write_session_record();
+	/* The driver has read CUDA's hook: children of a process under control (a notebook's
+	 * subprocesses) must not inherit it and measure every kernel they launch. */
+	if (atomic_load(&controlled))
+		inject_forget_cuda_hook();
 	if (saving_whole)
 		inject_report("late-attach", INJECT_CONCERNS(.option = "--memory-save"), false,
 			      "rangeprof was attached after CUDA was initialised: the memory "
@@ -290,4 +295,40 @@ int inject_set_option(const char *name, const char *value, char *err, size_t err
 	inject_launch_unlock_replay();
 	free(previous);
 	return rc;
+}
+
+/* Whether path (absolute) is among LD_PRELOAD's entries. */
+bool inject_preloaded(const char *path)
+{
+	const char *list = getenv("LD_PRELOAD");
+	char entry[PATH_MAX], resolved[PATH_MAX];
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ": ");
+		if (len && len < sizeof(entry)) {
+			memcpy(entry, p, len);
+			entry[len] = '\0';
+			if (realpath(entry, resolved) && !strcmp(resolved, path))
+				return true;
+		}
+		p += len;
+		p += strspn(p, ": ");
+	}
+	return false;
+}
+
+void inject_init_controlled(void)
+{
+	atomic_store(&controlled, true);
+	if (atomic_load(&initialised))
+		inject_forget_cuda_hook();
+}
+
+void inject_forget_cuda_hook(void)
+{
+	Dl_info self;
+	char ours[PATH_MAX], theirs[PATH_MAX];
+	const char *hook = getenv("CUDA_INJECTION64_PATH");
+	if (hook && dladdr((void *)inject_forget_cuda_hook, &self) && self.dli_fname &&
+	    realpath(self.dli_fname, ours) && realpath(hook, theirs) && !strcmp(ours, theirs))
+		unsetenv("CUDA_INJECTION64_PATH");
 }

@@ -24,6 +24,13 @@ void inject_init_once(void);
 /* The same, for the control API's attach after cuInit (control.c): the process's
  * earlier allocations are unknown, so memory is saved with the full checkpoint. */
 void inject_init_late(void);
+/* The control API's attach: once init has run (or when it runs), CUDA_INJECTION64_PATH
+ * is taken out of the environment where it names this library, so that children do not
+ * inherit the hook (they measure only if they attach themselves). */
+void inject_init_controlled(void);
+void inject_forget_cuda_hook(void);
+/* Whether path (absolute) is one of LD_PRELOAD's entries. */
+bool inject_preloaded(const char *path);
 /* Whether init ran (it may have refused to measure). */
 bool inject_initialised(void);
 /* Whether this process measures; when not, why (init's refusal, a fork child, ...). */

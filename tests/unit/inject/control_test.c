@@ -29,6 +29,7 @@ void inject_launch_control(void) { gate_controlled = true; }
 void inject_launch_annotations_open(int delta) { gate_open_count += delta; }
 void inject_init_once(void) {}
 void inject_init_late(void) {}
+void inject_init_controlled(void) {}
 bool inject_initialised(void) { return true; }
 bool inject_measuring_possible(char *why, size_t size)
 {
@@ -241,6 +242,8 @@ static char *(*real_info)(void);
 
 static void open_library(void)
 {
+	unsetenv("CUDA_INJECTION64_PATH");
+	unsetenv("NVTX_INJECTION64_PATH");
 	const char *path = getenv("CONTROL_LIB");
 	cr_assert_not_null(path, "CONTROL_LIB names the built librangeprof.so");
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -294,7 +297,13 @@ Test(library, options_fixed_at_start_up_and_unknown_ones_are_named, .init = open
 
 Test(library, attach_without_cuda_waits_for_cuinit_and_says_so_in_info, .init = open_library)
 {
+	cr_assert_not_null(getenv("NVTX_INJECTION64_PATH"), "loading points NVTX's hook here");
+	cr_assert_null(getenv("CUDA_INJECTION64_PATH"), "but not CUDA's: a library loaded by "
+		       "NVTX in a notebook's child must not make the child measure");
 	cr_assert_eq(real_attach(), RANGEPROF_OK, "%s", real_error());
+	const char *hook = getenv("CUDA_INJECTION64_PATH");
+	cr_assert(hook && strstr(hook, "librangeprof.so"), "attach points CUDA's hook here for "
+		  "cuInit: %s", hook ? hook : "(unset)");
 	char *text = real_info();
 	cJSON *o = cJSON_Parse(text);
 	cr_assert_not_null(o, "%s", text);

@@ -38,7 +38,7 @@ RP_EXPORT const char *rangeprof_last_error(void);
  * Annotation by it. */
 #define ANNOTATION_DOMAIN "rangeprof"
 
-static atomic_bool controlled;
+static atomic_bool attached, controlled;
 static atomic_bool late_attach;
 /* Open annotations, any thread (launch.c keeps the count that launches read). */
 static atomic_int open_count;
@@ -138,10 +138,28 @@ static bool other_injection(char *path, size_t size)
 	return true;
 }
 
+/* Whether this library was preloaded (the launcher, LD_PRELOAD): then its options select
+ * launches until the first annotation opens. */
+static bool preloaded(void)
+{
+	Dl_info self;
+	char ours[PATH_MAX];
+	return dladdr((void *)rangeprof_attach, &self) && self.dli_fname &&
+	       realpath(self.dli_fname, ours) && inject_preloaded(ours);
+}
+
+/* From now on only annotations select launches. */
+static void take_control(void)
+{
+	if (!atomic_exchange(&controlled, true))
+		inject_launch_control();
+}
+
 int rangeprof_attach(void)
 {
-	atomic_store(&controlled, true);
-	inject_launch_control();
+	atomic_store(&attached, true);
+	if (!preloaded())
+		take_control();
 	char why[PATH_MAX + 128];
 	if (!inject_initialised()) {
 		if (driver_initialised()) {
@@ -183,7 +201,8 @@ char *rangeprof_info(void)
 			 "(%s)", path);
 	cJSON_AddNumberToObject(o, "control_version", RANGEPROF_CONTROL_VERSION);
 	cJSON_AddStringToObject(o, "version", PROJECT_VERSION);
-	cJSON_AddBoolToObject(o, "attached", atomic_load(&controlled));
+	cJSON_AddBoolToObject(o, "attached", attached);
+	cJSON_AddBoolToObject(o, "controlled", atomic_load(&controlled));
 	cJSON_AddBoolToObject(o, "initialised", initialised);
 	cJSON_AddBoolToObject(o, "measuring", measuring);
 	if (measuring)
@@ -235,6 +254,7 @@ int rangeprof_annotation_begin(const char *name)
 	memcpy(a->name, name, len + 1);
 	a->next = open_annotations;
 	open_annotations = a;
+	take_control();
 	atomic_fetch_add(&open_count, 1);
 	inject_launch_annotations_open(1);
 	pthread_mutex_unlock(&annotations_lock);

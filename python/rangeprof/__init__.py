@@ -34,7 +34,7 @@ from rangeprof.info_collector import CollectionScope, InfoCollector  # noqa: E40
 
 def attach(library=None):
     """Attaches this process to librangeprof.so (import does it already, except in the
-    command-line tools or with RANGEPROF_PYTHON_ATTACH=0); library: a path to load
+    command-line tools); library: a path to load
     instead of the installed one. Returns info()."""
     if library is not None:
         _control.attach(library)

@@ -30,7 +30,6 @@ CODE_NAMES = {OK: "RANGEPROF_OK", EINVAL: "RANGEPROF_EINVAL", ENESTED: "RANGEPRO
 LIBRARY_NAME = "librangeprof.so"
 # The command-line tools import the package for its report code only: they never attach.
 TOOLS = ("rangeprof-report", "rangeprof-compare", "rangeprof-compare-ncu", "rangeprof-plot")
-ATTACH_VARIABLE = "RANGEPROF_PYTHON_ATTACH"   # 0/no/false/off: no attach at import
 INJECTION_VARIABLES = ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")
 
 
@@ -307,9 +306,7 @@ def _call_attach(a):
 
 def should_attach_at_import():
     """False for the command-line tools (rangeprof-report, ...: they read files and must
-    not load the library) and where RANGEPROF_PYTHON_ATTACH is 0/no/false/off."""
-    if os.environ.get(ATTACH_VARIABLE, "").strip().lower() in ("0", "no", "false", "off"):
-        return False
+    not load the library)."""
     argv = getattr(sys, "argv", None) or [""]
     if os.path.basename(str(argv[0])) in TOOLS:
         return False

@@ -138,12 +138,10 @@ def test_the_command_line_tools_do_not_attach(fake_path):
     (["/usr/bin/rangeprof-plot", "sweep"], ["python3", "/usr/bin/rangeprof-plot"], {}, False),
     (["/x/rangeprof/report.py"], ["python3", "-m", "rangeprof.report", "a.jsonl"], {}, False),
     (["-m"], ["python3", "-m", "pytest"], {}, True),
-    (["train.py"], ["python3", "train.py"], {"RANGEPROF_PYTHON_ATTACH": "0"}, False),
 ])
 def test_which_processes_attach_at_import(monkeypatch, argv, orig, env, expected):
     monkeypatch.setattr(sys, "argv", argv)
     monkeypatch.setattr(sys, "orig_argv", orig, raising=False)
-    monkeypatch.delenv("RANGEPROF_PYTHON_ATTACH", raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     assert _control.should_attach_at_import() is expected

@@ -158,7 +158,7 @@ def run_python(code, env=None, cwd=None):
     full = dict(os.environ)
     full["PYTHONPATH"] = str(PYTHON_DIR) + (os.pathsep + full["PYTHONPATH"]
                                              if full.get("PYTHONPATH") else "")
-    for name in FAKE_VARIABLES + ["RANGEPROF_OUTPUT", "RANGEPROF_PYTHON_ATTACH", "LD_PRELOAD",
+    for name in FAKE_VARIABLES + ["RANGEPROF_OUTPUT", "LD_PRELOAD",
                                   "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"]:
         full.pop(name, None)
     full.update(env or {})

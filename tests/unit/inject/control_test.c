@@ -30,6 +30,7 @@ void inject_launch_annotations_open(int delta) { gate_open_count += delta; }
 void inject_init_once(void) {}
 void inject_init_late(void) {}
 void inject_init_controlled(void) {}
+bool inject_preloaded(const char *path) { (void)path; return false; }
 bool inject_initialised(void) { return true; }
 bool inject_measuring_possible(char *why, size_t size)
 {

@@ -10,11 +10,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${NOTEBOOK_VENV:-${TMPDIR:-/tmp}/rangeprof-notebook-venv}
 bash "$root/tests/gpu/notebook_venv.sh" "$venv" || exit
-for d in "$root/.devlibs" /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64; do
-	case ":${LD_LIBRARY_PATH:-}:" in
-	*":$d:"*) ;;
-	*) [ -d "$d" ] && LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d ;;
-	esac
-done
-export LD_LIBRARY_PATH PYTHONUNBUFFERED=1
+# The wheel's library needs no LD_LIBRARY_PATH (issue 17).
+unset LD_LIBRARY_PATH
+export PYTHONUNBUFFERED=1
 exec "$venv/bin/python" "$root/bench/notebook_vs_nsight.py" "$@"

@@ -65,15 +65,11 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 	for name in notebook-venv notebook-cells notebook-values nsight-script-nsight \
 		nsight-script-rangeprof nsight-script-compare; do nb_skip $name "no GPU here"; done
 else
-	# The shim needs libcjson.so.1 (.devlibs/, GPU-TESTING.md) and CUPTI; keep what the
-	# caller set first.
-	for d in "$root/.devlibs" /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64; do
-		case ":${LD_LIBRARY_PATH:-}:" in
-		*":$d:"*) ;;
-		*) [ -d "$d" ] && LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d ;;
-		esac
-	done
-	export LD_LIBRARY_PATH PYTHONUNBUFFERED=1
+	# The wheel's library needs no libcjson and finds CUPTI itself (issue 17): nothing is
+	# put on LD_LIBRARY_PATH, and what the caller put there is taken away.
+	nb_saved_llp=${LD_LIBRARY_PATH-}
+	unset LD_LIBRARY_PATH
+	export PYTHONUNBUFFERED=1
 	# Jupyter's and matplotlib's own files in the work directory, not in $HOME.
 	export JUPYTER_RUNTIME_DIR=$work/jupyter/runtime JUPYTER_PLATFORM_DIRS=1 \
 		IPYTHONDIR=$work/jupyter/ipython MPLCONFIGDIR=$work/jupyter/mpl
@@ -111,6 +107,8 @@ else
 			nsight-script-compare; do nb_skip $name "no notebook venv"; done
 	fi
 fi
+# The rest of the suite (sourced from run.sh) runs the build's library, which does need it.
+[ -n "${nb_saved_llp:-}" ] && export LD_LIBRARY_PATH=$nb_saved_llp
 echo "notebook and Nsight Python script: $((SECONDS - nb_start)) s"
 if [ -n "$nb_alone" ]; then
 	echo "$pass passed, $fail failed, $skip skipped (work directory $work)"

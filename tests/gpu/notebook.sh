@@ -77,6 +77,9 @@ else
 	nb_check notebook-venv bash "$root/tests/gpu/notebook_venv.sh" "$nb_venv"
 	grep -E "^notebook venv:" "$work/notebook-venv.log"
 	if [ -x "$nb_py" ] && [ -f "$nb_venv/.ready" ]; then
+		# Issue 17: the wheel in that fresh venv measures a PyTorch matmul through the
+		# launcher and in-process, with nothing on LD_LIBRARY_PATH.
+		nb_check --show wheel bash "$root/tests/gpu/check_wheel.sh" "$nb_venv"
 		mkdir -p "$work/notebook"
 		# The notebook's JSON Lines file and ncu's CSV land beside it, in $work.
 		nb_check notebook-cells env RANGEPROF_OUTPUT="$work/notebook/tutorial.%p.jsonl" \

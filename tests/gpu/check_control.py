@@ -8,7 +8,7 @@ PyTorch process, through ctypes alone (no rangeprof package), one case per proce
             saved whole (a warning record says why), results are unchanged
   profiler  loaded after torch.profiler took CUPTI: attach says so and measures nothing,
             the process runs on
-  ncu       run under ncu (which names its own injection library): attach says so
+  ncu       run under ncu: rangeprof measures nothing and says why
 
 Prints one line per finding and exits non-zero on the first broken expectation.
 """
@@ -166,14 +166,22 @@ elif CASE == "profiler":
         torch.cuda.synchronize()
     expect(torch.equal(c, a @ b), "the process runs on")
 elif CASE == "ncu":
+    # ncu starts the process with its own injection and CUPTI subscription: before cuInit
+    # attach cannot know (or refuses at once where CUDA_INJECTION64_PATH names ncu's
+    # library); once CUDA runs, rangeprof must say it measures nothing, and why.
     lib = load()
     rc = lib.rangeprof_attach()
     msg = lib.rangeprof_last_error().decode()
-    expect(rc == 4 and "another tool" in msg, "attach under ncu is refused", (rc, msg))
     import torch
     a, b = matmul_case(torch)
+    lib.rangeprof_capture_begin()
     c = annotated(lib, "mm", lambda: a @ b)
     torch.cuda.synchronize()
+    i = info(lib)
+    expect(rc == 4 or not i["measuring"], "under ncu rangeprof measures nothing",
+           (rc, msg, i.get("reason")))
+    expect(bool(msg or i.get("reason")), "and says why", msg or i.get("reason"))
+    expect(not summaries(take(lib), "mm"), "no measurement")
     expect(torch.equal(c, a @ b), "the process runs on")
 else:
     sys.exit(f"unknown case {CASE!r}")

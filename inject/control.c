@@ -164,6 +164,7 @@ int rangeprof_attach(void)
 	if (!inject_initialised()) {
 		if (driver_initialised()) {
 			atomic_store(&late_attach, true);
+			inject_init_controlled();
 			inject_init_late();
 		} else if (other_injection(why, sizeof(why))) {
 			return fail(RANGEPROF_EUNAVAILABLE, "CUDA_INJECTION64_PATH names another "

@@ -92,6 +92,9 @@ struct inject_config {
 	enum rp_memory_save memory_save;
 	const char *metrics;
 	long device_lock_timeout_ms;    /* how long to wait for another process's turn */
+	/* The early set-up's warm-up pass is sized for at least this many ranges: under the
+	 * control API, whose runs may grow between measurements (replay.c); else 0. */
+	size_t warm_up_ranges;
 };
 
 /* Called once by init.c before any callback is enabled; the config is copied. */

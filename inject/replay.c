@@ -478,11 +478,6 @@ static unsigned kernels_per_run(void)
 	return config.cache_control == RP_CACHE_ALL ? 2 : 1;
 }
 
-/* The early set-up sizes the profiler's first pass for at least this many ranges (50
- * runs with a flush each): the control API may ask for more runs than the options said at
- * start-up, and a context whose profiler was sized for fewer gets a new one, paying the
- * first pass again (context_ready). */
-#define WARM_UP_RANGES 100
 
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 {
@@ -522,8 +517,12 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 		/* At least as large as measure()'s first pass: CUPTI keeps the counter data
 		 * size of a profiler's first SetConfig (profiler.h). */
 		size_t ranges = ranges_needed(need);
-		if (ranges < WARM_UP_RANGES)
-			ranges = WARM_UP_RANGES;
+		/* Under the control API the runs may grow between measurements, and a context
+		 * whose profiler was sized for fewer gets a new one, paying the first pass
+		 * again (context_ready): there the pass is sized for more. It costs: ~320 ms
+		 * for 100 ranges against ~145 ms (H200, doc/control-api.md), on this thread. */
+		if (ranges < config.warm_up_ranges)
+			ranges = config.warm_up_ranges;
 		if (collector_profiler_warm_up(c->profiler, d->set, ranges, err, sizeof(err))) {
 			/* Not news: the first measurement makes the same calls and says what it
 			 * meets, from a fresh profiler rather than one a failed pass left behind. */

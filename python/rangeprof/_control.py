@@ -29,7 +29,8 @@ CODE_NAMES = {OK: "RANGEPROF_OK", EINVAL: "RANGEPROF_EINVAL", ENESTED: "RANGEPRO
               ENOMEM: "RANGEPROF_ENOMEM"}
 LIBRARY_NAME = "librangeprof.so"
 # The command-line tools import the package for its report code only: they never attach.
-TOOLS = ("rangeprof-report", "rangeprof-compare", "rangeprof-compare-ncu", "rangeprof-plot")
+TOOLS = ("rangeprof", "rangeprof-report", "rangeprof-compare", "rangeprof-compare-ncu",
+         "rangeprof-plot")
 INJECTION_VARIABLES = ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")
 
 

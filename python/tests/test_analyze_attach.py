@@ -136,6 +136,9 @@ def test_the_command_line_tools_do_not_attach(fake_path):
 @pytest.mark.parametrize("argv,orig,env,expected", [
     (["notebook.py"], ["python3", "notebook.py"], {}, True),
     (["/usr/bin/rangeprof-plot", "sweep"], ["python3", "/usr/bin/rangeprof-plot"], {}, False),
+    # The launcher's console script hands over to the C launcher: attaching first would
+    # leave a temporary output folder behind at every run.
+    (["/venv/bin/rangeprof", "--runs", "5"], ["python3", "/venv/bin/rangeprof"], {}, False),
     (["/x/rangeprof/report.py"], ["python3", "-m", "rangeprof.report", "a.jsonl"], {}, False),
     (["-m"], ["python3", "-m", "pytest"], {}, True),
 ])

@@ -115,7 +115,9 @@ s = [x for x in r if x['type'] == 'summary']
 first, later = s[0]['cost_ms'], [x['cost_ms']['total'] for x in s[1:]]
 print(f\"setup record {setup[0]['cost_ms'] if setup else None}; first launch {first['total']:.1f} ms, later {statistics.median(later):.1f} ms\")
 assert len(setup) == 1 and len(s) >= 3, (len(setup), len(s))
-assert first.get('setup', 0) == 0, first
+# 'setup' is the time in the device's set-up: a lookup of the ready device's metric set
+# (about a microsecond) once the set-up is done, never the set-up itself.
+assert first.get('setup', 0) < 1, first
 assert first['total'] - statistics.median(later) <= 150, first"
 # Count alone, and skip past the end: nothing measured.
 check launch-count "$RP" -q -o c1.jsonl --runs 2 -c 1 ./kernels

@@ -150,7 +150,10 @@ def evaluate(tree, env):
         vals = [evaluate(a, env) for a in tree[2]]
         if tree[1] in ("min", "max"):
             (a, ua), (b, ub) = vals
-            b *= conversion_factor(ub, ua)
+            try:
+                b *= conversion_factor(ub, ua)
+            except UnitError as e:
+                raise ExprError(f"{tree[1]}() of different units: {e}") from None
             return (min if tree[1] == "min" else max)(a, b), ua
         v, u = vals[0]
         if tree[1] == "abs":
@@ -190,14 +193,17 @@ def evaluate(tree, env):
     if not ub.dimensionless:
         raise ExprError("an exponent must be dimensionless")
     try:
-        return a ** b, ua ** b
+        value = a ** b
     except (OverflowError, ZeroDivisionError, ValueError):
-        return math.nan, ua ** b
+        value = math.nan
+    if isinstance(value, complex):  # a negative base to a fractional power
+        value = math.nan
+    return value, ua ** b
 
 
 def _prefix_literal(tree):
     """The value of a literal that is a power of 1000 other than 1, else None."""
-    if tree[0] != "num" or tree[1] <= 0:
+    if tree[0] != "num" or not 0 < tree[1] < math.inf:
         return None
     k = math.log10(tree[1]) / 3
     return tree[1] if k != 0 and abs(k - round(k)) < 1e-12 else None
@@ -230,6 +236,27 @@ def parse_derivation(text):
     name, unit, body = m.group(1), m.group(2), m.group(3)
     try:
         tree = _Parser(body).parse()
+        if _depth(tree) > MAX_DEPTH:
+            raise ExprError(f"nested more than {MAX_DEPTH} deep")
+    except RecursionError:
+        raise ExprError(f"--derive '{text[:60]}...': nested more than {MAX_DEPTH} deep") from None
     except ExprError as e:
         raise ExprError(f"--derive '{text}': {e}") from None
     return Derivation(name, tree, body.strip(), unit.strip() if unit else None)
+
+
+# Deeper trees are refused: evaluation recurses over them.
+MAX_DEPTH = 200
+
+
+def _depth(tree):
+    """The depth of a tree, without recursion (a 'x+x+...' of 10^5 terms is that deep)."""
+    deepest, todo = 0, [(tree, 1)]
+    while todo:
+        node, d = todo.pop()
+        deepest = max(deepest, d)
+        if node[0] == "call":
+            todo += [(a, d + 1) for a in node[2]]
+        elif node[0] not in ("num", "name"):
+            todo += [(a, d + 1) for a in node[1:]]
+    return deepest

@@ -1,9 +1,18 @@
-"""rangeprof/records.py - reads rangeprof's JSON Lines (SPEC.md section 4) from many files
-and sessions into plain Python objects, reporting each bad line with its file and line
-number instead of failing. Standard library only: the report tools use it directly.
+"""rangeprof/records.py - reads rangeprof's JSON Lines (doc/records.md) from many files and
+sessions, reporting each bad line with its file, line number, the field and why instead
+of failing. Standard library only: the report tools use it directly.
 
 A run or summary record belongs to the session record that precedes it in its file (each
-process writes a session line first); sessions are told apart by host, pid and start time."""
+process writes a session line first); sessions are told apart by host, pid and start time.
+
+Every member the tools use is checked before a record is handed on: a string where a
+number belongs, a list where a scalar belongs, a number that is not finite or that no
+float can hold, or nesting too deep for the parser make the line bad, never an exception
+further on. Members the tools do not use are not looked at.
+
+read() gives every record in lists (small files, tests); Reader streams them, so that
+rangeprof-report and rangeprof-compare hold no more than their groups (rangeprof/scan.py
+runs it over pieces of big files in several processes)."""
 import glob
 import json
 import math
@@ -15,6 +24,12 @@ from rangeprof.config import config_from_nvtx
 
 SUPPORTED_SCHEMA = 1
 KNOWN_TYPES = ("session", "device", "setup", "run", "summary", "warning", "error")
+# Bad lines kept per reading (each is printed; beyond this only counted), so that a file
+# of millions of bad lines cannot fill memory with their descriptions.
+MAX_KEPT_BAD_LINES = 1000
+# An integer index or count (launch, run, grid, ...) must fit a signed 64-bit integer, as
+# the collector writes it and the readers (array, pyarrow) keep it.
+_INT_LIMIT = 1 << 63
 
 
 @dataclass
@@ -27,21 +42,20 @@ class BadLine:
         return f"{self.path}:{self.line}: {self.reason}; line skipped"
 
 
-@dataclass
 class Run:
     """One measured run: the fields of a 'run' record, resolved against its session and
     device, with the configuration parsed from its NVTX range texts."""
-    record: dict
-    session: dict
-    device: dict
-    path: str
-    line: int
-    config: dict = field(default_factory=dict)
+    __slots__ = ("record", "session", "device", "path", "line", "config", "session_id",
+                 "config_key")
 
-    @property
-    def session_id(self):
-        s = self.session
-        return f"{s.get('host', '?')}:{s.get('pid', '?')}:{s.get('start_time', '?')}"
+    def __init__(self, record, session, device, path, line, config=None, session_id=None,
+                 config_key=None):
+        self.record, self.session, self.device = record, session, device
+        self.path, self.line = path, line
+        self.config = {} if config is None else config
+        self.session_id = session_id or _session_id(session)
+        # What config was parsed from (the range texts), for caches keyed on it.
+        self.config_key = config_key
 
     @property
     def launch_id(self):
@@ -53,11 +67,15 @@ class Run:
 
     @property
     def annotation(self):
-        return self.record.get("nvtx_path", "")
+        return self.record.get("nvtx_path") or ""
 
     @property
     def kernel(self):
         return self.record.get("kernel", "")
+
+
+def _session_id(s):
+    return f"{s.get('host', '?')}:{s.get('pid', '?')}:{s.get('start_time', '?')}"
 
 
 @dataclass
@@ -69,21 +87,27 @@ class Records:
     setups: list = field(default_factory=list)      # (record, session_id): --setup early
     messages: list = field(default_factory=list)    # warning and error records
     bad_lines: list = field(default_factory=list)
+    bad_count: int = 0                              # all of them, also those not kept
     files: list = field(default_factory=list)
 
 
 def expand(paths_or_globs):
     """File names from names, glob patterns and directories (their *.jsonl), in order, once
-    each; a pattern that matches nothing raises FileNotFoundError naming it."""
-    if isinstance(paths_or_globs, (str, os.PathLike)):
+    each; a pattern that matches nothing raises FileNotFoundError naming it. Directories a
+    pattern matches are left out (a directory is read through its *.jsonl only when
+    named)."""
+    if isinstance(paths_or_globs, (str, bytes, os.PathLike)):
         paths_or_globs = [paths_or_globs]
     files = []
     for item in paths_or_globs:
-        item = os.fspath(item)
+        item = os.fsdecode(os.fspath(item))
         if os.path.isdir(item):
-            matches = sorted(glob.glob(os.path.join(item, "*.jsonl")))
+            matches = sorted(m for m in glob.glob(os.path.join(glob.escape(item), "*.jsonl"))
+                             if not os.path.isdir(m))
+            if not matches:
+                raise FileNotFoundError(f"no *.jsonl file in directory '{item}'")
         elif glob.has_magic(item):
-            matches = sorted(glob.glob(item))
+            matches = sorted(m for m in glob.glob(item) if not os.path.isdir(m))
         else:
             matches = [item] if os.path.exists(item) else []
         if not matches:
@@ -92,76 +116,463 @@ def expand(paths_or_globs):
     return files
 
 
-def _problem(rec):
-    """Why a parsed line cannot be used, or None."""
-    if not isinstance(rec, dict):
-        return "not a JSON object"
-    kind = rec.get("type")
-    if kind not in KNOWN_TYPES:
-        return f"unknown record type {kind!r}"
-    if kind == "session":
-        schema = rec.get("schema")
-        if not isinstance(schema, (int, float)) or schema > SUPPORTED_SCHEMA:
-            return f"schema {schema!r} is newer than this reader's {SUPPORTED_SCHEMA}"
-    if kind == "run":
-        if not isinstance(rec.get("metrics"), dict) or not isinstance(rec.get("kernel"), str):
-            return "run record without 'metrics' or 'kernel'"
-    if kind == "summary" and not isinstance(rec.get("metrics"), dict):
-        return "summary record without 'metrics'"
+# ---------------------------------------------------------------------------------------
+# One line
+
+class _Invalid(Exception):
+    """A member of a record that the tools cannot use; the message names it."""
+
+
+def _no_constant(name):
+    raise ValueError(f"'{name}' is not a JSON number (rangeprof writes null for values "
+                     "that are not finite)")
+
+
+_decode = json.JSONDecoder(parse_constant=_no_constant).decode
+
+
+def _shown(value):
+    text = json.dumps(value) if isinstance(value, (str, int, float, bool)) or value is None \
+        else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+_KIND = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+         list: "a list", dict: "an object", type(None): "null"}
+
+
+def _fail(where, value, expected):
+    got = _KIND.get(type(value), type(value).__name__)
+    detail = f" ({_shown(value)})" if isinstance(value, (str, int, float)) else ""
+    raise _Invalid(f"'{where}' should be {expected}, not {got}{detail}")
+
+
+def _number(rec, key, where=None, null=True):
+    """A finite number (JSON null where null): checks rec[key] if present. An integer is
+    a number when a float can hold it (metrics are floats)."""
+    v = rec.get(key)
+    if v is None:
+        if null or key not in rec:
+            return
+        _fail(where or key, v, "a number")
+    t = type(v)
+    if t is float:
+        if v - v == 0:  # finite (inf - inf and nan - nan are nan)
+            return
+        raise _Invalid(f"'{where or key}' is not finite")
+    if t is int:
+        try:
+            float(v)
+            return
+        except OverflowError:
+            raise _Invalid(f"'{where or key}' is an integer of {len(str(abs(v)))} digits, "
+                           "too large for a number") from None
+    _fail(where or key, v, "a number or null" if null else "a number")
+
+
+def _integer(rec, key, where=None):
+    v = rec.get(key)
+    if v is None:
+        return
+    if type(v) is not int:
+        _fail(where or key, v, "an integer or null")
+    if not -_INT_LIMIT < v < _INT_LIMIT:
+        raise _Invalid(f"'{where or key}' is an integer of {len(str(abs(v)))} digits, out "
+                       "of range")
+
+
+def _string(rec, key, where=None):
+    v = rec.get(key)
+    if v is not None and type(v) is not str:
+        _fail(where or key, v, "a string or null")
+
+
+def _object(rec, key, where=None):
+    v = rec.get(key)
+    if v is not None and type(v) is not dict:
+        _fail(where or key, v, "an object or null")
+    return v
+
+
+def _list(rec, key, where=None):
+    v = rec.get(key)
+    if v is not None and type(v) is not list:
+        _fail(where or key, v, "a list or null")
+    return v
+
+
+def _integers(rec, key):
+    v = _list(rec, key)
+    for i, x in enumerate(v or ()):
+        if type(x) is not int or not -_INT_LIMIT < x < _INT_LIMIT:
+            _fail(f"{key}[{i}]", x, "an integer")
+
+
+def _strings(rec, key):
+    v = _list(rec, key)
+    for i, x in enumerate(v or ()):
+        if type(x) is not str:
+            _fail(f"{key}[{i}]", x, "a string")
+
+
+def _metric_values(metrics):
+    for name, v in metrics.items():
+        t = type(v)
+        if v is None or (t is float and v - v == 0) or (t is int and -_INT_LIMIT < v < _INT_LIMIT):
+            continue
+        _number(metrics, name, f"metrics.{name}")
+
+
+def _check_session(rec):
+    schema = rec.get("schema")
+    if type(schema) not in (int, float) or not schema - schema == 0:
+        _fail("schema", schema, "a number")
+    if schema > SUPPORTED_SCHEMA:
+        return f"schema {schema!r} is newer than this reader's {SUPPORTED_SCHEMA}"
+    for key in ("host", "start_time"):
+        _string(rec, key)
+    if type(rec.get("pid")) is not str:
+        _integer(rec, "pid")
+    options = _object(rec, "options")
+    if options:
+        _string(options, "metrics", "options.metrics")
+        for key in ("nvtx_include", "nvtx_exclude"):
+            v = _list(options, key, f"options.{key}")
+            for i, x in enumerate(v or ()):
+                if type(x) is not str:
+                    _fail(f"options.{key}[{i}]", x, "a string")
     return None
 
 
-def read(paths_or_globs, report=sys.stderr):
-    """Every record of the given files. Bad lines (truncated, not JSON, unknown record
-    type, a newer schema, missing fields) are collected in .bad_lines and, unless report
-    is None, printed there as 'FILE:LINE: reason; line skipped'. Records of a session
-    whose schema is newer than this reader's are skipped with it."""
-    out = Records()
-    for path in expand(paths_or_globs):
-        out.files.append(path)
-        session, skipping_session = {}, False
-        devices = {}
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for number, text in enumerate(f, 1):
-                if not text.strip():
+def _check_device(rec):
+    _integer(rec, "index")
+    _string(rec, "name")
+    for key in ("sm_count", "rated_sm_clock_hz", "rated_memory_clock_hz", "l2_bytes"):
+        _number(rec, key)
+
+
+_LAUNCH_STRINGS = ("nvtx_path", "workload", "cache_control", "clock_control", "time")
+_LAUNCH_INTEGERS = ("launch", "run", "runs", "device", "shared_mem_bytes", "passes")
+_RUN_NUMBERS = ("sm_clock_hz", "rated_sm_clock_hz", "temperature_c")
+
+
+def _check_launch(rec, get):
+    """The members run and summary records share. The common case (every member of the
+    right type) is checked inline, with no call per member: this runs for each of
+    millions of lines; the helpers then say what is wrong."""
+    if type(get("kernel")) is not str:
+        _fail("kernel", get("kernel"), "a string")
+    for key in _LAUNCH_STRINGS:
+        v = get(key)
+        if v is not None and type(v) is not str:
+            _string(rec, key)
+    for key in _LAUNCH_INTEGERS:
+        v = get(key)
+        if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
+            _integer(rec, key)
+    for key in ("grid", "block"):
+        v = get(key)
+        if v is not None:
+            if type(v) is not list:
+                _integers(rec, key)
+            for x in v:
+                if type(x) is not int or not -_INT_LIMIT < x < _INT_LIMIT:
+                    _integers(rec, key)
+    nvtx = get("nvtx")
+    if nvtx:
+        if type(nvtx) is not list:
+            _list(rec, "nvtx")
+        for r in nvtx:
+            if type(r) is not dict:
+                _check_nvtx(nvtx)
+            for key in ("text", "domain", "kind"):
+                v = r.get(key)
+                if v is not None and type(v) is not str:
+                    _check_nvtx(nvtx)
+    graph = get("graph")
+    if graph is not None:
+        if type(graph) is not dict:
+            _object(rec, "graph")
+        for key in ("id", "launch", "node", "nodes"):
+            _integer(graph, key, f"graph.{key}")
+
+
+def _check_nvtx(nvtx):
+    for i, r in enumerate(nvtx):
+        if type(r) is not dict:
+            _fail(f"nvtx[{i}]", r, "an object")
+        for key in ("text", "domain", "kind"):
+            _string(r, key, f"nvtx[{i}].{key}")
+
+
+def _check_run(rec):
+    get = rec.get
+    metrics = get("metrics")
+    if type(metrics) is not dict:
+        _fail("metrics", metrics, "an object")
+    _check_launch(rec, get)
+    for v in metrics.values():
+        if v is not None:
+            t = type(v)
+            if t is float:
+                if v - v != 0:
+                    _metric_values(metrics)
+            elif t is not int or not -_INT_LIMIT < v < _INT_LIMIT:
+                _metric_values(metrics)
+    units = get("units")
+    if units is not None:
+        if type(units) is not dict:
+            _object(rec, "units")
+        for u in units.values():
+            if u is not None and type(u) is not str:
+                _check_units(units)
+    for key in _RUN_NUMBERS:
+        v = get(key)
+        if v is not None:
+            t = type(v)
+            if t is float:
+                if v - v != 0:
+                    _number(rec, key)
+            elif t is not int or not -_INT_LIMIT < v < _INT_LIMIT:
+                _number(rec, key)
+    reasons = get("throttle_reasons")
+    if reasons is not None:
+        if type(reasons) is not list:
+            _strings(rec, "throttle_reasons")
+        for x in reasons:
+            if type(x) is not str:
+                _strings(rec, "throttle_reasons")
+
+
+def _check_units(units):
+    for name, u in units.items():
+        if u is not None and type(u) is not str:
+            _fail(f"units.{name}", u, "a string")
+
+
+def _check_summary(rec):
+    metrics = rec.get("metrics")
+    if type(metrics) is not dict:
+        _fail("metrics", metrics, "an object")
+    _check_launch(rec, rec.get)
+    for name, st in metrics.items():
+        if type(st) is not dict:
+            _fail(f"metrics.{name}", st, "an object")
+        stable = st.get("stable")
+        if stable is not None and type(stable) is not bool:
+            _fail(f"metrics.{name}.stable", stable, "true, false or null")
+
+
+def _check_message(rec):
+    _string(rec, "message")
+    _object(rec, "concerns")
+
+
+def _check_setup(rec):
+    _integer(rec, "device")
+    cost = _object(rec, "cost_ms")
+    for name in cost or ():
+        _number(cost, name, f"cost_ms.{name}")
+
+
+_CHECKS = {"session": _check_session, "device": _check_device, "run": _check_run,
+           "summary": _check_summary, "warning": _check_message, "error": _check_message,
+           "setup": _check_setup}
+
+
+def parse_line(text):
+    """(record, None) for a usable line, else (None or the parsed object, why not). The
+    why names the record type and member: "run record: 'sm_clock_hz' should be a number
+    or null, not a string ("fast")". Never raises for any text."""
+    try:
+        rec = _decode(text)
+    except RecursionError:
+        return None, "not JSON (nested too deeply)"
+    except json.JSONDecodeError as e:
+        what = "truncated line" if not text.endswith("\n") else "not JSON"
+        return None, f"{what} ({e.msg} at column {e.colno})"
+    except ValueError as e:  # an integer of over 4300 digits, Infinity, NaN
+        msg = str(e).split(";")[0]
+        return None, f"not JSON ({msg})"
+    if type(rec) is not dict:
+        return None, "not a JSON object"
+    kind = rec.get("type")
+    check = _CHECKS.get(kind) if type(kind) is str else None
+    if check is None:
+        return rec, f"unknown record type {_shown(kind)}"
+    try:
+        newer = check(rec)
+    except _Invalid as e:
+        if kind == "session":
+            # Its runs cannot be told from another session's: skipped with it.
+            return rec, f"session record: {e}; the session's records are skipped with it"
+        return None, f"{kind} record: {e}"
+    return (rec, newer) if newer else (rec, None)
+
+
+# ---------------------------------------------------------------------------------------
+# Streams
+
+class _ConfigCache:
+    """config_from_nvtx per distinct set of range texts: a run's configuration is parsed
+    once per range, not once per run (millions of runs share a few hundred ranges)."""
+
+    def __init__(self, limit=4096):
+        self.cache, self.limit = {}, limit
+
+    def get(self, nvtx, path):
+        """(key, config): the texts it was parsed from and the configuration."""
+        key = (tuple(r.get("text") or "" for r in nvtx), path) if nvtx else ((), path)
+        hit = self.cache.get(key)
+        if hit is None:
+            if len(self.cache) >= self.limit:
+                self.cache.clear()
+            hit = self.cache[key] = config_from_nvtx(nvtx or [], path or "")
+        return key, hit
+
+
+class Reader:
+    """Streams the records of files, or of byte ranges of a file (pieces, see
+    rangeprof/scan.py). Bad lines go to .bad_lines (at most MAX_KEPT_BAD_LINES, all
+    counted in .bad_count) and are printed by report_bad(). progress, when given, is
+    called with the bytes read so far now and then."""
+
+    def __init__(self, progress=None):
+        self.bad_lines, self.bad_count = [], 0
+        self.files = []
+        self._configs = _ConfigCache()
+        self.progress = progress
+
+    def _bad(self, path, number, reason):
+        self.bad_count += 1
+        if len(self.bad_lines) < MAX_KEPT_BAD_LINES:
+            self.bad_lines.append(BadLine(path, number, reason))
+
+    def records(self, path, start=0, end=None, first_line=1, context=None):
+        """Yields (kind, object) for each usable record of path, from byte start (a line
+        start) to byte end (a line start; None: the file's end): ('run', Run),
+        ('summary', (rec, session_id)), ('device', (rec, session_id)), ('setup', (rec,
+        session_id)), ('session', rec), ('message', rec). context is the (session,
+        skipping, devices) state at start when start is not the file's beginning
+        (scan.context_at). A file that cannot be read is a bad line 0."""
+        if path not in self.files:
+            self.files.append(path)
+        session, skipping, devices = context or ({}, False, {})
+        sid = _session_id(session)
+        configs = self._configs
+        try:
+            f = open(path, "rb")
+        except OSError as e:
+            self._bad(path, 0, f"cannot be read ({e.strerror or e})")
+            return
+        number = first_line - 1
+        with f:
+            for text, done in _lines(f, start, end):
+                number += 1
+                if self.progress is not None and not number & 0x3fff:
+                    self.progress(done - start)
+                if not text or text.isspace():
                     continue
-                try:
-                    rec = json.loads(text)
-                except ValueError as e:
-                    what = "truncated line" if not text.endswith("\n") else "not JSON"
-                    bad = BadLine(path, number, f"{what} ({e.msg} at column {e.colno})")
-                    out.bad_lines.append(bad)
-                    continue
-                problem = _problem(rec)
+                rec, problem = parse_line(text)
                 if problem:
-                    out.bad_lines.append(BadLine(path, number, problem))
-                    if isinstance(rec, dict) and rec.get("type") == "session":
-                        skipping_session = True
+                    self._bad(path, number, problem)
+                    if rec is not None and rec.get("type") == "session":
+                        skipping = True
                     continue
                 kind = rec["type"]
+                if kind == "run":
+                    if skipping:
+                        continue
+                    key, config = configs.get(rec.get("nvtx"), rec.get("nvtx_path"))
+                    yield "run", Run(rec, session, devices.get(rec.get("device"), {}), path,
+                                     number, config, sid, key)
+                    continue
                 if kind == "session":
-                    session, skipping_session, devices = rec, False, {}
-                    out.sessions.append(rec)
+                    session, skipping, devices = rec, False, {}
+                    sid = _session_id(rec)
+                    yield "session", rec
                     continue
-                if skipping_session:
+                if skipping:
                     continue
-                sid = f"{session.get('host', '?')}:{session.get('pid', '?')}:{session.get('start_time', '?')}"
-                if kind == "device":
+                if kind == "summary":
+                    yield "summary", (rec, sid)
+                elif kind == "device":
                     devices[rec.get("index")] = rec
-                    out.devices.append((rec, sid))
-                elif kind == "run":
-                    run = Run(rec, session, devices.get(rec.get("device"), {}), path, number)
-                    run.config = config_from_nvtx(rec.get("nvtx") or [], rec.get("nvtx_path", ""))
-                    out.runs.append(run)
-                elif kind == "summary":
-                    out.summaries.append((rec, sid))
+                    yield "device", (rec, sid)
                 elif kind == "setup":
-                    out.setups.append((rec, sid))
+                    yield "setup", (rec, sid)
                 else:
-                    out.messages.append(rec)
+                    yield "message", rec
+            if self.progress is not None:
+                self.progress(f.tell() - start)
+
+    def report_bad(self, out=None):
+        """Prints the bad lines on out (default: sys.stderr as it is now)."""
+        out = out or sys.stderr
+        for bad in self.bad_lines:
+            print(f"rangeprof: warning: {bad}", file=out)
+        more = self.bad_count - len(self.bad_lines)
+        if more > 0:
+            print(f"rangeprof: warning: {more} more bad lines not shown", file=out)
+
+
+_BLOCK = 1 << 22
+
+
+def _lines(f, start, end):
+    """(line, bytes read so far) for each line of f from byte start to byte end (None: the
+    end), decoded a block at a time (a per-line decode costs more than the JSON parse of
+    a short line); a line keeps its '\\n', the file's last one may lack it."""
+    if start:
+        f.seek(start)
+    pos, carry = start, b""
+    while end is None or pos < end:
+        block = f.read(_BLOCK if end is None else min(_BLOCK, end - pos))
+        if not block:
+            break
+        pos += len(block)
+        cut = block.rfind(b"\n") + 1
+        if not cut:
+            carry += block
+            continue
+        text = (carry + block[:cut]).decode("utf-8", "replace") if carry else \
+            block[:cut].decode("utf-8", "replace")
+        carry = block[cut:]
+        lines = text.split("\n")
+        lines.pop()
+        for line in lines:
+            yield line + "\n", pos
+    if carry:
+        yield carry.decode("utf-8", "replace"), pos
+
+
+def read(paths_or_globs, report="stderr"):
+    """Every record of the given files. Bad lines (truncated, not JSON, unknown record
+    type, a newer schema, members of the wrong type or out of range) are collected in
+    .bad_lines and, unless report is None, printed there as 'FILE:LINE: reason; line
+    skipped' (report="stderr": sys.stderr at the time of the call). Records of a session
+    whose schema is newer than this reader's are skipped with it. A file that cannot be
+    opened is reported as line 0 and skipped."""
+    out = Records()
+    reader = Reader()
+    for path in expand(paths_or_globs):
+        for kind, obj in reader.records(path):
+            if kind == "run":
+                out.runs.append(obj)
+            elif kind == "summary":
+                out.summaries.append(obj)
+            elif kind == "session":
+                out.sessions.append(obj)
+            elif kind == "device":
+                out.devices.append(obj)
+            elif kind == "setup":
+                out.setups.append(obj)
+            else:
+                out.messages.append(obj)
+    out.files = reader.files
+    out.bad_lines, out.bad_count = reader.bad_lines, reader.bad_count
     if report is not None:
-        for bad in out.bad_lines:
-            print(f"rangeprof: warning: {bad}", file=report)
+        reader.report_bad(sys.stderr if report == "stderr" else report)
     return out
 
 

@@ -38,19 +38,62 @@ THROTTLE_DISTURBING = {"sw_power_cap", "hw_slowdown", "sw_thermal_slowdown",
 
 
 def t975(df):
-    """Two-sided 95 % Student-t quantile for integer df >= 1 (NaN for 0)."""
-    if df <= 0:
+    """Two-sided 95 % Student-t quantile for integer df >= 1 (NaN for 0 or NaN; the
+    normal quantile for an infinite df)."""
+    if not df > 0:
         return math.nan
     if df <= 30:
         return _T975[int(df)]
-    z, v = 1.959963984540054, float(df)
+    z = 1.959963984540054
+    if math.isinf(df):
+        return z
+    v = float(df)
     z3, z5, z7 = z ** 3, z ** 5, z ** 7
     return (z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v)
             + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v ** 3))
 
 
+def _is_finite(v):
+    try:
+        return v is not None and math.isfinite(v)
+    except (TypeError, OverflowError):  # an integer no float can hold
+        return False
+
+
 def _finite(values):
-    return [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    """The samples that are numbers: None, NaN and infinities left out (a run whose metric
+    was not produced, or a derived value that is undefined for it)."""
+    try:
+        xs = list(map(float, values))  # the common case, at C speed
+    except (TypeError, ValueError, OverflowError):
+        return [float(v) for v in values if _is_finite(v)]
+    if all(map(math.isfinite, xs)):
+        return xs
+    return [x for x in xs if math.isfinite(x)]
+
+
+# Samples whose magnitude is beyond 2**+-_SCALE_LIMIT are summarised scaled by a power of
+# two (exact: no digit changes), so that sums and squares of finite values near 1e308
+# cannot overflow and values near 1e-308 cannot underflow to zero.
+_SCALE_LIMIT = 200
+
+
+def _exponent(xs):
+    """0, or the binary exponent k by which finite samples xs are scaled (x * 2**-k) to be
+    summarised without overflow or underflow."""
+    top = max(map(abs, xs), default=0.0)
+    if top == 0.0:
+        return 0
+    k = math.frexp(top)[1]
+    return k if not -_SCALE_LIMIT < k < _SCALE_LIMIT else 0
+
+
+def _ldexp(x, k):
+    """x * 2**k, infinite rather than an exception where it overflows."""
+    try:
+        return math.ldexp(x, k)
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def throttle_names(text):
@@ -134,7 +177,7 @@ def launch_series(values, launches, runs=None):
         raise ValueError(f"{len(values)} values, {len(launches)} launch ids, {len(runs)} runs")
     groups = {}
     for v, lid, r in zip(values, launches, runs):
-        if v is None or math.isnan(float(v)):
+        if not _is_finite(v):
             continue
         groups.setdefault(None if _is_missing(lid) else lid, []).append((float(v), r))
     out = {}
@@ -145,7 +188,25 @@ def launch_series(values, launches, runs=None):
     return out
 
 
-def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
+def launch_drift(ys):
+    """(drift_pct, drifted) of one launch's finite samples ys in run order, as summarize
+    judges each launch: (None, False) with fewer than 10 runs or a mean that is zero or
+    not finite. Scaled by a power of two where the values need it (the result does not
+    depend on the scale)."""
+    m = len(ys)
+    if m < STABLE_MIN_DRIFT_RUNS:
+        return None, False
+    k = _exponent(ys)
+    if k:
+        ys = [math.ldexp(y, -k) for y in ys]
+    ymean = math.fsum(ys) / m
+    if not math.isfinite(ymean) or ymean == 0:
+        return None, False
+    return drift(ys, ymean)
+
+
+def summarize(values, clocks=None, throttle=None, launches=None, runs=None,
+              clock_range=None, throttle_tally=None, drifts=None):
     """Summary of one metric's samples as a dict with the keys of a 'summary' record:
     n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, drift_pct (NaN when
     no launch has 10 runs and a nonzero mean), stable (True, False or None when n < 2) and
@@ -163,9 +224,30 @@ def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
     launch.
     clocks, when given, are the measured SM clocks of the same runs (None if unknown;
     unknown clocks are left out of the 5 % spread check, and all unknown pass it);
-    throttle, when given, their NVML throttle reasons (lists of names, None if unknown)."""
+    throttle, when given, their NVML throttle reasons (lists of names, None if unknown).
+    clock_range and throttle_tally give the same already tallied, for callers that stream
+    runs rather than keep them (table.Aggregator): (min, max) of the known clocks or None,
+    and (runs with a disturbing reason, runs, set of those reasons); drifts the launches'
+    drift already judged, [(launch id, finite samples, drift_pct or None, drifted)], one
+    per launch that has a finite sample, in place of launches and runs.
+    Infinite samples are left out like NaN; samples near the ends of the float range are
+    summarised scaled by a power of two (exactly), so that no sum overflows."""
     values = list(values)  # read twice where launches are given
     xs = _finite(values)
+    k = _exponent(xs)
+    if k:
+        values = [math.ldexp(float(v), -k) if _is_finite(v) else None for v in values]
+        out = _summarize([math.ldexp(x, -k) for x in xs], values, clocks, throttle, launches,
+                         runs, clock_range, throttle_tally, drifts)
+        for key in ("mean", "stddev", "min", "median", "max", "ci95_low", "ci95_high"):
+            out[key] = _ldexp(out[key], k)
+        return out
+    return _summarize(xs, values, clocks, throttle, launches, runs, clock_range,
+                      throttle_tally, drifts)
+
+
+def _summarize(xs, values, clocks, throttle, launches, runs, clock_range, throttle_tally,
+               drifts):
     n = len(xs)
     nan = math.nan
     out = dict(n=n, mean=nan, stddev=nan, min=nan, median=nan, max=nan, ci95_low=nan,
@@ -187,14 +269,13 @@ def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
         reasons.append(f"n = {n} < {STABLE_MIN_RUNS}")
     if not out["rsd_pct"] <= STABLE_MAX_RSD_PCT:
         reasons.append(f"rsd {out['rsd_pct']:.2f} % > 2 %")
-    series = {None: xs} if launches is None else launch_series(values, launches, runs)
+    if drifts is None:
+        series = {None: xs} if launches is None else launch_series(values, launches, runs)
+        drifts = [(lid, len(ys)) + launch_drift(ys) for lid, ys in series.items()]
     drifted = []
-    for lid, ys in series.items():
-        m = len(ys)
-        ymean = math.fsum(ys) / m
-        if m < STABLE_MIN_DRIFT_RUNS or not math.isfinite(ymean) or ymean == 0:
+    for lid, m, pct, flagged in drifts:
+        if pct is None:
             continue
-        pct, flagged = drift(ys, ymean)
         if not abs(pct) <= abs(out["drift_pct"]):  # also where drift_pct is still NaN
             out["drift_pct"] = pct
         if flagged:
@@ -202,24 +283,28 @@ def summarize(values, clocks=None, throttle=None, launches=None, runs=None):
     if drifted:
         pct, m, lid = max(drifted, key=lambda d: abs(d[0]))
         reason = f"drifted {pct:+.1f} % over {m} runs"
-        if len(series) > 1:
+        if len(drifts) > 1:
             reason += (f" in launch {lid}" if len(drifted) == 1 else
-                       f" in launch {lid} ({len(drifted)} of {len(series)} launches drifted)")
+                       f" in launch {lid} ({len(drifted)} of {len(drifts)} launches drifted)")
         reasons.append(reason)
-    if clocks is not None:
+    if clock_range is None and clocks is not None:
+        known = _finite(clocks)
+        clock_range = (min(known), max(known)) if known else None
+    if clock_range is not None:
         # Over the known clocks only; none known (NVML could not give them: MIG, no
         # libnvidia-ml) is no failure, as unknown throttle reasons are none.
-        known = _finite(clocks)
-        if known and max(known) > min(known) * (1 + STABLE_MAX_CLOCK_SPREAD):
-            reasons.append(f"sm clock varied {100 * (max(known) / min(known) - 1):.1f} % > 5 %")
-    if throttle is not None:
+        low, high = clock_range
+        if high > low * (1 + STABLE_MAX_CLOCK_SPREAD):
+            reasons.append(f"sm clock varied {100 * (high / low - 1):.1f} % > 5 %")
+    if throttle_tally is None and throttle is not None:
         lists = [throttle_names(t) for t in throttle]
         hit = [set(t) & THROTTLE_DISTURBING for t in lists if t is not None]
         hit = [h for h in hit if h]
-        if hit:
-            seen = set().union(*hit)
-            names = ", ".join(r for r in THROTTLE_REASONS if r in seen)
-            reasons.append(f"throttled in {len(hit)} of {len(lists)} runs: {names}")
+        throttle_tally = (len(hit), len(lists), set().union(*hit))
+    if throttle_tally is not None and throttle_tally[0]:
+        hits, total, seen = throttle_tally
+        names = ", ".join(r for r in THROTTLE_REASONS if r in seen)
+        reasons.append(f"throttled in {hits} of {total} runs: {names}")
     out["stable"] = not reasons
     out["reasons"] = reasons
     return out
@@ -261,17 +346,23 @@ def _betainc(a, b, x):
 
 
 def t_sf_two_sided(t, df):
-    """P(|T| >= |t|) for Student's t with real df > 0."""
-    if math.isnan(t) or math.isnan(df):
+    """P(|T| >= |t|) for Student's t with real df > 0 (the normal tail for an infinite
+    df); NaN where t or df is NaN or df <= 0."""
+    if math.isnan(t) or not df > 0:
         return math.nan
     if math.isinf(t):
         return 0.0
+    if math.isinf(df):
+        return math.erfc(abs(t) / math.sqrt(2))
     return _betainc(df / 2, 0.5, df / (df + t * t))
 
 
 def t_quantile(p, df):
-    """Quantile of Student's t with real df (bisection on the CDF; p in (0, 1))."""
-    if abs(df - round(df)) < 1e-12 and p == 0.975:
+    """Quantile of Student's t with real df (bisection on the CDF; p in (0, 1)); the
+    normal quantile for an infinite df, NaN for a NaN or non-positive df."""
+    if not df > 0 or not 0 < p < 1:
+        return math.nan
+    if not math.isinf(df) and abs(df - round(df)) < 1e-12 and p == 0.975:
         return t975(int(round(df)))
     target = 2 * (1 - p) if p > 0.5 else 2 * p
     lo, hi = 0.0, 1e3
@@ -284,9 +375,25 @@ def t_quantile(p, df):
     return (lo + hi) / 2 if p > 0.5 else -(lo + hi) / 2
 
 
+def _common_scale(a, b):
+    """a and b scaled by one power of two where their magnitudes need it (_exponent):
+    ratios, t and p are the same, and no sum overflows."""
+    k = _exponent(a + b)
+    if not k:
+        return a, b
+    return [math.ldexp(x, -k) for x in a], [math.ldexp(x, -k) for x in b]
+
+
+def _welch_df(num, parts):
+    """Welch-Satterthwaite degrees of freedom num / sum(parts), infinite where the parts
+    underflow to zero (variances so small that the normal limit holds)."""
+    den = math.fsum(parts)
+    return num / den if den > 0 else math.inf
+
+
 def welch(a, b):
     """Welch's t-test of mean(b) against mean(a): dict with t, df and two-sided p."""
-    a, b = _finite(a), _finite(b)
+    a, b = _common_scale(_finite(a), _finite(b))
     na, nb = len(a), len(b)
     if na < 2 or nb < 2:
         return dict(t=math.nan, df=math.nan, p=math.nan)
@@ -298,13 +405,13 @@ def welch(a, b):
         same = ma == mb
         return dict(t=0.0 if same else math.inf, df=math.nan, p=1.0 if same else 0.0)
     t = (mb - ma) / math.sqrt(se2)
-    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    df = _welch_df(se2 ** 2, [(va / na) ** 2 / (na - 1), (vb / nb) ** 2 / (nb - 1)])
     return dict(t=t, df=df, p=t_sf_two_sided(t, df))
 
 
 def ratio_ci(a, b):
     """mean(b)/mean(a) with a 95 % interval by the delta method (Welch degrees of freedom)."""
-    a, b = _finite(a), _finite(b)
+    a, b = _common_scale(_finite(a), _finite(b))
     na, nb = len(a), len(b)
     if not na or not nb:
         return math.nan, math.nan, math.nan
@@ -316,11 +423,14 @@ def ratio_ci(a, b):
         return r, math.nan, math.nan
     va = math.fsum((x - ma) ** 2 for x in a) / (na - 1)
     vb = math.fsum((x - mb) ** 2 for x in b) / (nb - 1)
-    ca, cb = va / na / ma ** 2, vb / nb / mb ** 2  # squared relative standard errors
+    try:
+        ca, cb = va / na / ma ** 2, vb / nb / mb ** 2  # squared relative standard errors
+    except (OverflowError, ZeroDivisionError):  # a mean so small its square is 0
+        return r, math.nan, math.nan
     rel = math.sqrt(ca + cb)
     if rel == 0:
         return r, r, r
-    df = (ca + cb) ** 2 / (ca ** 2 / (na - 1) + cb ** 2 / (nb - 1))
+    df = _welch_df((ca + cb) ** 2, [ca ** 2 / (na - 1), cb ** 2 / (nb - 1)])
     half = t_quantile(0.975, df) * rel * abs(r)
     return r, r - half, r + half
 
@@ -328,7 +438,7 @@ def ratio_ci(a, b):
 def bootstrap_ratio(a, b, resamples=2000, seed=0):
     """mean(b)/mean(a) with a percentile 95 % interval and a two-sided p-value for 'the
     ratio is 1', from resampling each side with replacement (seeded: reproducible)."""
-    a, b = _finite(a), _finite(b)
+    a, b = _common_scale(_finite(a), _finite(b))
     if not a or not b or math.fsum(a) == 0:
         return dict(ratio=math.nan, low=math.nan, high=math.nan, p=math.nan)
     rng = random.Random(seed)
@@ -339,6 +449,8 @@ def bootstrap_ratio(a, b, resamples=2000, seed=0):
         ratios.append(rb / ra if ra else math.nan)
     ratios = sorted(x for x in ratios if not math.isnan(x))
     k = len(ratios)
+    if not k:
+        return dict(ratio=math.nan, low=math.nan, high=math.nan, p=math.nan)
     below = sum(x <= 1.0 for x in ratios) / k
     above = sum(x >= 1.0 for x in ratios) / k
     return dict(ratio=(math.fsum(b) / len(b)) / (math.fsum(a) / len(a)),

@@ -42,7 +42,13 @@ class Unit:
         return self * other ** -1
 
     def __pow__(self, power):
-        return Unit(self.scale ** power, {k: v * power for k, v in self.dims.items()})
+        try:
+            scale = self.scale ** power
+        except (OverflowError, ZeroDivisionError):
+            scale = math.inf  # said as out of range where it is used (conversion_factor)
+        if isinstance(scale, complex):
+            scale = math.nan
+        return Unit(scale, {k: v * power for k, v in self.dims.items()})
 
     def same_dims(self, other):
         return self.dims == other.dims
@@ -76,7 +82,16 @@ def _atom(token):
 
 
 def parse_unit(text):
-    """A unit string ('nsecond', 'byte/second', 'TFLOP/s', 'cycle/nsecond', '%') as a Unit."""
+    """A unit string ('nsecond', 'byte/second', 'TFLOP/s', 'cycle/nsecond', '%') as a Unit.
+    Never raises: a text whose powers no float can hold ('Kbyte^99999') is a dimension of
+    its own, as an unknown word is, so that it converts to nothing but itself."""
+    try:
+        return _parse_unit(text)
+    except (ArithmeticError, ValueError):
+        return Unit(1.0, {str(text).strip(): 1})
+
+
+def _parse_unit(text):
     text = (text or "").strip()
     if not text or text in ("none", "dimensionless"):
         return Unit()
@@ -139,4 +154,10 @@ def conversion_factor(src, dst):
     if not strip(src).same_dims(strip(dst)):
         raise UnitError(f"cannot express '{format_unit(src) or 'dimensionless'}' "
                         f"as '{format_unit(dst) or 'dimensionless'}'")
-    return src.scale / dst.scale
+    try:
+        factor = src.scale / dst.scale
+    except (ArithmeticError, ValueError):
+        factor = math.nan
+    if not math.isfinite(factor) or factor == 0:
+        raise UnitError(f"no finite factor takes '{format_unit(src)}' to '{format_unit(dst)}'")
+    return factor

@@ -2,58 +2,96 @@
 kernel name and grid (config is part of the path), and per metric prints both means, the
 ratio B/A with its 95 % CI, Welch's t-test (or a bootstrap) and a verdict; groups that
 were not stable on either side are flagged. Exits 1 when a significant regression is
-larger than --threshold, so that it can guard a CI job. Standard library only."""
-import argparse
+larger than --threshold, so that it can guard a CI job. Standard library only; the
+files are streamed (rangeprof/scan.py), keeping the values of each group and no record.
+"""
 import math
 import sys
-from collections import OrderedDict
 
-from rangeprof import records, stats, table
-from rangeprof.output import add_version, write
+from rangeprof import records, scan, stats, table
+from rangeprof.output import Parser, add_version, guarded, number, write
 from rangeprof.units import parse_unit
 
+PROG = "rangeprof-compare"
 # Metrics where bigger is better; for every other metric (time, bytes, counts) a ratio
 # above 1 is a regression.
 HIGHER_IS_BETTER = ("pct_of_peak", "per_second", "throughput")
+_KEY = ["Annotation", "Kernel", "Grid", "Metric"]
+
+
+class CompareJob:
+    """One side's groups (NVTX path, kernel, grid, metric) over a stream, and which of them
+    a summary record calls not stable."""
+
+    def __init__(self, metrics):
+        self.aggregator = table.Aggregator(_KEY, metrics)
+        self.metrics = metrics
+        self.unstable = set()
+        self.runs = 0
+
+    def consume(self, reader, stream):
+        add = self.aggregator.add
+        for kind, obj in stream:
+            if kind == "run":
+                self.runs += 1
+                add(table.sample(obj))
+            elif kind == "summary":
+                rec = obj[0]
+                for metric, st in rec["metrics"].items():
+                    if st.get("stable") is False:
+                        self.unstable.add((rec.get("nvtx_path") or "", rec.get("kernel", ""),
+                                           table._dims(rec.get("grid")), metric))
+
+    def merge(self, other):
+        self.aggregator.merge(other.aggregator)
+        self.unstable |= other.unstable
+        self.runs += other.runs
+
+
+def _side(path, metrics, label=None):
+    """(groups, runs) of one side: {key: group dict} with values, launches and runs (one
+    per value), unit, summary (stats.summarize's) and unstable_launch."""
+    files = records.expand(path)
+    job, _ = scan.run(lambda: CompareJob(metrics), files, label or PROG)
+    agg = job.aggregator
+    names = agg.launch_names
+    out = {}
+    for key, g in agg.groups.items():
+        out[key] = dict(values=g.values, launches=[names[i] for i in g.launches()],
+                        runs=[None if r == table._NO_RUN else r for r in g.runs],
+                        unit=g.unit, summary=agg.group_stats(g),
+                        unstable_launch=key in job.unstable)
+    return out, job.runs
 
 
 def _groups(path, metrics):
+    """The groups of one side (see _side); FileNotFoundError ends the tool with one line."""
     try:
-        recs = records.read(path)
+        return _side(path, metrics)[0]
     except FileNotFoundError as e:
-        raise SystemExit(f"rangeprof-compare: error: {e}")
-    out = OrderedDict()
-    for s in table.samples(recs):
-        for metric, (value, _u, unit) in s["values"].items():
-            if metrics and metric not in metrics:
-                continue
-            key = (s["Annotation"], s["Kernel"], s["Grid"], metric)
-            g = out.setdefault(key, dict(values=[], clocks=[], throttle=[], launches=[],
-                                         runs=[], unit=unit, unstable_launch=False))
-            g["values"].append(value)
-            g["launches"].append(s["Launch"])
-            g["runs"].append(s["Run"])
-            g["clocks"].append(s["SMClock"])
-            g["throttle"].append(s["ThrottleReasons"])
-    for rec, _sid in recs.summaries:
-        for metric, st in (rec.get("metrics") or {}).items():
-            key = (rec.get("nvtx_path", ""), rec.get("kernel", ""),
-                   ",".join(str(x) for x in rec.get("grid") or []), metric)
-            if key in out and st.get("stable") is False:
-                out[key]["unstable_launch"] = True
-    return out
+        raise SystemExit(f"{PROG}: error: {e}")
+
+
+def _summary(g):
+    # The drift condition per launch, as the summary records apply it: every launch of
+    # the kernel is pooled here, and steady launches whose means differ are no drift.
+    if "summary" in g:
+        return g["summary"]
+    return stats.summarize(g["values"], g.get("clocks"), g.get("throttle"),
+                           launches=g["launches"], runs=g["runs"])
 
 
 def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0):
+    if not 0 < alpha < 1:  # also NaN: every verdict would be 'same'
+        raise ValueError(f"alpha {alpha!r}: expected a number > 0 and < 1")
+    if not threshold_pct >= 0 or math.isinf(threshold_pct):
+        raise ValueError(f"threshold {threshold_pct!r}: expected a finite number >= 0")
     rows = []
     for key in a_groups:
         if key not in b_groups:
             continue
         a, b = a_groups[key], b_groups[key]
-        # The drift condition per launch, as the summary records apply it: every launch of
-        # the kernel is pooled here, and steady launches whose means differ are no drift.
-        sa = stats.summarize(a["values"], a["clocks"], a["throttle"], a["launches"], a["runs"])
-        sb = stats.summarize(b["values"], b["clocks"], b["throttle"], b["launches"], b["runs"])
+        sa, sb = _summary(a), _summary(b)
         if method == "bootstrap":
             bs = stats.bootstrap_ratio(a["values"], b["values"])
             ratio, low, high, p = bs["ratio"], bs["low"], bs["high"], bs["p"]
@@ -62,7 +100,7 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0):
             p = stats.welch(a["values"], b["values"])["p"]
         annotation, kernel, grid, metric = key
         better_high = any(h in metric for h in HIGHER_IS_BETTER)
-        change_pct = 100 * (ratio - 1) if not math.isnan(ratio) else math.nan
+        change_pct = 100 * (ratio - 1) if math.isfinite(ratio) else math.nan
         significant = not math.isnan(p) and p < alpha
         worse = change_pct < 0 if better_high else change_pct > 0
         if not significant:
@@ -86,28 +124,52 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0):
     return rows
 
 
-def main(argv=None, out=sys.stdout):
-    p = argparse.ArgumentParser(prog="rangeprof-compare", description="A/B comparison of two "
-                                "rangeprof recordings, kernel by kernel, with a verdict.")
+def parser():
+    p = Parser(prog=PROG, description="A/B comparison of two rangeprof recordings, kernel "
+               "by kernel (NVTX path, name and grid), with a verdict per metric. Exit "
+               "status: 0 no significant regression past --threshold, 1 one or more, 2 "
+               "bad arguments or nothing to compare.")
     add_version(p)
     p.add_argument("a", help="JSONL of A (the baseline): file, directory or glob")
-    p.add_argument("b", help="JSONL of B")
-    p.add_argument("--metric", action="append", help="metric(s) to compare (default "
-                   "gpu__time_duration.sum; 'all' for every metric)")
-    p.add_argument("--method", choices=("welch", "bootstrap"), default="welch")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
-    p.add_argument("--threshold", type=float, default=0.0, metavar="PCT", help="a significant "
-                   "regression larger than PCT %% makes the exit status 1 (default 0)")
+    p.add_argument("b", help="JSONL of B: file, directory or glob")
+    p.add_argument("--metric", action="append", help="metric(s) to compare (repeatable or "
+                   "comma-separated; default gpu__time_duration.sum; 'all' for every metric)")
+    p.add_argument("--method", choices=("welch", "bootstrap"), default="welch",
+                   help="welch: Welch's t-test and a delta-method CI of the ratio (default); "
+                   "bootstrap: 2000 resamples of each side (seeded), percentile CI")
+    alpha = number(0, 1, low_open=True, high_open=True)
+    p.add_argument("--alpha", type=alpha, default=0.05,
+                   help=f"significance level ({alpha.accepted}; default 0.05)")
+    threshold = number(0)
+    p.add_argument("--threshold", type=threshold, default=0.0, metavar="PCT",
+                   help="a significant regression larger than PCT %% makes the exit status "
+                   f"1 ({threshold.accepted}; default 0)")
     form = p.add_mutually_exclusive_group()
-    form.add_argument("--csv", action="store_true")
-    form.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
-    metrics = [x for m in args.metric or ["gpu__time_duration.sum"] for x in m.split(",")]
-    metrics = None if "all" in metrics else metrics
-    rows = compare(_groups(args.a, metrics), _groups(args.b, metrics), args.method,
-                   args.alpha, args.threshold)
+    form.add_argument("--csv", action="store_true", help="CSV on stdout (with Grid, Unit "
+                      "and ChangePct)")
+    form.add_argument("--json", action="store_true", help="JSON on stdout (as --csv; NaN "
+                      "as null)")
+    return p
+
+
+def _main(argv, out):
+    args = parser().parse_args(argv)
+    metrics = [x for m in args.metric or ["gpu__time_duration.sum"] for x in m.split(",") if x]
+    metrics = None if "all" in metrics or not metrics else metrics
+    sides = []
+    for label, path in (("A", args.a), ("B", args.b)):
+        try:
+            groups, runs = _side(path, metrics, f"{PROG} ({label})")
+        except FileNotFoundError as e:
+            print(f"{PROG}: error: {label}: {e}", file=sys.stderr)
+            return 2
+        if not runs:
+            print(f"{PROG}: error: {label} ('{path}') has no runs", file=sys.stderr)
+            return 2
+        sides.append(groups)
+    rows = compare(sides[0], sides[1], args.method, args.alpha, args.threshold)
     if not rows:
-        print("rangeprof-compare: error: no kernel (NVTX path, name, grid) and metric is in "
+        print(f"{PROG}: error: no kernel (NVTX path, name, grid) and metric is in "
               "both A and B", file=sys.stderr)
         return 2
     cols = ["Annotation", "Kernel", "Metric", "RunsA", "MeanA", "RunsB", "MeanB", "Ratio",
@@ -118,10 +180,14 @@ def main(argv=None, out=sys.stdout):
           widths=dict(Kernel=40, Annotation=32))
     regressions = [r for r in rows if r["Verdict"] == "REGRESSION"]
     if regressions:
-        print(f"rangeprof-compare: {len(regressions)} significant regression(s) larger than "
+        print(f"{PROG}: {len(regressions)} significant regression(s) larger than "
               f"{args.threshold:g} %", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv=None, out=sys.stdout):
+    return guarded(PROG, _main, argv, out)
 
 
 if __name__ == "__main__":

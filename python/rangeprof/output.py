@@ -1,5 +1,8 @@
-"""rangeprof/output.py - tables on stdout as aligned text, CSV or JSON, shared by the
-command-line tools. Standard library only."""
+"""rangeprof/output.py - what the command-line tools share: tables on stdout as aligned
+text, CSV or JSON; an argument parser whose errors are one line; number arguments
+checked against their range; and the guard that turns what no input should cause (a
+bug) into one line rather than a traceback. Standard library only."""
+import argparse
 import csv
 import json
 import math
@@ -37,7 +40,20 @@ def _json_safe(v):
 def write(rows, columns, form="text", out=sys.stdout, widths=None):
     """rows (dicts) as 'text' (aligned, long names shortened per widths; a Kernel column
     without 'void', namespaces and parameter list), 'csv' or 'json' (a list of objects,
-    NaN as null; names as recorded)."""
+    NaN as null; names as recorded). A closed pipe ('| head') ends the tool quietly."""
+    try:
+        _write(rows, columns, form, out, widths)
+        out.flush()
+    except BrokenPipeError:
+        # Stop quietly, as cat does, not with a traceback.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        raise SystemExit(141)
+
+
+def _write(rows, columns, form, out, widths):
     if form == "json":
         json.dump([{c: _json_safe(r.get(c)) for c in columns} for r in rows], out, indent=1)
         out.write("\n")
@@ -50,24 +66,20 @@ def write(rows, columns, form="text", out=sys.stdout, widths=None):
                         else repr(r[c]) if isinstance(r.get(c), float) else r[c] for c in columns])
         return
     widths = widths or {}
+
     def cell(r, c):
         v = r.get(c)
         return shorten(short_kernel(v) if c == "Kernel" and v else fmt(v), widths.get(c, 1000))
     cells = [[cell(r, c) for c in columns] for r in rows]
     size = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     numeric = [all(_is_number(r.get(c)) for r in rows) for c in columns]
+
     def line(items):
         return "  ".join(x.rjust(size[i]) if numeric[i] else x.ljust(size[i])
                          for i, x in enumerate(items)).rstrip()
-    try:
-        out.write(line(columns) + "\n")
-        for row in cells:
-            out.write(line(row) + "\n")
-        out.flush()
-    except BrokenPipeError:
-        # '| head' closed the pipe: stop quietly, as cat does, not with a traceback.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
-        raise SystemExit(141)
+    out.write(line(columns) + "\n")
+    for row in cells:
+        out.write(line(row) + "\n")
 
 
 def _is_number(v):
@@ -78,3 +90,55 @@ def add_version(parser):
     """--version on a command-line tool: the package's version."""
     from rangeprof import __version__
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose refusals are one line, 'PROG: error: WHAT (see PROG --help)', exit
+    status 2, rather than the usage and then the error."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def number(low=None, high=None, low_open=False, high_open=False):
+    """An argparse type: a finite decimal number within the bounds (open bounds exclude
+    themselves); a refusal names the accepted range."""
+    parts = []
+    if low is not None:
+        parts.append(f"{'>' if low_open else '>='} {low:g}")
+    if high is not None:
+        parts.append(f"{'<' if high_open else '<='} {high:g}")
+    accepted = "a number" + (" " + " and ".join(parts) if parts else "")
+
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value)
+                and (low is None or (value > low if low_open else value >= low))
+                and (high is None or (value < high if high_open else value <= high))):
+            raise argparse.ArgumentTypeError(f"expected {accepted}, not '{text}'")
+        return value
+    parse.accepted = accepted
+    return parse
+
+
+def guarded(prog, fn, *args, **kwargs):
+    """fn(*args, **kwargs), with what escapes it said in one line on stderr: an interrupt
+    (exit 130), a lack of memory (1), or any other exception, which no input should
+    cause and is therefore called a bug (70). python -X dev shows the traceback."""
+    try:
+        return fn(*args, **kwargs)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print(f"{prog}: error: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - the last line of defence, said as such
+        if sys.flags.dev_mode:
+            raise
+        print(f"{prog}: internal error: {type(e).__name__}: {e} (a bug: please report it "
+              "with the command line and its input)", file=sys.stderr)
+        return 70

@@ -18,26 +18,76 @@ try:
 except ImportError:  # said by main(), so that the command fails with one line
     plt = None
 
-from rangeprof import bound, compare, records, report, table  # noqa: E402
-from rangeprof.expr import parse_derivation  # noqa: E402
-from rangeprof.output import add_version  # noqa: E402
+from rangeprof import bound, compare, records, report, scan, table  # noqa: E402
+from rangeprof.expr import ExprError, parse_derivation  # noqa: E402
+from rangeprof.output import Parser, add_version, guarded, number  # noqa: E402
+
+PROG = "rangeprof-plot"
+
+
+class Refused(Exception):
+    """An argument the files or the output path show to be wrong: one line, exit 2."""
 
 
 def _save(fig, out):
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    try:
+        fig.savefig(out, dpi=110)
+    except (OSError, ValueError) as e:  # checked before drawing; a race or a full disk
+        raise Refused(f"-o '{out}': cannot write it: {e}") from None
+    finally:
+        plt.close(fig)
     return out
 
 
-def _groups(files, metric, derive=(), combine=None, group_by=None):
-    recs = records.read(files)
-    samples = table.build(recs, derivations=[parse_derivation(d) for d in derive],
-                          combine=combine, report=sys.stderr)
-    rows = [r for r in table.long_rows(samples) if r["Metric"] == metric]
-    if not rows:
-        raise SystemExit(f"rangeprof-plot: error: no values of '{metric}' in these files")
-    return recs, rows, table.aggregate(rows, group_by or ["Annotation", "Kernel"])
+def check_output(out):
+    """Refuses an output path whose directory does not exist or cannot be written, that
+    names a directory, or whose extension matplotlib cannot write, before any file is
+    read (the accepted extensions are named)."""
+    import os
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    kinds = FigureCanvasAgg(Figure()).get_supported_filetypes()
+    ext = os.path.splitext(out)[1].lstrip(".").lower()
+    if ext not in kinds:
+        raise Refused(f"-o '{out}': {'no extension' if not ext else f'extension .{ext}'}; "
+                      f"accepted: {', '.join('.' + k for k in sorted(kinds))}")
+    if os.path.isdir(out):
+        raise Refused(f"-o '{out}' is a directory; expected a file name such as plot.png")
+    folder = os.path.dirname(out) or "."
+    if not os.path.isdir(folder):
+        raise Refused(f"-o '{out}': directory '{folder}' does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise Refused(f"-o '{out}': directory '{folder}' is not writable")
+
+
+def _groups(files, metric, derive=(), combine=None, group_by=None, label=PROG, options=None):
+    """(job, groups) of one metric's rows grouped by group_by, read as rangeprof-report
+    reads them; a group_by column no run has is refused."""
+    group_by = list(group_by or ["Annotation", "Kernel"])
+    try:
+        derivations = [parse_derivation(d) for d in derive]
+        table.Deriver(derivations)
+        paths = records.expand(files)
+        job, _ = scan.run(lambda: table.StatsJob(group_by, [metric], derivations, combine),
+                          paths, label, at_sessions=combine is not None)
+    except (ExprError, FileNotFoundError) as e:
+        raise Refused(str(e)) from None
+    job.deriver.report(sys.stderr)
+    if not job.runs:
+        raise Refused(f"no runs in {', '.join(paths)}")
+    agg = job.aggregator
+    missing = [c for c in group_by if c in agg.unseen]
+    if missing:
+        named = ", ".join(f"{(options or {}).get(m, '--group-by')} '{m}'" for m in missing)
+        raise Refused(f"{named}: no run has that column; the "
+                      f"config columns are {', '.join(agg.configs) or 'none'}, the others "
+                      f"{', '.join(c for c in table.ID_COLUMNS if c not in ('Value', 'Metric'))}")
+    groups = agg.rows()
+    if not groups:
+        raise Refused(f"no values of '{metric}' in these files; they have "
+                      f"{', '.join(agg.metric_names) or 'no metric'}")
+    return job, groups
 
 
 def sweep(files, metric, x, out, variant=None, row=None, col=None, derive=(), combine="sum",
@@ -45,7 +95,23 @@ def sweep(files, metric, x, out, variant=None, row=None, col=None, derive=(), co
     """metric against config column x; one line (or bar group) per value of variant, one
     panel per (row, col) value pair. Kernels of a range are combined (sum by default)."""
     keys = [k for k in (x, variant, row, col) if k]
-    _, rows, groups = _groups(files, metric, derive, table.parse_combine(combine), keys)
+    try:
+        functions = table.parse_combine(combine)
+    except ValueError as e:
+        raise Refused(str(e)) from None
+    options = {k: o for k, o in ((col, "--col"), (row, "--row"), (variant, "--variant"),
+                                 (x, "--x")) if k}
+    _, groups = _groups(files, metric, derive, functions, keys, options=options)
+    without = [g for g in groups if g.get(x) is None]
+    groups = [g for g in groups if g.get(x) is not None]
+    if without:
+        print(f"{PROG}: note: {len(without)} group(s) have no {x} (e.g. "
+              f"'{without[0].get('Annotation', '')}'); left out", file=sys.stderr)
+    if not groups:
+        raise Refused(f"--x {x}: no run of '{metric}' has a value of {x}")
+    if not all(isinstance(g[x], (int, float)) and not isinstance(g[x], bool) for g in groups):
+        for g in groups:  # a categorical axis: matplotlib takes text, not mixed types
+            g[x] = str(g[x])
     rvals = list(OrderedDict.fromkeys(g.get(row) for g in groups)) if row else [None]
     cvals = list(OrderedDict.fromkeys(g.get(col) for g in groups)) if col else [None]
     fig, axes = plt.subplots(len(rvals), len(cvals), squeeze=False,
@@ -57,7 +123,7 @@ def sweep(files, metric, x, out, variant=None, row=None, col=None, derive=(), co
             variants = list(OrderedDict.fromkeys(g.get(variant) for g in panel)) if variant else [None]
             for k, v in enumerate(variants):
                 pts = sorted((g for g in panel if not variant or g.get(variant) == v),
-                             key=lambda g: g.get(x))
+                             key=lambda g: _order(g.get(x)))
                 xs = [g.get(x) for g in pts]
                 ys = [g["AvgValue"] for g in pts]
                 err = [[g["AvgValue"] - g["CI95_Lower"] if not math.isnan(g["CI95_Lower"]) else 0 for g in pts],
@@ -83,7 +149,7 @@ def distribution(files, metric, out, group_by=None):
     """One panel per group, each on its own scale: the runs in recorded order (red when the
     group is not stable), the mean as a line and its 95 % CI as a band, RSD and the
     stability verdict in the title."""
-    _, _, groups = _groups(files, metric, group_by=group_by or ["Annotation"])
+    _, groups = _groups(files, metric, group_by=group_by or ["Annotation"])
     cols = min(len(groups), 3)
     rows = math.ceil(len(groups) / cols)
     fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(4 * cols, 3.2 * rows))
@@ -96,9 +162,10 @@ def distribution(files, metric, out, group_by=None):
             ax.axhspan(g["CI95_Lower"], g["CI95_Upper"], color="black", alpha=0.2)
         label = ", ".join(str(g[k]) for k in (group_by or ["Annotation"]) if g.get(k) is not None)
         verdict = "stable" if g["StableMeasurement"] else "not stable"
+        half = (100 * (g["CI95_Upper"] - g["AvgValue"]) / abs(g["AvgValue"])
+                if g["AvgValue"] else math.nan)  # no relative width for a zero mean
         ax.set_title(f"{label}\nRSD {g['RelativeStdDevPct']:.1f} %, {verdict}, "
-                     f"CI \u00b1{(g['CI95_Upper'] - g['AvgValue']) / g['AvgValue'] * 100:.2f} %",
-                     fontsize=8)
+                     f"CI \u00b1{half:.2f} %", fontsize=8)
         ax.set_xlabel("run (recorded order)", fontsize=8)
         ax.set_ylabel(f"{metric} [{g['Unit']}]", fontsize=8)
         ax.tick_params(labelsize=7)
@@ -110,18 +177,25 @@ def distribution(files, metric, out, group_by=None):
 
 def roofline(files, out, flops=None, peak_flops=None, peak_bandwidth=None):
     """Achieved FLOP/s against arithmetic intensity, under the memory and compute roofs."""
-    args = report.parser().parse_args(list(files) + ["--bound"] + (["--flops", flops] if flops else []))
-    extra = [parse_derivation(f"rangeprof_flops={flops}")] if flops else []
-    recs, samples = report.load(args.files, args, extra)
-    groups = table.aggregate(table.long_rows(samples), ["Annotation", "Kernel", "GPU"])
-    devices = {d[0].get("name"): d[0] for d in recs.devices}
+    try:
+        extra = [parse_derivation(f"rangeprof_flops={flops}")] if flops else []
+    except ExprError as e:
+        raise Refused(str(e).replace("rangeprof_flops=", "--flops ")) from None
+    args = report.parser().parse_args(["--bound"])
+    args.files = files
+    try:
+        job = report.scan_files(args, ["Annotation", "Kernel", "GPU"], None, extra)
+    except report.Refused as e:
+        raise Refused(str(e)) from None
+    groups = job.aggregator.rows()
+    devices = {d[0].get("name"): d[0] for d in job.devices}
     rows = [r for r in bound.analyse(report._by_kernel(groups), devices,
                                      flops_metric="rangeprof_flops" if flops else None,
                                      peak_flops=peak_flops, peak_bandwidth=peak_bandwidth)
             if r["ArithmeticIntensity"] > 0 and r["FLOPsPerSecond"] > 0]
     if not rows:
-        raise SystemExit("rangeprof-plot: error: no kernel has both FLOPs and DRAM bytes "
-                         "(record the roofline preset, or give --flops)")
+        raise Refused("no kernel has both FLOPs and DRAM bytes (record the roofline preset, "
+                      "or give --flops)")
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     bw = rows[0]["PeakBytesPerSecond"]
     peaks = sorted({r["PeakFLOPsPerSecond"] for r in rows})
@@ -150,9 +224,18 @@ def roofline(files, out, flops=None, peak_flops=None, peak_bandwidth=None):
 def ab(a, b, out, metric="gpu__time_duration.sum"):
     """Per kernel, the ratio B/A of the means with its 95 % CI, coloured by the verdict of
     rangeprof-compare (one scale for kernels of any size; 1 means no change)."""
-    rows = compare.compare(compare._groups(a, [metric]), compare._groups(b, [metric]))
+    sides = []
+    for label, path in (("A", a), ("B", b)):
+        try:
+            groups, runs = compare._side(path, [metric], f"{PROG} ({label})")
+        except FileNotFoundError as e:
+            raise Refused(f"{label}: {e}") from None
+        if not runs:
+            raise Refused(f"{label} ('{path}') has no runs")
+        sides.append(groups)
+    rows = compare.compare(*sides)
     if not rows:
-        raise SystemExit("rangeprof-plot: error: nothing in both A and B")
+        raise Refused(f"no kernel (NVTX path, name, grid) has '{metric}' in both A and B")
     fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(rows) + 2), 4))
     colors = {"same": "tab:gray", "improvement": "tab:green", "REGRESSION": "tab:red"}
     for i, r in enumerate(rows):
@@ -172,53 +255,98 @@ def ab(a, b, out, metric="gpu__time_duration.sum"):
     return _save(fig, out)
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="rangeprof-plot", description="PNG plots of rangeprof JSONL")
+def _order(v):
+    """A sort key for x values of any types: numbers by value, then text."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (0, v, "")
+    return (1, 0, str(v))
+
+
+def parser():
+    p = Parser(prog=PROG, description="PNG (or PDF, SVG ...: by the extension of -o) plots "
+               "of rangeprof JSONL, read as rangeprof-report reads it.")
     add_version(p)
-    sub = p.add_subparsers(dest="kind", required=True)
-    s = sub.add_parser("sweep", help="a metric against a config column")
-    s.add_argument("files", nargs="+")
-    s.add_argument("--metric", default="gpu__time_duration.sum")
+    sub = p.add_subparsers(dest="kind", required=True, metavar="KIND",
+                           help="sweep | distribution | roofline | ab (each has --help)")
+    files_help = "JSONL files, directories (their *.jsonl) or glob patterns"
+    output_help = ("output file; its extension picks the format (.png, .pdf, .svg, ...); "
+                   "its directory must exist")
+    s = sub.add_parser("sweep", help="a metric against a config column",
+                       description="A metric's mean against a config column, with 95 % CI "
+                       "bars; lines (or bars) per variant, panels per row and column value.")
+    s.add_argument("files", nargs="+", help=files_help)
+    s.add_argument("--metric", default="gpu__time_duration.sum",
+                   help="metric to plot (measured or --derive'd; default %(default)s)")
     s.add_argument("--x", required=True, help="config column on the x axis (e.g. n)")
     s.add_argument("--variant", help="config column giving one line per value (e.g. dtype)")
     s.add_argument("--row", help="config column giving one panel row per value")
     s.add_argument("--col", help="config column giving one panel column per value")
-    s.add_argument("--derive", action="append", default=[])
-    s.add_argument("--combine", default="sum")
+    s.add_argument("--derive", action="append", default=[], metavar="NAME[UNIT]=EXPR",
+                   help="metric computed per run, as in rangeprof-report (repeatable)")
+    s.add_argument("--combine", default="sum", metavar="FUNC|METRIC=FUNC,...",
+                   help="how the kernels of a range are combined per run, as in "
+                   "rangeprof-report (default sum)")
     s.add_argument("--bar", action="store_true", help="bars instead of lines")
-    s.add_argument("-o", "--output", required=True)
-    d = sub.add_parser("distribution", help="run-to-run values with mean and CI")
-    d.add_argument("files", nargs="+")
-    d.add_argument("--metric", default="gpu__time_duration.sum")
-    d.add_argument("--group-by", default="Annotation")
-    d.add_argument("-o", "--output", required=True)
-    r = sub.add_parser("roofline", help="roofline scatter of the kernels")
-    r.add_argument("files", nargs="+")
-    r.add_argument("--flops")
-    r.add_argument("--peak-flops", type=float)
-    r.add_argument("--peak-bandwidth", type=float)
-    r.add_argument("-o", "--output", required=True)
-    a = sub.add_parser("ab", help="A against B")
-    a.add_argument("a")
-    a.add_argument("b")
-    a.add_argument("--metric", default="gpu__time_duration.sum")
-    a.add_argument("-o", "--output", required=True)
-    args = p.parse_args(argv)
+    s.add_argument("-o", "--output", required=True, help=output_help)
+    d = sub.add_parser("distribution", help="run-to-run values with mean and CI",
+                       description="The runs of each group in recorded order, the mean and "
+                       "its 95 % CI; red where the group is not stable.")
+    d.add_argument("files", nargs="+", help=files_help)
+    d.add_argument("--metric", default="gpu__time_duration.sum",
+                   help="metric to plot (default %(default)s)")
+    d.add_argument("--group-by", default="Annotation",
+                   help="comma-separated columns, one panel per group (default %(default)s)")
+    d.add_argument("-o", "--output", required=True, help=output_help)
+    r = sub.add_parser("roofline", help="roofline scatter of the kernels",
+                       description="Achieved FLOP/s against arithmetic intensity under the "
+                       "device's roofs (rangeprof-report --bound's analysis).")
+    r.add_argument("files", nargs="+", help=files_help)
+    r.add_argument("--flops", metavar="EXPR", help="FLOPs per run where the counters lack "
+                   "them (e.g. '2*n**3' for a matmul on tensor cores)")
+    positive = number(0, low_open=True)
+    r.add_argument("--peak-flops", type=positive, metavar="FLOP/S",
+                   help=f"peak FLOP/s ({positive.accepted}; default: the device's)")
+    r.add_argument("--peak-bandwidth", type=positive, metavar="BYTES/S",
+                   help=f"peak DRAM bytes/s ({positive.accepted}; default: the device's)")
+    r.add_argument("-o", "--output", required=True, help=output_help)
+    a = sub.add_parser("ab", help="A against B",
+                       description="Per kernel, the ratio B/A of the means with its 95 % CI "
+                       "and rangeprof-compare's verdict.")
+    a.add_argument("a", help="JSONL of A (the baseline): file, directory or glob")
+    a.add_argument("b", help="JSONL of B")
+    a.add_argument("--metric", default="gpu__time_duration.sum",
+                   help="metric to compare (default %(default)s)")
+    a.add_argument("-o", "--output", required=True, help=output_help)
+    return p
+
+
+def _main(argv):
+    args = parser().parse_args(argv)
     if plt is None:
-        print("rangeprof-plot: error: matplotlib is not installed: pip install "
+        print(f"{PROG}: error: matplotlib is not installed: pip install "
               "'rangeprof[plots]' (or pip install matplotlib)", file=sys.stderr)
         return 1
-    if args.kind == "sweep":
-        sweep(args.files, args.metric, args.x, args.output, args.variant, args.row, args.col,
-              args.derive, args.combine, "bar" if args.bar else "line")
-    elif args.kind == "distribution":
-        distribution(args.files, args.metric, args.output, args.group_by.split(","))
-    elif args.kind == "roofline":
-        roofline(args.files, args.output, args.flops, args.peak_flops, args.peak_bandwidth)
-    else:
-        ab(args.a, args.b, args.output, args.metric)
+    try:
+        check_output(args.output)
+        if args.kind == "sweep":
+            sweep(args.files, args.metric, args.x, args.output, args.variant, args.row, args.col,
+                  args.derive, args.combine, "bar" if args.bar else "line")
+        elif args.kind == "distribution":
+            distribution(args.files, args.metric, args.output,
+                         [c for c in args.group_by.split(",") if c] or ["Annotation"])
+        elif args.kind == "roofline":
+            roofline(args.files, args.output, args.flops, args.peak_flops, args.peak_bandwidth)
+        else:
+            ab(args.a, args.b, args.output, args.metric)
+    except Refused as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
     print(args.output)
     return 0
+
+
+def main(argv=None):
+    return guarded(PROG, _main, argv)
 
 
 if __name__ == "__main__":

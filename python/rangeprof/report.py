@@ -1,20 +1,31 @@
 """rangeprof/report.py - rangeprof-report: statistics per NVTX range, kernel and config
 from rangeprof's JSON Lines, with derived metrics, kernels combined per range,
 normalisation against a baseline, metric presets, bound analysis and bytes per range.
-Standard library only, so that it runs wherever the JSONL lands.
+Standard library only, so that it runs wherever the JSONL lands. The files are streamed
+(rangeprof/scan.py): memory grows with the groups and the values kept for their medians,
+never with whole records.
 
     rangeprof-report run.*.jsonl --metric gpu__time_duration.sum
     rangeprof-report sweep.jsonl --derive 'tflops=2*n**3/gpu__time_duration.sum/1e3' --metric tflops
     rangeprof-report fusion.jsonl --bytes --normalize-against variant=unfused"""
-import argparse
 import sys
-from collections import OrderedDict
 
-from rangeprof import bound, presets, records, table
+from rangeprof import bound, presets, records, scan, table
 from rangeprof.expr import ExprError, parse_derivation
-from rangeprof.output import add_version, write
+from rangeprof.output import Parser, add_version, guarded, number, write
 
+PROG = "rangeprof-report"
 STAT_COLUMNS = table.AGG_COLUMNS
+
+
+class Refused(Exception):
+    """An argument that the files show to be wrong (exit 2)."""
+    status = 2
+
+
+class NoRuns(Refused):
+    """Nothing to report: no run in the files (exit 1)."""
+    status = 1
 
 
 def _split(values):
@@ -22,22 +33,29 @@ def _split(values):
 
 
 def parser():
-    p = argparse.ArgumentParser(
-        prog="rangeprof-report",
+    p = Parser(
+        prog=PROG,
         description="Statistics of rangeprof JSON Lines per NVTX range, kernel and config "
-        "(mean, stddev, min, median, max, Student-t 95 %% CI, RSD %%, stable).")
+        "(mean, stddev, min, median, max, Student-t 95 % CI, RSD %, stable). Bad lines are "
+        "reported as FILE:LINE and skipped; big files are read by several processes.")
     add_version(p)
-    p.add_argument("files", nargs="*", help="JSONL files, directories or glob patterns")
+    p.add_argument("files", nargs="*", help="JSONL files, directories (their *.jsonl) or "
+                   "glob patterns")
     p.add_argument("--metric", action="append", help="metric(s) to show (repeatable, or "
                    "comma-separated; derived names too); default: all")
     p.add_argument("--group-by", help="comma-separated columns to group by (default "
-                   "Annotation,Kernel; config columns such as n or dtype, GPU, Host, Launch ...)")
+                   "Annotation,Kernel; config columns such as n or dtype, GPU, Host, Launch "
+                   "...); a column no run has is refused")
     form = p.add_mutually_exclusive_group()
-    form.add_argument("--csv", action="store_true", help="CSV on stdout")
-    form.add_argument("--json", action="store_true", help="JSON on stdout")
+    form.add_argument("--csv", action="store_true", help="CSV on stdout (with the config "
+                      "columns and the reasons a row is not stable)")
+    form.add_argument("--json", action="store_true", help="JSON on stdout (as --csv; NaN "
+                      "as null)")
     p.add_argument("--derive", action="append", default=[], metavar="NAME[UNIT]=EXPR",
                    help="metric computed per run from metrics and config columns, e.g. "
-                   "'tflops=2*n**3/gpu__time_duration.sum/1e3' (repeatable)")
+                   "'tflops=2*n**3/gpu__time_duration.sum/1e3' (repeatable); runs where it "
+                   "is undefined (a division by zero ...) are counted on stderr and left "
+                   "out; a NAME that is a measured metric is refused")
     p.add_argument("--combine", nargs="?", const="sum", metavar="FUNC|METRIC=FUNC,...",
                    help="one row per NVTX range: combine its kernels' metrics per run with "
                    f"{'|'.join(table.COMBINE_FUNCTIONS)} (default: sum; max for rates and %%)")
@@ -51,28 +69,52 @@ def parser():
                    "(roofline preset's metrics)")
     p.add_argument("--flops", metavar="EXPR", help="FLOPs per run for --bound when the "
                    "counters lack them (e.g. '2*n**3' for a matmul on tensor cores)")
-    p.add_argument("--peak-flops", type=float, help="peak FLOP/s for --bound")
-    p.add_argument("--peak-bandwidth", type=float, help="peak DRAM bytes/s for --bound")
+    positive = number(0, low_open=True)
+    p.add_argument("--peak-flops", type=positive, metavar="FLOP/S",
+                   help=f"peak FLOP/s for --bound ({positive.accepted}; default: the "
+                   "device's, from its name or SMs and clock)")
+    p.add_argument("--peak-bandwidth", type=positive, metavar="BYTES/S",
+                   help=f"peak DRAM bytes/s for --bound ({positive.accepted}; default: the "
+                   "device's)")
     p.add_argument("--bytes", action="store_true", help="DRAM bytes moved per NVTX range "
                    "execution (kernels summed), e.g. to compare fused with unfused")
     return p
 
 
-def load(files, args, extra_derivations=()):
+def _derivations(args, extra=()):
     try:
-        derivations = [parse_derivation(d) for d in args.derive] + list(extra_derivations)
-        combine = table.parse_combine(args.combine) if args.combine else None
-    except (ExprError, ValueError) as e:
-        raise SystemExit(f"rangeprof-report: error: {e}")
-    try:
-        recs = records.read(files)
-    except FileNotFoundError as e:
-        raise SystemExit(f"rangeprof-report: error: {e}")
-    try:
-        return recs, table.build(recs, derivations=derivations, combine=combine,
-                                 report=sys.stderr)
+        return [parse_derivation(d) for d in args.derive] + list(extra)
     except ExprError as e:
-        raise SystemExit(f"rangeprof-report: error: {e}")
+        raise Refused(str(e)) from None
+
+
+def scan_files(args, group_by, metrics=None, extra_derivations=()):
+    """The files of args streamed into a table.StatsJob; bad lines said on stderr."""
+    derivations = _derivations(args, extra_derivations)
+    try:
+        combine = table.parse_combine(args.combine) if args.combine else None
+        table.Deriver(derivations)  # two derivations of one name: refused before reading
+    except (ExprError, ValueError) as e:
+        raise Refused(str(e)) from None
+    try:
+        files = records.expand(args.files)
+    except FileNotFoundError as e:
+        raise Refused(str(e)) from None
+    try:
+        job, _ = scan.run(lambda: table.StatsJob(group_by, metrics, derivations, combine),
+                          files, PROG, at_sessions=combine is not None)
+    except ExprError as e:
+        raise Refused(str(e)) from None
+    job.deriver.report(sys.stderr)
+    if not job.runs:
+        raise NoRuns(f"no runs in {', '.join(files)}: nothing to report")
+    missing = [c for c in group_by if c in job.aggregator.unseen]
+    if missing:
+        columns = [c for c in table.ID_COLUMNS if c not in ("Value",)] + list(job.aggregator.configs)
+        raise Refused(f"--group-by '{','.join(group_by)}': no run has a column "
+                      f"{', '.join(repr(m) for m in missing)}; the columns are "
+                      f"{', '.join(columns)}")
+    return job
 
 
 def _normalize(groups, args):
@@ -82,7 +124,7 @@ def _normalize(groups, args):
     try:
         table.normalize(groups, args.normalize_against)
     except ExprError as e:
-        raise SystemExit(f"rangeprof-report: error: {e}")
+        raise Refused(str(e)) from None
     return True
 
 
@@ -90,22 +132,29 @@ def _form(args):
     return "csv" if args.csv else "json" if args.json else "text"
 
 
+def _wanted_present(job, wanted):
+    absent = [m for m in wanted if m not in job.aggregator.metric_names]
+    if absent:
+        print(f"{PROG}: warning: no values of {', '.join(absent)} in these files",
+              file=sys.stderr)
+    if len(absent) == len(wanted):
+        raise Refused(f"--metric: none of {', '.join(wanted)} is in these files; they have "
+                      f"{', '.join(job.aggregator.metric_names)}")
+
+
 def stats_report(args, out):
-    recs, samples = load(args.files, args)
-    rows = table.long_rows(samples)
     wanted = _split(args.metric) or (presets.PRESETS[args.preset][0] if args.preset else None)
+    group_by = _split([args.group_by]) if args.group_by else list(table.DEFAULT_GROUP_BY)
+    job = scan_files(args, group_by, wanted)
     if wanted:
-        rows = [r for r in rows if r["Metric"] in wanted]
-        absent = [m for m in wanted if m not in {r["Metric"] for r in rows}]
-        if absent:
-            print(f"rangeprof-report: warning: no values of {', '.join(absent)} in these "
-                  "files", file=sys.stderr)
-    group_by = _split([args.group_by]) if args.group_by else table.DEFAULT_GROUP_BY
-    groups = table.aggregate(rows, group_by)
+        _wanted_present(job, wanted)
+    group_by = job.aggregator.group_by
+    groups = job.aggregator.rows()
     extra = ["Baseline", "Normalized", "Speedup"] if _normalize(groups, args) else []
-    configs = [c for c in table.config_columns(rows) if c not in group_by]
+    configs = [c for c in job.aggregator.configs if c not in group_by]
     cols = [c for c in group_by if c != "Metric"] + ["Metric", "Unit", "Launches"] + STAT_COLUMNS
     if _form(args) != "text":
+        # The config columns after the group_by ones (Metric, always there, among them).
         cols = cols[:len(group_by)] + configs + cols[len(group_by):] + ["Reasons"] + extra
     else:
         cols += extra
@@ -119,17 +168,20 @@ def stats_report(args, out):
 
 
 def _by_kernel(groups):
-    out = OrderedDict()
+    out = {}
     for g in groups:
         out.setdefault((g.get("Annotation"), g.get("Kernel"), g.get("GPU")), {})[g["Metric"]] = g
     return out
 
 
 def bound_report(args, out):
-    extra = [parse_derivation(f"rangeprof_flops={args.flops}")] if args.flops else []
-    recs, samples = load(args.files, args, extra)
-    groups = table.aggregate(table.long_rows(samples), ["Annotation", "Kernel", "GPU"])
-    devices = {d[0].get("name"): d[0] for d in recs.devices}
+    try:
+        extra = [parse_derivation(f"rangeprof_flops={args.flops}")] if args.flops else []
+    except ExprError as e:
+        raise Refused(str(e).replace("rangeprof_flops=", "--flops ")) from None
+    job = scan_files(args, ["Annotation", "Kernel", "GPU"], None, extra)
+    groups = job.aggregator.rows()
+    devices = {d[0].get("name"): d[0] for d in job.devices}
     rows = bound.analyse(_by_kernel(groups), devices,
                          flops_metric="rangeprof_flops" if args.flops else None,
                          peak_flops=args.peak_flops, peak_bandwidth=args.peak_bandwidth)
@@ -141,7 +193,7 @@ def bound_report(args, out):
     write(rows, cols, _form(args), out, widths=dict(Kernel=40, Annotation=32))
     uncounted = sum(r["TensorCores"] and r["FLOPs"] != r["FLOPs"] for r in rows)
     if uncounted:
-        print(f"rangeprof-report: note: {uncounted} kernel(s) on tensor cores, whose FLOPs no "
+        print(f"{PROG}: note: {uncounted} kernel(s) on tensor cores, whose FLOPs no "
               "FMA counter sees: give --flops (e.g. '2*n**3' for an n x n matmul) to place "
               "them on the roofline", file=sys.stderr)
     return 0
@@ -150,35 +202,40 @@ def bound_report(args, out):
 def bytes_report(args, out):
     if not args.combine:
         args.combine = "sum"
-    recs, samples = load(args.files, args, [parse_derivation(
+    metrics = ("dram_bytes", presets.DRAM_READ, presets.DRAM_WRITE, presets.TIME)
+    job = scan_files(args, ["Annotation", "Metric"], metrics, [parse_derivation(
         f"dram_bytes[byte]={presets.DRAM_READ}+{presets.DRAM_WRITE}")])
-    rows = [r for r in table.long_rows(samples)
-            if r["Metric"] in ("dram_bytes", presets.DRAM_READ, presets.DRAM_WRITE, presets.TIME)]
-    groups = table.aggregate(rows, ["Annotation", "Metric"])
+    groups = job.aggregator.rows()
     extra = ["Normalized"] if _normalize(groups, args) else []
-    kernels = {}
-    for s in samples:
-        kernels.setdefault(s["Annotation"], len(s["kernels"]))
     for g in groups:
-        g["Kernels"] = kernels.get(g["Annotation"])
+        g["Kernels"] = job.kernels.get(g["Annotation"])
     cols = ["Annotation", "Kernels", "Metric", "Unit", "NumRuns", "AvgValue", "CI95_Lower",
             "CI95_Upper", "RelativeStdDevPct"] + extra
     write(groups, cols, _form(args), out, widths=dict(Annotation=48))
     return 0
 
 
-def main(argv=None, out=sys.stdout):
-    args = parser().parse_args(argv)
+def _main(argv, out):
+    p = parser()
+    args = p.parse_args(argv)
     if args.preset and not args.files:
         print(presets.describe(args.preset), file=out)
         return 0
     if not args.files:
-        parser().error("no JSONL files given")
-    if args.bound:
-        return bound_report(args, out)
-    if args.bytes:
-        return bytes_report(args, out)
-    return stats_report(args, out)
+        p.error("no JSONL files given")
+    try:
+        if args.bound:
+            return bound_report(args, out)
+        if args.bytes:
+            return bytes_report(args, out)
+        return stats_report(args, out)
+    except Refused as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return e.status
+
+
+def main(argv=None, out=sys.stdout):
+    return guarded(PROG, _main, argv, out)
 
 
 if __name__ == "__main__":

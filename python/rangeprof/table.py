@@ -4,6 +4,7 @@ combined into one sample per run, derived metrics added per run, samples flatten
 Nsight Python's long form, grouped and aggregated with SPEC.md section 5 statistics, and
 normalised against a baseline. The report, compare and plot tools are built on these."""
 import math
+from array import array
 from collections import OrderedDict
 
 from rangeprof import stats
@@ -30,34 +31,87 @@ def _dims(v):
     return ",".join(str(x) for x in v) if isinstance(v, list) else ""
 
 
-def samples(records):
-    """One dict per measured run: identity fields, 'config' and 'values' {metric: (value,
-    Unit)}, in file order."""
-    out = []
-    for run in records.runs:
-        rec, dev = run.record, run.device
-        units = rec.get("units") or {}
-        values = OrderedDict()
-        for name, value in rec["metrics"].items():
-            values[name] = (math.nan if value is None else float(value),
-                            parse_unit(units.get(name, "")), units.get(name, ""))
-        out.append(dict(
-            Annotation=rec.get("nvtx_path", ""), Kernel=rec.get("kernel", ""),
-            Workload=rec.get("workload", "kernel"),
-            Graph=(rec.get("graph") or {}).get("id"), GraphNode=(rec.get("graph") or {}).get("node"),
-            Run=rec.get("run"), Runs=rec.get("runs"), Launch=run.launch_id,
-            Session=run.session_id, Process=run.session.get("pid"),
-            Host=run.session.get("host"), GPU=dev.get("name"), Device=rec.get("device"),
-            Grid=_dims(rec.get("grid")), Block=_dims(rec.get("block")),
-            SharedMemBytes=rec.get("shared_mem_bytes"), Passes=rec.get("passes"),
-            CacheControl=rec.get("cache_control"), ClockControl=rec.get("clock_control"),
-            SMClock=_num(rec.get("sm_clock_hz")), ComputeClock=_num(rec.get("rated_sm_clock_hz")),
+class _Template:
+    """The fields that the runs of one launch share (a sample's static part), once per
+    launch: Aggregator caches its groups per template. Hashed by identity."""
+    __slots__ = ("static",)
+
+    def __init__(self, static):
+        self.static = static
+
+
+_TEMPLATES = {}
+
+
+def sample(run):
+    """One measured run as a sample: identity fields, 'config' (shared with the run: not to
+    be changed) and 'values' {metric: (value, Unit, unit text)}. The fields a launch's
+    runs share are built once per launch (_Template)."""
+    rec, dev, session = run.record, run.device, run.session
+    get = rec.get
+    graph = get("graph") or {}
+    grid, block = get("grid"), get("block")
+    key = (run.session_id, session.get("pid"), session.get("host"), get("launch"),
+           graph.get("id"), graph.get("node"), get("kernel"), get("nvtx_path"),
+           get("workload", "kernel"), get("runs"), get("device"),
+           tuple(grid) if isinstance(grid, list) else grid,
+           tuple(block) if isinstance(block, list) else block,
+           get("shared_mem_bytes"), get("passes"), get("cache_control"), get("clock_control"),
+           get("rated_sm_clock_hz"), dev.get("name"), dev.get("rated_memory_clock_hz"),
+           run.path, run.config_key if run.config_key is not None else id(run.config))
+    tmpl = _TEMPLATES.get(key)
+    if tmpl is None or (run.config_key is None and tmpl.static["config"] is not run.config):
+        if len(_TEMPLATES) > 4096:
+            _TEMPLATES.clear()
+        grid, block = _dims(grid), _dims(block)
+        tmpl = _TEMPLATES[key] = _Template(dict(
+            Annotation=get("nvtx_path") or "", Kernel=get("kernel", ""),
+            Workload=get("workload", "kernel"),
+            Graph=graph.get("id"), GraphNode=graph.get("node"),
+            Runs=get("runs"), Launch=run.launch_id,
+            Session=run.session_id, Process=session.get("pid"),
+            Host=session.get("host"), GPU=dev.get("name"), Device=get("device"),
+            Grid=grid, Block=block,
+            SharedMemBytes=get("shared_mem_bytes"), Passes=get("passes"),
+            CacheControl=get("cache_control"), ClockControl=get("clock_control"),
+            ComputeClock=_num(get("rated_sm_clock_hz")),
             MemoryClock=_num(dev.get("rated_memory_clock_hz")),
-            Temperature=_num(rec.get("temperature_c")),
-            ThrottleReasons=_reasons(rec.get("throttle_reasons")), Time=rec.get("time"),
-            File=run.path, Line=run.line, config=dict(run.config), values=values,
-            kernels=[(rec.get("kernel", ""), _dims(rec.get("grid")), _dims(rec.get("block")))]))
-    return out
+            File=run.path, config=run.config,
+            kernels=[(get("kernel", ""), grid, block)]))
+    units = get("units") or {}
+    values = {}
+    for name, value in rec["metrics"].items():
+        unit_text = units.get(name) or ""
+        values[name] = (math.nan if value is None else float(value), _unit(unit_text),
+                        unit_text)
+    s = dict(tmpl.static)
+    s["Run"] = get("run")
+    s["SMClock"] = _num(get("sm_clock_hz"))
+    s["Temperature"] = _num(get("temperature_c"))
+    s["ThrottleReasons"] = _reasons(get("throttle_reasons"))
+    s["Time"] = get("time")
+    s["Line"] = run.line
+    s["values"] = values
+    s["_template"] = tmpl
+    return s
+
+
+_UNITS = {}
+
+
+def _unit(text):
+    """parse_unit, once per distinct unit text."""
+    unit = _UNITS.get(text)
+    if unit is None:
+        if len(_UNITS) > 4096:
+            _UNITS.clear()
+        unit = _UNITS[text] = parse_unit(text)
+    return unit
+
+
+def samples(records):
+    """One dict per measured run (see sample()), in file order."""
+    return [sample(run) for run in records.runs]
 
 
 def _num(v):
@@ -87,66 +141,75 @@ def default_combine(unit):
     return "sum"
 
 
-def range_instances(samples_list):
-    """Groups the samples' launches into executions of one NVTX range: consecutive launches
-    of one session with the same NVTX path, until a kernel (name, grid, block) comes back,
-    which starts the next execution. The records carry no range-instance id, so a range
-    that launches the same kernel twice in a row counts as two executions."""
-    launches = OrderedDict()
-    for s in samples_list:
-        launches.setdefault(s["Launch"], []).append(s)
-    instances, current, seen = [], [], set()
-    for runs in launches.values():
-        first = runs[0]
-        key = first["kernels"][0]
-        if current and (first["Session"] != current[0][0]["Session"]
-                        or first["Annotation"] != current[0][0]["Annotation"] or key in seen):
-            instances.append(current)
-            current, seen = [], set()
-        current.append(runs)
-        seen.add(key)
-    if current:
-        instances.append(current)
-    return instances
+def iter_combined(samples_iter, functions=None):
+    """combine_kernels over a stream of samples, holding one range execution at a time.
+    An execution is the consecutive launches of one session with the same NVTX path,
+    until a kernel (name, grid, block) comes back, which starts the next one; the records
+    carry no range-instance id, so a range that launches the same kernel twice in a row
+    counts as two executions. The runs of one launch are those of its Launch id within
+    the execution."""
+    functions = functions or {}
+    launches, seen, first = {}, set(), None
+    for s in samples_iter:
+        runs = launches.get(s["Launch"])
+        if runs is None:
+            key = s["kernels"][0]
+            if first is not None and (s["Session"] != first["Session"]
+                                      or s["Annotation"] != first["Annotation"] or key in seen):
+                yield from _combine_instance(list(launches.values()), functions)
+                launches, seen = {}, set()
+            if not launches:
+                first = s
+            launches[s["Launch"]] = runs = []
+            seen.add(key)
+        runs.append(s)
+    if launches:
+        yield from _combine_instance(list(launches.values()), functions)
+
+
+def _combine_instance(instance, functions):
+    n_runs = min(len(r) for r in instance)
+    for i in range(n_runs):
+        parts = [r[i] for r in instance]
+        first = dict(parts[0])
+        first.pop("_template", None)  # the first kernel's, not the combination's
+        first["Kernel"] = " + ".join(p["Kernel"] for p in parts)
+        first["kernels"] = [k for p in parts for k in p["kernels"]]
+        first["Launch"] = " + ".join(str(p["Launch"]) for p in parts) if len(parts) > 1 else first["Launch"]
+        clocks = [p["SMClock"] for p in parts if not math.isnan(p["SMClock"])]
+        first["SMClock"] = math.fsum(clocks) / len(clocks) if clocks else math.nan
+        first["Temperature"] = max((p["Temperature"] for p in parts), default=math.nan)
+        known = [stats.throttle_names(p["ThrottleReasons"]) for p in parts]
+        known = [k for k in known if k is not None]
+        first["ThrottleReasons"] = (",".join(r for r in stats.THROTTLE_REASONS
+                                             if any(r in k for k in known))
+                                    if known else None)
+        first["Passes"] = sum(p["Passes"] or 0 for p in parts)
+        first["Grid"] = " + ".join(p["Grid"] for p in parts)
+        first["Block"] = " + ".join(p["Block"] for p in parts)
+        values = OrderedDict()
+        for metric in parts[0]["values"]:
+            if not all(metric in p["values"] for p in parts):
+                continue
+            unit, unit_text = parts[0]["values"][metric][1:]
+            fn = functions.get(metric, functions.get("*", default_combine(unit)))
+            fn = COMBINE_FUNCTIONS[fn] if isinstance(fn, str) else fn
+            xs = [p["values"][metric][0] for p in parts]
+            try:
+                value = fn(xs)
+            except (OverflowError, ValueError):  # fsum of values near 1e308
+                value = math.nan
+            values[metric] = (value, unit, unit_text)
+        first["values"] = values
+        yield first
 
 
 def combine_kernels(samples_list, functions=None):
-    """One sample per run of each range execution, each metric combined over the range's
-    kernels: functions maps a metric to a name in COMBINE_FUNCTIONS or a callable on a list
-    of values; '*' sets the default (otherwise default_combine). Kernel becomes the
-    kernels' names joined by ' + '."""
-    functions = functions or {}
-    out = []
-    for instance in range_instances(samples_list):
-        runs = min(len(r) for r in instance)
-        for i in range(runs):
-            parts = [r[i] for r in instance]
-            first = dict(parts[0])
-            first["Kernel"] = " + ".join(p["Kernel"] for p in parts)
-            first["kernels"] = [k for p in parts for k in p["kernels"]]
-            first["Launch"] = " + ".join(str(p["Launch"]) for p in parts) if len(parts) > 1 else first["Launch"]
-            clocks = [p["SMClock"] for p in parts if not math.isnan(p["SMClock"])]
-            first["SMClock"] = math.fsum(clocks) / len(clocks) if clocks else math.nan
-            first["Temperature"] = max((p["Temperature"] for p in parts), default=math.nan)
-            known = [stats.throttle_names(p["ThrottleReasons"]) for p in parts]
-            known = [k for k in known if k is not None]
-            first["ThrottleReasons"] = (",".join(r for r in stats.THROTTLE_REASONS
-                                                 if any(r in k for k in known))
-                                        if known else None)
-            first["Passes"] = sum(p["Passes"] or 0 for p in parts)
-            first["Grid"] = " + ".join(p["Grid"] for p in parts)
-            first["Block"] = " + ".join(p["Block"] for p in parts)
-            values = OrderedDict()
-            for metric in parts[0]["values"]:
-                if not all(metric in p["values"] for p in parts):
-                    continue
-                unit, unit_text = parts[0]["values"][metric][1:]
-                fn = functions.get(metric, functions.get("*", default_combine(unit)))
-                fn = COMBINE_FUNCTIONS[fn] if isinstance(fn, str) else fn
-                values[metric] = (fn([p["values"][metric][0] for p in parts]), unit, unit_text)
-            first["values"] = values
-            out.append(first)
-    return out
+    """One sample per run of each range execution (see iter_combined), each metric
+    combined over the range's kernels: functions maps a metric to a name in
+    COMBINE_FUNCTIONS or a callable on a list of values; '*' sets the default (otherwise
+    default_combine). Kernel becomes the kernels' names joined by ' + '."""
+    return list(iter_combined(samples_list, functions))
 
 
 def parse_combine(text):
@@ -165,31 +228,101 @@ def parse_combine(text):
 # ---------------------------------------------------------------------------------------
 # Derived metrics
 
-def derive(samples_list, derivations, report=None):
-    """Adds each Derivation as a metric of every sample that has its inputs (metrics of the
-    sample or config columns). A sample missing an input gets no value, said once per
-    derivation on report."""
-    missing_said = set()
-    for s in samples_list:
-        for d in derivations:
+class Deriver:
+    """Adds derived metrics to samples one at a time, counting what it could not do: runs
+    missing an input (a metric or numeric config column), and runs where the expression
+    is undefined (a division by zero, the square root of a negative number, an overflow):
+    those runs get no value, and report() says how many of how many. A derivation whose
+    name is a metric measured in the files would hide it: ExprError, as for two
+    derivations of one name."""
+
+    def __init__(self, derivations):
+        self.derivations = list(derivations)
+        names = [d.name for d in self.derivations]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ExprError(f"--derive {twice[0]}: the name is given more than once")
+        # name -> [runs without an input, missing names, example]; [undefined, example]
+        self.missing = {d.name: [0, set(), None] for d in self.derivations}
+        self.undefined = {d.name: [0, None] for d in self.derivations}
+        self.evaluated = {d.name: 0 for d in self.derivations}
+
+    def apply(self, s):
+        values = s["values"]
+        for d in self.derivations:
+            if d.name in values:
+                raise ExprError(
+                    f"--derive '{d.name}={d.text}': '{d.name}' is a metric measured in "
+                    f"these files ({s['File']}:{s['Line']}); give the derived metric "
+                    "another name")
             env = {}
             for name in d.inputs:
-                if name in s["values"]:
-                    env[name] = s["values"][name][:2]
-                elif name in s["config"] and isinstance(s["config"][name], (int, float)):
+                if name in values:
+                    env[name] = values[name][:2]
+                elif name in s["config"] and isinstance(s["config"][name], (int, float)) \
+                        and not isinstance(s["config"][name], bool):
                     env[name] = (float(s["config"][name]), DIMENSIONLESS)
-                elif name in s and isinstance(s[name], (int, float)):
-                    env[name] = (float(s[name]), parse_unit(_FIELD_UNITS.get(name, "")))
-            absent = d.inputs - set(env)
-            if absent:
-                if report is not None and d.name not in missing_said:
-                    missing_said.add(d.name)
-                    print(f"rangeprof: warning: --derive {d.name}: no numeric "
-                          f"{', '.join(sorted(absent))} in some runs (e.g. "
-                          f"'{s['Annotation']}'); those runs get no {d.name}", file=report)
+                elif name in s and isinstance(s[name], (int, float)) and not isinstance(s[name], bool):
+                    env[name] = (float(s[name]), _unit(_FIELD_UNITS.get(name, "")))
+            if len(env) < len(d.inputs):
+                m = self.missing[d.name]
+                m[0] += 1
+                m[1].update(d.inputs - set(env))
+                if m[2] is None:
+                    m[2] = f"'{s['Annotation']}' at {s['File']}:{s['Line']}"
                 continue
-            value, unit_text = d.evaluate(env)
-            s["values"][d.name] = (value, parse_unit(unit_text), unit_text)
+            try:
+                value, unit_text = d.evaluate(env)
+                value = float(value)
+            except (ArithmeticError, TypeError):
+                value, unit_text = math.nan, d.unit_text or ""
+            self.evaluated[d.name] += 1
+            if not math.isfinite(value):
+                u = self.undefined[d.name]
+                u[0] += 1
+                if u[1] is None:
+                    u[1] = f"'{s['Annotation']}' at {s['File']}:{s['Line']}"
+                continue
+            values[d.name] = (value, _unit(unit_text), unit_text)
+        return s
+
+    def merge(self, other):
+        for name, (count, absent, example) in other.missing.items():
+            m = self.missing[name]
+            m[0] += count
+            m[1] |= absent
+            m[2] = m[2] or example
+        for name, (count, example) in other.undefined.items():
+            u = self.undefined[name]
+            u[0] += count
+            u[1] = u[1] or example
+        for name, count in other.evaluated.items():
+            self.evaluated[name] += count
+
+    def report(self, out):
+        for d in self.derivations:
+            count, absent, example = self.missing[d.name]
+            if count:
+                print(f"rangeprof: warning: --derive {d.name}: no numeric "
+                      f"{', '.join(sorted(absent))} in {count} runs (e.g. {example}); those "
+                      f"runs get no {d.name}", file=out)
+            count, example = self.undefined[d.name]
+            if count:
+                print(f"rangeprof: warning: --derive {d.name}: undefined in {count} of "
+                      f"{self.evaluated[d.name]} runs (e.g. {example}: a division by zero, "
+                      "the root or logarithm of a negative number, or an overflow); those "
+                      f"runs are left out of {d.name}'s statistics", file=out)
+
+
+def derive(samples_list, derivations, report=None):
+    """Adds each Derivation as a metric of every sample that has its inputs (metrics of the
+    sample or config columns) and where it is defined; what it could not do is said on
+    report (see Deriver)."""
+    deriver = Deriver(derivations)
+    for s in samples_list:
+        deriver.apply(s)
+    if report is not None:
+        deriver.report(report)
     return samples_list
 
 
@@ -203,7 +336,7 @@ def long_rows(samples_list):
     """Nsight Python's long form: one row per sample and metric, config columns included."""
     rows = []
     for s in samples_list:
-        base = {k: v for k, v in s.items() if k not in ("config", "values", "kernels")}
+        base = {k: v for k, v in s.items() if k not in _NESTED}
         for metric, (value, _unit, unit_text) in s["values"].items():
             row = dict(base)
             row.update(s["config"])
@@ -223,37 +356,357 @@ def config_columns(rows):
     return list(names)
 
 
+_NESTED = ("config", "values", "kernels", "_template")
+# Columns that differ between the runs of one launch: grouping by one of them turns off
+# the per-launch group cache.
+_PER_RUN = frozenset(("Value", "Unit", "Run", "SMClock", "Temperature", "ThrottleReasons",
+                      "Time", "Line"))
+_NO_RUN = -(1 << 63)  # a run index that is not known, in the array of run indexes
+_ABSENT = object()
+
+
+class _Group:
+    """What an Aggregator keeps of one group: its values and run indexes (for the median
+    and comparisons), its launches as segments (consecutive values of one launch: the
+    launch and where it starts), the drift of each segment judged as it closes (so that
+    the work is done where the reading is, in the processes of scan.run), the clocks'
+    range, the throttle reasons' tally and which config values it holds constant."""
+    __slots__ = ("unit", "values", "runs", "seg_launch", "seg_start", "seg_done", "open",
+                 "clock_low", "clock_high", "hits", "seen", "consts", "varied", "last_config")
+
+    def __init__(self, unit, config):
+        self.unit = unit
+        self.values, self.runs = array("d"), array("q")
+        # seg_done[i]: (finite samples, drift_pct or None, drifted) of closed segment i;
+        # the last segment is open (its launch may have more runs to come) until close().
+        self.seg_launch, self.seg_start, self.seg_done = array("q"), array("q"), []
+        self.open = -1
+        self.clock_low = self.clock_high = None
+        self.hits, self.seen = 0, set()
+        self.consts, self.varied, self.last_config = dict(config), set(), config
+
+    def new_segment(self, launch):
+        """Before the first value of a launch other than the open segment's."""
+        if self.open != -1:
+            self.seg_done.append(_segment_drift(self.values[self.seg_start[-1]:],
+                                                self.runs[self.seg_start[-1]:]))
+        self.seg_launch.append(launch)
+        self.seg_start.append(len(self.values))
+        self.open = launch
+
+    def close(self):
+        """Judges the open segment: every segment then has its drift."""
+        if len(self.seg_done) < len(self.seg_launch):
+            a = self.seg_start[-1]
+            self.seg_done.append(_segment_drift(self.values[a:], self.runs[a:]))
+
+    def extend(self, other, remap):
+        """Appends another piece's group of the same key (its launches as indexes of
+        remap); a launch that goes on across the two is one segment."""
+        offset = len(self.values)
+        self.values.extend(other.values)
+        self.runs.extend(other.runs)
+        starts, done = list(other.seg_start), list(other.seg_done)
+        launches = [remap[i] for i in other.seg_launch]
+        if launches and launches[0] == self.open:
+            # The open segment goes on: other's first segment joins it.
+            launches.pop(0)
+            starts.pop(0)
+            if done:
+                done.pop(0)
+                a = self.seg_start[-1]
+                self.seg_done.append(_segment_drift(self.values[a:offset + other.seg_start[1]],
+                                                    self.runs[a:offset + other.seg_start[1]]))
+        elif launches:
+            self.close()
+        self.seg_launch.extend(launches)
+        self.seg_start.extend(x + offset for x in starts)
+        self.seg_done += done
+        if launches:
+            self.open = launches[-1]
+        for clock in (other.clock_low, other.clock_high):
+            self.note_clock(clock)
+        self.hits += other.hits
+        self.seen |= other.seen
+        self.last_config = None
+        self.note_config(other.consts)
+        self.varied |= other.varied
+        for c in other.varied:
+            self.consts.pop(c, None)
+
+    def launches(self):
+        """The launch index of every value."""
+        out = array("q")
+        bounds = list(self.seg_start) + [len(self.values)]
+        for i, launch in enumerate(self.seg_launch):
+            out.extend([launch] * (bounds[i + 1] - bounds[i]))
+        return out
+
+    def note_config(self, config):
+        if config is self.last_config:
+            return
+        self.last_config = config
+        consts = self.consts
+        for c, v in list(consts.items()):
+            w = config.get(c, _ABSENT)
+            # As repr() tells values apart: 1, 1.0 and True are three values.
+            if w is _ABSENT or (w is not v and repr(w) != repr(v)):
+                del consts[c]
+                self.varied.add(c)
+        for c in config:
+            if c not in consts:
+                self.varied.add(c)
+
+    def note_clock(self, clock):
+        if clock is not None and math.isfinite(clock):  # known
+            if self.clock_low is None:
+                self.clock_low = self.clock_high = clock
+            elif clock < self.clock_low:
+                self.clock_low = clock
+            elif clock > self.clock_high:
+                self.clock_high = clock
+
+
+def _segment_drift(values, runs):
+    """(finite samples, drift_pct or None, drifted) of one launch's values and run
+    indexes, as stats.summarize judges a launch: NaN left out, in run order where every
+    run index is known."""
+    vals, rs = values.tolist(), runs.tolist()
+    if not all(map(math.isfinite, vals)):
+        keep = [i for i, v in enumerate(vals) if math.isfinite(v)]
+        vals, rs = [vals[i] for i in keep], [rs[i] for i in keep]
+    if _NO_RUN not in rs and rs != sorted(rs):
+        order = sorted(range(len(vals)), key=rs.__getitem__)  # stable: ties keep order
+        vals = [vals[i] for i in order]
+    return (len(vals),) + stats.launch_drift(vals)
+
+
+class Aggregator:
+    """aggregate() over a stream: add(sample) (or add_row(row)) one at a time, merge()
+    the aggregator of another piece of the input (in input order), rows() at the end.
+    Memory: per group its config values, and 24 bytes per value for the exact median,
+    the drift per launch and the comparisons; no row is kept. metrics, when given,
+    restricts it to those metrics."""
+
+    def __init__(self, group_by=None, metrics=None):
+        group_by = list(group_by or DEFAULT_GROUP_BY)
+        if "Metric" not in group_by:
+            group_by.append("Metric")
+        self.group_by = group_by
+        self.metrics = set(metrics) if metrics else None
+        self.groups = OrderedDict()
+        self.launch_ids, self.launch_names = {}, []
+        self.configs = OrderedDict()        # config column names, first seen first
+        self.metric_names = OrderedDict()   # every metric seen, also those left out
+        self.unseen = set(group_by)         # group_by columns no row has had yet
+        self._throttle = {}
+        # template -> (launch index, {metric: group or None}): the runs of one launch go
+        # to the same groups unless a column that differs per run is grouped by.
+        self._by_launch = not _PER_RUN & set(group_by)
+        self._cache = {}
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_cache"] = {}  # templates are per process: not sent between them
+        return state
+
+    def _launch(self, launch):
+        try:
+            i = self.launch_ids.get(launch)
+        except TypeError:  # not hashable (a row given by hand)
+            launch = str(launch)
+            i = self.launch_ids.get(launch)
+        if i is None:
+            i = self.launch_ids[launch] = len(self.launch_names)
+            self.launch_names.append(launch)
+        return i
+
+    def _throttle_of(self, text):
+        """(known, disturbing reasons) of a ThrottleReasons cell, once per distinct cell."""
+        try:
+            hit = self._throttle.get(text)
+        except TypeError:
+            hit = None
+            text = str(text)
+        if hit is None:
+            names = stats.throttle_names(text)
+            hit = self._throttle[text] = (names is not None,
+                                          frozenset(names or ()) & stats.THROTTLE_DISTURBING)
+        return hit
+
+    def add(self, s):
+        """Adds a sample's metrics (one row each, as long_rows() would make them)."""
+        tmpl = s.get("_template") if self._by_launch else None
+        if tmpl is not None:
+            entry = self._cache.get(tmpl)
+            if entry is not None and self._add_cached(s, entry):
+                return
+        config = s["config"]
+        view = dict(s)
+        for name in _NESTED:
+            if name not in config:
+                view.pop(name, None)
+        if config:
+            view.update(config)
+            for c in config:
+                if c not in self.configs and c not in _ID_SET:
+                    self.configs[c] = None
+        chosen = self._add_view(view, s["values"].items(), config)
+        if tmpl is not None:
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            entry = self._cache.setdefault(tmpl, (chosen[0], {}))
+            entry[1].update(chosen[1])
+
+    def _add_cached(self, s, entry):
+        """The runs of a launch after its first: the groups are known. False (nothing
+        added) when a metric is new to the launch."""
+        launch, by_metric = entry
+        values = s["values"]
+        for metric in values:
+            if metric not in by_metric:
+                return False
+        run = s["Run"]
+        run = run if type(run) is int and -_NO_RUN > run > _NO_RUN else _NO_RUN
+        clock = s["SMClock"]
+        clock = float(clock) if stats._is_finite(clock) else None
+        hit = self._throttle_of(s["ThrottleReasons"])[1]
+        for metric, item in values.items():
+            g = by_metric[metric]
+            if g is None:
+                continue
+            if launch != g.open:
+                g.new_segment(launch)
+            g.values.append(item[0])
+            g.runs.append(run)
+            if clock is not None:
+                g.note_clock(clock)
+            if hit:
+                g.hits += 1
+                g.seen |= hit
+        return True
+
+    def add_row(self, row):
+        """Adds one long-form row (a dict with Metric, Value and Unit)."""
+        config = {k: v for k, v in row.items() if k not in _ID_SET}
+        for c in config:
+            if c not in self.configs:
+                self.configs[c] = None
+        value = row.get("Value")
+        try:
+            value = math.nan if value is None else float(value)
+        except (TypeError, ValueError, OverflowError):
+            value = math.nan
+        self._add_view(dict(row), [(row.get("Metric"), (value, None, row.get("Unit")))],
+                       config)
+
+    def _add_view(self, view, metric_items, config):
+        """Adds the rows; returns (launch index, {metric: group, or None where left
+        out})."""
+        group_by, groups = self.group_by, self.groups
+        chosen = {}
+        launch = self._launch(view.get("Launch"))
+        run = view.get("Run")
+        run = run if type(run) is int and -_NO_RUN > run > _NO_RUN else _NO_RUN
+        clock = view.get("SMClock")
+        clock = float(clock) if stats._is_finite(clock) else None
+        known, hit = self._throttle_of(view.get("ThrottleReasons"))
+        if self.unseen:
+            self.unseen.difference_update(view.keys())
+            self.unseen.difference_update(("Metric", "Value", "Unit"))
+        for metric, (value, _unit, unit_text) in metric_items:
+            self.metric_names[metric] = None
+            if self.metrics is not None and metric not in self.metrics:
+                chosen[metric] = None
+                continue
+            view["Metric"], view["Value"], view["Unit"] = metric, value, unit_text
+            try:
+                key = tuple(view.get(k) for k in group_by)
+                g = groups.get(key)
+            except TypeError:  # an unhashable cell (a row given by hand)
+                key = tuple(repr(view.get(k)) for k in group_by)
+                g = groups.get(key)
+            if g is None:
+                g = groups[key] = _Group(unit_text, config)
+            else:
+                g.note_config(config)
+            if launch != g.open:
+                g.new_segment(launch)
+            g.values.append(value)
+            g.runs.append(run)
+            g.note_clock(clock)
+            if hit:
+                g.hits += 1
+                g.seen |= hit
+            chosen[metric] = g
+        return launch, chosen
+
+    def merge(self, other):
+        """Adds another aggregator's groups (of the input that follows this one's)."""
+        remap = [self._launch(name) for name in other.launch_names]
+        for c in other.configs:
+            self.configs.setdefault(c, None)
+        for m in other.metric_names:
+            self.metric_names.setdefault(m, None)
+        self.unseen &= other.unseen
+        self._cache.clear()
+        for key, og in other.groups.items():
+            g = self.groups.get(key)
+            if g is None:
+                g = self.groups[key] = _Group(og.unit, og.consts)
+            g.extend(og, remap)
+
+    def group_stats(self, g):
+        """stats.summarize of a group, from the drifts judged per launch segment; where a
+        launch's values are not consecutive in the group (lines of processes
+        interleaved), from the values and launches as stats.launch_series takes them."""
+        names = self.launch_names
+        clocks = (g.clock_low, g.clock_high) if g.clock_low is not None else None
+        tally = (g.hits, len(g.values), g.seen)
+        if len(set(g.seg_launch)) == len(g.seg_launch):
+            g.close()
+            drifts = [(names[lid], m, pct, drifted)
+                      for lid, (m, pct, drifted) in zip(g.seg_launch, g.seg_done) if m]
+            return stats.summarize(g.values, clock_range=clocks, throttle_tally=tally,
+                                   drifts=drifts)
+        return stats.summarize(g.values, launches=[names[i] for i in g.launches()],
+                               runs=[None if r == _NO_RUN else r for r in g.runs],
+                               clock_range=clocks, throttle_tally=tally)
+
+    def rows(self):
+        """One dict per group, in first-seen order: the group_by columns, the config
+        columns constant in the group, Unit, Launches, AGG_COLUMNS, Reasons and values."""
+        out = []
+        for key, g in self.groups.items():
+            s = self.group_stats(g)
+            row = OrderedDict(zip(self.group_by, key))
+            for c in self.configs:
+                if c not in row:
+                    if c in g.consts:
+                        row[c] = g.consts[c]
+                    elif c not in g.varied:
+                        row[c] = None
+            row["Unit"] = g.unit
+            row["Launches"] = len(set(g.seg_launch))
+            for col, fld in _FROM_SUMMARY.items():
+                row[col] = s[fld]
+            row["Reasons"] = "; ".join(s["reasons"])
+            row["values"] = g.values
+            out.append(row)
+        return out
+
+
+_ID_SET = frozenset(ID_COLUMNS)
+
+
 def aggregate(rows, group_by=None):
-    """One dict per group of rows (by group_by columns plus Metric): the group's columns,
-    the config columns that are constant in it, Unit, Launches and AGG_COLUMNS."""
-    group_by = list(group_by or DEFAULT_GROUP_BY)
-    if "Metric" not in group_by:
-        group_by.append("Metric")
-    groups = OrderedDict()
+    """One dict per group of long-form rows (by group_by columns plus Metric): the group's
+    columns, the config columns that are constant in it, Unit, Launches and AGG_COLUMNS
+    (see Aggregator, which does the same over a stream of samples)."""
+    agg = Aggregator(group_by)
     for r in rows:
-        groups.setdefault(tuple(r.get(k) for k in group_by), []).append(r)
-    configs = config_columns(rows)
-    out = []
-    for key, members in groups.items():
-        # Drift per launch (in Run order), as the summary records judge it: a group pools
-        # launches, and a step between steady launches is no drift of any of them.
-        s = stats.summarize([m["Value"] for m in members], [m["SMClock"] for m in members],
-                            [m.get("ThrottleReasons") for m in members],
-                            launches=[m.get("Launch") for m in members],
-                            runs=[m.get("Run") for m in members])
-        row = OrderedDict(zip(group_by, key))
-        for c in configs:
-            vals = {repr(m.get(c)) for m in members}
-            if c not in row and len(vals) == 1:
-                row[c] = members[0].get(c)
-        row["Unit"] = members[0]["Unit"]
-        row["Launches"] = len({m["Launch"] for m in members})
-        for col, field in _FROM_SUMMARY.items():
-            row[col] = s[field]
-        row["Reasons"] = "; ".join(s["reasons"])
-        row["values"] = [m["Value"] for m in members]
-        out.append(row)
-    return out
+        agg.add_row(r)
+    return agg.rows()
 
 
 def build(records, metrics=None, derivations=(), combine=None, report=None):
@@ -316,3 +769,48 @@ def normalize(groups, against):
     if not found:
         raise ExprError(f"--normalize-against '{against}': no group matches it")
     return groups
+# ---------------------------------------------------------------------------------------
+# A job for rangeprof/scan.py: samples, combined, derived and aggregated as they stream by
+
+class StatsJob:
+    """Aggregates the runs of a stream (scan.run calls consume once per piece of the
+    input and merges the pieces' jobs in order): samples combined per range execution
+    when combine is a functions dict, derived metrics added (Deriver), rows aggregated by
+    group_by, restricted to metrics when given. Also keeps the device records (for
+    --bound), the kernels per range execution of each annotation (for --bytes) and how
+    many runs it read."""
+
+    def __init__(self, group_by=None, metrics=None, derivations=(), combine=None):
+        self.aggregator = Aggregator(group_by, metrics)
+        self.deriver = Deriver(derivations)
+        self.combine = combine
+        self.devices = []
+        self.kernels = OrderedDict()
+        self.runs = 0
+
+    def _samples(self, stream):
+        for kind, obj in stream:
+            if kind == "run":
+                self.runs += 1
+                yield sample(obj)
+            elif kind == "device":
+                self.devices.append(obj)
+
+    def consume(self, reader, stream):
+        ss = self._samples(stream)
+        if self.combine is not None:
+            ss = iter_combined(ss, self.combine)
+        apply, add, kernels = self.deriver.apply, self.aggregator.add, self.kernels
+        for s in ss:
+            apply(s)
+            if s["Annotation"] not in kernels:
+                kernels[s["Annotation"]] = len(s["kernels"])
+            add(s)
+
+    def merge(self, other):
+        self.aggregator.merge(other.aggregator)
+        self.deriver.merge(other.deriver)
+        self.devices += other.devices
+        for k, v in other.kernels.items():
+            self.kernels.setdefault(k, v)
+        self.runs += other.runs

@@ -5,7 +5,6 @@ demanglers' spellings. Standard library only.
 
     rangeprof-compare-ncu run.jsonl ncu.csv
     rangeprof-compare-ncu run.jsonl --run -- python3 train.py"""
-import argparse
 import csv
 import math
 import os
@@ -15,17 +14,22 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from array import array
 from collections import OrderedDict
 
 from rangeprof import records
 from rangeprof._control import without_injection
 from rangeprof.names import canonical_kernel
-from rangeprof.output import add_version, write
+from rangeprof.output import Parser, add_version, guarded, write
 from rangeprof.units import UnitError, conversion_factor, parse_unit
+
+PROG = "rangeprof-compare-ncu"
 
 
 def _grid(text):
-    nums = [int(float(x)) for x in re.findall(r"[\d.]+", str(text).replace(",", " "))]
+    """'x,y,z' of ncu's '(x, y, z)' grid cell (the JSONL's form), else the product of the
+    numbers in it; '' when it holds none."""
+    nums = [int(x) for x in re.findall(r"\d{1,19}", str(text))]
     return ",".join(str(x) for x in nums) if len(nums) == 3 else str(math.prod(nums) if nums else "")
 
 
@@ -47,51 +51,98 @@ def nvtx_path(cell):
     return "/".join(texts) if texts else None
 
 
-def read_ncu_csv(path):
+class NcuError(Exception):
+    """What stops the comparison: ncu cannot be run, its CSV cannot be used."""
+
+
+def read_ncu_csv(path, bad=None):
     """{(NVTX path or None, canonical kernel, grid 'x,y,z'): {metric: ([values], unit)}}
     from ncu's raw page CSV (lines before the header, such as '==PROF==' lines, are
-    skipped). The NVTX path is None where ncu ran without --nvtx."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = [l for l in f if not l.startswith("==")]
-    rows = list(csv.reader(lines))
-    start = next((i for i, r in enumerate(rows) if "Kernel Name" in r), None)
-    if start is None:
-        raise ValueError(f"{path}: no 'Kernel Name' column: not 'ncu --csv --page raw' output")
-    header, units, data = rows[start], rows[start + 1], rows[start + 2:]
-    ki = header.index("Kernel Name")
-    gi = header.index("Grid Size") if "Grid Size" in header else None
-    ni = next((i for i, h in enumerate(header) if h.startswith(_NVTX_COLUMN)), None)
+    skipped), read a row at a time. The NVTX path is None where ncu ran without --nvtx.
+    A row the csv module cannot read (a field over its 128 KiB limit) is reported in bad
+    (a list of 'FILE:LINE: reason' strings, when given) and skipped; cells that are not
+    finite numbers ('n/a') are left out. OSError, or NcuError when there is no header."""
+    line_number = [0]
+
+    def lines(f):
+        for line in f:
+            line_number[0] += 1
+            if not line.startswith("=="):
+                yield line
     out = OrderedDict()
-    for row in data:
-        if len(row) <= ki:
-            continue
-        grid = _grid(row[gi]) if gi is not None and gi < len(row) else ""
-        path_ = nvtx_path(row[ni]) if ni is not None and ni < len(row) else None
-        entry = out.setdefault((path_, canonical_kernel(row[ki]), grid), {})
-        for i, name in enumerate(header):
-            if "__" not in name or i >= len(row) or not row[i]:
-                continue
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        reader = csv.reader(lines(f))
+        header = units = None
+        ki = gi = ni = None
+        metric_columns = []
+        while True:
             try:
-                v = float(row[i].replace(",", ""))
-            except ValueError:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as e:
+                if bad is not None:
+                    bad.append(f"{path}:{line_number[0]}: {e}; row skipped")
                 continue
-            entry.setdefault(name, ([], units[i] if i < len(units) else ""))[0].append(v)
+            if header is None:
+                if "Kernel Name" in row:
+                    header = row
+                    ki = header.index("Kernel Name")
+                    gi = header.index("Grid Size") if "Grid Size" in header else None
+                    ni = next((i for i, h in enumerate(header) if h.startswith(_NVTX_COLUMN)), None)
+                    metric_columns = [(i, name) for i, name in enumerate(header) if "__" in name]
+                continue
+            if units is None:  # the line after the header: each column's unit
+                units = row
+                continue
+            if len(row) <= ki:
+                continue
+            grid = _grid(row[gi]) if gi is not None and gi < len(row) else ""
+            path_ = nvtx_path(row[ni]) if ni is not None and ni < len(row) else None
+            entry = out.setdefault((path_, canonical_kernel(row[ki]), grid), {})
+            for i, name in metric_columns:
+                if i >= len(row) or not row[i]:
+                    continue
+                try:
+                    v = float(row[i].replace(",", ""))
+                except ValueError:
+                    continue
+                if not math.isfinite(v):
+                    continue
+                entry.setdefault(name, ([], units[i] if i < len(units) else ""))[0].append(v)
+    if header is None:
+        raise NcuError(f"{path}: no 'Kernel Name' column: not 'ncu --csv --page raw' output")
     return out
 
 
 def read_rangeprof(paths):
     """The recording's runs as {(NVTX path, canonical kernel, grid): entry}, entry holding
-    the JSONL's own kernel name and {metric: ([values], unit)}."""
-    recs = records.read(paths)
+    the JSONL's own kernel name and {metric: ([values], unit)}; streamed (a big file's
+    records are not kept), with its sessions in a records.Records. Bad lines are said on
+    stderr."""
+    recs = records.Records()
     out = OrderedDict()
-    for run in recs.runs:
-        rec = run.record
-        key = (run.annotation, canonical_kernel(rec["kernel"]),
-               ",".join(str(x) for x in rec.get("grid") or []))
-        entry = out.setdefault(key, dict(kernel=rec["kernel"], annotation=run.annotation, metrics={}))
-        for metric, v in rec["metrics"].items():
-            if v is not None:
-                entry["metrics"].setdefault(metric, ([], (rec.get("units") or {}).get(metric, "")))[0].append(v)
+    reader = records.Reader()
+    for path in records.expand(paths):
+        for kind, obj in reader.records(path):
+            if kind == "session":
+                recs.sessions.append(obj)
+            if kind != "run":
+                continue
+            rec = obj.record
+            key = (obj.annotation, canonical_kernel(rec["kernel"]),
+                   ",".join(str(x) for x in rec.get("grid") or []))
+            entry = out.get(key)
+            if entry is None:
+                entry = out[key] = dict(kernel=rec["kernel"], annotation=obj.annotation,
+                                        metrics={})
+            units = rec.get("units") or {}
+            for metric, v in rec["metrics"].items():
+                if v is not None:
+                    entry["metrics"].setdefault(
+                        metric, (array("d"), units.get(metric) or ""))[0].append(float(v))
+    recs.files, recs.bad_lines, recs.bad_count = reader.files, reader.bad_lines, reader.bad_count
+    reader.report_bad(sys.stderr)
     return recs, out
 
 
@@ -101,7 +152,10 @@ def match(key, ncu):
     return ncu.get(key) if key in ncu else ncu.get((None,) + key[1:])
 
 
-def compare(rp, ncu):
+def compare(rp, ncu, skipped=None):
+    """One row per kernel and metric in both. A metric whose units differ in a way no
+    conversion bridges (ncu's 'ns' against the JSONL's 'byte', a unit one side lacks or
+    that is not known) is not compared: (key, metric, why) goes to skipped when given."""
     rows = []
     for key, entry in rp.items():
         theirs = match(key, ncu)
@@ -111,10 +165,23 @@ def compare(rp, ncu):
             if metric not in theirs:
                 continue
             nvals, nunit = theirs[metric]
-            try:
-                factor = conversion_factor(parse_unit(nunit), parse_unit(unit)) if nunit and unit else 1.0
-            except UnitError:
+            why = None
+            if nunit == unit:
                 factor = 1.0
+            elif not nunit or not unit:
+                why = (f"ncu gives no unit and the JSONL '{unit}'" if not nunit else
+                       f"ncu gives '{nunit}' and the JSONL no unit")
+            else:
+                try:
+                    factor = conversion_factor(parse_unit(nunit), parse_unit(unit))
+                except UnitError as e:
+                    why = f"ncu's unit {e.args[0].partition(' ')[2]}"
+            if why is None and not math.isfinite(factor):
+                why = f"no finite factor from '{nunit}' to '{unit}'"
+            if why is not None:
+                if skipped is not None:
+                    skipped.append((entry, key, metric, why))
+                continue
             a = statistics.median(nvals) * factor
             b = statistics.median(values)
             diff = 100 * (b - a) / a if a else (0.0 if b == 0 else math.inf)
@@ -124,12 +191,28 @@ def compare(rp, ncu):
     return rows
 
 
+def find_ncu(ncu="ncu"):
+    """The ncu executable: ncu as a path or on PATH, else the CUDA toolkit's when ncu is
+    the default name; NcuError names where it looked."""
+    exe = shutil.which(ncu)
+    if exe:
+        return exe
+    fallback = "/usr/local/cuda/bin/ncu"
+    if ncu == "ncu" and os.access(fallback, os.X_OK):
+        return fallback
+    where = "on PATH nor at " + fallback if ncu == "ncu" else "(not an executable file)"
+    raise NcuError(f"--ncu '{ncu}': not found {where}; install Nsight Compute or give "
+                   "--ncu PATH")
+
+
 def run_ncu(recs, command, ncu="ncu"):
     """Runs ncu on command with the metrics and NVTX includes of the recording's session,
-    never locking clocks; returns the CSV's path."""
+    never locking clocks; returns the CSV's path (a temporary file: the caller removes
+    it). NcuError, and no file left behind, where ncu cannot be found or started; ncu's
+    own failure (a non-zero exit status) is said on stderr."""
     options = (recs.sessions[0].get("options") or {}) if recs.sessions else {}
     metrics = options.get("metrics") or "gpu__time_duration.sum"
-    exe = shutil.which(ncu) or "/usr/local/cuda/bin/ncu"
+    exe = find_ncu(ncu)
     fd, path = tempfile.mkstemp(suffix=".ncu.csv")
     os.close(fd)
     argv = [exe, "--clock-control", "none", "--cache-control", "all", "--csv", "--page", "raw",
@@ -141,26 +224,45 @@ def run_ncu(recs, command, ncu="ncu"):
             argv += ["--nvtx-include", inc]
     argv += command
     print("rangeprof-compare-ncu: running " + " ".join(argv), file=sys.stderr)
-    # ncu must not run the program under rangeprof too: a process that loaded
-    # librangeprof.so ('import rangeprof' in a notebook) has CUDA_INJECTION64_PATH and
-    # NVTX_INJECTION64_PATH pointing at it in its C environment, which a child inherits.
-    subprocess.run(argv, check=False, env=without_injection())
+    try:
+        # ncu must not run the program under rangeprof too: a process that loaded
+        # librangeprof.so ('import rangeprof' in a notebook) has CUDA_INJECTION64_PATH and
+        # NVTX_INJECTION64_PATH pointing at it in its C environment, which a child inherits.
+        done = subprocess.run(argv, check=False, env=without_injection())
+    except OSError as e:
+        os.unlink(path)
+        raise NcuError(f"cannot run '{exe}': {e.strerror or e}") from None
+    if done.returncode:
+        print(f"rangeprof-compare-ncu: warning: ncu exited with status {done.returncode}",
+              file=sys.stderr)
     return path
 
 
-def main(argv=None, out=sys.stdout):
-    p = argparse.ArgumentParser(prog="rangeprof-compare-ncu", description="rangeprof against "
-                                "ncu on the same program, per kernel and metric (medians).")
+def parser():
+    p = Parser(prog="rangeprof-compare-ncu", description="rangeprof against ncu on the same "
+               "program, per kernel and metric (medians), kernels matched by NVTX path, "
+               "name (despite the two demanglers' spellings) and grid. A metric whose units "
+               "cannot be converted is not compared (said on stderr). Exit status 2 when "
+               "nothing can be compared.")
     add_version(p)
     p.add_argument("jsonl", help="rangeprof JSONL: file, directory or glob")
-    p.add_argument("ncu_csv", nargs="?", help="output of 'ncu --csv --page raw'")
+    p.add_argument("ncu_csv", nargs="?", help="output of 'ncu --csv --page raw' (not with "
+                   "--run)")
     p.add_argument("--run", action="store_true",
                    help="run ncu on the COMMAND that follows (everything after --run, an "
-                   "optional -- first) instead of reading a CSV")
-    p.add_argument("--ncu", default="ncu", help="ncu executable")
+                   "optional -- first) instead of reading a CSV, with the recording's "
+                   "metrics and --nvtx-include, clocks not locked")
+    p.add_argument("--ncu", default="ncu", help="ncu executable for --run (default: ncu on "
+                   "PATH, else /usr/local/cuda/bin/ncu)")
     form = p.add_mutually_exclusive_group()
-    form.add_argument("--csv", action="store_true")
-    form.add_argument("--json", action="store_true")
+    form.add_argument("--csv", action="store_true", help="CSV on stdout (with Grid and Unit)")
+    form.add_argument("--json", action="store_true", help="JSON on stdout (as --csv; NaN "
+                      "as null)")
+    return p
+
+
+def _main(argv, out):
+    p = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after --run is the program's command line, its options included:
     # argparse's REMAINDER refuses a leading "--", so the split is done here.
@@ -172,26 +274,44 @@ def main(argv=None, out=sys.stdout):
             command = command[1:]
         argv = argv[:at + 1]
     args = p.parse_args(argv)
+    if args.run and not command:
+        p.error("--run needs the command to run ncu on")
+    if args.run and args.ncu_csv:
+        p.error("give ncu's CSV or --run COMMAND, not both")
+    if not args.run and not args.ncu_csv:
+        p.error("give ncu's CSV or --run COMMAND")
     try:
         recs, rp = read_rangeprof(args.jsonl)
     except FileNotFoundError as e:
-        raise SystemExit(f"rangeprof-compare-ncu: error: {e}")
-    if args.run and not command:
-        p.error("--run needs the command to run ncu on")
-    if command:
-        csv_path = run_ncu(recs, command, args.ncu)
-    elif args.ncu_csv:
-        csv_path = args.ncu_csv
-    else:
-        p.error("give ncu's CSV or --run COMMAND")
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    if not rp:
+        print(f"{PROG}: error: no runs in '{args.jsonl}'", file=sys.stderr)
+        return 2
+    bad = []
     try:
-        ncu = read_ncu_csv(csv_path)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"rangeprof-compare-ncu: error: {e}")
-    rows = compare(rp, ncu)
+        csv_path = run_ncu(recs, command, args.ncu) if command else args.ncu_csv
+        try:
+            ncu = read_ncu_csv(csv_path, bad)
+        finally:
+            if command:
+                os.unlink(csv_path)
+    except (OSError, NcuError) as e:
+        why = f"'{e.filename}': {e.strerror}" if isinstance(e, OSError) and e.filename else e
+        print(f"{PROG}: error: {why}", file=sys.stderr)
+        return 2
+    for line in bad[:100]:
+        print(f"{PROG}: warning: {line}", file=sys.stderr)
+    skipped = []
+    rows = compare(rp, ncu, skipped)
     unmatched = [k for k in rp if match(k, ncu) is None]
+    for entry, key, metric, why in skipped:
+        print(f"{PROG}: note: {metric} of {entry['kernel']} in '{key[0]}' not compared: "
+              f"{why}", file=sys.stderr)
     if not rows:
-        print("rangeprof-compare-ncu: error: no kernel of the JSONL is in ncu's output",
+        print(f"{PROG}: error: " + ("no metric of the JSONL could be compared (see the notes "
+                                    "above)" if skipped else
+                                    "no kernel of the JSONL is in ncu's output"),
               file=sys.stderr)
         return 2
     cols = ["Annotation", "Kernel", "Metric", "NcuRuns", "NcuMedian", "RangeprofRuns",
@@ -201,9 +321,13 @@ def main(argv=None, out=sys.stdout):
     write(rows, cols, "csv" if args.csv else "json" if args.json else "text", out,
           widths=dict(Kernel=48, Annotation=32))
     for key in unmatched:
-        print(f"rangeprof-compare-ncu: note: not in ncu's output: {rp[key]['kernel']} "
+        print(f"{PROG}: note: not in ncu's output: {rp[key]['kernel']} "
               f"in '{key[0]}' (grid {key[2]})", file=sys.stderr)
     return 0
+
+
+def main(argv=None, out=sys.stdout):
+    return guarded(PROG, _main, argv, out)
 
 
 if __name__ == "__main__":

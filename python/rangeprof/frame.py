@@ -1,7 +1,27 @@
 """rangeprof/frame.py - pandas views: load() gives Nsight Python's long-form DataFrame (one
 row per run and metric, config columns from key=value words), summarize() its aggregate
-columns with SPEC.md section 5 statistics. The only module that needs pandas."""
+columns with SPEC.md section 5 statistics. The only module that needs pandas; load() also
+needs pyarrow, whose JSON reader parses the run lines (millions of them: a Python dict
+per record would take ten times the memory and time).
+
+How load() reads a file: each line that starts as rangeprof writes run records
+('{"type":"run",') goes to pyarrow in batches, with an explicit schema for the members
+the columns need; every other line (sessions, devices, summaries, hand-written records)
+is parsed and checked in Python (rangeprof/records.py), which also gives the session and
+device each run belongs to. A batch that pyarrow refuses, or that holds a value the
+Python reader would refuse (an infinite number, a null kernel, a null in a list), is read
+again line by line in Python: its bad lines are reported as FILE:LINE and skipped, the
+others go to pyarrow in the form the Python reader checked. Lines nested more deeply than
+any record (over 512 brackets) never reach pyarrow, whose parser crashes on deep nesting.
+So load() takes the run lines the report tools take, and gives the rows they would make.
+Summary lines written as rangeprof writes them ('{"type":"summary",') are not parsed at
+all (load() has no use for them; there is one per launch, and their parse would cost a
+tenth of the time): a damaged one is reported by rangeprof-report, not by load(), except
+the file's last line cut short (a process that died while writing it), which is."""
+import re
 import sys
+from array import array
+from collections import OrderedDict
 
 try:
     import pandas as pd
@@ -10,26 +30,701 @@ except ImportError:  # a wheel installed with --no-deps: one line that says what
                       "pandas") from None
 
 from rangeprof import records, stats, table
+from rangeprof.config import config_from_nvtx
+
+# Columns of few distinct values, given as pandas categoricals (a kernel name repeated
+# on millions of rows is kept once).
+CATEGORICAL = ("Annotation", "Kernel", "Metric", "Unit", "Launch", "Workload", "Session",
+               "Host", "GPU", "Grid", "Block", "CacheControl", "ClockControl",
+               "ThrottleReasons", "Time", "File")
+_RUN_PREFIX = b'{"type":"run",'
+_SUMMARY_PREFIX = b'{"type":"summary",'
+_MAX_BRACKETS = 512        # lines with more '[' and '{' go to the Python reader
+_BATCH_BYTES = 16 << 20    # run lines per pyarrow call
 
 
-def load(paths_or_globs, report="stderr", combine=None, derive=()):
+def _pyarrow():
+    try:
+        import pyarrow
+        import pyarrow.compute  # noqa: F401
+        import pyarrow.json  # noqa: F401
+    except ImportError:
+        raise ImportError("rangeprof.load needs pyarrow (its JSON reader parses the run "
+                          "records): pip install pyarrow") from None
+    return pyarrow
+
+
+def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None):
     """Long-form DataFrame of every run record in the files (names, directories, globs;
-    many processes and sessions together). Bad lines are printed on report as
-    'FILE:LINE: reason; line skipped' and listed in df.attrs['bad_lines']. combine and
-    derive are as in rangeprof.table.build (derive: 'name=expr' strings)."""
+    many processes and sessions together): one row per run and metric, with the columns
+    of rangeprof.table.ID_COLUMNS and a column per config word (key=value in the NVTX
+    range texts). String columns of few distinct values are categoricals (CATEGORICAL).
+    columns, when given, keeps only those columns (and reads only what they need).
+    Bad lines are printed on report (default stderr; None: not printed) as
+    'FILE:LINE: reason; line skipped' and listed in df.attrs['bad_lines'] (the first
+    1000; df.attrs['bad_line_count'] counts them all). combine and derive are as in
+    rangeprof.table.build (derive: 'name=expr' strings); with them the runs are read by
+    the Python reader. Needs pandas and pyarrow."""
+    pa = _pyarrow()
     from rangeprof.expr import parse_derivation
     if report == "stderr":
         report = sys.stderr  # looked up per call, so that redirections are honoured
-    recs = records.read(paths_or_globs, report=report)
-    samples = table.build(recs, derivations=[parse_derivation(d) for d in derive],
-                          combine=combine, report=report)
-    rows = table.long_rows(samples)
-    configs = table.config_columns(rows)
-    columns = ["Annotation"] + configs + [c for c in table.ID_COLUMNS if c != "Annotation"]
-    df = pd.DataFrame(rows, columns=columns)
-    df.attrs["bad_lines"] = [str(b) for b in recs.bad_lines]
+    files = records.expand(paths_or_globs)
+    if combine or derive:
+        recs = records.read(files, report=report)
+        samples = table.build(recs, derivations=[parse_derivation(d) for d in derive],
+                              combine=combine, report=report)
+        rows = table.long_rows(samples)
+        configs = table.config_columns(rows)
+        order = ["Annotation"] + configs + [c for c in table.ID_COLUMNS if c != "Annotation"]
+        df = pd.DataFrame(rows, columns=order)
+        for c in CATEGORICAL:
+            df[c] = df[c].astype("category")
+        for c in _INT_COLUMNS:  # as the columnar reader gives them: NaN, not None
+            if df[c].isna().all():
+                df[c] = df[c].astype("float64")
+        bad, count = recs.bad_lines, recs.bad_count
+    else:
+        reader = _ArrowReader(pa, files)
+        df, configs = reader.frame()
+        bad, count = reader.bad.bad_lines, reader.bad.bad_count
+        if report is not None:
+            reader.bad.report_bad(report)
+    if columns is not None:
+        unknown = [c for c in columns if c not in df.columns]
+        if unknown:
+            raise KeyError(f"rangeprof.load(columns=...): no column {', '.join(unknown)}; "
+                           f"the columns are {', '.join(df.columns)}")
+        df = df[list(columns)]
+        configs = [c for c in configs if c in columns]
+    if not len(df) and report is not None:
+        print(f"rangeprof: warning: no runs in {', '.join(files)}", file=report)
+    df.attrs["bad_lines"] = [str(b) for b in bad]
+    df.attrs["bad_line_count"] = count
     df.attrs["config_columns"] = configs
     return df
+
+
+class _ArrowReader:
+    """The run records of files as one long-form DataFrame (see the module's docstring)."""
+
+    def __init__(self, pa, files):
+        self.pa, self.pc = pa, pa.compute
+        self.files = files
+        self.bad = records.Reader()
+        # ctx: a session and the device records in force, one per change of either;
+        # each run row carries the ctx it was read in.
+        self.ctx_session, self.ctx_devices = [], []
+        self.sessions = []        # (session id, pid, host)
+        self.metric_names = OrderedDict()
+        self.configs = {}         # config key -> config dict
+
+    # -- reading ----------------------------------------------------------------------
+
+    def frame(self):
+        """Reads the files: this thread splits them into lines and reads what is not a
+        run line; a second thread has pyarrow parse the run lines and turns each batch
+        into columns (pyarrow and numpy release the interpreter lock), so that both
+        cores work."""
+        from concurrent.futures import ThreadPoolExecutor
+        import threading
+        self._lock = threading.Lock()
+        self._found = []        # metric names the worker found, for later schemas
+        self._bad_worker = records.Reader()
+        self.cols = _Columns()
+        self._pending = []
+        with ThreadPoolExecutor(1) as pool:
+            self._pool = pool
+            try:
+                for path in self.files:
+                    self._read_file(path)
+            finally:
+                for future in self._pending:
+                    future.result()
+        bad = self.bad.bad_lines + self._bad_worker.bad_lines
+        order = {path: i for i, path in enumerate(self.files)}
+        bad.sort(key=lambda b: (order.get(b.path, -1), b.line))
+        self.bad.bad_lines = bad[:records.MAX_KEPT_BAD_LINES]
+        self.bad.bad_count += self._bad_worker.bad_count
+        return self._frame()
+
+    def _submit(self, path, lines, numbers, ctxs):
+        """Hands a batch of run lines to the worker thread, at most two waiting, with what
+        _metric_names found in their metrics objects: the metric names (pyarrow then
+        reads those and ignores the members it is not asked for) and the keys of the
+        objects that hold a null; or None where it cannot be sure of them (the batch is
+        then read by the Python reader first)."""
+        with self._lock:
+            for name in self._found:
+                self.metric_names.setdefault(name, None)
+            self._found = []
+            names = list(self.metric_names)
+        found = _metric_names(lines, names)
+        while len(self._pending) >= 2:
+            self._pending.pop(0).result()
+        self._pending.append(self._pool.submit(self._work, path, lines, numbers, ctxs,
+                                               found))
+
+    def _read_file(self, path):
+        try:
+            f = open(path, "rb")
+        except OSError as e:
+            self.bad._bad(path, 0, f"cannot be read ({e.strerror or e})")
+            return
+        self.bad.files.append(path)
+        state = dict(session=-1, skipping=False, devices={})
+        self._new_ctx(-1, {})
+        batch, numbers, ctxs = [], array("q"), array("q")
+        size, base = 0, 0
+        with f:
+            for block, complete in _blocks(f):
+                lines = block.split(b"\n")
+                if complete:
+                    lines.pop()  # after the block's last newline
+                # The lines pyarrow does not get: not run lines as rangeprof writes them,
+                # long lines with many brackets, the file's last line without its newline.
+                # (A line of 2 * _MAX_BRACKETS bytes or fewer cannot hold more brackets.)
+                special = [i for i, line in enumerate(lines)
+                           if not line.startswith(_RUN_PREFIX) or
+                           (len(line) > 2 * _MAX_BRACKETS and
+                            line.count(b"[") + line.count(b"{") > _MAX_BRACKETS)]
+                if not complete and lines and (not special or special[-1] != len(lines) - 1):
+                    special.append(len(lines) - 1)
+                start = 0
+                for i in special + [len(lines)]:
+                    if i > start and not state["skipping"]:
+                        batch += lines[start:i]
+                        numbers.extend(range(base + start + 1, base + i + 1))
+                        ctxs.extend([len(self.ctx_session) - 1] * (i - start))
+                    if i < len(lines):
+                        last = not complete and i == len(lines) - 1
+                        run = self._special(path, base + i + 1, lines[i], state, last)
+                        if run is not None:
+                            batch.append(run)
+                            numbers.append(base + i + 1)
+                            ctxs.append(len(self.ctx_session) - 1)
+                    start = i + 1
+                base += len(lines)
+                size += len(block)
+                if size >= _BATCH_BYTES and batch:
+                    self._submit(path, batch, numbers, ctxs)
+                    batch, numbers, ctxs, size = [], array("q"), array("q"), 0
+        if batch:
+            self._submit(path, batch, numbers, ctxs)
+
+    def _special(self, path, number, line, state, last):
+        """A line for the Python reader: updates the session state; returns a run record
+        in the form pyarrow gets, or None."""
+        if line.startswith(_SUMMARY_PREFIX) and not last:
+            return None  # not read: load() has no use for summaries (see the docstring)
+        text = line.decode("utf-8", "replace") + ("" if last else "\n")
+        if text.isspace() or not text:
+            return None
+        rec, problem = records.parse_line(text)
+        if problem:
+            self.bad._bad(path, number, problem)
+            if rec is not None and rec.get("type") == "session":
+                state["skipping"] = True
+            return None
+        kind = rec["type"]
+        if kind == "session":
+            state.update(skipping=False, devices={})
+            self.sessions.append((records._session_id(rec), rec.get("pid"), rec.get("host")))
+            state["session"] = len(self.sessions) - 1
+            self._new_ctx(state["session"], state["devices"])
+            self._note_metrics(rec)
+        elif state["skipping"]:
+            return None
+        elif kind == "device":
+            state["devices"] = dict(state["devices"])
+            state["devices"][rec.get("index")] = rec
+            self._new_ctx(state["session"], state["devices"])
+        elif kind == "run":
+            return _canonical(rec)
+        return None
+
+    def _new_ctx(self, session, devices):
+        """A new ctx, for the runs that follow (a session line or a device line)."""
+        self.ctx_session.append(session)
+        self.ctx_devices.append(devices)
+
+    def _note_metrics(self, session_rec):
+        names = ((session_rec.get("options") or {}).get("metrics") or "").split(",")
+        for name in names:
+            if name:
+                self.metric_names.setdefault(name, None)
+
+    def _schema(self, names):
+        pa = self.pa
+        string, i64, f64 = pa.string(), pa.int64(), pa.float64()
+        return pa.schema([
+            ("type", string), ("launch", i64), ("runs", i64), ("run", i64),
+            ("kernel", string), ("device", i64), ("grid", pa.list_(i64)),
+            ("block", pa.list_(i64)), ("shared_mem_bytes", i64),
+            ("nvtx", pa.list_(pa.struct([("domain", string), ("text", string),
+                                          ("kind", string)]))),
+            ("nvtx_path", string), ("workload", string),
+            ("graph", pa.struct([("id", i64), ("launch", i64), ("node", i64),
+                                 ("nodes", i64)])),
+            ("cache_control", string), ("clock_control", string), ("passes", i64),
+            ("metrics", pa.struct([(m, f64) for m in names])),
+            ("units", pa.struct([(m, string) for m in names])),
+            ("sm_clock_hz", f64), ("rated_sm_clock_hz", f64), ("temperature_c", f64),
+            ("throttle_reasons", pa.list_(string)), ("time", string),
+            ("_present", pa.list_(string))])
+
+    def _parse(self, lines, names):
+        """pyarrow's table of run lines (names: every metric they hold), or None where it
+        refuses them or the Python reader would refuse one of them."""
+        pa, pj = self.pa, self.pa.json
+        try:
+            t = pj.read_json(pa.py_buffer(b"\n".join(lines) + b"\n"),
+                             read_options=pj.ReadOptions(block_size=1 << 20),
+                             parse_options=pj.ParseOptions(
+                                 explicit_schema=self._schema(names),
+                                 unexpected_field_behavior="ignore"))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError,
+                pa.ArrowCapacityError, pa.ArrowIndexError, pa.ArrowKeyError,
+                OverflowError, ValueError):
+            return None
+        return t if self._acceptable(t) else None
+
+    def _acceptable(self, t):
+        """What the Python reader checks and pyarrow lets through."""
+        pa, pc = self.pa, self.pc
+        if t.column("kernel").null_count or t.column("metrics").null_count:
+            return False
+        for name in ("grid", "block", "throttle_reasons", "nvtx"):
+            col = t.column(name)
+            if col.null_count < len(col) and pc.list_flatten(col).null_count:
+                return False
+        for name in ("launch", "runs", "run", "device", "shared_mem_bytes", "passes"):
+            col = t.column(name)
+            if col.null_count < len(col) and pc.min(col).as_py() == -(1 << 63):
+                return False
+        for name in ("grid", "block"):
+            col = pc.list_flatten(t.column(name))
+            if len(col) and pc.min(col).as_py() == -(1 << 63):
+                return False
+        graph = t.column("graph")
+        for i in range(graph.type.num_fields):
+            col = pc.struct_field(graph, [i])
+            if col.null_count < len(col) and pc.min(col).as_py() == -(1 << 63):
+                return False
+        numbers = [t.column(n) for n in ("sm_clock_hz", "rated_sm_clock_hz", "temperature_c")]
+        metrics, units = t.column("metrics"), t.column("units")
+        for i in range(metrics.type.num_fields):
+            field = metrics.type.field(i)
+            if not (pa.types.is_floating(field.type) or pa.types.is_integer(field.type)
+                    or pa.types.is_null(field.type)):
+                return False
+            numbers.append(pc.struct_field(metrics, [i]))
+        for col in numbers:
+            # (all() of nothing but nulls is null, not False)
+            if pa.types.is_floating(col.type) and pc.all(pc.is_finite(col)).as_py() is False:
+                return False
+        for i in range(units.type.num_fields):
+            if not (pa.types.is_string(units.type.field(i).type)
+                    or pa.types.is_null(units.type.field(i).type)):
+                return False
+        return True
+
+    def _work(self, path, lines, numbers, ctxs, found):
+        """In the worker thread: parses a batch and adds its rows to self.cols."""
+        names, nulls = found if found is not None else (None, {})
+        t = self._parse(lines, names) if names is not None else None
+        if t is None:
+            # Line by line in Python: bad lines reported, the others in checked form.
+            kept, kept_numbers, kept_ctxs = [], array("q"), array("q")
+            names = OrderedDict.fromkeys(names or ())
+            for line, number, ctx in zip(lines, numbers, ctxs):
+                rec, problem = records.parse_line(line.decode("utf-8", "replace") + "\n")
+                if problem:
+                    self._bad_worker._bad(path, number, problem)
+                    continue
+                if rec["type"] != "run":  # a duplicate "type" member: the last one counts
+                    continue
+                kept.append(_canonical(rec))
+                kept_numbers.append(number)
+                kept_ctxs.append(ctx)
+                for name in rec["metrics"]:
+                    names.setdefault(name, None)
+            lines, numbers, ctxs, nulls = kept, kept_numbers, kept_ctxs, {}
+            if not lines:
+                return
+            t = self._parse(lines, list(names))
+            if t is None:  # what the Python reader accepted, pyarrow must: say so
+                raise RuntimeError(f"{path}: pyarrow refused run records the Python reader "
+                                   "accepted")
+        metrics = t.column("metrics").type
+        with self._lock:
+            self._found += [metrics.field(i).name for i in range(metrics.num_fields)]
+        self._long(self.cols, path, t, numbers, ctxs, nulls)
+
+    # -- the frame --------------------------------------------------------------------
+
+    def _frame(self):
+        import numpy as np
+        cols = self.cols
+        configs = [c for c in OrderedDict.fromkeys(
+            c for cfg in self.configs.values() for c in cfg) if c not in table.ID_COLUMNS]
+        order = ["Annotation"] + configs + [c for c in table.ID_COLUMNS if c != "Annotation"]
+        data = {}
+        for c in order:
+            data[c] = cols.column(c) if cols.rows else np.zeros(0, dtype=object)
+        df = pd.DataFrame(data, copy=False)
+        for c in configs + ["Process"]:
+            df[c] = _typed_column(df[c])
+        return df, configs
+
+    def _long(self, cols, path, t, numbers, ctxs, nulls):
+        """Adds one batch's long-form rows, run by run, each run's metrics in the order
+        first seen. A run has a row for each member of its metrics object: one with a
+        value, or one that is null where nulls ({row: keys}) or the _present member of a
+        line written by _canonical names it (pyarrow gives both missing and null as
+        null)."""
+        import numpy as np
+        pa, pc = self.pa, self.pc
+        n = t.num_rows
+        ctx = np.frombuffer(ctxs, dtype=np.int64).copy()
+        sess = np.array(self.ctx_session, dtype=np.int64)[ctx]  # -1: before any session
+        sessions = self.sessions + [("?:?:?", None, None)]
+        # Long rows: (run row, metric) pairs present in the records, in that order.
+        metrics, units = t.column("metrics"), t.column("units")
+        unit_of = {units.type.field(i).name: i for i in range(units.type.num_fields)}
+        listed = dict(nulls)
+        given = t.column("_present")
+        if given.null_count < len(given):
+            for i in np.flatnonzero(pc.is_valid(given).to_numpy(zero_copy_only=False)):
+                listed[int(i)] = given[int(i)].as_py()
+        names, rows, position, values, unit_codes, unit_cats = [], [], [], [], [], []
+        for j in range(metrics.type.num_fields):
+            name = metrics.type.field(j).name
+            v = pc.struct_field(metrics, [j])
+            present = np.asarray(pc.is_valid(v).to_numpy(zero_copy_only=False), dtype=bool)
+            for i, keys in listed.items():
+                if name in keys:
+                    present[i] = True
+            if name in unit_of:
+                u = pc.fill_null(pc.cast(pc.struct_field(units, [unit_of[name]]), pa.string()), "")
+            else:
+                u = pa.nulls(n, pa.string()).fill_null("")
+            r = np.flatnonzero(present)
+            names.append(name)
+            rows.append(r)
+            position.append(np.full(len(r), j, dtype=np.int32))
+            values.append(np.asarray(pc.cast(v, pa.float64()).to_numpy(zero_copy_only=False),
+                                     dtype=float)[r])
+            codes, cats = _encode(pc, u)
+            unit_codes.append(codes[r] + len(unit_cats))
+            unit_cats += cats
+        if not names:
+            return
+        rows = np.concatenate(rows)
+        position = np.concatenate(position)
+        order = np.lexsort((position, rows))
+        rr = rows[order]
+        long_n = len(rr)
+        if not long_n:
+            return
+        cols.rows += long_n
+        cols.cat("Metric", position[order], names)
+        cols.num("Value", np.concatenate(values)[order])
+        cols.cat("Unit", np.concatenate(unit_codes)[order], unit_cats)
+
+        def cat_of(arr):
+            codes, cats = _encode(pc, arr)
+            cols_codes = codes[rr]
+            return cols_codes, cats
+        cols.cat("Annotation", *cat_of(pc.fill_null(t.column("nvtx_path"), "")))
+        cols.cat("Kernel", *cat_of(t.column("kernel")))
+        cols.num("Run", _numbers(t.column("run"))[rr])
+        cols.num("Runs", _numbers(t.column("runs"))[rr])
+        graph = t.column("graph")
+        launch = pc.fill_null(pc.cast(t.column("launch"), pa.string()), "None")
+        node = pc.fill_null(pc.cast(pc.struct_field(graph, [2]), pa.string()), "None")
+        suffix = pc.if_else(pc.is_valid(graph), pc.binary_join_element_wise(".node", node, ""), "")
+        sid_codes = np.where(sess < 0, len(sessions) - 1, sess)
+        sid = pa.array([x[0] for x in sessions], pa.string()).take(pa.array(sid_codes))
+        cols.cat("Launch", *cat_of(pc.binary_join_element_wise(sid, "#", launch, suffix, "")))
+        cols.cat("Workload", *cat_of(pc.fill_null(t.column("workload"), "kernel")))
+        cols.num("Graph", _numbers(pc.struct_field(graph, [0]))[rr])
+        cols.num("GraphNode", _numbers(pc.struct_field(graph, [2]))[rr])
+        cols.cat("Session", sid_codes[rr], [x[0] for x in sessions])
+        cols.obj("Process", np.array([x[1] for x in sessions], dtype=object)[sid_codes][rr])
+        cols.cat("Host", sid_codes[rr], [x[2] for x in sessions])
+        device = _numbers(t.column("device"))
+        gpu_codes, gpu_names, mem_clock = self._devices(ctx, device)
+        cols.cat("GPU", gpu_codes[rr], gpu_names)
+        cols.num("Device", device[rr])
+        cols.cat("Grid", *cat_of(_dims(pa, pc, t.column("grid"))))
+        cols.cat("Block", *cat_of(_dims(pa, pc, t.column("block"))))
+        cols.num("SharedMemBytes", _numbers(t.column("shared_mem_bytes"))[rr])
+        cols.num("Passes", _numbers(t.column("passes"))[rr])
+        cols.cat("CacheControl", *cat_of(t.column("cache_control")))
+        cols.cat("ClockControl", *cat_of(t.column("clock_control")))
+        cols.num("SMClock", _numbers(t.column("sm_clock_hz"))[rr])
+        cols.num("ComputeClock", _numbers(t.column("rated_sm_clock_hz"))[rr])
+        cols.num("MemoryClock", mem_clock[rr])
+        cols.num("Temperature", _numbers(t.column("temperature_c"))[rr])
+        cols.cat("ThrottleReasons", *cat_of(pc.binary_join(t.column("throttle_reasons"), ",")))
+        cols.cat("Time", *cat_of(t.column("time")))
+        cols.cat("File", np.zeros(long_n, dtype=np.int64), [path])
+        cols.num("Line", np.frombuffer(numbers, dtype=np.int64)[rr])
+        key_codes, keys = self._config_keys(t)
+        for name in OrderedDict.fromkeys(c for k in keys for c in self.configs[k]):
+            per_key = np.empty(len(keys), dtype=object)
+            per_key[:] = [self.configs[k].get(name, _MISSING) for k in keys]
+            values = per_key[key_codes[rr]]
+            if name in ("Metric", "Value", "Unit"):
+                continue  # long_rows sets these after the config words
+            if name in table.ID_COLUMNS:
+                # A config word that names a column replaces that column's value, as in
+                # table.long_rows; the column stays of its kind where the word is absent.
+                cols.override(name, values)
+            else:
+                cols.obj(name, values)
+        cols.end_batch()
+
+    def _devices(self, ctx, device):
+        """(GPU codes, names, rated memory clock) per run from its ctx and device index."""
+        import numpy as np
+        dev = np.where(np.isnan(device), -1, device).astype(np.int64)
+        pairs = np.stack([ctx, dev], axis=1)
+        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        names, clocks = [], []
+        for c, d in unique.tolist():
+            rec = self.ctx_devices[c].get(None if d == -1 else d) or {}
+            names.append(rec.get("name"))
+            clocks.append(table._num(rec.get("rated_memory_clock_hz")))
+        inverse = inverse.reshape(-1)
+        return inverse, names, np.array(clocks, dtype=float)[inverse]
+
+    def _config_keys(self, t):
+        """(code per run, keys): a key per distinct set of texts its config comes from
+        (as records._ConfigCache), each parsed once into self.configs."""
+        import json
+        import numpy as np
+        pa, pc = self.pa, self.pc
+        nvtx = t.column("nvtx").combine_chunks()
+        path = pc.fill_null(t.column("nvtx_path"), "").combine_chunks()
+        flat = pc.list_flatten(nvtx)
+        texts = pc.fill_null(pc.struct_field(flat, [1]), "") if len(flat) else pa.array([], pa.string())
+        count = pc.fill_null(pc.list_value_length(nvtx), 0)
+        odd = pc.any(pc.match_substring(path, "\x1e")).as_py() or (
+            len(texts) and pc.any(pc.match_substring(texts, "\x1f")).as_py())
+        if odd:  # texts that hold the separators: keys made in Python
+            key = pa.array([json.dumps([[r.get("text") or "" for r in (x or []) if r], p])
+                            for x, p in zip(nvtx.to_pylist(), path.to_pylist())], pa.string())
+        else:
+            lengths = count.to_numpy(zero_copy_only=False)
+            offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+            joined = pc.binary_join(pa.ListArray.from_arrays(offsets, texts), "\x1f")
+            key = pc.binary_join_element_wise(path, pc.cast(count, pa.string()),
+                                              pc.fill_null(joined, ""), "\x1e")
+        codes, keys = _encode(pc, key)
+        for k in keys:
+            if k in self.configs:
+                continue
+            if odd:
+                texts_list, p = json.loads(k)
+            else:
+                p, c, joined_texts = k.split("\x1e")
+                texts_list = joined_texts.split("\x1f") if int(c) else []
+            self.configs[k] = config_from_nvtx([{"text": x} for x in texts_list], p)
+        return codes, keys
+
+
+_MISSING = None
+
+
+class _Columns:
+    """The long-form columns, batch by batch: numbers, categoricals as codes into each
+    batch's own categories (unified at the end), and object columns (config values)."""
+
+    def __init__(self):
+        self.rows = 0
+        self.batches = []   # rows per batch
+        self.nums, self.cats, self.objs, self.overrides = {}, {}, {}, {}
+        self._batch_rows = 0
+
+    def num(self, name, values):
+        self._batch_rows = len(values)
+        self.nums.setdefault(name, []).append((len(self.batches), values))
+
+    def cat(self, name, codes, categories):
+        self.cats.setdefault(name, []).append((len(self.batches), codes, categories))
+
+    def obj(self, name, values):
+        self.objs.setdefault(name, []).append((len(self.batches), values))
+
+    def override(self, name, values):
+        self.overrides.setdefault(name, []).append((len(self.batches), values))
+
+    def end_batch(self):
+        self.batches.append(self._batch_rows)
+
+    def column(self, name):
+        import numpy as np
+        bounds = np.concatenate([[0], np.cumsum(self.batches)]).astype(np.int64)
+        total = int(bounds[-1])
+        if name in self.nums:
+            col = np.concatenate([v for _, v in self.nums[name]])
+            if name in _INT_COLUMNS and col.dtype == float and not np.isnan(col).any():
+                col = col.astype(np.int64)
+        elif name in self.cats:
+            index, categories = {}, []
+            codes = np.full(total, -1, dtype=np.int32)
+            for b, c, cats in self.cats[name]:
+                remap = np.empty(len(cats) + 1, dtype=np.int32)
+                for i, x in enumerate(cats):
+                    if x is None:
+                        remap[i] = -1
+                    else:
+                        j = index.get(x)
+                        if j is None:
+                            j = index[x] = len(categories)
+                            categories.append(x)
+                        remap[i] = j
+                remap[len(cats)] = -1  # code -1: null
+                c = np.where(c < 0, len(cats), c)
+                codes[bounds[b]:bounds[b] + len(c)] = remap[c]
+            col = pd.Categorical.from_codes(codes, categories=categories)
+        else:
+            col = np.empty(total, dtype=object)
+            col[:] = None
+            for b, v in self.objs.get(name, []):
+                col[bounds[b]:bounds[b] + len(v)] = v
+        if name in self.overrides:
+            col = np.asarray(col, dtype=object).copy()
+            for b, v in self.overrides[name]:
+                part = col[bounds[b]:bounds[b] + len(v)]
+                given = np.array([x is not _MISSING for x in v], dtype=bool)
+                part[given] = v[given]
+            if name not in self.cats:
+                col = _typed_column(pd.Series(col)).to_numpy()
+        return col
+
+
+# Integer columns: int64 where every run has them, float64 with NaN otherwise.
+_INT_COLUMNS = ("Run", "Runs", "Graph", "GraphNode", "Device", "SharedMemBytes", "Passes",
+                "Line")
+
+
+def _encode(pc, arr):
+    """(codes, categories) of a string array: numpy codes (-1 for null) into the list of
+    its distinct values."""
+    import numpy as np
+    d = pc.dictionary_encode(arr)
+    if hasattr(d, "combine_chunks"):
+        d = d.combine_chunks()
+    codes = np.asarray(pc.fill_null(d.indices, -1).to_numpy(zero_copy_only=False),
+                       dtype=np.int64)
+    return codes, d.dictionary.to_pylist()
+
+
+def _numbers(col):
+    """A numeric column as float64 (NaN for null)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if len(col) == 0:
+        return np.zeros(0)
+    return np.asarray(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False), dtype=float)
+
+
+def _blocks(f):
+    """(block, complete) of the file: blocks of whole lines (complete: ending with a
+    newline; only the file's last block may not)."""
+    carry = b""
+    while True:
+        block = f.read(1 << 24)
+        if not block:
+            break
+        cut = block.rfind(b"\n") + 1
+        if not cut:
+            carry += block
+            continue
+        yield (carry + block[:cut]) if carry else block[:cut], True
+        carry = block[cut:]
+    if carry:
+        yield carry, False
+
+
+def _canonical(rec):
+    """A run record the Python reader accepted, as one JSON line (no newline) that
+    pyarrow reads with the schema (members it does not read left out)."""
+    import json
+    keep = {k: rec[k] for k in _CANONICAL if k in rec}
+    keep["_present"] = list(rec["metrics"])  # a null metric has a row, a missing one not
+    return json.dumps(keep, allow_nan=False, separators=(",", ":")).encode()
+
+
+_CANONICAL = ("type", "launch", "runs", "run", "kernel", "device", "grid", "block",
+              "shared_mem_bytes", "nvtx", "nvtx_path", "workload", "graph", "cache_control",
+              "clock_control", "passes", "metrics", "units", "sm_clock_hz",
+              "rated_sm_clock_hz", "temperature_c", "throttle_reasons", "time")
+
+
+_KEY = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
+
+
+def _metric_names(lines, known):
+    """(metric names, {line index: keys}) of the lines' metrics objects: the names, known
+    ones first, and the keys of each object that holds a null (pyarrow cannot tell a null
+    member from a missing one); None unless each line has one flat metrics object with
+    no escape in it (a key could be missed then). A line whose keys are known ones costs
+    a count and a substring test per name: its number of '":' (a key's end; numbers hold
+    none) must be the number of known keys it holds."""
+    import json
+    names = OrderedDict.fromkeys(known)
+    patterns = [json.dumps(n).encode() + b":" for n in names]
+    nulls = {}
+    for i, line in enumerate(lines):
+        at = line.find(b'"metrics":{')
+        end = line.find(b"}", at)
+        if at < 0 or end < 0:
+            return None
+        content = line[at + 10:end + 1]
+        if b"\\" in content or content.find(b"{", 1) >= 0:
+            return None
+        keys = content.count(b'":')
+        if sum(p in content for p in patterns) != keys or b"null" in content:
+            found = []
+            for key in _KEY.findall(content):
+                try:
+                    name = json.loads(b'"' + key + b'"')
+                except ValueError:
+                    return None
+                found.append(name)
+                if name not in names:
+                    names[name] = None
+                    patterns.append(json.dumps(name).encode() + b":")
+            if len(found) != keys:
+                return None
+            if b"null" in content:
+                nulls[i] = found
+    return list(names), nulls
+
+
+def _dims(pa, pc, col):
+    """'x,y,z' per run ('' where the member is missing), as table._dims."""
+    return pc.fill_null(pc.binary_join(pc.cast(col, pa.list_(pa.string())), ","),
+                        "").to_numpy(zero_copy_only=False)
+
+
+def _typed_column(col):
+    """A config column typed as pandas types a list of dicts' values: int64 (float64
+    where some runs lack it), float64, bool, or object for mixed or text."""
+    values = col.dropna()
+    kinds = {type(v) for v in values}
+    if kinds == {int}:
+        return col.astype("int64") if len(values) == len(col) else col.astype("float64")
+    if kinds <= {int, float} and kinds:
+        return col.astype("float64")
+    if kinds == {bool} and len(values) == len(col):
+        return col.astype("bool")
+    return col
 
 
 def summarize(df, by=None):
@@ -50,8 +745,14 @@ def summarize(df, by=None):
     by = [by] if isinstance(by, str) else list(by)
     if "Metric" not in by:
         by.append("Metric")
+    unknown = [c for c in by if c not in df.columns]
+    if unknown:
+        raise KeyError(f"rangeprof.summarize(by=...): no column {', '.join(unknown)}; the "
+                       f"columns are {', '.join(df.columns)}")
     out = []
-    for key, g in df.groupby(by, sort=False, dropna=False):
+    # observed=True: categorical columns group by the values present, not every
+    # combination of their categories.
+    for key, g in df.groupby(by, sort=False, dropna=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
         s = stats.summarize(g["Value"].tolist(), g["SMClock"].tolist(),
                             g["ThrottleReasons"].tolist() if "ThrottleReasons" in g else None,

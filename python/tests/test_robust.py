@@ -1,0 +1,523 @@
+"""Hostile and mistaken input, as issue 21 found it, on copies of the recorded fixtures:
+one wrong member in one line of 1263 is reported as FILE:LINE with the member and the
+reason, and skipped, by every tool and by rangeprof.load, never a traceback; arguments
+that would make a table silently wrong are refused in one line with exit status 2."""
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rangeprof import compare, ncu, records, report
+
+TIME = "gpu__time_duration.sum"
+RUN_LINE = 3                     # vadd.jsonl's first run record (1-based line number)
+VADD_RUNS = 1200
+
+
+def mutated(damaged, edit, line=RUN_LINE, name="vadd.jsonl"):
+    """A copy of a recording whose line `line` went through edit: a function of the parsed
+    record (returning a record) or of the text (when it takes and returns a str)."""
+    def change(lines):
+        out = list(lines)
+        text = out[line - 1]
+        try:
+            result = edit(json.loads(text))
+            # As rangeprof writes lines (no spaces): load() gives such run lines to pyarrow.
+            out[line - 1] = (result if isinstance(result, str) else
+                             json.dumps(result, separators=(",", ":"))) + "\n"
+        except TypeError:
+            out[line - 1] = edit(text)
+        return out
+    return damaged(name, change)
+
+
+def text_edit(old, new):
+    def edit(text):
+        if not isinstance(text, str):
+            raise TypeError
+        assert old in text, old
+        return text.replace(old, new, 1)
+    return edit
+
+
+def set_member(path, value):
+    """An edit setting a member (path 'a/b', list indexes as numbers) of the record."""
+    def edit(rec):
+        if isinstance(rec, str):
+            raise TypeError
+        obj = rec
+        keys = path.split("/")
+        for k in keys[:-1]:
+            obj = obj[k] if not isinstance(obj, list) else obj[int(k)]
+        if isinstance(obj, list):
+            obj[int(keys[-1])] = value
+        else:
+            obj[keys[-1]] = value
+        return rec
+    return edit
+
+
+# (id, edit, line, words the bad-line message holds)
+BAD_LINES = [
+    ("clock string", set_member("sm_clock_hz", "fast"), RUN_LINE, ["'sm_clock_hz'", "a string"]),
+    ("metric string", set_member(f"metrics/{TIME}", "x"), RUN_LINE, [f"'metrics.{TIME}'", "a string"]),
+    ("metric object", set_member(f"metrics/{TIME}", {"a": 1}), RUN_LINE, [f"'metrics.{TIME}'", "an object"]),
+    ("device list", set_member("device", [0]), RUN_LINE, ["'device'", "a list"]),
+    ("units list", set_member("units", [1]), RUN_LINE, ["'units'", "a list"]),
+    ("device record index list", set_member("index", [0]), 2, ["device record", "'index'", "a list"]),
+    ("nvtx text number", set_member("nvtx/0/text", 5), RUN_LINE, ["'nvtx[0].text'", "an integer"]),
+    ("metric of 400 digits", text_edit('"gpu__time_duration.sum":2304', '"gpu__time_duration.sum":' + "9" * 400),
+     RUN_LINE, [f"'metrics.{TIME}'", "400 digits"]),
+    ("launch of 400 digits", text_edit('"launch":4,', '"launch":' + "9" * 400 + ","), RUN_LINE,
+     ["'launch'", "400 digits"]),
+    ("integer of 5000 digits", text_edit('"gpu__time_duration.sum":2304', '"gpu__time_duration.sum":' + "9" * 5000),
+     RUN_LINE, ["not JSON", "4300"]),
+    ("100000 nested brackets", text_edit('"passes":1,', '"passes":1,"deep":' + "[" * 100000 + "]" * 100000 + ","),
+     RUN_LINE, ["nested too deeply"]),
+    ("Infinity", text_edit('"gpu__time_duration.sum":2304', '"gpu__time_duration.sum":Infinity'),
+     RUN_LINE, ["'Infinity' is not a JSON number"]),
+    ("-Infinity", text_edit('"sm_clock_hz":1936414930.5555556', '"sm_clock_hz":-Infinity'),
+     RUN_LINE, ["'-Infinity' is not a JSON number"]),
+    ("1e400", text_edit('"gpu__time_duration.sum":2304', '"gpu__time_duration.sum":1e400'),
+     RUN_LINE, [f"'metrics.{TIME}' is not finite"]),
+    ("NaN", text_edit('"temperature_c":36', '"temperature_c":NaN'), RUN_LINE,
+     ["'NaN' is not a JSON number"]),
+    ("kernel number", set_member("kernel", 5), RUN_LINE, ["'kernel'", "a string"]),
+    ("grid strings", set_member("grid", ["4", 1, 1]), RUN_LINE, ["'grid[0]'"]),
+    ("throttle number", set_member("throttle_reasons", [7]), RUN_LINE, ["'throttle_reasons[0]'"]),
+    ("summary stable string", set_member(f"metrics/{TIME}/stable", "yes"), 23,
+     ["summary record", f"'metrics.{TIME}.stable'"]),
+]
+
+
+def _no_traceback(err):
+    assert "Traceback" not in err and "internal error" not in err, err
+
+
+def _bad_line_said(err, path, line, words):
+    said = [l for l in err.splitlines() if f"{path}:{line}:" in l]
+    assert len(said) == 1, err
+    for w in words:
+        assert w in said[0], (w, said[0])
+    assert said[0].endswith("; line skipped")
+
+
+def _rows(text):
+    return json.loads(text) if text.strip() else []
+
+
+@pytest.mark.parametrize("case", BAD_LINES, ids=[c[0] for c in BAD_LINES])
+def test_one_bad_line_is_said_and_skipped_by_every_tool(damaged, recorded, capsys, case):
+    _, edit, line, words = case
+    path = mutated(damaged, edit, line)
+    if line == 23:  # the edit is of a summary record: the runs are all there
+        assert json.loads(open(recorded("vadd.jsonl")).readlines()[22])["type"] == "summary"
+    lost = 1 if line == RUN_LINE else 0
+
+    out = io.StringIO()
+    assert report.main([str(path), "--metric", TIME, "--json"], out=out) == 0
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    _bad_line_said(err, path, line, words)
+    rows = _rows(out.getvalue())
+    # A bad device record leaves its session's runs without a GPU name, nothing more.
+    assert sum(r["NumRuns"] for r in rows) == VADD_RUNS - lost
+
+    out = io.StringIO()
+    assert compare.main([str(recorded("vadd.jsonl")), str(path), "--json"], out=out) == 0
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    _bad_line_said(err, path, line, words)
+    assert sum(r["RunsB"] for r in _rows(out.getvalue())) == VADD_RUNS - lost
+
+    out = io.StringIO()
+    assert ncu.main([str(path), str(recorded("vadd.ncu.csv")), "--json"], out=out) == 0
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    _bad_line_said(err, path, line, words)
+
+    recs = records.read(path, report=None)
+    assert len(recs.runs) == VADD_RUNS - lost and len(recs.bad_lines) == 1
+
+
+@pytest.mark.parametrize("case", BAD_LINES, ids=[c[0] for c in BAD_LINES])
+def test_load_says_and_skips_the_same_bad_line(damaged, capsys, case):
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    _, edit, line, words = case
+    path = mutated(damaged, edit, line)
+    df = rangeprof.load(path)
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    if line == 23:
+        # load() does not read summary lines (rangeprof/frame.py says why)
+        assert df.attrs["bad_lines"] == [] and err == ""
+        return
+    _bad_line_said(err, path, line, words)
+    assert df.attrs["bad_lines"] == [l.split("warning: ", 1)[1] for l in err.splitlines()]
+    assert df.groupby(["Launch", "Run"], observed=True).ngroups == VADD_RUNS - (line == RUN_LINE)
+
+
+@pytest.mark.parametrize("plot", ["distribution", "sweep"])
+def test_plots_skip_the_bad_line_too(damaged, tmp_path, capsys, plot):
+    pytest.importorskip("matplotlib")
+    from rangeprof import plots
+    path = mutated(damaged, set_member("sm_clock_hz", "fast"))
+    argv = [plot, str(path), "-o", str(tmp_path / "p.png")] + (["--x", "n"] if plot == "sweep" else [])
+    assert plots.main(argv) == 0
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    _bad_line_said(err, path, RUN_LINE, ["'sm_clock_hz'"])
+
+
+def _scaled_runs(damaged, factor=None, value=None, where="vadd n=16777216"):
+    def edit(lines):
+        out = []
+        for l in lines:
+            rec = json.loads(l)
+            if rec["type"] == "run" and rec["nvtx_path"] == where:
+                v = rec["metrics"][TIME]
+                rec["metrics"][TIME] = value(rec) if value else v * factor
+            out.append(json.dumps(rec) + "\n")
+        return out
+    return damaged("vadd.jsonl", edit)
+
+
+def test_values_near_the_float_limit_are_summarised(damaged, capsys):
+    """Runs of 1.7e308 +- the recorded spread: their sum and squares overflow a float,
+    yet the mean, median and spread come out (scaled by a power of two inside)."""
+    path = _scaled_runs(damaged, value=lambda rec: 1.7e308 * (rec["metrics"][TIME] / 45000) / 1.1)
+    out = io.StringIO()
+    assert report.main([str(path), "--metric", TIME, "--json"], out=out) == 0
+    _no_traceback(capsys.readouterr().err)
+    big = next(r for r in json.loads(out.getvalue()) if r["Annotation"] == "vadd n=16777216")
+    assert big["NumRuns"] == 400 and 1e308 < big["AvgValue"] < 1.7e308
+    assert big["MinValue"] <= big["MedianValue"] <= big["MaxValue"]
+    assert 0 < big["RelativeStdDevPct"] < 2
+
+
+def test_opposite_values_near_the_limit_and_compare(damaged, recorded, capsys):
+    """Alternating +-1.7e308 (their differences are infinite) in B: compare's ratio,
+    Welch's t and the t quantile of its interval meet infinities and NaN, and say so in
+    blank cells, not a traceback; the other kernels are compared as usual."""
+    path = _scaled_runs(damaged, value=lambda rec: 1.7e308 * (1 if rec["run"] % 2 else -1))
+    for method in ("welch", "bootstrap"):
+        out = io.StringIO()
+        code = compare.main([str(recorded("vadd.jsonl")), str(path), "--json", "--method", method],
+                            out=out)
+        assert code in (0, 1)
+        _no_traceback(capsys.readouterr().err)
+        rows = {r["Annotation"]: r for r in json.loads(out.getvalue())}
+        assert rows["vadd n=4096"]["Verdict"] == "same"
+        assert rows["vadd n=16777216"]["RunsB"] == 400
+
+
+def test_huge_finite_values_in_b_make_an_infinite_df(damaged, recorded, capsys):
+    """B's values 1e300 times A's: the Welch degrees of freedom and the t quantile meet
+    an infinity (variances that overflow or underflow), which compare survives."""
+    path = _scaled_runs(damaged, factor=1e300)
+    out = io.StringIO()
+    assert compare.main([str(recorded("vadd.jsonl")), str(path), "--json"], out=out) == 1
+    _no_traceback(capsys.readouterr().err)
+    big = next(r for r in json.loads(out.getvalue()) if r["Annotation"] == "vadd n=16777216")
+    assert big["Verdict"] == "REGRESSION" and big["Ratio"] == pytest.approx(1e300, rel=1e-9)
+
+
+def test_a_directory_where_a_file_belongs(recorded, tmp_path, capsys):
+    """A directory named like a JSONL inside the directory given, a directory given as
+    ncu's CSV, a directory given as the plot's output: each one line, no traceback."""
+    (tmp_path / "sub.jsonl").mkdir()
+    (tmp_path / "vadd.jsonl").write_bytes(recorded("vadd.jsonl").read_bytes())
+    out = io.StringIO()
+    assert report.main([str(tmp_path), "--metric", TIME, "--json"], out=out) == 0
+    assert report.main([str(tmp_path / "*.jsonl"), "--metric", TIME, "--json"], out=io.StringIO()) == 0
+    _no_traceback(capsys.readouterr().err)
+    assert sum(r["NumRuns"] for r in json.loads(out.getvalue())) == VADD_RUNS
+    assert ncu.main([str(recorded("vadd.jsonl")), str(tmp_path)], out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert err.count("\n") == 1 and "Is a directory" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert report.main([str(empty)], out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert err == f"rangeprof-report: error: no *.jsonl file in directory '{empty}'\n"
+
+
+def test_unreadable_file_is_said_and_the_others_read(recorded, tmp_path, capsys):
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    path = tmp_path / "locked.jsonl"
+    path.write_bytes(recorded("vadd.jsonl").read_bytes())
+    path.chmod(0)
+    out = io.StringIO()
+    assert report.main([str(path), str(recorded("vadd_again.jsonl")), "--json"], out=out) == 0
+    err = capsys.readouterr().err
+    assert f"{path}:0: cannot be read" in err
+
+
+# -- ncu's CSV --------------------------------------------------------------------------
+
+def test_truncated_ncu_csv(damaged, recorded, capsys):
+    """Cut in the middle of a data row (its last kernel half written), or after the
+    header: the rows that are there are compared, or the error says there is nothing."""
+    half = damaged("vadd.ncu.csv", lambda ls: ls[:-1] + [ls[-1][: len(ls[-1]) // 2]])
+    out = io.StringIO()
+    assert ncu.main([str(recorded("vadd.jsonl")), str(half), "--json"], out=out) == 0
+    _no_traceback(capsys.readouterr().err)
+    assert json.loads(out.getvalue())
+    header_only = damaged("vadd.ncu.csv", lambda ls: ls[:4])
+    assert ncu.main([str(recorded("vadd.jsonl")), str(header_only)], out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert err == "rangeprof-compare-ncu: error: no kernel of the JSONL is in ncu's output\n"
+    no_header = damaged("vadd.ncu.csv", lambda ls: ls[:3])
+    assert ncu.main([str(recorded("vadd.jsonl")), str(no_header)], out=io.StringIO()) == 2
+    assert "no 'Kernel Name' column" in capsys.readouterr().err
+
+
+def test_oversized_ncu_csv_field(damaged, recorded, capsys):
+    """A field over the csv module's 128 KiB limit in one kernel row: that row is said
+    with its line and skipped; the other 14 kernels are compared."""
+    def huge(lines):
+        out = list(lines)
+        assert ":vadd n=4096:" in out[6]
+        out[6] = out[6].replace(":vadd n=4096:", ":vadd n=4096" + "x" * 200000 + ":", 1)
+        return out
+    path = damaged("vadd.ncu.csv", huge)
+    out = io.StringIO()
+    assert ncu.main([str(recorded("vadd.jsonl")), str(path), "--json"], out=out) == 0
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert f"{path}:7: field larger than field limit" in err
+    times = [r for r in json.loads(out.getvalue()) if r["Metric"] == TIME]
+    assert sum(r["NcuRuns"] for r in times) == 14
+
+
+def test_missing_ncu_binary_leaves_no_file(recorded, tmp_path, capsys, monkeypatch):
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    code = ncu.main([str(recorded("vadd.jsonl")), "--ncu", str(tmp_path / "no-ncu"), "--run",
+                     "--", "python3", "x.py"], out=io.StringIO())
+    err = capsys.readouterr().err
+    assert code == 2
+    _no_traceback(err)
+    assert err == (f"rangeprof-compare-ncu: error: --ncu '{tmp_path / 'no-ncu'}': not found "
+                   "(not an executable file); install Nsight Compute or give --ncu PATH\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ncu_that_cannot_start_leaves_no_file(recorded, tmp_path, capsys, monkeypatch):
+    """An 'ncu' that exists but cannot be executed (no interpreter for its #! line)."""
+    import tempfile
+    work = tmp_path / "tmp"
+    work.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(work))
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/nonexistent/interpreter\n")
+    fake.chmod(0o755)
+    code = ncu.main([str(recorded("vadd.jsonl")), "--ncu", str(fake), "--run", "true"],
+                    out=io.StringIO())
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot run" in err
+    _no_traceback(err)
+    assert list(work.iterdir()) == []
+
+
+def test_ncu_unknown_units_stop_that_metric_and_say_why(damaged, recorded, capsys):
+    """ncu's unit of the time column made 'furlong': the time is not compared (it was,
+    as if in nanoseconds), the byte counts still are, and a note says why."""
+    def furlong(lines):
+        out = list(lines)
+        import csv
+        rows = list(csv.reader([l for l in out if not l.startswith("==")]))
+        col = rows[0].index(TIME)
+        rows[1][col] = "furlong"
+        text = io.StringIO()
+        csv.writer(text, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+        return [l for l in out if l.startswith("==")] + [text.getvalue()]
+    out = io.StringIO()
+    assert ncu.main([str(recorded("vadd.jsonl")), str(damaged("vadd.ncu.csv", furlong)), "--json"],
+                    out=out) == 0
+    err = capsys.readouterr().err
+    rows = json.loads(out.getvalue())
+    assert rows and not any(r["Metric"] == TIME for r in rows)
+    notes = [l for l in err.splitlines() if "not compared" in l]
+    assert len(notes) == 3 and all("furlong" in n and "nsecond" in n for n in notes)
+
+
+# -- arguments ---------------------------------------------------------------------------
+
+def _refused(main, argv, capsys, words, code=2):
+    assert main(argv, out=io.StringIO()) == code if main is not _plot_main else main(argv) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    for w in words:
+        assert w in err, (w, err)
+
+
+def _plot_main(argv):
+    from rangeprof import plots
+    return plots.main(argv)
+
+
+@pytest.mark.parametrize("alpha", ["nan", "-1", "0", "1", "inf", "x"])
+def test_invalid_alpha_is_refused(recorded, capsys, alpha):
+    with pytest.raises(SystemExit) as e:
+        compare.main([str(recorded("vadd.jsonl")), str(recorded("vadd_again.jsonl")),
+                      "--alpha", alpha])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"argument --alpha: expected a number > 0 and < 1, not '{alpha}'" in err
+
+
+def test_negative_threshold_is_refused(recorded, capsys):
+    with pytest.raises(SystemExit) as e:
+        compare.main([str(recorded("vadd.jsonl")), str(recorded("vadd.jsonl")), "--threshold", "-5"])
+    assert e.value.code == 2 and "expected a number >= 0" in capsys.readouterr().err
+
+
+def test_unknown_group_by_column_is_refused(recorded, capsys):
+    """It pooled every kernel into one row."""
+    assert report.main([str(recorded("vadd.jsonl")), "--group-by", "Anotation"],
+                       out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'Anotation'" in err and "Annotation" in err
+
+
+def test_a_derived_metric_undefined_for_some_runs_is_counted(recorded, capsys):
+    """Time per byte written: vadd n=4096 writes 0 bytes in most runs. Those runs are
+    counted and said; the rows have the others."""
+    runs = [json.loads(l) for l in open(recorded("vadd.jsonl"))]
+    zero = sum(1 for r in runs if r["type"] == "run" and r["metrics"]["dram__bytes_write.sum"] == 0)
+    assert 0 < zero < VADD_RUNS
+    out = io.StringIO()
+    assert report.main([str(recorded("vadd.jsonl")), "--derive",
+                        f"per_byte={TIME}/dram__bytes_write.sum", "--metric", "per_byte",
+                        "--json"], out=out) == 0
+    err = capsys.readouterr().err
+    assert f"--derive per_byte: undefined in {zero} of {VADD_RUNS} runs" in err
+    assert sum(r["NumRuns"] for r in json.loads(out.getvalue())) == VADD_RUNS - zero
+
+
+def test_a_derived_name_that_shadows_a_metric_is_refused(recorded, capsys):
+    _refused(report.main, [str(recorded("vadd.jsonl")), "--derive", f"{TIME}={TIME}*2"],
+             capsys, [f"'{TIME}' is a metric measured in these files"])
+    _refused(report.main, [str(recorded("vadd.jsonl")), "--derive", "x=1", "--derive", "x=2"],
+             capsys, ["--derive x: the name is given more than once"])
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf"])
+@pytest.mark.parametrize("option", ["--peak-flops", "--peak-bandwidth"])
+def test_non_positive_peaks_are_refused(recorded, capsys, option, value):
+    with pytest.raises(SystemExit) as e:
+        report.main([str(recorded("matmul.jsonl")), "--bound", option, value])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"argument {option}: expected a number > 0, not '{value}'" in err
+
+
+def test_plot_with_an_unknown_x_column_is_refused(recorded, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "x.png"
+    _refused(_plot_main, ["sweep", str(recorded("matmul.jsonl")), "--x", "size", "-o", str(out)],
+             capsys, ["--x 'size': no run has that column", "n, dtype"])
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("output,words", [
+    ("missing/x.png", ["directory", "does not exist"]),
+    ("x.unknown", ["extension .unknown", ".png"]),
+    ("x", ["no extension"]),
+])
+def test_plot_output_path_is_checked_before_reading(recorded, tmp_path, capsys, output, words):
+    pytest.importorskip("matplotlib")
+    _refused(_plot_main, ["distribution", str(recorded("vadd.jsonl")), "-o",
+                          str(tmp_path / output)], capsys, words)
+
+
+def test_plot_output_that_is_a_directory(recorded, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "d.png").mkdir()
+    _refused(_plot_main, ["distribution", str(recorded("vadd.jsonl")), "-o",
+                          str(tmp_path / "d.png")], capsys, ["is a directory"])
+
+
+def test_empty_input_says_no_runs(tmp_path, recorded, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert report.main([str(empty)], out=io.StringIO()) == 1
+    assert capsys.readouterr().err == f"rangeprof-report: error: no runs in {empty}: nothing to report\n"
+    assert compare.main([str(empty), str(recorded("vadd.jsonl"))], out=io.StringIO()) == 2
+    assert capsys.readouterr().err == f"rangeprof-compare: error: A ('{empty}') has no runs\n"
+    assert ncu.main([str(empty), str(recorded("vadd.ncu.csv"))], out=io.StringIO()) == 2
+    assert capsys.readouterr().err == f"rangeprof-compare-ncu: error: no runs in '{empty}'\n"
+
+
+def test_empty_input_load_says_no_runs(tmp_path, capsys):
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    df = rangeprof.load(empty)
+    assert len(df) == 0 and "Annotation" in df.columns
+    assert capsys.readouterr().err == f"rangeprof: warning: no runs in {empty}\n"
+
+
+# -- missing optional dependencies --------------------------------------------------------
+
+@pytest.mark.parametrize("module,words", [
+    ("pandas", "need pandas: pip install pandas"),
+    ("pyarrow", "needs pyarrow (its JSON reader parses the run records): pip install pyarrow"),
+])
+def test_load_without_its_dependency_says_what_to_install(recorded, module, words):
+    """In a child interpreter where the module cannot be imported."""
+    code = (f"import sys; sys.modules[{module!r}] = None\n"
+            "import rangeprof\n"
+            "try:\n"
+            f"    rangeprof.load({str(recorded('vadd.jsonl'))!r})\n"
+            "except ImportError as e:\n"
+            "    print('IMPORTERROR', e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.startswith("IMPORTERROR") and words in done.stdout
+    assert done.stdout.count("\n") == 1
+
+
+def test_plot_without_matplotlib_says_what_to_install(recorded, tmp_path):
+    code = ("import sys; sys.modules['matplotlib'] = None\n"
+            "from rangeprof import plots\n"
+            f"sys.exit(plots.main(['distribution', {str(recorded('vadd.jsonl'))!r}, '-o', "
+            f"{str(tmp_path / 'x.png')!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "matplotlib is not installed" in done.stderr
+
+
+# -- no traceback from the commands themselves ---------------------------------------------
+
+@pytest.mark.parametrize("module,argv", [
+    ("report", ["{bad}"]),
+    ("report", ["{bad}", "--group-by", "Nope"]),
+    ("compare", ["{good}", "{bad}", "--alpha", "nan"]),
+    ("ncu", ["{bad}", "{dir}"]),
+    ("report", ["{nofile}"]),
+])
+def test_commands_end_in_one_line_not_a_traceback(damaged, recorded, tmp_path, module, argv):
+    bad = mutated(damaged, text_edit('"launch":4,', '"launch":' + "9" * 5000 + ","))
+    subs = dict(bad=str(bad), good=str(recorded("vadd.jsonl")), dir=str(tmp_path),
+                nofile=str(tmp_path / "none.jsonl"))
+    done = subprocess.run([sys.executable, "-m", f"rangeprof.{module}"] +
+                          [a.format(**subs) for a in argv], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1, 2)

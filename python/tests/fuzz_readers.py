@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""python/tests/fuzz_readers.py [--seconds S] [--target records|ncu|both] - Hypothesis
+fuzzing of the two readers of untrusted files, as tests/fuzz/ does for the C code:
+
+- records: JSON Lines made of the recorded fixtures' lines, each fuzzed line a recorded
+  one with a member replaced by any JSON value (huge integers, infinities, NaN, strings,
+  lists, objects, deep nesting), with bytes changed, cut short, or duplicated keys. The
+  file goes through records.read, rangeprof-report (plain, --group-by, --derive, --combine),
+  rangeprof-compare (Welch and bootstrap) and rangeprof.load, whose columnar reader must
+  give the rows and bad lines the Python reader gives. None may raise; each bad line is
+  one line of text naming its file and line.
+- ncu: ncu's recorded raw-page CSV with cells replaced by any text, rows cut short or
+  dropped, quotes and huge fields inserted: read_ncu_csv may only refuse the file
+  (NcuError), compare and rangeprof-compare-ncu may not raise.
+
+Runs batches of examples until the seconds are spent (Hypothesis shrinks a failure and
+prints it, and the exit status is 1). python/run_tests.sh runs it briefly; the long runs
+are in tests/fuzz/NOTES.md. Needs hypothesis; load's check needs pandas and pyarrow."""
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+FIXTURES = HERE / "fixtures" / "recorded"
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from rangeprof import compare, ncu, records, report  # noqa: E402
+
+try:
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+    from rangeprof import frame
+except ImportError:
+    frame = None
+
+RECORDED = [l for name in ("vadd.jsonl", "graph_capture.jsonl", "matmul.jsonl", "clocks.jsonl")
+            for l in (FIXTURES / name).read_text().splitlines()]
+HEADER = (FIXTURES / "vadd.jsonl").read_text().splitlines()[:2]  # session, device
+RUNS = [l for l in RECORDED if l.startswith('{"type":"run"')]
+CSV = (FIXTURES / "vadd.ncu.csv").read_text().splitlines(keepends=True)
+WORK = Path(tempfile.mkdtemp(prefix="rangeprof-fuzz-"))
+
+# JSON values of every kind, including what JSON writers should not write.
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(min_value=10 ** 18, max_value=10 ** 400),
+    st.floats(allow_nan=True, allow_infinity=True), st.floats(min_value=1e300, max_value=1.7e308),
+    st.text(max_size=20))
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) |
+                      st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+
+
+def _paths(obj, prefix=()):
+    """Every member path of a parsed record."""
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, prefix + (i,))
+
+
+def _set(obj, path, value):
+    if not path:
+        return value
+    parent = obj
+    for k in path[:-1]:
+        parent = parent[k]
+    parent[path[-1]] = value
+    return obj
+
+
+@st.composite
+def fuzzed_line(draw):
+    line = draw(st.sampled_from(RECORDED))
+    how = draw(st.sampled_from(["member", "member", "bytes", "cut", "nest", "duplicate",
+                                "big", "as is"]))
+    if how == "member":
+        rec = json.loads(line)
+        path = draw(st.sampled_from(list(_paths(rec))))
+        rec = _set(rec, path, draw(values))
+        compact = draw(st.booleans())  # as rangeprof writes, or with spaces
+        return json.dumps(rec, separators=(",", ":") if compact else None)
+    if how == "bytes":
+        for _ in range(draw(st.integers(1, 4))):
+            at = draw(st.integers(0, len(line)))
+            line = line[:at] + draw(st.text(max_size=3)) + line[at + draw(st.integers(0, 3)):]
+        return line
+    if how == "cut":
+        return line[:draw(st.integers(0, len(line)))]
+    if how == "nest":
+        depth = draw(st.sampled_from([10, 600, 5000, 200000]))
+        at = line.rfind(",")
+        return line[:at] + ',"x":' + "[" * depth + "]" * depth + line[at:]
+    if how == "duplicate":
+        return line.replace('"type":"run",', '"type":"run","type":"summary",', 1) \
+            if draw(st.booleans()) else line.replace('"metrics":', '"metrics":{},"metrics":', 1)
+    if how == "big":
+        digits = draw(st.sampled_from([19, 20, 309, 400, 5000]))
+        return line.replace('"run":', '"run":' + "9" * digits + ",\"x\":", 1) \
+            if draw(st.booleans()) else line.replace("sum\":", "sum\":" + "9" * digits + "0,\"y\":", 1)
+    return line
+
+
+@st.composite
+def jsonl(draw):
+    lines = list(HEADER)
+    for _ in range(draw(st.integers(1, 6))):
+        lines.append(draw(st.sampled_from(RUNS)))
+        lines.append(draw(fuzzed_line()))
+    last_newline = draw(st.booleans())
+    return "\n".join(lines) + ("\n" if last_newline else "")
+
+
+def _write(text, name):
+    path = WORK / name
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    return path
+
+
+def _quiet(main, argv):
+    """(status, stdout, stderr) of a tool's _main (which lets exceptions through)."""
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            code = main(argv, out)
+        except SystemExit as e:  # argparse's refusals
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
+
+
+SMALL_A = None
+VARIANTS = [["--json"], ["--group-by", "Annotation,Launch"],
+            ["--derive", "x=gpu__time_duration.sum/dram__bytes_write.sum"],
+            ["--combine", "--bytes"], ["--bound"], ["--combine", "--csv"],
+            ["--group-by", "n,SMClock", "--json"]]
+
+
+def check_records(text):
+    global SMALL_A
+    if SMALL_A is None:  # A of the comparisons: a small recorded file (fast to read)
+        SMALL_A = _write("\n".join(HEADER + RUNS[:60]) + "\n", "a.jsonl")
+    check_records.calls = getattr(check_records, "calls", 0) + 1
+    path = _write(text, "fuzz.jsonl")
+    n_lines = text.count("\n") + (not text.endswith("\n") and bool(text))
+    recs = records.read(path, report=None)
+    for bad in recs.bad_lines:
+        assert "\n" not in str(bad) and 1 <= bad.line <= n_lines, str(bad)
+    variant = VARIANTS[check_records.calls % len(VARIANTS)]
+    for argv in ([str(path)], [str(path)] + variant):
+        code, _, err = _quiet(report._main, argv)
+        assert code in (0, 1, 2) and "Traceback" not in err, (argv, err)
+    method = ("welch", "bootstrap")[check_records.calls % 2]
+    for a, b in ((SMALL_A, path), (path, path)):
+        code, _, err = _quiet(compare._main, [str(a), str(b), "--method", method])
+        assert code in (0, 1, 2)
+    code, _, err = _quiet(ncu._main, [str(path), str(FIXTURES / "vadd.ncu.csv")])
+    assert code in (0, 2)
+    if frame is not None:
+        _check_load(path, recs)
+
+
+def _check_load(path, recs):
+    """load()'s columnar reader against the Python reader: the same rows, the same bad
+    lines (except summary lines, which load() does not read)."""
+    df = frame.load(path, report=None)
+    python = frame.load(path, report=None, derive=["zz_fuzz=1"])
+    python = python[python["Metric"] != "zz_fuzz"]
+    assert len(df) == len(python), (len(df), len(python))
+    # A run's metrics come in the order first seen in the file there, in the record's
+    # order here: the same rows, compared in (line, metric) order.
+    df, python = (d.assign(_m=d["Metric"].astype(str)).sort_values(["Line", "_m"], kind="stable")
+                  .reset_index(drop=True) for d in (df, python))
+    for c in ("Annotation", "Kernel", "Metric", "Launch", "Line", "Run", "GPU", "Grid"):
+        a = ["" if pandas.isna(v) else str(v) for v in df[c].astype(object)]
+        b = ["" if pandas.isna(v) else str(v) for v in python[c].astype(object)]
+        assert a == b, c
+    a, b = df["Value"].to_numpy(), python["Value"].to_numpy()
+    assert ((a == b) | (pandas.isna(a) & pandas.isna(b))).all()
+    data = path.read_bytes()
+    summaries = {i + 1 for i, l in enumerate(data.split(b"\n"))
+                 if l.startswith(b'{"type":"summary",')}
+    last = data.count(b"\n") + 1 if not data.endswith(b"\n") else None
+    # load() does not read summary lines, except the file's last one cut short
+    expected = [str(b) for b in recs.bad_lines if b.line not in summaries or b.line == last]
+    assert sorted(df.attrs["bad_lines"]) == sorted(expected), (df.attrs["bad_lines"], expected)
+
+
+@st.composite
+def ncu_csv(draw):
+    import csv
+    head = [l for l in CSV if l.startswith("==")]
+    rows = list(csv.reader([l for l in CSV if not l.startswith("==")]))
+    for _ in range(draw(st.integers(1, 6))):
+        i = draw(st.integers(0, len(rows) - 1))
+        how = draw(st.sampled_from(["cell", "cell", "cut", "drop", "quote", "huge"]))
+        if how == "cell" and rows[i]:
+            rows[i][draw(st.integers(0, len(rows[i]) - 1))] = draw(
+                st.text(max_size=12) | st.sampled_from(["nan", "inf", "-inf", "1e400", "1,2,3",
+                                                        "(1, 1)", "9" * 400, "ns", "furlong"]))
+        elif how == "cut":
+            rows[i] = rows[i][:draw(st.integers(0, len(rows[i])))]
+        elif how == "drop":
+            rows.pop(i)
+            if not rows:
+                rows = [[]]
+    text = io.StringIO()
+    csv.writer(text, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    body = text.getvalue()
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(body)))
+        body = body[:at] + draw(st.sampled_from(['"', '""', "\n", "x" * 140000, "\x00", ","])) + body[at:]
+    if draw(st.booleans()):
+        body = body[:draw(st.integers(0, len(body)))]
+    return "".join(head) + body
+
+
+VADD = (FIXTURES / "vadd.jsonl").read_text().splitlines()
+# One run of each recorded launch: every kernel of the CSV, read fast.
+SMALL_VADD = HEADER + [l for l in VADD if l.startswith('{"type":"run"') and '"run":0,' in l]
+
+
+def check_ncu(text):
+    global SMALL_JSONL
+    if "SMALL_JSONL" not in globals():
+        SMALL_JSONL = _write("\n".join(SMALL_VADD) + "\n", "small_vadd.jsonl")
+    path = _write(text, "fuzz.ncu.csv")
+    bad = []
+    try:
+        theirs = ncu.read_ncu_csv(path, bad)
+    except ncu.NcuError:
+        theirs = {}
+    for line in bad:
+        assert "\n" not in line
+    if not hasattr(check_ncu, "rp"):
+        with contextlib.redirect_stderr(io.StringIO()):
+            check_ncu.rp = ncu.read_rangeprof(str(SMALL_JSONL))[1]
+    ncu.compare(check_ncu.rp, theirs, [])
+    code, _, err = _quiet(ncu._main, [str(SMALL_JSONL), str(path)])
+    assert code in (0, 2) and "Traceback" not in err
+
+
+def run(target, seconds, batch):
+    common = dict(deadline=None, database=None, derandomize=False,
+                  suppress_health_check=list(HealthCheck), max_examples=batch)
+    test = {"records": settings(**common)(given(jsonl())(check_records)),
+            "ncu": settings(**common)(given(ncu_csv())(check_ncu))}[target]
+    end, examples, batches = time.monotonic() + seconds, 0, 0
+    while time.monotonic() < end:
+        test()
+        examples += batch
+        batches += 1
+    return examples
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seconds", type=float, default=20, help="per target (default 20)")
+    p.add_argument("--target", choices=("records", "ncu", "both"), default="both")
+    p.add_argument("--batch", type=int, default=50, help="examples per Hypothesis run")
+    args = p.parse_args()
+    targets = ["records", "ncu"] if args.target == "both" else [args.target]
+    status = 0
+    for target in targets:
+        start = time.monotonic()
+        try:
+            n = run(target, args.seconds, args.batch)
+        except Exception:  # Hypothesis has printed the falsifying example
+            import traceback
+            traceback.print_exc()
+            print(f"fuzz_readers {target}: FINDING", flush=True)
+            status = 1
+            continue
+        took = time.monotonic() - start
+        print(f"fuzz_readers {target}: {n} examples in {took:.0f} s ({n / took:.0f}/s), "
+              "no finding", flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

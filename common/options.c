@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,15 +23,21 @@
 /* The table                                                                            */
 /* ------------------------------------------------------------------------------------ */
 
+/* A number macro as text, for help strings that state a limit the code enforces. */
+#define RP_STR_(x) #x
+#define RP_STR(x) RP_STR_(x)
+
 static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_OUTPUT, "output", 'o', RP_KIND_STRING, "PATH", "rangeprof.%p.jsonl", NULL, 0, 0,
 	  "JSON Lines file, appended to; %p pid, %h host name, %q{ENV} a variable, %% a %" },
 	{ RP_OPT_METRICS, "metrics", 0, RP_KIND_STRING, "LIST", "gpu__time_duration.sum", NULL,
 	  0, 0, "comma-separated metric names to collect for each run" },
 	{ RP_OPT_NVTX_INCLUDE, "nvtx-include", 0, RP_KIND_LIST, "EXPR", NULL, NULL, 0, 0,
-	  "select launches inside matching NVTX ranges (ncu syntax; repeatable)" },
+	  "select launches inside matching NVTX ranges (ncu syntax; repeatable, at most "
+	  RP_STR(RP_OPTION_MAX_LIST) " expressions)" },
 	{ RP_OPT_NVTX_EXCLUDE, "nvtx-exclude", 0, RP_KIND_LIST, "EXPR", NULL, NULL, 0, 0,
-	  "skip launches inside matching NVTX ranges (ncu syntax; repeatable)" },
+	  "skip launches inside matching NVTX ranges (ncu syntax; repeatable, at most "
+	  RP_STR(RP_OPTION_MAX_LIST) " expressions)" },
 	{ RP_OPT_KERNEL_NAME, "kernel-name", 'k', RP_KIND_STRING, "NAME", NULL, NULL, 0, 0,
 	  "measure only kernels of this exact (demangled or mangled) name, or regex:RE" },
 	{ RP_OPT_LAUNCH_SKIP, "launch-skip", 's', RP_KIND_INT, "N", "0", NULL, 0, LONG_MAX,
@@ -303,6 +310,9 @@ int rp_output_check(const char *value, pid_t pid, const char *origin, char *err,
 		int e = errno;
 		if (e == ENOENT)
 			snprintf(err, size, "%s '%s': directory '%s' does not exist", origin, q, qd);
+		else if (e == ELOOP)
+			snprintf(err, size, "%s '%s': directory '%s' is a loop of symbolic links "
+				 "(or one too deep to follow)", origin, q, qd);
 		else
 			snprintf(err, size, "%s '%s': directory '%s': %s", origin, q, qd,
 				 strerror(e));
@@ -318,8 +328,16 @@ int rp_output_check(const char *value, pid_t pid, const char *origin, char *err,
 	struct stat lst;
 	if (lstat(path, &lst) == 0) {
 		if (stat(path, &st) != 0) {
-			snprintf(err, size, "%s '%s': '%s' is a symbolic link to a missing file; "
-				 "expected a file path", origin, q, qp);
+			/* A link that leads back to itself is no missing file: say which it is. */
+			int e = errno;
+			if (e == ELOOP)
+				snprintf(err, size, "%s '%s': '%s' is a loop of symbolic links (or one "
+					 "too deep to follow); expected a file path", origin, q, qp);
+			else if (e == ENOENT)
+				snprintf(err, size, "%s '%s': '%s' is a symbolic link to a missing "
+					 "file; expected a file path", origin, q, qp);
+			else
+				snprintf(err, size, "%s '%s': '%s': %s", origin, q, qp, strerror(e));
 			return -EINVAL;
 		}
 		if (S_ISDIR(st.st_mode)) {
@@ -678,6 +696,12 @@ struct env_list_ctx {
 	size_t err_size;
 };
 
+static size_t list_count(const struct rp_options *opts, enum rp_option id)
+{
+	return id == RP_OPT_NVTX_INCLUDE ? opts->nvtx_include_count :
+	       id == RP_OPT_NVTX_EXCLUDE ? opts->nvtx_exclude_count : 0;
+}
+
 static int add_env_element(const char *element, void *arg)
 {
 	struct env_list_ctx *ctx = arg;
@@ -699,7 +723,17 @@ int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size)
 		int rc;
 		if (table[i].kind == RP_KIND_LIST) {
 			struct env_list_ctx ctx = { opts, table[i].id, name, err, err_size };
+			size_t before = list_count(opts, table[i].id);
 			rc = rp_option_split_list(value, add_env_element, &ctx);
+			/* ';;;' or '' holds no expression: refused as --nvtx-include '' is,
+			 * rather than read as no filter at all (every launch selected). */
+			if (!rc && list_count(opts, table[i].id) == before) {
+				char q[RP_QUOTE_SIZE];
+				snprintf(err, err_size, "%s '%s': expected an NVTX expression; the value "
+					 "holds none (';' separates expressions)", name,
+					 rp_quote(value, q, sizeof(q)));
+				rc = -EINVAL;
+			}
 		} else {
 			rc = rp_option_set(opts, table[i].id, value, name, err, err_size);
 		}
@@ -708,6 +742,85 @@ int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size)
 		opts->from_env[i] = opts->given[i];
 	}
 	return 0;
+}
+
+/* Edits (insertions, deletions, substitutions, swaps of two neighbours) that turn a into
+ * b, letters compared without case. Names over 64 bytes are no typos of an option's:
+ * SIZE_MAX. */
+static size_t edits(const char *a, size_t la, const char *b, size_t lb)
+{
+	enum { MAX = 64 };
+	if (la > MAX || lb > MAX)
+		return SIZE_MAX;
+	size_t d[MAX + 1][MAX + 1];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = toupper((unsigned char)a[i - 1]) != toupper((unsigned char)b[j - 1]);
+			size_t best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < best)
+				best = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && toupper((unsigned char)a[i - 1]) == toupper((unsigned char)b[j - 2]) &&
+			    toupper((unsigned char)a[i - 2]) == toupper((unsigned char)b[j - 1]) &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+/* Whether the shorter of a and b is the longer's beginning up to a '_' (KERNEL and
+ * KERNEL_NAME): a word left out, or one too many. */
+static bool word_prefix(const char *a, size_t la, const char *b, size_t lb)
+{
+	if (la > lb)
+		return word_prefix(b, lb, a, la);
+	return la && la < lb && b[la] == '_' && !strncasecmp(a, b, la);
+}
+
+extern char **environ;
+
+void rp_options_env_typos(void (*report)(const char *line, void *arg), void *arg)
+{
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "RANGEPROF_", 10))
+			continue;
+		const char *name = *e + 10;
+		size_t len = strcspn(name, "=");
+		size_t best = SIZE_MAX, nearest = 0;
+		bool known = false;
+		for (size_t i = 0; i < RP_OPT_COUNT && !known; i++) {
+			char env[64];
+			rp_option_env_name(&table[i], env, sizeof(env));
+			const char *option = env + 10;
+			size_t olen = strlen(option);
+			known = olen == len && !memcmp(option, name, len);
+			/* A candidate within two edits, or a word longer or shorter; the nearest
+			 * by edits (RUNS_MAX_COUNT is RUNS_MAX's, not RUNS'). */
+			size_t d = edits(name, len, option, olen);
+			if ((d <= 2 || word_prefix(name, len, option, olen)) && d < best) {
+				best = d;
+				nearest = i;
+			}
+		}
+		/* Beyond that a name is someone else's (the test scripts'
+		 * RANGEPROF_TEST_PYTHON, RANGEPROF_SOURCE_ROOT, ...), not a typo of ours. */
+		if (known || best == SIZE_MAX)
+			continue;
+		char q[RP_QUOTE_SIZE], env[64], line[RP_QUOTE_SIZE + 160];
+		char *shown = strndup(*e, (size_t)(name - *e) + len);
+		rp_option_env_name(&table[nearest], env, sizeof(env));
+		snprintf(line, sizeof(line), "%s is not a rangeprof option and is not read; did "
+			 "you mean %s?", rp_quote(shown ? shown : "RANGEPROF_?", q, sizeof(q)), env);
+		free(shown);
+		report(line, arg);
+	}
 }
 
 /* ------------------------------------------------------------------------------------ */

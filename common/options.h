@@ -146,8 +146,17 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 int rp_options_check(struct rp_options *opts, char *err, size_t err_size);
 
 /* Reads every RANGEPROF_* variable; the only getenv() of rangeprof. Stops at the first
- * bad value: returns -EINVAL with the message in err. */
+ * bad value: returns -EINVAL with the message in err. A list variable that holds no
+ * expression (';;;', '') is a bad value, as --nvtx-include '' is. */
 int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size);
+
+/* Calls report with one line for each RANGEPROF_ variable of the environment that is no
+ * option's but is within two edits of one, or one '_'-word longer or shorter (a typo
+ * such as RANGEPROF_RUN, RANGEPROF_KERNEL): "RANGEPROF_RUN is not a rangeprof option and
+ * is not read; did you mean RANGEPROF_RUNS?". Other RANGEPROF_ names are not ours to
+ * judge (the test scripts' RANGEPROF_TEST_PYTHON, RANGEPROF_SOURCE_ROOT, ...) and are
+ * left alone. rp_options_load_env does not call it: a refusal comes first. */
+void rp_options_env_typos(void (*report)(const char *line, void *arg), void *arg);
 
 /* Splits an environment value of a list option on ';'. A backslash and the character
  * after it stay together in the element, escape and all ("\;" does not split, and

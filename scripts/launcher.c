@@ -113,6 +113,12 @@ static void prepend_preload(const char *lib)
 	free(value);
 }
 
+static void warn_line(const char *line, void *arg)
+{
+	(void)arg;
+	rp_log_warn("%s", line);
+}
+
 int main(int argc, char **argv)
 {
 	struct rp_options opts;
@@ -141,6 +147,8 @@ int main(int argc, char **argv)
 		rp_options_finish(&opts);
 		return 0;
 	}
+	/* A mistyped variable (RANGEPROF_RUN) would be silently unread: said before the run. */
+	rp_options_env_typos(warn_line, NULL);
 	if (opts.env_ignored[RP_OPT_LIST_METRICS])
 		rp_log_warn("RANGEPROF_LIST_METRICS is ignored: --list-metrics is an action of the "
 			    "command line only");

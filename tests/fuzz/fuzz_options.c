@@ -1,9 +1,12 @@
 /* tests/fuzz/fuzz_options.c - libFuzzer target: option parsing (common/options.c) from
  * the environment and from argv, the list join/split round trip, output templates and
  * the quoting of values in messages (common/log.c).
- * Input: NUL-separated words. A word starting with 0x01-0x0C sets the environment
- * variable of that option (table row) to the rest; the others form argv. */
+ * Input: NUL-separated words. A word starting with a byte from 0x01 to RP_OPT_COUNT sets
+ * the environment variable of that option (table row) to the rest; one starting with
+ * 0x1f sets RANGEPROF_<rest> (any name), for the typo warnings of rp_options_env_typos;
+ * the others form argv. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,6 +74,12 @@ static void check_message(const char *err)
 			abort();
 }
 
+static void check_line(const char *line, void *arg)
+{
+	(void)arg;
+	check_message(line);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
@@ -80,10 +89,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int argc = 1;
 	const struct rp_option_desc *table = rp_option_table();
 	bool set_env[RP_OPT_COUNT] = { false };
+	char *other_env[8];
+	size_t others = 0;
 	for (size_t i = 0; i < size && argc < 63;) {
 		char *word = text + i;
 		size_t len = strlen(word);
-		if (word[0] >= 1 && word[0] <= RP_OPT_COUNT) {
+		if (word[0] == 0x1f && len > 1 && !strchr(word, '=') && others < 8) {
+			/* A RANGEPROF_ variable of any name, for rp_options_env_typos. */
+			if ((other_env[others] = malloc(len + 10))) {
+				snprintf(other_env[others], len + 10, "RANGEPROF_%s", word + 1);
+				setenv(other_env[others++], "1", 1);
+			}
+		} else if (word[0] >= 1 && word[0] <= RP_OPT_COUNT) {
 			char name[64];
 			int id = word[0] - 1;
 			rp_option_env_name(&table[id], name, sizeof(name));
@@ -110,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		check_message(err);
 	}
+	rp_options_env_typos(check_line, NULL);
 	check_round_trip(opts.nvtx_include, opts.nvtx_include_count);
 	check_round_trip(opts.nvtx_exclude, opts.nvtx_exclude_count);
 	char path[4096], why[512];
@@ -132,6 +150,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rp_option_env_name(&table[i], name, sizeof(name));
 			unsetenv(name);
 		}
+	}
+	for (size_t i = 0; i < others; i++) {
+		unsetenv(other_env[i]);
+		free(other_env[i]);
 	}
 	free(text);
 	return 0;

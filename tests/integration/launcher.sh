@@ -56,6 +56,22 @@ out=$(RANGEPROF_LIST_METRICS=1 "$rp" -q -- sh -c 'echo ran' 2>&1)
 printf '%s' "$out" | grep -q '^ran$' && printf '%s' "$out" | grep -q "RANGEPROF_LIST_METRICS is ignored" ||
 	{ echo "FAIL: leftover RANGEPROF_LIST_METRICS: $out"; fail=1; }
 "$rp" -q -c 2 -c unlimited -- true 2>/dev/null || { echo "FAIL: -c unlimited"; fail=1; }
+# A mistyped variable is named with the option it would be, and the run goes on; the test
+# scripts' own RANGEPROF_ variables are not mistaken for typos.
+out=$(RANGEPROF_RUN=3 RANGEPROF_TEST_PYTHON=x RANGEPROF_SOURCE_ROOT=x "$rp" -q -- sh -c 'echo ran' 2>&1)
+printf '%s\n' "$out" | grep -qx 'ran' &&
+	printf '%s\n' "$out" | grep -qxF 'rangeprof: warning: RANGEPROF_RUN is not a rangeprof option and is not read; did you mean RANGEPROF_RUNS?' &&
+	[ "$(printf '%s\n' "$out" | grep -c 'not a rangeprof option')" -eq 1 ] ||
+	{ echo "FAIL: typo warning: $out"; fail=1; }
+# A list variable with no expression is refused, as --nvtx-include '' is.
+out=$(RANGEPROF_NVTX_INCLUDE=';;;' "$rp" touch started 2>&1); rc=$?
+{ [ $rc -eq 2 ] && [ ! -e started ] && printf '%s' "$out" | grep -qF "RANGEPROF_NVTX_INCLUDE ';;;': expected an NVTX expression"; } ||
+	{ echo "FAIL: ';;;': rc=$rc $out"; fail=1; rm -f started; }
+# A loop of symbolic links is named as one.
+ln -s loop_b loop_a && ln -s loop_a loop_b
+check_error "'loop_a' is a loop of symbolic links" -o loop_a
+check_error "directory 'loop_a' is a loop of symbolic links" -o loop_a/x.jsonl
+rm -f loop_a loop_b
 # Every choice reaches the library through its variable (a value the launcher forgot to
 # export stopped it with "cannot set RANGEPROF_GRAPH_PROFILING").
 out=$("$rp" -q --graph-profiling graph --memory-save checkpoint --thermal-control off \

@@ -635,3 +635,115 @@ Test(log, messages_escape_control_characters_and_stay_one_line)
 	cr_assert_gt(n, 0);
 	cr_assert_str_eq(got, "rangeprof: error: kernel k\\nfake line [\\x1b[2Jouter\\x9b/\xc3\xa9]\n");
 }
+
+/* rp_options_env_typos' lines, collected. */
+static char typos[8][512];
+static size_t typo_count;
+
+static void collect_typo(const char *line, void *arg)
+{
+	(void)arg;
+	if (typo_count < 8)
+		snprintf(typos[typo_count++], sizeof(typos[0]), "%s", line);
+}
+
+static void env_typos(void)
+{
+	typo_count = 0;
+	rp_options_env_typos(collect_typo, NULL);
+}
+
+Test(options, a_mistyped_variable_is_named_with_the_nearest_option)
+{
+	setenv("RANGEPROF_RUN", "3", 1);
+	env_typos();
+	unsetenv("RANGEPROF_RUN");
+	cr_assert_eq(typo_count, 1);
+	cr_assert_str_eq(typos[0], "RANGEPROF_RUN is not a rangeprof option and is not read; "
+			 "did you mean RANGEPROF_RUNS?");
+	/* A word left out, a swap, lower case, one word too many. */
+	const char *cases[][2] = {
+		{ "RANGEPROF_KERNEL", "RANGEPROF_KERNEL_NAME" },
+		{ "RANGEPROF_NVTX_INCLDUE", "RANGEPROF_NVTX_INCLUDE" },
+		{ "RANGEPROF_quiet", "RANGEPROF_QUIET" },
+		{ "RANGEPROF_RUNS_MAX_COUNT", "RANGEPROF_RUNS_MAX" },
+		{ "RANGEPROF_THERMAL_WAIT_C", "RANGEPROF_THERMAL_WAIT" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv(cases[i][0], "1", 1);
+		env_typos();
+		unsetenv(cases[i][0]);
+		cr_assert_eq(typo_count, 1, "%s", cases[i][0]);
+		cr_assert(strstr(typos[0], cases[i][0]) == typos[0], "%s", typos[0]);
+		char want[128];
+		snprintf(want, sizeof(want), "did you mean %s?", cases[i][1]);
+		cr_assert(strstr(typos[0], want), "%s: %s", cases[i][0], typos[0]);
+	}
+}
+
+Test(options, the_test_scripts_variables_and_the_options_do_not_warn)
+{
+	/* Every RANGEPROF_ variable the repository's scripts and tests set that is no option
+	 * (grep -rhoE 'RANGEPROF_[A-Z0-9_]+' less the options and the C API's constants):
+	 * none is within two edits of an option, so none may be said to be a typo. */
+	const char *theirs[] = {
+		"RANGEPROF_TEST_PYTHON", "RANGEPROF_TEST_FAKE_CONTROL", "RANGEPROF_SOURCE_ROOT",
+		"RANGEPROF_FIXTURES", "RANGEPROF_WHEELS", "RANGEPROF_IMPORT",
+		"RANGEPROF_FAKE_RANGE", "RANGEPROF_FAKE_LAUNCHES", "RANGEPROF_FAKE_UNAVAILABLE",
+		"RANGEPROF_FAKE_EPOCH", "RANGEPROF_FAKE_NOT_REPLAYED", "RANGEPROF_FAKE_NVTX_MODULES",
+		"RANGEPROF_FAKE_CONTROL_VERSION", "RANGEPROF_FAKE_LOG", "RANGEPROF_FAKE_FIXTURE",
+		"RANGEPROF_FAKE_ACCEPT",
+	};
+	const size_t n = sizeof(theirs) / sizeof(theirs[0]);
+	for (size_t i = 0; i < n; i++)
+		setenv(theirs[i], "1", 1);
+	const struct rp_option_desc *t = rp_option_table();
+	char name[64];
+	for (int i = 0; i < RP_OPT_COUNT; i++) {
+		rp_option_env_name(&t[i], name, sizeof(name));
+		setenv(name, "x", 0);  /* kept where set: only its name matters here */
+	}
+	env_typos();
+	for (size_t i = 0; i < n; i++)
+		unsetenv(theirs[i]);
+	for (int i = 0; i < RP_OPT_COUNT; i++) {
+		rp_option_env_name(&t[i], name, sizeof(name));
+		unsetenv(name);
+	}
+	cr_assert_eq(typo_count, 0, "%s", typos[0]);
+}
+
+Test(options, a_list_variable_that_holds_no_expression_is_refused)
+{
+	const char *values[] = { ";;;", "", ";" };
+	for (size_t i = 0; i < 3; i++) {
+		setenv("RANGEPROF_NVTX_INCLUDE", values[i], 1);
+		int rc = rp_options_load_env(&opts, err, sizeof(err));
+		unsetenv("RANGEPROF_NVTX_INCLUDE");
+		cr_assert_neq(rc, 0, "'%s' would select every launch", values[i]);
+		char want[160];
+		snprintf(want, sizeof(want), "RANGEPROF_NVTX_INCLUDE '%s': expected an NVTX "
+			 "expression; the value holds none (';' separates expressions)", values[i]);
+		cr_assert_str_eq(err, want);
+		rp_options_finish(&opts);
+		rp_options_init(&opts);
+	}
+	setenv("RANGEPROF_NVTX_EXCLUDE", "a/;;b/", 1);
+	cr_assert_eq(rp_options_load_env(&opts, err, sizeof(err)), 0, "%s", err);
+	unsetenv("RANGEPROF_NVTX_EXCLUDE");
+	cr_assert_eq(opts.nvtx_exclude_count, 2, "empty elements between expressions are skipped");
+}
+
+Test(options, the_help_states_the_expression_cap)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	rp_options_print_help(f, "rangeprof");
+	fclose(f);
+	char want[64];
+	snprintf(want, sizeof(want), "at most %d expressions", RP_OPTION_MAX_LIST);
+	const char *first = strstr(text, want);
+	cr_assert(first && strstr(first + 1, want), "both --nvtx-include and --nvtx-exclude");
+	free(text);
+}

@@ -1,9 +1,10 @@
 /* tests/unit/common/output_path_test.c - %q{ENV} in --output gives each rank of a job
- * its own file, as in ncu. */
+ * its own file, as in ncu; a loop of symbolic links is refused as one. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/options.h"
 
@@ -74,4 +75,28 @@ Test(output_path, device_lock_timeout_is_an_option_with_a_default)
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_DEVICE_LOCK_TIMEOUT, "-1", "--device-lock-timeout",
 				    err, sizeof(err)), 0);
 	rp_options_finish(&opts);
+}
+
+Test(output_path, a_loop_of_symbolic_links_is_named_as_a_loop)
+{
+	char dir[] = "/tmp/rp_loop_XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char a[64], b[64], in_loop[96];
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	cr_assert_eq(symlink(b, a), 0);
+	cr_assert_eq(symlink(a, b), 0);
+	/* The file a loop: it was said to be a link to a missing file. */
+	cr_assert_neq(rp_output_check(a, 1, "-o", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "is a loop of symbolic links"), "%s", err);
+	cr_assert_null(strstr(err, "missing"), "%s", err);
+	/* The directory a loop. */
+	snprintf(in_loop, sizeof(in_loop), "%s/x.jsonl", a);
+	cr_assert_neq(rp_output_check(in_loop, 1, "-o", err, sizeof(err)), 0);
+	char want[160];
+	snprintf(want, sizeof(want), "directory '%s' is a loop of symbolic links", a);
+	cr_assert(strstr(err, want), "%s", err);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
 }

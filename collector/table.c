@@ -56,6 +56,73 @@ out:
 	pthread_mutex_unlock(&table_lock);
 }
 
+size_t collector_table_rows(void)
+{
+	pthread_mutex_lock(&table_lock);
+	size_t n = row_count;
+	pthread_mutex_unlock(&table_lock);
+	return n;
+}
+
+bool collector_nothing_measured_why(const struct collector_launch_counts *c, char *why,
+				    size_t size)
+{
+	char q[RP_QUOTE_SIZE], qr[RP_QUOTE_SIZE];
+	if (c->controlled && !c->annotated)
+		return false;
+	if (!c->launches) {
+		snprintf(why, size, "the application launched no kernel");
+		return true;
+	}
+	if (c->controlled && !c->nvtx_selected) {
+		snprintf(why, size, "none of its %lu kernel launches came while a rangeprof "
+			 "annotation was open", c->launches);
+		return true;
+	}
+	if (c->nvtx_filtered && !c->nvtx_selected) {
+		int n = snprintf(why, size, "none of its %lu kernel launches was inside the NVTX "
+				 "ranges --nvtx-include/--nvtx-exclude select", c->launches);
+		if (n < 0 || (size_t)n >= size)
+			return true;
+		if (!c->nvtx_modules)
+			snprintf(why + n, size - (size_t)n, " (no NVTX range reached rangeprof: no "
+				 "module of the application called NVTX)");
+		else if (c->hint_expr && !strchr(c->hint_expr, ','))
+			/* 'regex:^matmul' names start/end ranges; the user meant push/pop ranges. */
+			snprintf(why + n, size - (size_t)n, "; '%s' has no '/', so it names start/end "
+				 "ranges (nvtxRangeStart), but push/pop ranges such as '%s' were open: "
+				 "'%s/' selects the launches inside push/pop ranges",
+				 rp_quote(c->hint_expr, q, sizeof(q)),
+				 rp_quote(c->hint_range, qr, sizeof(qr)), q);
+		else if (c->hint_expr)
+			snprintf(why + n, size - (size_t)n, "; '%s' has no '/', so it names start/end "
+				 "ranges (nvtxRangeStart), but push/pop ranges such as '%s' were open: "
+				 "the '/' form ('A/', 'A/*/B') selects launches inside push/pop ranges",
+				 rp_quote(c->hint_expr, q, sizeof(q)),
+				 rp_quote(c->hint_range, qr, sizeof(qr)));
+		return true;
+	}
+	if (c->kernel_name && !c->name_selected) {
+		snprintf(why, size, "none of the %lu launches inside the selected ranges was of a "
+			 "kernel named -k '%s'", c->nvtx_selected,
+			 rp_quote(c->kernel_name, q, sizeof(q)));
+		return true;
+	}
+	if (c->taken && c->launch_skip && c->taken <= (unsigned long)c->launch_skip) {
+		snprintf(why, size, "all %lu selected launches were skipped by --launch-skip %ld",
+			 c->taken, c->launch_skip);
+		return true;
+	}
+	if (c->not_replayed && !c->taken) {
+		snprintf(why, size, "the selected launches could not be replayed (the totals "
+			 "above say which)");
+		return true;
+	}
+	snprintf(why, size, "the selected launches were not measured (the messages above say "
+		 "why)");
+	return true;
+}
+
 void collector_table_print(const char *metric)
 {
 	if (!row_count || rp_log_quiet())

@@ -83,6 +83,14 @@ void rp_log_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void rp_log_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	emit("rangeprof: ", fmt, ap);
+	va_end(ap);
+}
+
 void rp_log_progress(const char *fmt, ...)
 {
 	if (rp_log_quiet())

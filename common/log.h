@@ -1,6 +1,6 @@
 /* common/log.h - the one place rangeprof prints to stderr.
  * Every message is one line with one prefix ("rangeprof: error: ", "rangeprof: warning: ",
- * "==RANGEPROF== " for progress), written with a single write(2) so that lines from the
+ * "rangeprof: " for a note, "==RANGEPROF== " for progress), written with a single write(2) so that lines from the
  * application's threads and ours never interleave inside a line. libc only. */
 #ifndef COMMON_LOG_H
 #define COMMON_LOG_H
@@ -14,6 +14,9 @@ bool rp_log_quiet(void);
 
 void rp_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rp_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A statement that is neither error nor warning but must be seen even when quiet (the
+ * exit line "rangeprof: nothing measured: ..."). */
+void rp_log_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rp_log_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Formats "rangeprof: error: ..." into buf without printing it; used where the message

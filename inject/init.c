@@ -48,6 +48,16 @@ static void at_exit(void)
 		return;
 	inject_launch_report_totals();
 	inject_replay_report_totals();
+	if (!collector_table_rows()) {
+		/* Said even with -q: a run that measured nothing must not look like one that
+		 * measured quietly. */
+		struct collector_launch_counts counts;
+		char why[2048];
+		inject_launch_counts(&counts);
+		if (collector_nothing_measured_why(&counts, why, sizeof(why)))
+			rp_log_note("nothing measured: %s", why);
+		return;
+	}
 	const char *metrics = opts.metrics;
 	char first[256];
 	snprintf(first, sizeof(first), "%.*s", (int)strcspn(metrics, ","), metrics);
@@ -99,6 +109,12 @@ static void in_fork_child(void)
 	inject_early_fork_child();
 }
 
+static void warn_line(const char *line, void *arg)
+{
+	(void)arg;
+	rp_log_warn("%s", line);
+}
+
 /* The environment's options, read once: by init, or earlier by the control API's first
  * rangeprof_set_option (before cuInit), whose values then stand over the environment's. */
 static void load_options(void)
@@ -106,6 +122,10 @@ static void load_options(void)
 	rp_options_init(&opts);
 	if (rp_options_load_env(&opts, options_error, sizeof(options_error)) == 0)
 		rp_options_check(&opts, options_error, sizeof(options_error));
+	/* A mistyped RANGEPROF_ variable is not read: said here too, for the raw
+	 * LD_PRELOAD form that has no launcher to say it. */
+	if (!options_error[0])
+		rp_options_env_typos(warn_line, NULL);
 }
 
 static struct inject_config replay_config(const struct rp_options *o)

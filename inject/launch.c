@@ -39,6 +39,7 @@
 static struct nvtx_filter *filter;
 static const char *kernel_exact;          /* NULL: no exact-name filter */
 static struct rp_regex *kernel_regex;     /* NULL: no regex: filter */
+static const char *kernel_name_given;     /* -k as given (exact or regex:), for messages */
 static long launch_skip, launch_count;
 
 static atomic_uint_fast64_t launch_index;  /* every kernel launch of the process */
@@ -50,6 +51,11 @@ static atomic_bool controlled;
 static atomic_int annotations_open;
 static atomic_bool closed;
 static atomic_ulong graph_launches, captured_launches, collective_launches;
+/* For the exit line of a run that measured nothing (inject_launch_counts): launches that
+ * passed the NVTX filter, and those that -k passed too; counted only for launches the
+ * NVTX filter selected, so that the others cost nothing more. */
+static atomic_ulong nvtx_selected, name_selected;
+static atomic_bool annotated;                /* an annotation was ever opened */
 static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool inside_replay;
 /* A measured launch waiting for its driver call to return (verification): the replay lock
@@ -79,6 +85,8 @@ void inject_launch_annotations_open(int delta)
 {
 	/* The caller serialises opening and closing: the count and the flag agree. */
 	int open = atomic_fetch_add(&annotations_open, delta) + delta;
+	if (delta > 0)
+		atomic_store(&annotated, true);
 	atomic_store(&closed, atomic_load(&controlled) && open == 0);
 }
 static bool take_launch(void);
@@ -132,6 +140,7 @@ int inject_launch_configure(const struct rp_options *opts, char *err, size_t err
 	} else {
 		kernel_exact = opts->kernel_name;
 	}
+	kernel_name_given = opts->kernel_name;
 	launch_skip = opts->launch_skip;
 	launch_count = opts->launch_count;
 	return 0;
@@ -462,6 +471,8 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
+	atomic_fetch_add_explicit(&nvtx_selected, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&name_selected, 1, memory_order_relaxed);
 	const cuGraphLaunch_params *p = cb->functionParams;
 	/* A graph with nothing to measure (or none at all) stops here, before the replay
 	 * lock: another thread may hold it for a whole measurement. */
@@ -495,6 +506,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
 		return;
+	atomic_fetch_add_explicit(&nvtx_selected, 1, memory_order_relaxed);
 	const char *mangled = cb->symbolName ? cb->symbolName : "";
 	struct inject_launch l = { .ctx = cb->context, .context_id = cb->contextUid,
 				   .mangled = mangled, .index = index };
@@ -503,6 +515,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	const char *demangled = NULL;
 	if (!kernel_selected(l.function, mangled, &demangled))
 		return;
+	atomic_fetch_add_explicit(&name_selected, 1, memory_order_relaxed);
 	if (waits_for_peers(&l, demangled))
 		return;
 	/* Every capture is counted from its begin (captures.c): with none under way, no
@@ -615,6 +628,25 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		inject_captures_on_call((int)cbid, cb->functionParams, false, true);
 		return;
 	}
+}
+
+void inject_launch_counts(struct collector_launch_counts *c)
+{
+	*c = (struct collector_launch_counts){
+		.launches = (unsigned long)atomic_load(&launch_index),
+		.nvtx_filtered = !nvtx_filter_is_empty(filter),
+		.nvtx_selected = atomic_load(&nvtx_selected),
+		.nvtx_modules = nvtx_bridge_attached_modules(),
+		.kernel_name = kernel_name_given,
+		.name_selected = atomic_load(&name_selected),
+		.launch_skip = launch_skip,
+		.taken = (unsigned long)atomic_load(&passed_filters),
+		.not_replayed = atomic_load(&captured_launches) + atomic_load(&collective_launches) +
+				(graph_profiling == RP_GRAPH_NONE ? atomic_load(&graph_launches) : 0),
+		.controlled = atomic_load(&controlled),
+		.annotated = atomic_load(&annotated),
+	};
+	c->hint_expr = nvtx_filter_push_pop_hint(filter, &c->hint_range);
 }
 
 void inject_launch_report_totals(void)

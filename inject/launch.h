@@ -6,6 +6,7 @@
 #include <cupti.h>
 #include <stddef.h>
 
+#include "collector/table.h"
 #include "common/options.h"
 
 /* Compiles the NVTX and kernel-name filters. 0 or -1 with err. */
@@ -28,5 +29,7 @@ void inject_launch_unlock_replay(void);
 /* At exit: what was counted but not replayed (graphs, captured launches, kernels that
  * wait for peers). */
 void inject_launch_report_totals(void);
+/* At exit: what the launches went through, for collector_nothing_measured_why. */
+void inject_launch_counts(struct collector_launch_counts *c);
 
 #endif

@@ -38,6 +38,7 @@ struct elem {
 };
 
 struct nvtx_expr {
+	char *text;                  /* as given, for messages */
 	bool push_pop;
 	bool bottom, top;            /* '[' and ']' */
 	bool has_domain;
@@ -70,6 +71,7 @@ void nvtx_expr_destroy(struct nvtx_expr *expr)
 	if (expr->has_domain)
 		pattern_free(&expr->domain);
 	free(expr->elems);
+	free(expr->text);
 	free(expr);
 }
 
@@ -179,7 +181,9 @@ struct nvtx_expr *nvtx_expr_parse(const char *text, char *err, size_t err_size)
 	}
 	struct nvtx_expr *e = calloc(1, sizeof(*e));
 	struct ch *chs = calloc(len + 1, sizeof(*chs));
-	if (!e || !chs) {
+	if (e)
+		e->text = strdup(text);
+	if (!e || !chs || !e->text) {
 		snprintf(err, err_size, "out of memory");
 		return fail(e, chs);
 	}
@@ -385,6 +389,16 @@ struct nvtx_filter {
 	size_t include_count;
 	struct nvtx_expr **excludes;
 	size_t exclude_count;
+	/* A start/end include ('regex:^matmul', no '/') whose names matched a push/pop range
+	 * open at a launch: what a user who meant 'regex:^matmul/' needs to hear when nothing
+	 * was measured. Watched for only while no launch has been selected and none found
+	 * (settled), and only when a verdict is computed (the thread's ranges changed): the
+	 * launches a kept verdict answers pay nothing. hint: include index + 1; hint_range
+	 * (the range's text) is written by the one thread that set it, before hint_ready. */
+	atomic_bool settled;
+	atomic_size_t hint;
+	atomic_bool hint_ready;
+	char hint_range[256];
 };
 
 void nvtx_filter_destroy(struct nvtx_filter *filter)
@@ -611,6 +625,49 @@ static __thread struct {
 	bool selected;
 } verdict;
 
+/* Whether a start/end include's names match a push/pop range of snap; see hint in
+ * struct nvtx_filter. The filter is the caller's to share between threads: its watch
+ * members are atomics, written through a pointer that drops the const the matching
+ * functions keep. */
+static void watch_push_pop(const struct nvtx_filter *filter,
+			   const struct nvtx_bridge_snapshot *snap, bool selected)
+{
+	struct nvtx_filter *f = (struct nvtx_filter *)filter;
+	if (selected) {
+		atomic_store_explicit(&f->settled, true, memory_order_relaxed);
+		return;
+	}
+	for (size_t x = 0; x < f->include_count; x++) {
+		const struct nvtx_expr *e = f->includes[x];
+		if (e->push_pop)
+			continue;
+		for (size_t i = 0; i < snap->push_count; i++) {
+			const struct nvtx_bridge_range *r = &snap->ranges[i];
+			bool named = false;
+			for (size_t k = 0; k < e->count && !named; k++)
+				named = pattern_matches(&e->elems[k].name, r->text);
+			if (!named || !domain_matches(e, r->domain))
+				continue;
+			size_t none = 0;
+			if (atomic_compare_exchange_strong(&f->hint, &none, x + 1)) {
+				snprintf(f->hint_range, sizeof(f->hint_range), "%s", r->text);
+				atomic_store_explicit(&f->hint_ready, true, memory_order_release);
+			}
+			atomic_store_explicit(&f->settled, true, memory_order_relaxed);
+			return;
+		}
+	}
+}
+
+const char *nvtx_filter_push_pop_hint(const struct nvtx_filter *filter,
+				      const char **range_text)
+{
+	if (!filter || !atomic_load_explicit(&filter->hint_ready, memory_order_acquire))
+		return NULL;
+	*range_text = filter->hint_range;
+	return filter->includes[atomic_load(&filter->hint) - 1]->text;
+}
+
 bool nvtx_filter_selects(const struct nvtx_filter *filter,
 			 const struct nvtx_bridge_snapshot *snap)
 {
@@ -619,6 +676,8 @@ bool nvtx_filter_selects(const struct nvtx_filter *filter,
 	if (snap->id && verdict.snapshot_id == snap->id && verdict.filter_id == filter->id)
 		return verdict.selected;
 	bool selected = filter_selects(filter, snap);
+	if (!atomic_load_explicit(&filter->settled, memory_order_relaxed))
+		watch_push_pop(filter, snap, selected);
 	verdict.filter_id = filter->id;
 	verdict.snapshot_id = snap->id;
 	verdict.selected = selected;

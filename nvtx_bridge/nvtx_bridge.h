@@ -136,5 +136,12 @@ bool nvtx_filter_is_empty(const struct nvtx_filter *filter);
  * once. */
 bool nvtx_filter_selects(const struct nvtx_filter *filter,
 			 const struct nvtx_bridge_snapshot *snap);
+/* Until a launch is selected, nvtx_filter_selects also watches (when it computes a
+ * verdict, not when it reuses one) whether an include without '/' - a start/end range
+ * expression such as 'regex:^matmul' - names a push/pop range open at the launch, the
+ * mistake of a user who meant 'regex:^matmul/'. Returns that include's text, and in
+ * *range_text the range's (cut to 255 bytes), or NULL when none was seen. */
+const char *nvtx_filter_push_pop_hint(const struct nvtx_filter *filter,
+				      const char **range_text);
 
 #endif

@@ -301,3 +301,69 @@ Test(nvtx_expr, filter_check_after_a_push_costs_the_same_at_any_depth)
 		     per_depth[0] * 1e9, per_depth[1] * 1e9);
 	nvtx_filter_destroy(f);
 }
+
+static struct nvtx_filter *includes(char **texts, size_t n)
+{
+	char err[256];
+	struct nvtx_filter *f = nvtx_filter_create(texts, n, "--nvtx-include", NULL, 0,
+						   "--nvtx-exclude", err, sizeof(err));
+	cr_assert_not_null(f, "%s", err);
+	return f;
+}
+
+/* Issue 21: --nvtx-include 'regex:^matmul' on torch.cuda.nvtx.range_push ranges measured
+ * nothing and nothing said why; the filter now notes the push/pop range its start/end
+ * expression named, for the exit line. */
+Test(nvtx_expr, a_start_end_include_naming_a_push_pop_range_is_noted)
+{
+	char *inc[] = { "B/", "regex:^matmul" };
+	struct nvtx_filter *f = includes(inc, 2);
+	const char *range = NULL;
+	bridge_range_push_a("step 1");
+	cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	cr_assert_null(nvtx_filter_push_pop_hint(f, &range), "no range named matmul yet");
+	bridge_range_push_a("matmul n=1024");
+	cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()), "push/pop: not selected");
+	cr_assert_str_eq(nvtx_filter_push_pop_hint(f, &range), "regex:^matmul");
+	cr_assert_str_eq(range, "matmul n=1024");
+	pop_all();
+	nvtx_filter_destroy(f);
+	/* The '/' form: selected, and nothing to hint. */
+	char *slash[] = { "regex:^matmul/" };
+	f = includes(slash, 1);
+	bridge_range_push_a("matmul n=1024");
+	cr_assert(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	cr_assert_null(nvtx_filter_push_pop_hint(f, &range));
+	pop_all();
+	nvtx_filter_destroy(f);
+}
+
+Test(nvtx_expr, the_push_pop_watch_stops_once_a_launch_is_selected)
+{
+	/* Start/end ranges used as meant: after the first selected launch the push/pop
+	 * ranges are not looked at any more (and a same-named push/pop range later is no
+	 * mistake worth a word: launches were measured). */
+	char *inc[] = { "train" };
+	struct nvtx_filter *f = includes(inc, 1);
+	const char *range = NULL;
+	nvtxRangeId_t r = bridge_range_start_a("train");
+	cr_assert(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	bridge_range_end(r);
+	bridge_range_push_a("train");
+	cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	cr_assert_null(nvtx_filter_push_pop_hint(f, &range));
+	pop_all();
+	nvtx_filter_destroy(f);
+	/* Another domain's push/pop range of that name is not the one the expression
+	 * names (it names the default domain's). */
+	f = includes(inc, 1);
+	nvtxDomainHandle_t d = bridge_domain_create_a("other");
+	nvtxEventAttributes_t attr = { .version = NVTX_VERSION, .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+				       .messageType = NVTX_MESSAGE_TYPE_ASCII,
+				       .message.ascii = "train" };
+	bridge_domain_range_push_ex(d, &attr);
+	cr_assert_not(nvtx_filter_selects(f, nvtx_bridge_snapshot()));
+	cr_assert_null(nvtx_filter_push_pop_hint(f, &range));
+	bridge_domain_range_pop(d);
+	nvtx_filter_destroy(f);
+}

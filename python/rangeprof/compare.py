@@ -30,11 +30,11 @@ class CompareJob:
         self.runs = 0
 
     def consume(self, reader, stream):
-        add = self.aggregator.add
+        add_run = self.aggregator.add_run
         for kind, obj in stream:
             if kind == "run":
                 self.runs += 1
-                add(table.sample(obj))
+                add_run(obj)
             elif kind == "summary":
                 rec = obj[0]
                 for metric, st in rec["metrics"].items():

@@ -10,6 +10,7 @@ counts it in n, has NaN (null) mean, stddev, ci95_low/high, rsd_pct and drift_pc
 median and max that depend on where the NaN sorted, and is not stable ('rsd nan % > 2 %')
 where this module may find the remaining runs stable."""
 import math
+import operator
 import random
 
 # t(0.975, df) for df = 1..30, the same table as collector/stats.c; beyond 30 the same
@@ -106,17 +107,34 @@ def throttle_names(text):
     return [t for t in str(text).split(",") if t]
 
 
+_WEIGHTS = {}
+
+
+def _weights(n):
+    """([i - ibar for i in 0..n-1], their sum of squares) for n runs, computed once per n:
+    a big file's launches have a handful of run counts."""
+    w = _WEIGHTS.get(n)
+    if w is None:
+        if len(_WEIGHTS) > 1024:
+            _WEIGHTS.clear()
+        ibar = (n - 1) / 2
+        dev = [i - ibar for i in range(n)]
+        w = _WEIGHTS[n] = (dev, math.fsum(v * v for v in dev))
+    return w
+
+
 def _fit(xs):
-    """(b, se(b)) of the least-squares line x = a + b i over the run index i (len >= 3)."""
+    """(b, se(b)) of the least-squares line x = a + b i over the run index i (len >= 3).
+    The same sums, term by term, as before the weights were kept per n."""
     n = len(xs)
-    ibar = (n - 1) / 2
+    dev, sxx = _weights(n)
     # Deviations from the first sample, not from the mean: a constant series' sums are
     # zero by construction, so its slope is exactly 0.
-    d = [x - xs[0] for x in xs]
-    sxx = math.fsum((i - ibar) ** 2 for i in range(n))
-    b = math.fsum((i - ibar) * di for i, di in enumerate(d)) / sxx
+    x0 = xs[0]
+    d = [x - x0 for x in xs]
+    b = math.fsum(map(operator.mul, dev, d)) / sxx
     dmean = math.fsum(d) / n
-    sse = math.fsum((di - dmean - b * (i - ibar)) ** 2 for i, di in enumerate(d))
+    sse = math.fsum([(di - dmean - b * w) ** 2 for w, di in zip(dev, d)])
     return b, math.sqrt(sse / (n - 2) / sxx)
 
 

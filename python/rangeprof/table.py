@@ -33,32 +33,34 @@ def _dims(v):
 
 class _Template:
     """The fields that the runs of one launch share (a sample's static part), once per
-    launch: Aggregator caches its groups per template. Hashed by identity."""
-    __slots__ = ("static",)
+    launch: Aggregator caches its groups per template. Hashed by identity. refs keeps the
+    session and device records whose ids are part of its key alive while it is cached,
+    so that no other record can get their ids meanwhile."""
+    __slots__ = ("static", "refs")
 
-    def __init__(self, static):
-        self.static = static
+    def __init__(self, static, refs):
+        self.static, self.refs = static, refs
 
 
 _TEMPLATES = {}
+# The run members a launch's template depends on (besides grid, block and graph).
+_STATIC_KEYS = ("launch", "kernel", "nvtx_path", "workload", "runs", "device",
+                "shared_mem_bytes", "passes", "cache_control", "clock_control",
+                "rated_sm_clock_hz")
 
 
-def sample(run):
-    """One measured run as a sample: identity fields, 'config' (shared with the run: not to
-    be changed) and 'values' {metric: (value, Unit, unit text)}. The fields a launch's
-    runs share are built once per launch (_Template)."""
+def template(run):
+    """The _Template of a run's launch: its static fields, built at the launch's first
+    run and found again (a dict lookup on the fields they come from) for the others."""
     rec, dev, session = run.record, run.device, run.session
     get = rec.get
     graph = get("graph") or {}
     grid, block = get("grid"), get("block")
-    key = (run.session_id, session.get("pid"), session.get("host"), get("launch"),
-           graph.get("id"), graph.get("node"), get("kernel"), get("nvtx_path"),
-           get("workload", "kernel"), get("runs"), get("device"),
+    key = (id(session), id(dev), run.session_id, run.path,
+           run.config_key if run.config_key is not None else id(run.config),
+           tuple(map(get, _STATIC_KEYS)), graph.get("id"), graph.get("node"),
            tuple(grid) if isinstance(grid, list) else grid,
-           tuple(block) if isinstance(block, list) else block,
-           get("shared_mem_bytes"), get("passes"), get("cache_control"), get("clock_control"),
-           get("rated_sm_clock_hz"), dev.get("name"), dev.get("rated_memory_clock_hz"),
-           run.path, run.config_key if run.config_key is not None else id(run.config))
+           tuple(block) if isinstance(block, list) else block)
     tmpl = _TEMPLATES.get(key)
     if tmpl is None or (run.config_key is None and tmpl.static["config"] is not run.config):
         if len(_TEMPLATES) > 4096:
@@ -77,7 +79,17 @@ def sample(run):
             ComputeClock=_num(get("rated_sm_clock_hz")),
             MemoryClock=_num(dev.get("rated_memory_clock_hz")),
             File=run.path, config=run.config,
-            kernels=[(get("kernel", ""), grid, block)]))
+            kernels=[(get("kernel", ""), grid, block)]), (session, dev, run.config))
+    return tmpl
+
+
+def sample(run):
+    """One measured run as a sample: identity fields, 'config' (shared with the run: not to
+    be changed) and 'values' {metric: (value, Unit, unit text)}. The fields a launch's
+    runs share are built once per launch (template())."""
+    tmpl = template(run)
+    rec = run.record
+    get = rec.get
     units = get("units") or {}
     values = {}
     for name, value in rec["metrics"].items():
@@ -357,6 +369,10 @@ def config_columns(rows):
 
 
 _NESTED = ("config", "values", "kernels", "_template")
+# The columns a run's session, file, launch (and graph node), kernel, range path and
+# config decide (Aggregator.add_run's light key); config columns are decided by config.
+_LIGHT_COLUMNS = frozenset(("Annotation", "Kernel", "Metric", "Launch", "Session",
+                            "Process", "Host", "File"))
 # Columns that differ between the runs of one launch: grouping by one of them turns off
 # the per-launch group cache.
 _PER_RUN = frozenset(("Value", "Unit", "Run", "SMClock", "Temperature", "ThrottleReasons",
@@ -504,10 +520,17 @@ class Aggregator:
         # to the same groups unless a column that differs per run is grouped by.
         self._by_launch = not _PER_RUN & set(group_by)
         self._cache = {}
+        # Grouped by columns a run's launch, session, path, kernel, range path and config
+        # decide alone (the default, and compare's but for Grid): add_run finds a
+        # launch's groups by those few members instead of the whole template.
+        self._light = self._by_launch and all(c in _LIGHT_COLUMNS or c not in _ID_SET
+                                              for c in group_by)
+        self._light_cache = {}
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_cache"] = {}  # templates are per process: not sent between them
+        state["_light_cache"] = {}
         return state
 
     def _launch(self, launch):
@@ -557,6 +580,61 @@ class Aggregator:
                 self._cache.clear()
             entry = self._cache.setdefault(tmpl, (chosen[0], {}))
             entry[1].update(chosen[1])
+
+    def add_run(self, run):
+        """add(sample(run)) for a run as read (records.Run); where its launch's groups are
+        known, without making the sample (most of the time of a big file)."""
+        if self._by_launch:
+            rec = run.record
+            if self._light:
+                get = rec.get
+                graph = get("graph")
+                key = (id(run.session), run.path, get("launch"),
+                       graph.get("node") if type(graph) is dict else None, get("kernel"),
+                       get("nvtx_path"),
+                       run.config_key if run.config_key is not None else id(run.config))
+                hit = self._light_cache.get(key)
+                entry = hit[0] if hit is not None else None
+            else:
+                entry = self._cache.get(template(run))
+            if entry is not None:
+                launch, by_metric = entry
+                metrics = rec["metrics"]
+                for metric in metrics:
+                    if metric not in by_metric:
+                        break
+                else:
+                    r = rec.get("run")
+                    r = r if type(r) is int and -_NO_RUN > r > _NO_RUN else _NO_RUN
+                    clock = rec.get("sm_clock_hz")
+                    clock = float(clock) if clock is not None else None
+                    reasons = rec.get("throttle_reasons")
+                    hit = self._throttle_of(",".join(reasons) if isinstance(reasons, list)
+                                            else None)[1] if reasons is not None else None
+                    for metric, value in metrics.items():
+                        g = by_metric[metric]
+                        if g is None:
+                            continue
+                        if launch != g.open:
+                            g.new_segment(launch)
+                        g.values.append(math.nan if value is None else float(value))
+                        g.runs.append(r)
+                        if clock is not None:
+                            g.note_clock(clock)
+                        if hit:
+                            g.hits += 1
+                            g.seen |= hit
+                    return
+            s = sample(run)
+            self.add(s)
+            if self._light:
+                if len(self._light_cache) > 4096:
+                    self._light_cache.clear()
+                # The records whose ids are in the key stay alive while it is cached.
+                self._light_cache[key] = (self._cache[s["_template"]], run.session,
+                                          run.config)
+            return
+        self.add(sample(run))
 
     def _add_cached(self, s, entry):
         """The runs of a launch after its first: the groups are known. False (nothing
@@ -797,6 +875,19 @@ class StatsJob:
                 self.devices.append(obj)
 
     def consume(self, reader, stream):
+        if self.combine is None and not self.deriver.derivations:
+            # Runs straight to the aggregator, one kernel each: no sample to make.
+            add_run, kernels = self.aggregator.add_run, self.kernels
+            for kind, obj in stream:
+                if kind == "run":
+                    self.runs += 1
+                    add_run(obj)
+                    annotation = obj.record.get("nvtx_path") or ""
+                    if annotation not in kernels:
+                        kernels[annotation] = 1
+                elif kind == "device":
+                    self.devices.append(obj)
+            return
         ss = self._samples(stream)
         if self.combine is not None:
             ss = iter_combined(ss, self.combine)

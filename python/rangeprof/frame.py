@@ -196,6 +196,11 @@ class _ArrowReader:
                         batch += lines[start:i]
                         numbers.extend(range(base + start + 1, base + i + 1))
                         ctxs.extend([len(self.ctx_session) - 1] * (i - start))
+                    elif i > start:
+                        # A skipped session's run lines: not read, but a bad one is said,
+                        # as the Python reader says it.
+                        for k in range(start, i):
+                            self._special(path, base + k + 1, lines[k], state, False)
                     if i < len(lines):
                         last = not complete and i == len(lines) - 1
                         run = self._special(path, base + i + 1, lines[i], state, last)
@@ -696,40 +701,56 @@ _KEY = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
 
 
 def _metric_names(lines, known):
-    """(metric names, {line index: keys}) of the lines' metrics objects: the names, known
-    ones first, and the keys of each object that holds a null (pyarrow cannot tell a null
-    member from a missing one); None unless each line has one flat metrics object with
-    no escape in it (a key could be missed then). A line whose keys are known ones costs
-    a count and a substring test per name: its number of '":' (a key's end; numbers hold
-    none) must be the number of known keys it holds."""
+    """(metric names, {line index: keys}) of the lines' metrics and units objects: the
+    names, known ones first, and the keys of each metrics object that holds a null
+    (pyarrow cannot tell a null member from a missing one); None unless each line has one
+    flat metrics object, and at most one flat units object, with no escape in them (a key
+    could be missed then). pyarrow is then asked for every key of both objects and
+    ignores the rest of the line: a units key missing from the schema would be ignored,
+    where the Python reader checks its value. A line whose keys are known ones costs a
+    count and a substring test per name: its number of '":' (a key's end; a number holds
+    none, nor a string without an escape) must be the number of known keys it holds."""
     import json
     names = OrderedDict.fromkeys(known)
     patterns = [json.dumps(n).encode() + b":" for n in names]
     nulls = {}
+
+    def keys_of(line, member, required):
+        """The keys of a flat object member of line, or False: none where required, or
+        not flat, or escaped."""
+        at = line.find(member)
+        if at < 0:
+            return False if required else []
+        start = at + len(member) - 1
+        end = line.find(b"}", start)
+        if end < 0:
+            return False
+        content = line[start:end + 1]
+        if b"\\" in content or content.find(b"{", 1) >= 0 or line.find(member, end) >= 0:
+            return False
+        count = content.count(b'":')
+        if sum(p in content for p in patterns) == count and b"null" not in content:
+            return None  # every key a known one: no need to list them
+        found = []
+        for key in _KEY.findall(content):
+            try:
+                name = json.loads(b'"' + key + b'"')
+            except ValueError:
+                return False
+            found.append(name)
+            if name not in names:
+                names[name] = None
+                patterns.append(json.dumps(name).encode() + b":")
+        if len(found) != count:
+            return False
+        return found
+
     for i, line in enumerate(lines):
-        at = line.find(b'"metrics":{')
-        end = line.find(b"}", at)
-        if at < 0 or end < 0:
+        found = keys_of(line, b'"metrics":{', True)
+        if found is False or keys_of(line, b'"units":{', False) is False:
             return None
-        content = line[at + 10:end + 1]
-        if b"\\" in content or content.find(b"{", 1) >= 0:
-            return None
-        keys = content.count(b'":')
-        if sum(p in content for p in patterns) != keys or b"null" in content:
-            found = []
-            for key in _KEY.findall(content):
-                try:
-                    name = json.loads(b'"' + key + b'"')
-                except ValueError:
-                    return None
-                found.append(name)
-                if name not in names:
-                    names[name] = None
-                    patterns.append(json.dumps(name).encode() + b":")
-            if len(found) != keys:
-                return None
-            if b"null" in content:
-                nulls[i] = found
+        if found and b"null" in line[line.find(b'"metrics":{'):]:
+            nulls[i] = found
     return list(names), nulls
 
 

@@ -279,14 +279,15 @@ def _check_launch(rec, get):
     millions of lines; the helpers then say what is wrong."""
     if type(get("kernel")) is not str:
         _fail("kernel", get("kernel"), "a string")
-    for key in _LAUNCH_STRINGS:
-        v = get(key)
+    # map(get, keys): the lookups without a bytecode loop around each.
+    for v in map(get, _LAUNCH_STRINGS):
         if v is not None and type(v) is not str:
-            _string(rec, key)
-    for key in _LAUNCH_INTEGERS:
-        v = get(key)
+            for key in _LAUNCH_STRINGS:
+                _string(rec, key)
+    for v in map(get, _LAUNCH_INTEGERS):
         if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
-            _integer(rec, key)
+            for key in _LAUNCH_INTEGERS:
+                _integer(rec, key)
     for key in ("grid", "block"):
         v = get(key)
         if v is not None:
@@ -343,15 +344,12 @@ def _check_run(rec):
         for u in units.values():
             if u is not None and type(u) is not str:
                 _check_units(units)
-    for key in _RUN_NUMBERS:
-        v = get(key)
+    for v in map(get, _RUN_NUMBERS):
         if v is not None:
             t = type(v)
-            if t is float:
-                if v - v != 0:
+            if (v - v != 0) if t is float else (t is not int or not -_INT_LIMIT < v < _INT_LIMIT):
+                for key in _RUN_NUMBERS:
                     _number(rec, key)
-            elif t is not int or not -_INT_LIMIT < v < _INT_LIMIT:
-                _number(rec, key)
     reasons = get("throttle_reasons")
     if reasons is not None:
         if type(reasons) is not list:
@@ -458,11 +456,15 @@ class Reader:
     counted in .bad_count) and are printed by report_bad(). progress, when given, is
     called with the bytes read so far now and then."""
 
-    def __init__(self, progress=None):
+    def __init__(self, progress=None, unread=()):
         self.bad_lines, self.bad_count = [], 0
         self.files = []
         self._configs = _ConfigCache()
         self.progress = progress
+        # Record types the consumer has no use for: their lines, where written as
+        # rangeprof writes them ('{"type":"summary",'), are passed over unparsed (a
+        # summary is a tenth of a big file's parse); a damaged one is then not said.
+        self.unread = tuple('{"type":"%s",' % kind for kind in unread)
 
     def _bad(self, path, number, reason):
         self.bad_count += 1
@@ -493,6 +495,8 @@ class Reader:
                 if self.progress is not None and not number & 0x3fff:
                     self.progress(done - start)
                 if not text or text.isspace():
+                    continue
+                if self.unread and text.startswith(self.unread):
                     continue
                 rec, problem = parse_line(text, terminated)
                 if problem:

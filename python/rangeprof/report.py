@@ -36,8 +36,9 @@ def parser():
     p = Parser(
         prog=PROG,
         description="Statistics of rangeprof JSON Lines per NVTX range, kernel and config "
-        "(mean, stddev, min, median, max, Student-t 95 % CI, RSD %, stable). Bad lines are "
-        "reported as FILE:LINE and skipped; big files are read by several processes.")
+        "(mean, stddev, min, median, max, Student-t 95 % CI, RSD %, stable), computed from "
+        "the run records (summary records are not read). Bad lines are reported as "
+        "FILE:LINE and skipped; big files are read by several processes.")
     add_version(p)
     p.add_argument("files", nargs="*", help="JSONL files, directories (their *.jsonl) or "
                    "glob patterns")

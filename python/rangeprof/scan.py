@@ -208,7 +208,8 @@ def _read_piece(job, piece, index):
 
 
 def run(job_factory, files, label, workers=None, at_sessions=False, bad_out="stderr"):
-    """job_factory() -> a job with consume(reader, stream) and merge(other); runs one job per
+    """job_factory() -> a job with consume(reader, stream) and merge(other), and optionally
+    unread (record types it has no use for, see records.Reader); runs one job per
     piece of the files (in worker processes where there are several pieces), merges them
     in input order and returns (job, reader) where reader holds the bad lines, which are
     printed on bad_out ("stderr": sys.stderr at the time of the call; None: not
@@ -232,6 +233,7 @@ def _run(job_factory, files, label, workers, at_sessions, bad_out):
     reader.files = list(files)
     if len(todo) == len(files):  # nothing cut: read here, in order
         job = job_factory()
+        reader.unread = records.Reader(unread=getattr(job, "unread", ())).unread
         done_before = [0]
 
         def tick(done):

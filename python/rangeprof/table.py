@@ -858,6 +858,9 @@ class StatsJob:
     --bound), the kernels per range execution of each annotation (for --bytes) and how
     many runs it read."""
 
+    # Its statistics come from the runs alone: summary lines are not parsed.
+    unread = ("summary",)
+
     def __init__(self, group_by=None, metrics=None, derivations=(), combine=None):
         self.aggregator = Aggregator(group_by, metrics)
         self.deriver = Deriver(derivations)

@@ -122,7 +122,12 @@ def test_one_bad_line_is_said_and_skipped_by_every_tool(damaged, recorded, capsy
     assert report.main([str(path), "--metric", TIME, "--json"], out=out) == 0
     err = capsys.readouterr().err
     _no_traceback(err)
-    _bad_line_said(err, path, line, words)
+    if line == 23:
+        # rangeprof-report takes its statistics from the runs: summary lines are not
+        # read (a tenth of a big file's time), so a damaged one is compare's to say.
+        assert err == ""
+    else:
+        _bad_line_said(err, path, line, words)
     rows = _rows(out.getvalue())
     # A bad device record leaves its session's runs without a GPU name, nothing more.
     assert sum(r["NumRuns"] for r in rows) == VADD_RUNS - lost

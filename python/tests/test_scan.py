@@ -1,0 +1,67 @@
+"""A big file is read in pieces by several processes (rangeprof/scan.py); the tables must
+be those of reading it in one go. Checked on recorded files cut into pieces far smaller
+than real ones (PIECE_BYTES lowered), two recordings in one file so that a piece starts
+inside the second session, and against the one-process reading."""
+import io
+import json
+
+import pytest
+
+from rangeprof import compare, report, scan
+
+
+def _joined(recorded, tmp_path, names):
+    path = tmp_path / "joined.jsonl"
+    path.write_bytes(b"".join(recorded(n).read_bytes() for n in names))
+    return path
+
+
+def _report(argv, monkeypatch, piece_bytes, workers):
+    monkeypatch.setattr(scan, "PIECE_BYTES", piece_bytes)
+    real = scan.pieces
+    monkeypatch.setattr(scan, "pieces", lambda files, w=None, s=False: real(files, workers, s))
+    out = io.StringIO()
+    assert report.main([str(a) for a in argv] + ["--json"], out=out) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("extra", [
+    [], ["--group-by", "Annotation,Launch"], ["--combine"], ["--group-by", "Session,GPU"],
+    ["--derive", "per_byte=gpu__time_duration.sum/dram__bytes_read.sum"],
+])
+def test_pieces_give_the_one_reading_tables(recorded, tmp_path, monkeypatch, extra):
+    path = _joined(recorded, tmp_path, ["vadd.jsonl", "fusion.jsonl", "vadd_again.jsonl",
+                                        "graph_capture.jsonl"])
+    whole = _report([path] + extra, monkeypatch, 1 << 40, 1)
+    monkeypatch.undo()
+    split = _report([path] + extra, monkeypatch, 100_000, 4)
+    assert split == whole
+    monkeypatch.undo()
+    monkeypatch.setattr(scan, "PIECE_BYTES", 100_000)
+    pieces = scan.pieces([str(path)], 4, at_sessions="--combine" in extra)
+    assert len(pieces) > 1, "the file was cut"
+
+
+def test_a_piece_starting_inside_a_session_knows_it(recorded, tmp_path, monkeypatch):
+    """The second piece of vadd.jsonl starts among its runs: its session and device come
+    from the search back to the session line, and its line numbers are the file's."""
+    path = recorded("vadd.jsonl")
+    monkeypatch.setattr(scan, "PIECE_BYTES", 200_000)
+    pieces = scan.pieces([str(path)], 2)
+    assert len(pieces) == 2 and pieces[1].start > 0
+    (session, skipping, devices), first = scan.context_at(str(path), pieces[1].start)
+    lines = path.read_bytes()[:pieces[1].start].count(b"\n")
+    assert first == lines + 1 and not skipping
+    assert session["type"] == "session" and session["pid"] == 1205
+    assert devices[0]["name"] == "NVIDIA H200"
+
+
+def test_compare_in_pieces(recorded, tmp_path, monkeypatch):
+    a = _joined(recorded, tmp_path, ["vadd.jsonl", "vadd_again.jsonl"])
+    out1, out2 = io.StringIO(), io.StringIO()
+    compare.main([str(a), str(recorded("vadd_cache_none.jsonl")), "--json", "--metric", "all"],
+                 out=out1)
+    monkeypatch.setattr(scan, "PIECE_BYTES", 150_000)
+    compare.main([str(a), str(recorded("vadd_cache_none.jsonl")), "--json", "--metric", "all"],
+                 out=out2)
+    assert json.loads(out1.getvalue()) == json.loads(out2.getvalue())

@@ -85,17 +85,19 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None)
                 df[c] = df[c].astype("float64")
         bad, count = recs.bad_lines, recs.bad_count
     else:
-        reader = _ArrowReader(pa, files)
+        reader = _ArrowReader(pa, files, columns)
         df, configs = reader.frame()
         bad, count = reader.bad.bad_lines, reader.bad.bad_count
         if report is not None:
             reader.bad.report_bad(report)
     if columns is not None:
-        unknown = [c for c in columns if c not in df.columns]
+        known = list(table.ID_COLUMNS) + list(getattr(reader, "all_configs", ()) if not
+                                              (combine or derive) else configs)
+        unknown = [c for c in columns if c not in known and c not in df.columns]
         if unknown:
             raise KeyError(f"rangeprof.load(columns=...): no column {', '.join(unknown)}; "
-                           f"the columns are {', '.join(df.columns)}")
-        df = df[list(columns)]
+                           f"the columns are {', '.join(known)}")
+        df = df[[c for c in columns if c in df.columns]]
         configs = [c for c in configs if c in columns]
     if not len(df) and report is not None:
         print(f"rangeprof: warning: no runs in {', '.join(files)}", file=report)
@@ -108,8 +110,11 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None)
 class _ArrowReader:
     """The run records of files as one long-form DataFrame (see the module's docstring)."""
 
-    def __init__(self, pa, files):
+    def __init__(self, pa, files, columns=None):
         self.pa, self.pc = pa, pa.compute
+        # The columns to build (load's columns=); the others are not computed at all.
+        wanted = set(columns) if columns is not None else None
+        self.want = (lambda name: True) if wanted is None else wanted.__contains__
         self.files = files
         self.bad = records.Reader()
         # ctx: a session and the device records in force, one per change of either;
@@ -394,12 +399,15 @@ class _ArrowReader:
         configs = [c for c in OrderedDict.fromkeys(
             c for cfg in self.configs.values() for c in cfg) if c not in table.ID_COLUMNS]
         order = ["Annotation"] + configs + [c for c in table.ID_COLUMNS if c != "Annotation"]
+        self.all_configs = configs
+        order = [c for c in order if self.want(c)]
+        configs = [c for c in configs if self.want(c)]
         data = {}
         for c in order:
             data[c] = cols.column(c) if cols.rows else np.zeros(0, dtype=object)
             cols.drop(c)  # the batches' pieces of it: not kept beside the whole column
         df = pd.DataFrame(data, copy=False)
-        for c in configs + ["Process"]:
+        for c in configs + (["Process"] if self.want("Process") else []):
             df[c] = _typed_column(df[c])
         return df, configs
 
@@ -411,6 +419,7 @@ class _ArrowReader:
         null)."""
         import numpy as np
         pa, pc = self.pa, self.pc
+        want = self.want
         n = t.num_rows
         ctx = np.frombuffer(ctxs, dtype=np.int64).copy()
         sess = np.array(self.ctx_session, dtype=np.int64)[ctx]  # -1: before any session
@@ -456,49 +465,79 @@ class _ArrowReader:
         cols.rows += long_n
         cols.cat("Metric", position[order], names)
         cols.num("Value", np.concatenate(values)[order])
-        cols.cat("Unit", np.concatenate(unit_codes)[order], unit_cats)
+        if want("Unit"):
+            cols.cat("Unit", np.concatenate(unit_codes)[order], unit_cats)
 
         def cat_of(arr):
             codes, cats = _encode(pc, arr)
             cols_codes = codes[rr]
             return cols_codes, cats
-        cols.cat("Annotation", *cat_of(pc.fill_null(t.column("nvtx_path"), "")))
-        cols.cat("Kernel", *cat_of(t.column("kernel")))
-        cols.num("Run", _numbers(t.column("run"))[rr])
-        cols.num("Runs", _numbers(t.column("runs"))[rr])
+        if want("Annotation"):
+            cols.cat("Annotation", *cat_of(pc.fill_null(t.column("nvtx_path"), "")))
+        if want("Kernel"):
+            cols.cat("Kernel", *cat_of(t.column("kernel")))
+        if want("Run"):
+            cols.num("Run", _numbers(t.column("run"))[rr])
+        if want("Runs"):
+            cols.num("Runs", _numbers(t.column("runs"))[rr])
         graph = t.column("graph")
         launch = pc.fill_null(pc.cast(t.column("launch"), pa.string()), "None")
         node = pc.fill_null(pc.cast(pc.struct_field(graph, [2]), pa.string()), "None")
         suffix = pc.if_else(pc.is_valid(graph), pc.binary_join_element_wise(".node", node, ""), "")
         sid_codes = np.where(sess < 0, len(sessions) - 1, sess)
         sid = pa.array([x[0] for x in sessions], pa.string()).take(pa.array(sid_codes))
-        cols.cat("Launch", *cat_of(pc.binary_join_element_wise(sid, "#", launch, suffix, "")))
-        cols.cat("Workload", *cat_of(pc.fill_null(t.column("workload"), "kernel")))
-        cols.num("Graph", _numbers(pc.struct_field(graph, [0]))[rr])
-        cols.num("GraphNode", _numbers(pc.struct_field(graph, [2]))[rr])
-        cols.cat("Session", sid_codes[rr], [x[0] for x in sessions])
-        cols.obj("Process", np.array([x[1] for x in sessions], dtype=object)[sid_codes][rr])
-        cols.cat("Host", sid_codes[rr], [x[2] for x in sessions])
+        if want("Launch"):
+            cols.cat("Launch", *cat_of(pc.binary_join_element_wise(sid, "#", launch, suffix, "")))
+        if want("Workload"):
+            cols.cat("Workload", *cat_of(pc.fill_null(t.column("workload"), "kernel")))
+        if want("Graph"):
+            cols.num("Graph", _numbers(pc.struct_field(graph, [0]))[rr])
+        if want("GraphNode"):
+            cols.num("GraphNode", _numbers(pc.struct_field(graph, [2]))[rr])
+        if want("Session"):
+            cols.cat("Session", sid_codes[rr], [x[0] for x in sessions])
+        if want("Process"):
+            cols.obj("Process", np.array([x[1] for x in sessions], dtype=object)[sid_codes][rr])
+        if want("Host"):
+            cols.cat("Host", sid_codes[rr], [x[2] for x in sessions])
         device = _numbers(t.column("device"))
         gpu_codes, gpu_names, mem_clock = self._devices(ctx, device)
-        cols.cat("GPU", gpu_codes[rr], gpu_names)
-        cols.num("Device", device[rr])
-        cols.cat("Grid", *cat_of(_dims(pa, pc, t.column("grid"))))
-        cols.cat("Block", *cat_of(_dims(pa, pc, t.column("block"))))
-        cols.num("SharedMemBytes", _numbers(t.column("shared_mem_bytes"))[rr])
-        cols.num("Passes", _numbers(t.column("passes"))[rr])
-        cols.cat("CacheControl", *cat_of(t.column("cache_control")))
-        cols.cat("ClockControl", *cat_of(t.column("clock_control")))
-        cols.num("SMClock", _numbers(t.column("sm_clock_hz"))[rr])
-        cols.num("ComputeClock", _numbers(t.column("rated_sm_clock_hz"))[rr])
-        cols.num("MemoryClock", mem_clock[rr])
-        cols.num("Temperature", _numbers(t.column("temperature_c"))[rr])
-        cols.cat("ThrottleReasons", *cat_of(pc.binary_join(t.column("throttle_reasons"), ",")))
-        cols.cat("Time", *cat_of(t.column("time")))
-        cols.cat("File", np.zeros(long_n, dtype=np.int64), [path])
-        cols.num("Line", np.frombuffer(numbers, dtype=np.int64)[rr])
+        if want("GPU"):
+            cols.cat("GPU", gpu_codes[rr], gpu_names)
+        if want("Device"):
+            cols.num("Device", device[rr])
+        if want("Grid"):
+            cols.cat("Grid", *cat_of(_dims(pa, pc, t.column("grid"))))
+        if want("Block"):
+            cols.cat("Block", *cat_of(_dims(pa, pc, t.column("block"))))
+        if want("SharedMemBytes"):
+            cols.num("SharedMemBytes", _numbers(t.column("shared_mem_bytes"))[rr])
+        if want("Passes"):
+            cols.num("Passes", _numbers(t.column("passes"))[rr])
+        if want("CacheControl"):
+            cols.cat("CacheControl", *cat_of(t.column("cache_control")))
+        if want("ClockControl"):
+            cols.cat("ClockControl", *cat_of(t.column("clock_control")))
+        if want("SMClock"):
+            cols.num("SMClock", _numbers(t.column("sm_clock_hz"))[rr])
+        if want("ComputeClock"):
+            cols.num("ComputeClock", _numbers(t.column("rated_sm_clock_hz"))[rr])
+        if want("MemoryClock"):
+            cols.num("MemoryClock", mem_clock[rr])
+        if want("Temperature"):
+            cols.num("Temperature", _numbers(t.column("temperature_c"))[rr])
+        if want("ThrottleReasons"):
+            cols.cat("ThrottleReasons", *cat_of(pc.binary_join(t.column("throttle_reasons"), ",")))
+        if want("Time"):
+            cols.cat("Time", *cat_of(t.column("time")))
+        if want("File"):
+            cols.cat("File", np.zeros(long_n, dtype=np.int64), [path])
+        if want("Line"):
+            cols.num("Line", np.frombuffer(numbers, dtype=np.int64)[rr])
         key_codes, keys = self._config_keys(t)
         for name in OrderedDict.fromkeys(c for k in keys for c in self.configs[k]):
+            if not want(name):
+                continue
             per_key = np.empty(len(keys), dtype=object)
             per_key[:] = [self.configs[k].get(name, _MISSING) for k in keys]
             values = per_key[key_codes[rr]]

@@ -93,3 +93,18 @@ def test_newer_schema_session_is_skipped_with_its_records(damaged, capsys):
     df = rangeprof.load(path)
     assert len(df) == 0
     assert "schema 999 is newer" in capsys.readouterr().err
+
+
+def test_only_the_columns_asked_for(recorded):
+    """columns= builds those columns alone (the others are not computed), config
+    columns included; an unknown one is refused naming the columns there are."""
+    pytest.importorskip("pyarrow")
+    full = rangeprof.load(recorded("matmul.jsonl"), report=None)
+    part = rangeprof.load(recorded("matmul.jsonl"), report=None,
+                          columns=["Kernel", "n", "Metric", "Value"])
+    assert list(part.columns) == ["Kernel", "n", "Metric", "Value"]
+    assert part["Value"].tolist() == full["Value"].tolist()
+    assert part["n"].tolist() == full["n"].tolist()
+    with pytest.raises(KeyError) as e:
+        rangeprof.load(recorded("matmul.jsonl"), report=None, columns=["Kernal"])
+    assert "no column Kernal" in str(e.value) and "dtype" in str(e.value)

@@ -128,7 +128,7 @@ class _ArrowReader:
 
     def frame(self):
         """Reads the files: this thread splits them into lines and reads what is not a
-        run line; a second thread has pyarrow parse the run lines and turns each batch
+        run line; other threads have pyarrow parse the run lines and turn each batch
         into columns (pyarrow and numpy release the interpreter lock), so that both
         cores work."""
         from concurrent.futures import ThreadPoolExecutor
@@ -138,8 +138,10 @@ class _ArrowReader:
         self._bad_worker = records.Reader()
         self.cols = _Columns()
         self._pending = []
-        with ThreadPoolExecutor(1) as pool:
-            self._pool = pool
+        # Two threads parse (pyarrow's reader, no interpreter lock), one makes columns
+        # of the batches in their order, and this one reads lines and the other records.
+        with ThreadPoolExecutor(2) as parsing, ThreadPoolExecutor(1) as columns:
+            self._parsing, self._columns = parsing, columns
             try:
                 for path in self.files:
                     self._read_file(path)
@@ -154,8 +156,8 @@ class _ArrowReader:
         return self._frame()
 
     def _submit(self, path, lines, numbers, ctxs):
-        """Hands a batch of run lines to the worker thread, at most two waiting, with what
-        _metric_names found in their metrics objects: the metric names (pyarrow then
+        """Hands a batch of run lines to the parsing threads, at most three waiting, with
+        what _metric_names found in their metrics objects: the metric names (pyarrow then
         reads those and ignores the members it is not asked for) and the keys of the
         objects that hold a null; or None where it cannot be sure of them (the batch is
         then read by the Python reader first)."""
@@ -165,10 +167,10 @@ class _ArrowReader:
             self._found = []
             names = list(self.metric_names)
         found = _metric_names(lines, names)
-        while len(self._pending) >= 2:
+        while len(self._pending) >= 3:
             self._pending.pop(0).result()
-        self._pending.append(self._pool.submit(self._work, path, lines, numbers, ctxs,
-                                               found))
+        parsed = self._parsing.submit(self._work, path, lines, numbers, ctxs, found)
+        self._pending.append(self._columns.submit(self._columns_of, path, parsed))
 
     def _read_file(self, path):
         try:
@@ -340,7 +342,7 @@ class _ArrowReader:
         return True
 
     def _work(self, path, lines, numbers, ctxs, found):
-        """In the worker thread: parses a batch and adds its rows to self.cols."""
+        """In a parsing thread: (table, line numbers, ctxs, nulls) of a batch, or None."""
         names, nulls = found if found is not None else (None, {})
         t = self._parse(lines, names) if names is not None else None
         if t is None:
@@ -350,7 +352,8 @@ class _ArrowReader:
             for line, number, ctx in zip(lines, numbers, ctxs):
                 rec, problem = records.parse_line(line.decode("utf-8", "replace"), True)
                 if problem:
-                    self._bad_worker._bad(path, number, problem)
+                    with self._lock:  # two parsing threads
+                        self._bad_worker._bad(path, number, problem)
                     continue
                 if rec["type"] != "run":  # a duplicate "type" member: the last one counts
                     continue
@@ -361,18 +364,25 @@ class _ArrowReader:
                     names.setdefault(name, None)
             lines, numbers, ctxs, nulls = kept, kept_numbers, kept_ctxs, {}
             if not lines:
-                return
+                return None
             t = self._parse(lines, list(names))
             if t is None:
                 # What the Python reader accepted pyarrow should read (the fuzzer checks
                 # it); where it does not, the lines it refuses are said, not a traceback.
                 t, numbers, ctxs = self._line_by_line(path, lines, numbers, ctxs, list(names))
                 if t is None:
-                    return
+                    return None
         metrics = t.column("metrics").type
         with self._lock:
             self._found += [metrics.field(i).name for i in range(metrics.num_fields)]
-        self._long(self.cols, path, t, numbers, ctxs, nulls)
+        return t, numbers, ctxs, nulls
+
+    def _columns_of(self, path, parsed):
+        """In the column thread, batch after batch in file order: the rows of a parsed
+        batch into self.cols."""
+        result = parsed.result()
+        if result is not None:
+            self._long(self.cols, path, *result)
 
     def _line_by_line(self, path, lines, numbers, ctxs, names):
         """pyarrow on each line alone: the table of those it reads, the others said as bad
@@ -381,8 +391,9 @@ class _ArrowReader:
         kept, kept_numbers, kept_ctxs = [], array("q"), array("q")
         for line, number, ctx in zip(lines, numbers, ctxs):
             if self._parse([line], names) is None:
-                self._bad_worker._bad(path, number, "run record: pyarrow cannot read it "
-                                      "(though the Python reader can: please report it)")
+                with self._lock:
+                    self._bad_worker._bad(path, number, "run record: pyarrow cannot read it "
+                                          "(though the Python reader can: please report it)")
                 continue
             kept.append(line)
             kept_numbers.append(number)
@@ -407,8 +418,13 @@ class _ArrowReader:
             data[c] = cols.column(c) if cols.rows else np.zeros(0, dtype=object)
             cols.drop(c)  # the batches' pieces of it: not kept beside the whole column
         df = pd.DataFrame(data, copy=False)
-        for c in configs + (["Process"] if self.want("Process") else []):
-            df[c] = _typed_column(df[c])
+        for c in configs:
+            # Their values are those of self.configs: their types are known from there.
+            kinds = {type(cfg[c]) for cfg in self.configs.values() if c in cfg}
+            df[c] = _typed_column(df[c], kinds)
+        if self.want("Process"):
+            df["Process"] = _typed_column(df["Process"],
+                                          {type(x[1]) for x in self.sessions if x[1] is not None})
         return df, configs
 
     def _long(self, cols, path, t, numbers, ctxs, nulls):
@@ -574,7 +590,8 @@ class _ArrowReader:
         nvtx = t.column("nvtx").combine_chunks()
         path = pc.fill_null(t.column("nvtx_path"), "").combine_chunks()
         flat = pc.list_flatten(nvtx)
-        texts = pc.fill_null(pc.struct_field(flat, [1]), "") if len(flat) else pa.array([], pa.string())
+        texts = (pc.fill_null(pc.struct_field(flat, [1]), "") if len(flat)
+                 else pa.array([], pa.string()))
         count = pc.fill_null(pc.list_value_length(nvtx), 0)
         # Texts or a path holding a separator: their keys are made in Python.
         odd = pc.any(pc.match_substring_regex(path, "[\x1e\x1f]")).as_py() or (
@@ -737,6 +754,9 @@ _CANONICAL = ("type", "launch", "runs", "run", "kernel", "device", "grid", "bloc
 
 
 _KEY = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
+# A key of an object with no backslash in it (_metric_names checks that first): much
+# faster than _KEY's alternation, a character at a time.
+_PLAIN_KEY = re.compile(rb'"([^"]*)"\s*:')
 
 
 def _metric_names(lines, known):
@@ -746,50 +766,59 @@ def _metric_names(lines, known):
     flat metrics object, and at most one flat units object, with no escape in them (a key
     could be missed then). pyarrow is then asked for every key of both objects and
     ignores the rest of the line: a units key missing from the schema would be ignored,
-    where the Python reader checks its value. A line whose keys are known ones costs a
-    count and a substring test per name: its number of '":' (a key's end; a number holds
-    none, nor a string without an escape) must be the number of known keys it holds."""
+    where the Python reader checks its value. Per line: a regex pass over each object
+    for its keys, looked up as a whole (a launch's runs share them; a units object is
+    the same for every run of a session, and is looked up whole)."""
     import json
     names = OrderedDict.fromkeys(known)
-    patterns = [json.dumps(n).encode() + b":" for n in names]
+    decoded = {}       # tuple of raw keys -> their names
+    units_seen = set()
     nulls = {}
 
-    def keys_of(line, member, required):
-        """The keys of a flat object member of line, or False: none where required, or
-        not flat, or escaped."""
-        at = line.find(member)
-        if at < 0:
-            return False if required else []
-        start = at + len(member) - 1
-        end = line.find(b"}", start)
-        if end < 0:
-            return False
-        content = line[start:end + 1]
-        if b"\\" in content or content.find(b"{", 1) >= 0 or line.find(member, end) >= 0:
-            return False
-        count = content.count(b'":')
-        if sum(p in content for p in patterns) == count and b"null" not in content:
-            return None  # every key a known one: no need to list them
-        found = []
-        for key in _KEY.findall(content):
+    def keys_of(content):
+        """The names of a flat object's keys, or None (not flat, or escaped)."""
+        if b"\\" in content or content.find(b"{", 1) >= 0:
+            return None
+        raw = tuple(_PLAIN_KEY.findall(content))
+        got = decoded.get(raw)
+        if got is None:
+            # A key ends with '":', and a number or an unescaped string holds none.
+            if len(raw) != content.count(b'":'):
+                return None
             try:
-                name = json.loads(b'"' + key + b'"')
+                got = [json.loads(b'"' + k + b'"') for k in raw]
             except ValueError:
-                return False
-            found.append(name)
-            if name not in names:
-                names[name] = None
-                patterns.append(json.dumps(name).encode() + b":")
-        if len(found) != count:
-            return False
-        return found
+                return None
+            for name in got:
+                names.setdefault(name, None)
+            if len(decoded) > 4096:
+                decoded.clear()
+            decoded[raw] = got
+        return got
 
     for i, line in enumerate(lines):
-        found = keys_of(line, b'"metrics":{', True)
-        if found is False or keys_of(line, b'"units":{', False) is False:
+        at = line.find(b'"metrics":{')
+        end = line.find(b"}", at)
+        if at < 0 or end < 0:
             return None
-        if found and b"null" in line[line.find(b'"metrics":{'):]:
+        content = line[at + 10:end + 1]
+        found = keys_of(content)
+        if found is None:
+            return None
+        if b"null" in content:
             nulls[i] = found
+        at = line.find(b'"units":{')
+        if at >= 0:
+            end = line.find(b"}", at)
+            if end < 0:
+                return None
+            units = line[at + 8:end + 1]
+            if units not in units_seen:
+                if keys_of(units) is None:
+                    return None
+                if len(units_seen) > 4096:
+                    units_seen.clear()
+                units_seen.add(units)
     return list(names), nulls
 
 
@@ -799,11 +828,13 @@ def _dims(pa, pc, col):
                         "").to_numpy(zero_copy_only=False)
 
 
-def _typed_column(col):
+def _typed_column(col, kinds=None):
     """A config column typed as pandas types a list of dicts' values: int64 (float64
-    where some runs lack it), float64, bool, or object for mixed or text."""
+    where some runs lack it), float64, bool, or object for mixed or text. kinds: the
+    types its values can have, when known without looking at every row."""
     values = col.dropna()
-    kinds = {type(v) for v in values}
+    if kinds is None:
+        kinds = {type(v) for v in values}
     if kinds == {int}:
         return col.astype("int64") if len(values) == len(col) else col.astype("float64")
     if kinds <= {int, float} and kinds:

@@ -111,7 +111,8 @@ def scan_files(args, group_by, metrics=None, extra_derivations=()):
         raise NoRuns(f"no runs in {', '.join(files)}: nothing to report")
     missing = [c for c in group_by if c in job.aggregator.unseen]
     if missing:
-        columns = [c for c in table.ID_COLUMNS if c not in ("Value",)] + list(job.aggregator.configs)
+        columns = ([c for c in table.ID_COLUMNS if c != "Value"]
+                   + list(job.aggregator.configs))
         raise Refused(f"--group-by '{','.join(group_by)}': no run has a column "
                       f"{', '.join(repr(m) for m in missing)}; the columns are "
                       f"{', '.join(columns)}")

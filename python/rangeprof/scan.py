@@ -168,7 +168,8 @@ class Progress:
 
     def update(self, done):
         now = time.monotonic()
-        if now - self.begin < PROGRESS_AFTER_S or (self.last and now - self.last < PROGRESS_EVERY_S):
+        if now - self.begin < PROGRESS_AFTER_S or (
+                self.last and now - self.last < PROGRESS_EVERY_S):
             return
         self.last = now
         pct = 100 * done / self.total if self.total else 100

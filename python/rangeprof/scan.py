@@ -202,7 +202,8 @@ def _read_piece(job, piece, index):
     gc.disable()  # see run()
     def progress(done):
         _shared_done[index] = done
-    reader = records.Reader(progress=progress if _shared_done is not None else None)
+    reader = records.Reader(progress=progress if _shared_done is not None else None,
+                            unread=getattr(job, "unread", ()))
     context, first = (None, 1) if not piece.start else context_at(piece.path, piece.start)
     job.consume(reader, reader.records(piece.path, piece.start, piece.end, first, context))
     return job, reader.bad_lines, reader.bad_count

@@ -65,3 +65,22 @@ def test_compare_in_pieces(recorded, tmp_path, monkeypatch):
     compare.main([str(a), str(recorded("vadd_cache_none.jsonl")), "--json", "--metric", "all"],
                  out=out2)
     assert json.loads(out1.getvalue()) == json.loads(out2.getvalue())
+
+
+def test_pieces_pass_over_summaries_as_the_one_reading_does(damaged, monkeypatch, capsys):
+    """rangeprof-report does not read summary lines, in pieces as in one reading: a damaged
+    one is not said (a damaged run line is, with its line number in the file)."""
+    def damage(lines):
+        out = list(lines)
+        summary = max(i for i, l in enumerate(out) if l.startswith('{"type":"summary",'))
+        out[summary] = out[summary].replace('"metrics":{', '"metrics":[', 1)
+        run = max(i for i, l in enumerate(out) if l.startswith('{"type":"run",'))
+        out[run] = out[run].replace('"sm_clock_hz":', '"sm_clock_hz":"x","y":', 1)
+        return out
+    path = damaged("vadd.jsonl", damage)
+    run_line = max(i for i, l in enumerate(open(path)) if l.startswith('{"type":"run",')) + 1
+    monkeypatch.setattr(scan, "PIECE_BYTES", 200_000)
+    assert len(scan.pieces([str(path)], 2)) == 2
+    assert report.main([str(path), "--json"], out=io.StringIO()) == 0
+    err = capsys.readouterr().err
+    assert err.count("line skipped") == 1 and f"{path}:{run_line}: run record" in err

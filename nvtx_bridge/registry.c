@@ -5,7 +5,10 @@
  * domain names. So that memory grows with what is distinct and not with the number of
  * calls, everything is interned: registering a string again, re-creating a domain of a
  * name seen before (destroyed or not) or naming a category with a name it had before
- * returns what exists, found through hash tables. Calls libc only. */
+ * returns what exists, found through hash tables. state.c calls it for domains, registered
+ * texts and the text helpers (bridge_kept_length, bridge_utf8_from_wide); it calls libc
+ * only, never state.c, so that calls inside nvtx_bridge/ run one way
+ * (scripts/call_graph.py checks it). */
 #include "nvtx_bridge/slots.h"
 
 #include <pthread.h>
@@ -96,6 +99,22 @@ static size_t string_key(void *e)
 {
 	struct nvtxStringRegistration_st *s = e;
 	return hash(s->text, s->domain);
+}
+
+/* Bytes of text kept for a range, a domain or a registered string: the name up to
+ * NVTX_BRIDGE_MAX_TEXT bytes, cut at a UTF-8 character boundary so that a cut name stays
+ * valid where the whole one was. Here, with the other text helpers, so that state.c's
+ * ranges and the registry's names are cut alike while calls run state.c -> registry.c
+ * only. */
+size_t bridge_kept_length(const char *text)
+{
+	size_t len = strnlen(text, NVTX_BRIDGE_MAX_TEXT + 1);
+	if (len <= NVTX_BRIDGE_MAX_TEXT)
+		return len;
+	len = NVTX_BRIDGE_MAX_TEXT;
+	while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
+		len--;
+	return len;
 }
 
 /* A copy of at most NVTX_BRIDGE_MAX_TEXT bytes of s, cut as ranges' texts are. */

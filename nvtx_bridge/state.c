@@ -4,7 +4,8 @@
  * it (snapshots are taken in the launch callback, on the launching thread), so push and
  * pop take no lock and, once the buffers have grown, allocate nothing. Start/end ranges
  * may end on another thread: they sit in one list under a mutex, skipped entirely while
- * none is open. Calls libc only. */
+ * none is open. Calls registry.c (domains from handles, registered texts, the kept length
+ * and UTF-8 form of a text) and libc; registry.c never calls back. */
 #include "nvtx_bridge/slots.h"
 
 #include <pthread.h>
@@ -252,19 +253,6 @@ static void event_from_attributes(const nvtxEventAttributes_t *attr, struct even
 /* ------------------------------------------------------------------------------------ */
 /* Push/pop                                                                             */
 /* ------------------------------------------------------------------------------------ */
-
-/* Bytes of text kept for a range: the name up to NVTX_BRIDGE_MAX_TEXT bytes, cut at a
- * UTF-8 character boundary so that a cut name stays valid where the whole one was. */
-size_t bridge_kept_length(const char *text)
-{
-	size_t len = strnlen(text, NVTX_BRIDGE_MAX_TEXT + 1);
-	if (len <= NVTX_BRIDGE_MAX_TEXT)
-		return len;
-	len = NVTX_BRIDGE_MAX_TEXT;
-	while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
-		len--;
-	return len;
-}
 
 static bool activate(struct thread_state *t, struct domain_stack *s)
 {

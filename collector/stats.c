@@ -28,10 +28,24 @@ double stats_t975(size_t df)
 	       (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
 }
 
-static int compare_double(const void *a, const void *b)
+/* IEEE 754's totalOrder on the values a run can hold: -inf, the numbers with -0 before +0,
+ * +inf, then every NaN whatever its sign bit (a metric not produced is no smaller than any
+ * value). qsort needs a total order: (x > y) - (x < y) calls NaN equal to every number,
+ * which is not transitive, and C leaves qsort's result undefined then. */
+static int compare_total(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
+	bool x_nan = isnan(x), y_nan = isnan(y);
+	if (x_nan || y_nan)
+		return (int)x_nan - (int)y_nan;
+	if (x == y) /* equal, or -0 against +0 */
+		return (int)(bool)signbit(y) - (int)(bool)signbit(x);
 	return (x > y) - (x < y);
+}
+
+void stats_sort(double *values, size_t n)
+{
+	qsort(values, n, sizeof(*values), compare_total);
 }
 
 void stats_check_locked_clock(struct stats_summary *s, const double *clock_hz, size_t n,
@@ -99,7 +113,7 @@ static double *sorted_copy(const double *values, size_t n)
 	double *sorted = malloc(n * sizeof(*sorted));
 	if (sorted) {
 		memcpy(sorted, values, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), compare_double);
+		stats_sort(sorted, n);
 	}
 	return sorted;
 }
@@ -150,20 +164,34 @@ void stats_interval(const double *values, size_t n, double *mean, double *stddev
 	*half = stats_t975(n - 1) * *stddev / sqrt((double)n);
 }
 
-void stats_summarize(const double *values, const double *clock_hz, size_t n,
-		     struct stats_summary *out)
+/* The finite ones of values[0..n), in run order, and their count in *kept: values itself
+ * when all are finite (the common case, no copy), else a copy in *copy for the caller to
+ * free. NULL when the copy cannot be allocated. */
+static const double *finite_runs(const double *values, size_t n, size_t *kept, double **copy)
 {
-	memset(out, 0, sizeof(*out));
-	out->n = n;
-	out->mean = out->stddev = out->min = out->median = out->max = NAN;
-	out->ci95_low = out->ci95_high = out->rsd_pct = out->drift_pct = NAN;
-	out->stable = STATS_STABLE_NULL;
-	if (n == 0)
-		return;
+	size_t finite = 0;
+	for (size_t i = 0; i < n; i++)
+		finite += isfinite(values[i]) != 0;
+	*kept = finite;
+	*copy = NULL;
+	if (finite == n || finite == 0)
+		return values;
+	if (!(*copy = malloc(finite * sizeof(**copy))))
+		return NULL;
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (isfinite(values[i]))
+			(*copy)[k++] = values[i];
+	return *copy;
+}
 
+/* stats_summarize over the finite values runs[0..n) (n >= 1) in run order; clock_hz, when
+ * given, holds the clocks of all total runs, those without a value included. */
+static void summarize_finite(const double *runs, size_t n, const double *clock_hz,
+			     size_t total, struct stats_summary *out)
+{
 	double half;
-	stats_interval(values, n, &out->mean, &out->stddev, &half);
-	double *sorted = sorted_copy(values, n);
+	stats_interval(runs, n, &out->mean, &out->stddev, &half);
+	double *sorted = sorted_copy(runs, n);
 	if (sorted) {
 		out->min = sorted[0];
 		out->max = sorted[n - 1];
@@ -194,8 +222,8 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 	 * 2 %, the RSD's bound, keeps a trend too small to matter from failing long ones, and
 	 * thirds_moved a transient at the start from reading as drift. */
 	if (n >= 10 && isfinite(out->mean) && out->mean != 0 &&
-	    trend(values, n, out->mean, &out->drift_pct) && fabs(out->drift_pct) > 2.0 &&
-	    thirds_moved(values, n, out->mean, out->drift_pct)) {
+	    trend(runs, n, out->mean, &out->drift_pct) && fabs(out->drift_pct) > 2.0 &&
+	    thirds_moved(runs, n, out->mean, out->drift_pct)) {
 		stable = false;
 		snprintf(reason, sizeof(reason), "drifted %+.1f %% over %zu runs", out->drift_pct, n);
 		add_reason(out, reason);
@@ -203,10 +231,12 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 	if (clock_hz) {
 		/* Over the known clocks only. None known (a time-only set, whose clock comes
 		 * from NVML, on a MIG instance or without libnvidia-ml) is not a failure, as
-		 * unknown throttle reasons are not: it would make every launch unstable. */
+		 * unknown throttle reasons are not: it would make every launch unstable. An
+		 * infinite clock is no measurement either (rangeprof/stats.py leaves it out
+		 * too). */
 		double lo = INFINITY, hi = -INFINITY;
-		for (size_t i = 0; i < n; i++) {
-			if (isnan(clock_hz[i]))
+		for (size_t i = 0; i < total; i++) {
+			if (!isfinite(clock_hz[i]))
 				continue;
 			lo = fmin(lo, clock_hz[i]);
 			hi = fmax(hi, clock_hz[i]);
@@ -219,6 +249,27 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		}
 	}
 	out->stable = stable ? STATS_STABLE_TRUE : STATS_STABLE_FALSE;
+}
+
+void stats_summarize(const double *values, const double *clock_hz, size_t n,
+		     struct stats_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->mean = out->stddev = out->min = out->median = out->max = NAN;
+	out->ci95_low = out->ci95_high = out->rsd_pct = out->drift_pct = NAN;
+	out->stable = STATS_STABLE_NULL;
+	/* A run without a finite value (a metric not produced, a derived value undefined for
+	 * it) says nothing of the kernel's speed: summarised with the others it made every
+	 * statistic NaN and the launch not stable however steady its other runs were. It is
+	 * left out, as rangeprof/stats.py leaves it out of tables, so that both give the same
+	 * verdict on the same runs. */
+	double *copy;
+	size_t kept;
+	const double *runs = finite_runs(values, n, &kept, &copy);
+	out->n = kept;
+	if (runs && kept)
+		summarize_finite(runs, kept, clock_hz, n, out);
+	free(copy);
 }
 
 static const char *const throttle_names[] = {

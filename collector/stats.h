@@ -58,11 +58,22 @@ double stats_t975(size_t df);
 void stats_interval(const double *values, size_t n, double *mean, double *stddev,
 		    double *half);
 
-/* Summarises values[0..n), in run order (the drift condition needs it). clock_hz holds
- * the SM clock measured for each run (NULL or NaN entries when unknown); the clock
- * condition of stability (known clocks within 5 % of each other) uses it, and unknown
- * clocks, even all of them, are no failure. Cannot fail; n == 0 gives NaN statistics and
- * stable null. */
+/* Sorts values[0..n) ascending in a total order (IEEE 754 totalOrder): -inf, the numbers
+ * with -0 before +0, +inf, then every NaN. The same input in any order gives the same
+ * output, NaN or not. Cannot fail. */
+void stats_sort(double *values, size_t n);
+
+/* Summarises values[0..n), in run order (the drift condition needs it). A run whose value
+ * is NaN or infinite (a metric not produced, a derived value undefined for that run) is
+ * left out: s->n counts the others, which are summarised in their order, so a single
+ * missing run no longer makes every statistic NaN and the launch not stable;
+ * rangeprof/stats.py's summarize() does the same, verdicts and reasons included.
+ * clock_hz holds the SM clock measured for each of the n runs, those left out included
+ * (NULL, or NaN entries, when unknown); the clock condition of stability (known clocks
+ * within 5 % of each other) uses it, and unknown clocks, even all of them, are no
+ * failure. Cannot fail; no finite value (n == 0, or all NaN) gives NaN statistics and
+ * stable null, as does running out of memory for the copy of the finite values that a
+ * run set with a missing value needs. */
 void stats_summarize(const double *values, const double *clock_hz, size_t n,
 		     struct stats_summary *out);
 

@@ -311,9 +311,172 @@ Test(stats, drift_is_nan_where_it_means_nothing)
 	stats_summarize(v, NULL, 12, &s);
 	cr_assert(isnan(s.drift_pct));
 	cr_assert_null(strstr(s.reasons, "drifted"), "%s", s.reasons);
-	/* A NaN run (a metric not produced) spoils the mean, not the arithmetic. */
-	double w[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, NAN };
-	stats_summarize(w, NULL, 12, &s);
+	/* Nine runs with values and a tenth without: too few for a trend. */
+	double w[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, NAN };
+	stats_summarize(w, NULL, 10, &s);
+	cr_assert_eq(s.n, 9);
 	cr_assert(isnan(s.drift_pct));
 	cr_assert_null(strstr(s.reasons, "drifted"), "%s", s.reasons);
+}
+
+/* ---- Runs without a value, and the order of the sort ---------------------------------
+ * A run whose metric was not produced has a NaN value (null in its run record), a derived
+ * value undefined for it an infinite one. The summary leaves them out, as
+ * rangeprof/stats.py does (python/tests/test_stats_c_agree.py feeds both the same runs). */
+
+Test(stats, sort_puts_nan_last_and_minus_zero_before_plus_zero)
+{
+	double v[] = { NAN, 3, -INFINITY, 0.0, -NAN, -0.0, INFINITY, 1, -2 };
+	size_t n = sizeof(v) / sizeof(*v);
+	stats_sort(v, n);
+	const double expected[] = { -INFINITY, -2, -0.0, 0.0, 1, 3, INFINITY };
+	for (size_t i = 0; i < 7; i++) {
+		cr_assert_eq(v[i], expected[i], "v[%zu] = %g, expected %g", i, v[i], expected[i]);
+		cr_assert_eq(!!signbit(v[i]), !!signbit(expected[i]), "sign of v[%zu] = %g", i,
+			     v[i]);
+	}
+	cr_assert(isnan(v[7]) && isnan(v[8]), "every NaN last, whatever its sign: %g %g", v[7],
+		  v[8]);
+}
+
+/* With NaN called equal to every number the comparison is not transitive (1 = NaN = 0 but
+ * 1 > 0) and qsort's result depended on where the NaN started. */
+#define ORDER_VALUES 7
+static double reference_order[ORDER_VALUES];
+
+/* Sorts a copy of v and checks it against reference_order, NaN for NaN and zeros by
+ * sign. */
+static void sorts_to_the_reference(const double *v)
+{
+	double sorted[ORDER_VALUES];
+	memcpy(sorted, v, sizeof(sorted));
+	stats_sort(sorted, ORDER_VALUES);
+	for (size_t i = 0; i < ORDER_VALUES; i++) {
+		double got = sorted[i], want = reference_order[i];
+		bool same = isnan(want) ? isnan(got) :
+			    got == want && !!signbit(got) == !!signbit(want);
+		cr_assert(same, "sorted[%zu] = %g where another input order gave %g", i, got,
+			  want);
+	}
+}
+
+/* Calls sorts_to_the_reference for every order of v[0..k) (Heap's algorithm); returns
+ * how many orders that was. */
+static size_t each_order(double *v, size_t k)
+{
+	if (k <= 1) {
+		sorts_to_the_reference(v);
+		return 1;
+	}
+	size_t orders = each_order(v, k - 1);
+	for (size_t i = 0; i + 1 < k; i++) {
+		size_t j = k % 2 ? 0 : i;
+		double t = v[j];
+		v[j] = v[k - 1];
+		v[k - 1] = t;
+		orders += each_order(v, k - 1);
+	}
+	return orders;
+}
+
+Test(stats, sort_gives_one_order_whatever_the_input_order)
+{
+	double v[ORDER_VALUES] = { 2, NAN, -0.0, 1, 0.0, -INFINITY, NAN };
+	memcpy(reference_order, v, sizeof(v));
+	stats_sort(reference_order, ORDER_VALUES);
+	cr_assert_eq(each_order(v, ORDER_VALUES), 5040, "all 7! input orders were sorted");
+}
+
+Test(stats, a_run_without_a_value_is_left_out_of_the_summary)
+{
+	/* Nine steady runs and one whose metric was not produced: the nine are stable (the
+	 * NaN run made mean, stddev and rsd NaN and the verdict "rsd nan % > 2 %"). */
+	double v[10] = { 5, 5, 5, 5, NAN, 5, 5, 5, 5, 5 };
+	struct stats_summary s;
+	stats_summarize(v, NULL, 10, &s);
+	cr_assert_eq(s.n, 9);
+	cr_assert_float_eq(s.mean, 5, 0);
+	cr_assert_float_eq(s.stddev, 0, 0);
+	cr_assert_float_eq(s.rsd_pct, 0, 0);
+	cr_assert_float_eq(s.min, 5, 0);
+	cr_assert_float_eq(s.median, 5, 0);
+	cr_assert_float_eq(s.max, 5, 0);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
+	cr_assert_str_eq(s.reasons, "");
+	/* The others keep their run order: eleven runs rising by 1 and a NaN drift as the
+	 * eleven do, 10 from first to last on a mean of 6. */
+	double w[12] = { 1, 2, 3, 4, 5, 6, NAN, 7, 8, 9, 10, 11 };
+	stats_summarize(w, NULL, 12, &s);
+	cr_assert_eq(s.n, 11);
+	cr_assert_float_eq(s.mean, 6, 1e-12);
+	cr_assert_float_eq(s.median, 6, 0);
+	cr_assert_float_eq(s.drift_pct, 100.0 * 10 / 6, 1e-9);
+	cr_assert_not_null(strstr(s.reasons, "drifted +166.7 % over 11 runs"), "%s", s.reasons);
+}
+
+Test(stats, infinite_runs_are_left_out_like_nan)
+{
+	double v[] = { 100, INFINITY, 100.5, 99.5, -INFINITY, 100.2, 99.8 };
+	struct stats_summary s;
+	stats_summarize(v, NULL, 7, &s);
+	cr_assert_eq(s.n, 5);
+	cr_assert_float_eq(s.mean, 100, 1e-12);
+	cr_assert_float_eq(s.min, 99.5, 0);
+	cr_assert_float_eq(s.max, 100.5, 0);
+	cr_assert_float_eq(s.median, 100, 0);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
+}
+
+Test(stats, no_finite_run_gives_nan_statistics_and_a_null_verdict)
+{
+	double v[] = { NAN, NAN, INFINITY, NAN };
+	struct stats_summary s;
+	stats_summarize(v, NULL, 4, &s);
+	cr_assert_eq(s.n, 0);
+	cr_assert(isnan(s.mean) && isnan(s.stddev) && isnan(s.min) && isnan(s.median) &&
+		  isnan(s.max) && isnan(s.ci95_low) && isnan(s.ci95_high) && isnan(s.rsd_pct) &&
+		  isnan(s.drift_pct));
+	cr_assert_eq(s.stable, STATS_STABLE_NULL);
+	cr_assert_str_eq(s.reasons, "");
+}
+
+Test(stats, one_finite_run_among_nan_is_that_run_with_a_null_verdict)
+{
+	double v[] = { NAN, 7.5, NAN };
+	struct stats_summary s;
+	stats_summarize(v, NULL, 3, &s);
+	cr_assert_eq(s.n, 1);
+	cr_assert_float_eq(s.mean, 7.5, 0);
+	cr_assert_float_eq(s.min, 7.5, 0);
+	cr_assert_float_eq(s.median, 7.5, 0);
+	cr_assert_float_eq(s.max, 7.5, 0);
+	cr_assert(isnan(s.stddev) && isnan(s.rsd_pct));
+	cr_assert_eq(s.stable, STATS_STABLE_NULL);
+}
+
+Test(stats, minus_zero_is_the_minimum_and_plus_zero_the_maximum)
+{
+	double v[] = { 0.0, -0.0, 0.0, -0.0, 0.0 };
+	struct stats_summary s;
+	stats_summarize(v, NULL, 5, &s);
+	cr_assert(s.min == 0 && signbit(s.min), "min %g", s.min);
+	cr_assert(s.max == 0 && !signbit(s.max), "max %g", s.max);
+	cr_assert(s.median == 0 && !signbit(s.median), "median %g: two -0 sort first",
+		  s.median);
+}
+
+Test(stats, the_clocks_of_runs_left_out_still_count)
+{
+	/* The run without a value ran at 1.5 GHz: the clock moved during the launch all the
+	 * same. An infinite clock is no reading and is left out. */
+	double v[] = { 100, NAN, 100.5, 99.5, 100.2, 99.8 };
+	double clocks[] = { 1.98e9, 1.5e9, 1.98e9, 1.98e9, INFINITY, 1.98e9 };
+	struct stats_summary s;
+	stats_summarize(v, clocks, 6, &s);
+	cr_assert_eq(s.n, 5);
+	cr_assert_eq(s.stable, STATS_STABLE_FALSE);
+	cr_assert_str_eq(s.reasons, "sm clock varied 32.0 % > 5 %");
+	clocks[1] = 1.98e9;
+	stats_summarize(v, clocks, 6, &s);
+	cr_assert_eq(s.stable, STATS_STABLE_TRUE, "%s", s.reasons);
 }

@@ -3,12 +3,18 @@ median, Student-t 95 % interval, RSD, drift, stability verdict), computed as col
 computes them so that tables agree with the 'summary' records, plus Welch's t-test and a
 bootstrap for A/B comparison. Standard library only.
 
-They agree where every run has a finite value. A NaN or None sample (a run whose metric
-was not produced: null in its run record) is treated differently: summarize() leaves it
-out and summarises the others, while collector/stats.c keeps it, so the summary record
-counts it in n, has NaN (null) mean, stddev, ci95_low/high, rsd_pct and drift_pct, min,
-median and max that depend on where the NaN sorted, and is not stable ('rsd nan % > 2 %')
-where this module may find the remaining runs stable."""
+Both leave out a sample that is None, NaN or infinite (a run whose metric was not produced,
+null in its run record, or a derived value undefined for it): n counts the others, which
+are summarised in run order, while the clock and throttle conditions still look at every
+run. Both sort by one total order (-0.0 before 0.0), so min, median and max are the same
+values, signs of zero included, and the verdicts (stable, and the reasons, word for word)
+are the same on the same runs; python/tests/test_stats_c_agree.py compiles stats.c and
+feeds both the same run sets. The numbers agree to rounding: sums here are math.fsum, in C
+a plain loop. One difference remains, at magnitudes no measurement has: samples beyond
+about 2**200 (1.6e60) or below 2**-200 are summarised here scaled by a power of two, so
+that no square overflows or underflows; C squares them as they are, so deviations from
+the mean beyond about 1e154 give it an infinite stddev and below about 1e-162 a zero one,
+and so another rsd and verdict."""
 import math
 import operator
 import random
@@ -152,8 +158,23 @@ def trend(xs, mean):
     return 100.0 * b * (n - 1) / mean, abs(b) > t975(n - 2) * se
 
 
-def _median(xs):
+def _zero_sign(x):
+    return math.copysign(1.0, x)
+
+
+def _sorted(xs):
+    """xs sorted as collector/stats.c's stats_sort sorts finite values: -0.0 before 0.0,
+    which sorted() calls equal and leaves in the order given. Sorted again by sign only
+    where a zero sits at a place that is read (the ends and the middle), which is rare."""
     s = sorted(xs)
+    n = len(s)
+    if n and (s[0] == 0 or s[-1] == 0 or s[n // 2] == 0 or s[(n - 1) // 2] == 0):
+        s.sort(key=lambda x: (x, _zero_sign(x)))
+    return s
+
+
+def _median(xs):
+    s = _sorted(xs)
     n = len(s)
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
@@ -228,10 +249,9 @@ def summarize(values, clocks=None, throttle=None, launches=None, runs=None,
     """Summary of one metric's samples as a dict with the keys of a 'summary' record:
     n, mean, stddev, min, median, max, ci95_low, ci95_high, rsd_pct, drift_pct (NaN when
     no launch has 10 runs and a nonzero mean), stable (True, False or None when n < 2) and
-    reasons (why not stable). None and NaN samples are left out (collector/stats.c keeps
-    them and gives NaN statistics and not stable: see the module's docstring); the others
-    are taken in the order given, which the drift condition needs to be the order of the
-    runs.
+    reasons (why not stable). None, NaN and infinite samples are left out, as
+    collector/stats.c leaves them out (the module's docstring); the others are taken in
+    the order given, which the drift condition needs to be the order of the runs.
     launches, when given, are the samples' launch ids (the 'Launch' column): a group that
     pools several launches gets the drift condition per launch, as each launch's 'summary'
     record does (drift()), not over the pooled samples - five steady launches whose means
@@ -272,7 +292,7 @@ def _summarize(xs, values, clocks, throttle, launches, runs, clock_range, thrott
                ci95_high=nan, rsd_pct=nan, drift_pct=nan, stable=None, reasons=[])
     if n == 0:
         return out
-    s = sorted(xs)
+    s = _sorted(xs)
     out["mean"] = mean = math.fsum(xs) / n
     out["min"], out["max"] = s[0], s[-1]
     out["median"] = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
@@ -313,7 +333,10 @@ def _summarize(xs, values, clocks, throttle, launches, runs, clock_range, thrott
         # libnvidia-ml) is no failure, as unknown throttle reasons are none.
         low, high = clock_range
         if high > low * (1 + STABLE_MAX_CLOCK_SPREAD):
-            reasons.append(f"sm clock varied {100 * (high / low - 1):.1f} % > 5 %")
+            # A zero clock (no reading NVML gives, but a file may hold it) is an infinite
+            # spread, as in C, not a ZeroDivisionError.
+            spread = high / low - 1 if low else math.inf
+            reasons.append(f"sm clock varied {100 * spread:.1f} % > 5 %")
     if throttle_tally is None and throttle is not None:
         lists = [throttle_names(t) for t in throttle]
         hit = [set(t) & THROTTLE_DISTURBING for t in lists if t is not None]

@@ -1,8 +1,17 @@
-// bench/first_launch_probe.cu - where do the ~400 ms of rangeprof's FIRST measured launch go,
-// and which of them can be moved, shared or paid early? (bench/NOTES.md, "Session 3": the first
-// measured launch costs +380-480 ms over later ones, the goal is <= 150 ms; "setup" (NVML,
-// cuptiProfilerInitialize .. GetNumOfPasses) 218-240 ms, Enable ~0 ms, counter data image +
-// SetConfig 2-3 ms, the context's first cuptiRangeProfilerStart 159-217 ms, later Starts 0.001 ms.)
+// bench/first_launch_probe.cu - where the time of a process's first measured launch goes,
+// call by call (NVML, cuptiProfilerInitialize, the counter availability query, the host object
+// and config image, Enable, a range profiler object's first cuptiRangeProfilerStart), and which
+// of it can be moved, shared or paid early. Written in session 3, when the first measured
+// launch cost +380-480 ms over later ones against a goal of <= 150 ms.
+// Results (H200, session 4, `./first_launch_probe 20`): the first Start 143-153 ms, again for
+// every new range profiler object (P1, P2); a zero-kernel pass right after Enable takes it, and
+// the next real measurement costs 0.6 ms (P4); cuptiProfilerInitialize 106-115 ms once per
+// process; the availability query 135-141 ms (doc/measurements.md, "First Start of a range
+// profiler object" and "Host set-up").
+// Cited by collector/profiler.h (collector_profiler_warm_up: P4), collector/profiler.c
+// (host_create: the availability query) and inject/early.c; its figures stand behind the
+// first pass's cost that inject/inject.h, inject/replay.c, README.md and doc/control-api.md
+// state.
 //
 // Every call is timed on the host with clock_gettime(CLOCK_MONOTONIC) and printed in ms, one row
 // per call, as it happens (a crash or a watchdog still leaves the rows before it). Metric
@@ -47,12 +56,14 @@
 // driver is loaded with dlopen (no link-time libcuda dependency), so where there is no driver
 // or GPU the probe prints one line and exits 1.
 //
-// Build (one line):
-//   nvcc -O2 -arch=sm_90 -std=c++17 bench/first_launch_probe.cu -o first_launch_probe -lcuda
-//     -lcupti -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker
-//     -rpath=/usr/local/cuda/lib64
-// Run: ./first_launch_probe [part_timeout_s=25] > out.txt 2>&1   (all parts, ~10-20 s)
-//      ./first_launch_probe --part N [watchdog_s]               (one part: 12 (P1+P2), 3 or 4)
+// Build (no GPU needed): meson setup build-bench -Dbench=true && meson compile -C build-bench
+// bench, giving build-bench/bench/first_launch_probe; or by hand, in one line (no -lcuda: the
+// driver is dlopen'ed):
+//   nvcc -O2 -arch=sm_90 -std=c++17 bench/first_launch_probe.cu -o first_launch_probe -lcupti
+//     -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker -rpath=/usr/local/cuda/lib64
+// Run, on the GPU machine:
+//   ./first_launch_probe [part_timeout_s=25] > out.txt 2>&1   (all parts, ~10-20 s)
+//   ./first_launch_probe --part N [watchdog_s]               (one part: 12 (P1+P2), 3 or 4)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti_profiler_host.h>

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """bench/gen_runs.py N OUT [--seed S] - writes a rangeprof JSONL file with N run records by
 replaying the H200 recordings of python/tests/fixtures/recorded/ (vadd, matmul, fusion,
-clocks, graph_capture, setup_early), each replay a new process: its own pid, start time
-and launch numbers, every metric value and the per-run clock and temperature jittered
+clocks, graph_capture, setup_early, vadd_cache_none), each replay a new process: its own
+pid, start time and launch numbers, every metric value and the per-run clock and temperature jittered
 by a few per cent (a log-normal factor per launch and one per run), the summary,
 setup, device and warning records kept in their places. The file is what a long job
 of many processes writing into one file (no %p) looks like: realistic lines of
 realistic sizes (~900 bytes), a few hundred groups, millions of runs.
 
-Used for bench/NOTES.md's "Post-processing big files" figures:
+Used for bench/NOTES.md's "Post-processing big files" figures (doc/measurements.md, same
+title), on which python/README.md's "a 2-million-run file in under a minute and a few GB"
+rests:
 
     python3 bench/gen_runs.py 2000000 /tmp/big2m.jsonl
     /usr/bin/time -v rangeprof-report /tmp/big2m.jsonl > /dev/null

@@ -1,9 +1,12 @@
 // bench/graph_range_probe.cu - what does the CUPTI range profiler report for a CUDA graph
 // launch, and what would measuring a whole graph launch with counters cost?
 //
-// Results on the H200 (bench/NOTES.md, "Session 5"): A's Stop fails; B's graph range holds
-// the three kernels' counters exactly; D: one object per context. inject/replay.c's graph
-// mode is built on B.
+// Results on the H200 (session 5, `./graph_range_probe 5`; doc/measurements.md, "Graph
+// launches under the range profiler"): A's Stop fails (CUPTI_ERROR_UNKNOWN); B's graph range
+// holds the three kernels' counters exactly; D: one object per context; C did not run (it
+// met A's failure first). inject/replay.c's graph mode is built on B.
+// Cited by inject/replay.c (measure_graph_batch: A, B) and collector/profiler.h (enum
+// collector_ranges: A, D).
 //
 // Why: rangeprof's --graph-profiling graph measured a whole graph launch, then only by its
 // time, from CUDA events around cudaGraphLaunch (bench/NOTES.md, "CUDA graphs": the range
@@ -42,14 +45,14 @@
 // and CUDA call is checked; an error prints the call and the error string and ends only that
 // variant. A watchdog (alarm) ends the probe with a message naming the stage that hung.
 //
-// Build (here or on the GPU machine):
+// Build (no GPU needed): meson setup build-bench -Dbench=true && meson compile -C build-bench
+// bench, giving build-bench/bench/graph_range_probe; or by hand, in one line:
 //   nvcc -O2 -arch=sm_90 -std=c++17 bench/graph_range_probe.cu -o graph_range_probe -lcuda
 //     -lcupti -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker
 //     -rpath=/usr/local/cuda/lib64
-//   (one line)
-// Run: ./graph_range_probe [iterations=5] [metrics=gpu__time_duration.sum,dram__bytes_read.sum,
-//   dram__bytes_write.sum,sm__inst_executed.sum,gpc__cycles_elapsed.max,sm__cycles_active.max]
-//   [watchdog_seconds=120]
+// Run, on the GPU machine: ./graph_range_probe [iterations=5] [metrics=gpu__time_duration.sum,
+//   dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum,gpc__cycles_elapsed.max,
+//   sm__cycles_active.max] [watchdog_seconds=120]
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti_profiler_host.h>

@@ -1,7 +1,19 @@
 // bench/mem_scaling.cu - a program that holds N GiB of touched device memory, then
 // launches a 64 MB in-place kernel 3 times inside the NVTX range "k" (issue 6's
 // benchmark). Prints a checksum so that results can be compared with and without
-// rangeprof. Usage: mem_scaling GIB
+// rangeprof. Measures nothing itself: bench/mem_scaling.sh runs it under rangeprof and ncu
+// and prints what a measured launch costs against the memory held.
+// Results (H200, session 2, with the set-up at context creation since withdrawn): the first
+// launch 20.6 ms at 0 GiB to 143.8 ms at 120 GiB (the verification hash, ~1 ms per GiB, once
+// per kernel), later ones 11.8-12.4 ms at every size (doc/measurements.md, "Held memory, save
+// and reach").
+// Run by tests/gpu/run.sh (check mem-scaling-same, unless QUICK=1); behind README.md's
+// "about 1 ms per GiB held" and "131 s per launch at 120 GiB" (the checkpoint, before).
+// Build (no GPU needed): meson setup build-bench -Dbench=true && meson compile -C build-bench
+// bench, giving build-bench/bench/mem_scaling; or
+//   nvcc -O2 -arch=sm_90 -std=c++17 bench/mem_scaling.cu -o mem_scaling
+// Run, on the GPU machine: bench/mem_scaling.sh 0 16 48 70 120 (which builds it), or
+// ./mem_scaling GIB alone.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

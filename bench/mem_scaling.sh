@@ -4,7 +4,10 @@
 # (--runs 20) and ncu (one pass, --clock-control none) measure it side by side, and the
 # checksum must not change. Prints one line per size: rangeprof's cost of each measured
 # launch (from the summary records), its save strategy, rangeprof's and ncu's wall time.
-# Run on the GPU machine from the repository root with build/ built.
+# Results (H200, session 2): doc/measurements.md, "Held memory, save and reach". Run by
+# tests/gpu/run.sh (unless QUICK=1); README.md's memory figures come from it.
+# Run on the GPU machine from the repository root with build/ built:
+#   bench/mem_scaling.sh 0 16 48 70 120
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 RP="$root/build/scripts/rangeprof"

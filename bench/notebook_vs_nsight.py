@@ -14,6 +14,8 @@ gpu__time_duration.sum of rangeprof, of Nsight Python, and of ncu run directly o
 program (once per lesson, --clock-control none --cache-control all, NVTX ranges 'matmul n=N'),
 each pair within 2 %. Results go to OUT as JSON, with a table on stdout; exit 1 when a way
 failed, a target was missed or values disagree.
+Results (H200, session 6): doc/measurements.md, "Notebook vs Nsight Python"; cited by
+README.md (the notebook paragraph) and doc/control-api.md (the warm-up pass's cost).
 
 Never changes the card's settings: ncu and Nsight Python with clock control none, rangeprof's
 default none. No sizes of 256 or 512: cuBLAS splits those in two kernels (split-K), which Nsight

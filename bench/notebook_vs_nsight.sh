@@ -6,6 +6,9 @@
 # 3 reps of both lessons it takes about 5-8 minutes on an H200; under a 10-minute limit per
 # command, run '--lessons 3' and '--lessons 10' as two commands. Never changes the card's
 # settings.
+# Results (H200, session 6, `bench/notebook_vs_nsight.sh OUT.json --reps 3`):
+# doc/measurements.md, "Notebook vs Nsight Python"; cited by README.md (the notebook
+# paragraph) and doc/control-api.md (the warm-up pass's cost).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${NOTEBOOK_VENV:-${TMPDIR:-/tmp}/rangeprof-notebook-venv}

@@ -1,7 +1,16 @@
 // bench/reach_probe.cu - what the driver tells about pointers of every kind of device
 // memory (cudaMalloc, managed, cudaMallocAsync pools, cuMemCreate/cuMemMap, mapped host,
-// module globals), the parameter layout of a runtime kernel, and what those queries cost.
-// Facts behind memory/reach.c; run on the GPU machine, output in bench/NOTES.md.
+// module globals), the parameter layout of a runtime kernel (cuFuncGetParamInfo), and what
+// those queries cost: cuPointerGetAttributes per call on a device pointer and on a word
+// that is none (10 000 calls each), a 64 MB and 100 x 4 KB device-to-device copies.
+// Facts behind memory/reach.c (only words inside known allocations are asked about) and
+// memory/save.c (a saved copy stays on the device). Its output was not kept in
+// bench/NOTES.md: only its 64 MB copy, "~45 us on the probe", is quoted there (session 2's
+// prediction); doc/measurements.md, "Held memory, save and reach", says what is known.
+// Build (no GPU needed): meson setup build-bench -Dbench=true && meson compile -C build-bench
+// bench, giving build-bench/bench/reach_probe; or (it calls the driver directly)
+//   nvcc -O2 -arch=sm_90 -std=c++17 bench/reach_probe.cu -o reach_probe -lcuda
+// Run, on the GPU machine: ./reach_probe > reach.txt
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <chrono>

@@ -1,6 +1,19 @@
 // bench/stop_probe.cu - where does the ~6.5 ms of cuptiRangeProfilerStop per measured
-// launch go, and is there a cheaper way to end a pass? (bench/NOTES.md, "Memory-independent
-// replay": Stop costs 6.4-6.8 ms whatever the run count, 1 or 20, and the metric set.)
+// launch go, and is there a cheaper way to end a pass? Written in session 3, when Stop cost
+// 6.4-6.8 ms whatever the run count, 1 or 20 (bench/NOTES.md, "Memory-independent replay").
+// Also (G) what AutoRange gives a CUDA graph launch, and (G2) what a user range around one
+// costs.
+// Results (H200, session 3, `./stop_probe 8 50 "$second_metric" quick`): with
+// gpu__time_duration.sum alone Start 0.001 ms, Stop 0.07 ms; any counter beyond the timer
+// (rangeprof's clock metric included) makes it Start 0.84-6.7 ms and Stop 6.3-6.5 ms. G: a
+// graph launch alone in an AutoRange pass is one range without a duration. G2 (session 4,
+// `./stop_probe 8 60 "" quick`): a user range adds 10-40 us to what it holds.
+// (doc/measurements.md, "Start and Stop of later passes", "Graph launches under the range
+// profiler".)
+// Cited by collector/profiler.c (the clock counter's cost), collector/profiler.h and
+// inject/replay.c (G: AutoRange gives a graph launch no usable range), and
+// bench/graph_range_probe.cu (G, G2); its figures stand behind README.md's "~7 ms" for the
+// clock counter and "10-40 us" for a user range, and doc/records.md's sm_clock_source.
 //
 // One measured launch = N runs (N = 1 and 20) of a ~40 us in-place kernel (64 MB of float,
 // x += 1), metric gpu__time_duration.sum, inside one profiling pass. Every phase is timed on
@@ -26,15 +39,25 @@
 //   F  the cost of Disable / Enable of the range profiler around a measured launch (NOTES.md:
 //      an enabled range profiler costs every unselected launch ~4 us; would disabling it after
 //      each measured launch pay off?).
+//   G  a CUDA graph of three x += 1 kernels under AutoRange: how many ranges one graph
+//      launch, and two in one pass, come back as, with their durations. G2: a new profiler
+//      object in UserRange mode (an object keeps the range mode of its first SetConfig),
+//      one user range around the graph launch, around nothing, and around one plain
+//      kernel, each beside CUDA events around the same work, 5 of each. G3: CUDA events
+//      around the graph launch with no profiler pass.
 // Every CUPTI call is checked; an error prints the call and CUPTI's string and ends only that
 // variant. A watchdog (alarm) ends the probe with a message naming the step that hung.
 //
-// Build (here or on the GPU machine):
+// Build (no GPU needed): meson setup build-bench -Dbench=true && meson compile -C build-bench
+// bench, giving build-bench/bench/stop_probe; or by hand, in one line:
 //   nvcc -O2 -arch=sm_90 -std=c++17 bench/stop_probe.cu -o stop_probe -lcuda -lcupti
 //     -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker -rpath=/usr/local/cuda/lib64
-//   (one line)
 // (-lcuda: the driver entry points fetched through the runtime crashed at start on the H200.)
-// Run: ./stop_probe [iterations=15] [watchdog_seconds=100]
+// Run, on the GPU machine:
+//   ./stop_probe [iterations=15] [watchdog_seconds=100] [second_metric] [quick]
+// second_metric ("" for none) is configured beside gpu__time_duration.sum; 'quick' stops
+// after A and G (E's row without a profiler comes first either way); without it every
+// variant runs, in the order E, A, G, B, C, E, F, D, E.
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti_profiler_host.h>

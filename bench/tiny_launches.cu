@@ -3,6 +3,17 @@
 // matches: the difference is what an unselected launch costs. REPEATS timed loops, one line
 // each: under --setup early the first loop overlaps the device's set-up on rangeprof's
 // thread (its cost to the application), the later ones show the steady state.
+// Results (H200): +0.1 to +0.8 us per unselected launch on a ~4 us launch (session 1); an
+// enabled range profiler adds roughly 0.5-1 us more, and the loop that overlaps the early
+// set-up runs at 6.1-8.4 us per launch (session 4) (doc/measurements.md, "Unselected
+// launches; an idle profiler").
+// Cited by tests/gpu/run.sh (section 5, benchmarks, and the early set-up race) and behind
+// README.md's "What measuring costs": unselected launches and --setup lazy.
+// Build (no GPU needed): meson setup build-bench -Dbench=true && meson compile -C build-bench
+// bench, giving build-bench/bench/tiny_launches; or
+//   nvcc -O2 -arch=sm_90 -std=c++17 bench/tiny_launches.cu -o tiny_launches
+// Run, on the GPU machine: ./tiny_launches [N=100000] [REPEATS=1], plain and as
+//   rangeprof -q -o /dev/null --nvtx-include never/ ./tiny_launches 100000 3
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

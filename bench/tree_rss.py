@@ -4,7 +4,9 @@ time and the peak of the summed resident memory of its whole process tree, sampl
 200 ms from /proc (the sampling takes a few per cent of a core: time the command
 without it). /usr/bin/time -v gives the largest single process's peak only, and
 rangeprof-report reads big files in several processes. Exits with COMMAND's status.
-Standard library only; Linux."""
+Standard library only; Linux. Gave the memory column of doc/measurements.md, "Post-processing
+big files":
+    /usr/bin/time -v python3 bench/tree_rss.py rangeprof-report /tmp/big2m.jsonl >/dev/null"""
 import os
 import subprocess
 import sys

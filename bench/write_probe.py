@@ -1,6 +1,8 @@
-# bench/write_probe.py - kernels whose DRAM writes disagreed with ncu (bench/NOTES.md):
-# cuBLAS/CUTLASS fp32 sgemm 2048 (output can stay in L2), a Triton 64 MB add, and two
-# PyTorch fills (64 MB, 16 MB: pure writes). Each launched 5 times inside its own range.
+# bench/write_probe.py - kernels whose DRAM writes disagreed with ncu (bench/NOTES.md,
+# session 1, "Agreement with ncu"): cuBLAS/CUTLASS fp32 sgemm 2048 (output can stay in L2),
+# a Triton 64 MB add, and two PyTorch fills (64 MB, 16 MB: pure writes). Each launched 5
+# times inside its own range. The measured program of bench/write_probe.sh, which runs it
+# (doc/measurements.md, "Agreement with ncu"); alone: python3 bench/write_probe.py.
 import torch
 import triton
 import triton.language as tl

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # bench/write_probe.sh - DRAM writes of bench/write_probe.py under ncu and rangeprof, with
-# and without cache control, ncu twice. Run on the GPU machine from the repository root.
+# and without cache control, ncu twice.
+# Result (H200, session 1): with --cache-control none the two tools start from different
+# cache states, so DRAM counts differ by up to 40 %; times still agree within 2 %
+# (doc/measurements.md, "Agreement with ncu"). No code comment cites it.
+# Run, on the GPU machine, from the repository root with build/ built (needs PyTorch and
+# Triton): bench/write_probe.sh > write.txt 2>&1
 root=$(pwd); RP=$root/build/scripts/rangeprof; NCU=/usr/local/cuda/bin/ncu
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_write.sum
 cd "$(mktemp -d)"

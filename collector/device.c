@@ -2,12 +2,21 @@
  * run records (temperatures, clocks-event reasons, memory clock, power), the thermal
  * guard's temperatures and clock locking. NVML is loaded with dlopen: its header exists
  * only on GPU machines, so the few declarations we need are written here. Calls the
- * driver via collector/api, collector/thermal and stats, libc and libdl. */
+ * driver via collector/api, collector/thermal and stats, libc and libdl.
+ * Owns the NVML state - the loaded function table and nvml_ready, the handle cache
+ * (nvml_known) and the list of locked clocks - under its own lock, nvml_lock, so that any
+ * thread may call it whatever its caller holds. The lock is held to load NVML, to find or
+ * add a device (one handle lookup per device) and to lock a clock, never across the
+ * per-run queries: NVML is thread-safe, and a thermal guard's wait must not hold up
+ * another device's samples. The restore paths (exit, fatal signals) take no lock, which
+ * a signal handler must not: they read the locked list through locked_count, published
+ * after each entry is written. */
 #include "collector/device.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -96,25 +105,30 @@ static struct {
 	int (*default_app_clock)(nvml_device_t, int, unsigned *);
 	int (*set_locked)(nvml_device_t, unsigned, unsigned);
 	int (*reset_locked)(nvml_device_t);
-} nvml;
-static bool nvml_ready;
+} nvml;                               /* written under nvml_lock before nvml_ready */
+static bool nvml_ready;                 /* under nvml_lock */
+static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Devices by UUID, looked up once: nvmlDeviceGetHandleByUUID walks every GPU. */
+/* Devices by UUID, looked up once: nvmlDeviceGetHandleByUUID walks every GPU. An entry's
+ * uuid and handle are written under nvml_lock when it is added and never change, so a
+ * caller that found it under the lock reads them without. */
 #define MAX_NVML_DEVICES 64
 static struct nvml_known {
 	char uuid[96];
 	nvml_device_t handle;        /* NULL: not found */
-	bool warned;                 /* a failed query was reported for this device */
+	atomic_bool warned;          /* a failed query was reported for this device */
 } nvml_known[MAX_NVML_DEVICES];
-static int nvml_known_count;
+static int nvml_known_count;            /* under nvml_lock */
 
+/* Appended under nvml_lock; read without it by collector_clock_restore. */
 #define MAX_LOCKED 64
 static nvml_device_t locked[MAX_LOCKED];
 static atomic_int locked_count;
 static atomic_flag restoring = ATOMIC_FLAG_INIT;
 static struct sigaction previous[32];
 
-int collector_nvml_open(const char *library, char *err, size_t err_size)
+/* collector_nvml_open with nvml_lock held. */
+static int nvml_open_locked(const char *library, char *err, size_t err_size)
 {
 	if (nvml_ready)
 		return 0;
@@ -159,29 +173,54 @@ int collector_nvml_open(const char *library, char *err, size_t err_size)
 	return 0;
 }
 
+int collector_nvml_open(const char *library, char *err, size_t err_size)
+{
+	/* Held across dlopen and nvmlInit: once per process, and two threads opening at once
+	 * must not both fill the table. */
+	pthread_mutex_lock(&nvml_lock);
+	int rc = nvml_open_locked(library, err, err_size);
+	pthread_mutex_unlock(&nvml_lock);
+	return rc;
+}
+
 static const char *nvml_error(int r)
 {
 	return nvml.error_string ? nvml.error_string(r) : "NVML error";
 }
 
-/* The device of uuid, looked up at its first use; NULL when NVML does not know it (a MIG
- * instance, a UUID NVML spells differently). *lookup_result is NVML's answer when this
- * call looked the device up, NVML_OK otherwise. */
+/* The device of uuid, looked up at its first use; NULL when NVML is not loaded, and an
+ * entry without a handle when NVML does not know the device (a MIG instance, a UUID NVML
+ * spells differently). *lookup_result is NVML's answer when this call looked the device
+ * up, NVML_OK otherwise. Any thread: the search and the first lookup run under nvml_lock,
+ * so that two threads sampling a new device at once look it up once and neither sees the
+ * entry before its handle is set. Once found, the entry's uuid and handle do not change,
+ * and the NVML table was written before nvml_ready: the caller uses them unlocked. */
 static struct nvml_known *nvml_device(const char *uuid, int *lookup_result)
 {
 	*lookup_result = NVML_OK;
-	if (!nvml_ready || !uuid)
+	if (!uuid)
 		return NULL;
-	for (int i = 0; i < nvml_known_count; i++)
-		if (!strcmp(nvml_known[i].uuid, uuid))
-			return &nvml_known[i];
+	struct nvml_known *k = NULL;
+	pthread_mutex_lock(&nvml_lock);
+	if (!nvml_ready)
+		goto out;
+	for (int i = 0; i < nvml_known_count; i++) {
+		if (!strcmp(nvml_known[i].uuid, uuid)) {
+			k = &nvml_known[i];
+			goto out;
+		}
+	}
 	if (nvml_known_count == MAX_NVML_DEVICES)
-		return NULL;
-	struct nvml_known *k = &nvml_known[nvml_known_count++];
+		goto out;
+	k = &nvml_known[nvml_known_count];
 	snprintf(k->uuid, sizeof(k->uuid), "%s", uuid);
 	nvml_device_t h = NULL;
 	*lookup_result = nvml.handle_by_uuid(uuid, &h);
 	k->handle = *lookup_result == NVML_OK ? h : NULL;
+	/* Counted only now: a search never meets a half-made entry. */
+	nvml_known_count++;
+out:
+	pthread_mutex_unlock(&nvml_lock);
 	return k;
 }
 
@@ -208,13 +247,13 @@ double collector_nvml_slowdown_temperature(const char *uuid)
 	return t;
 }
 
-/* Notes the first failure of a device for the caller's one warning. */
+/* Notes the first failure of a device for the caller's one warning: of the threads that
+ * meet failures on the device, the one that sets warned first says it. */
 static void sample_failed(struct nvml_known *k, int *rc, const char *call, int r, char *err,
 			  size_t err_size)
 {
-	if (k->warned || *rc)
+	if (*rc || atomic_exchange(&k->warned, true))
 		return;
-	k->warned = true;
 	*rc = -1;
 	if (r == NVML_OK)
 		snprintf(err, err_size, "%s is not in this NVML", call);
@@ -343,6 +382,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *context)
 	raise(sig);
 }
 
+/* With nvml_lock held (installed is under it). */
 static void install_restore_paths(void)
 {
 	static bool installed;
@@ -362,8 +402,9 @@ static void install_restore_paths(void)
 	}
 }
 
-int collector_clock_lock_base(const char *uuid, unsigned *locked_mhz, char *err,
-			      size_t err_size)
+/* collector_clock_lock_base with nvml_lock held. */
+static int clock_lock_base_locked(const char *uuid, unsigned *locked_mhz, char *err,
+				  size_t err_size)
 {
 	nvml_device_t dev;
 	unsigned mhz = 0;
@@ -392,7 +433,24 @@ int collector_clock_lock_base(const char *uuid, unsigned *locked_mhz, char *err,
 			 "--clock-control none" : "");
 		return -1;
 	}
-	locked[atomic_fetch_add(&locked_count, 1)] = dev;
+	/* The entry first, then the count that makes a restore read it: a signal arriving in
+	 * between finds the list without it, never a slot not yet written. A restore that
+	 * emptied the list meanwhile makes this the first entry again. */
+	int n = atomic_load(&locked_count);
+	do
+		locked[n] = dev;
+	while (!atomic_compare_exchange_weak(&locked_count, &n, n + 1));
 	*locked_mhz = mhz;
 	return 0;
+}
+
+int collector_clock_lock_base(const char *uuid, unsigned *locked_mhz, char *err,
+			      size_t err_size)
+{
+	/* Held across NVML's lock call: once per device, and two threads locking at once
+	 * must not both install the restore paths or write the same slot. */
+	pthread_mutex_lock(&nvml_lock);
+	int rc = clock_lock_base_locked(uuid, locked_mhz, err, err_size);
+	pthread_mutex_unlock(&nvml_lock);
+	return rc;
 }

@@ -1,6 +1,9 @@
 /* collector/device.h - what the device record says of a device, from the driver; and
  * NVML (dlopen) for temperature and the base-clock lock. Called by inject/ at the first
- * selected launch on a device, and by the lock's restore paths at exit and on signals. */
+ * selected launch on a device and around each run, and by the lock's restore paths at
+ * exit and on signals. Every function may be called from any thread at once: the NVML
+ * state (the loaded library, the handle cache, the locked clocks) is under device.c's
+ * own lock, not its callers'. */
 #ifndef COLLECTOR_DEVICE_H
 #define COLLECTOR_DEVICE_H
 
@@ -41,9 +44,10 @@ enum collector_nvml_when {
 };
 /* Reads the sample. Three or four NVML queries (each an ioctl into the driver, tens of
  * microseconds), with the device handle looked up once per device: cheap next to a
- * replay pass, and few enough to take before every run. Called with inject/'s replay
- * lock held (the handle cache is not locked otherwise). Returns 0, or -1 with err naming
- * the failed query the first time one fails on this device, so that the caller warns
+ * replay pass, and few enough to take before every run. Any thread: device.c's lock is
+ * held to find the device in the handle cache (and to look it up the first time), not
+ * across the queries. Returns 0, or -1 with err naming the failed query the first time
+ * one fails on this device, in whichever thread meets it first, so that the caller warns
  * once; the fields NVML could not give are NaN either way. Without NVML (not loaded):
  * all unknown, 0 (the load failure was reported). */
 int collector_nvml_sample(const char *uuid, enum collector_nvml_when when,

@@ -6,12 +6,18 @@
  *   library too (dlopen gives it the same copy collector/device.c loaded) can script it
  *   through the fake_nvml_* functions: a UUID list in NVML's own order, temperatures read
  *   one after another, slowdown temperature, clocks-event reasons, memory clock, power,
- *   errors per function, and how often each function was called.
+ *   errors per function, how often each function was called, and a handle lookup slowed
+ *   down (nvml_threads_test.c widens the window in which two threads meet a new device).
+ * - Threads: NVML is thread-safe, and so is this stand-in's state once scripted (the call
+ *   counts and the temperature scripts are under fake_lock), so that tests may call it
+ *   from several threads at once.
  * Built twice: with FAKE_NVML_OLD it lacks nvmlDeviceGetCurrentClocksEventReasons, as
  * drivers before 535 do, and has only the throttle-reasons name. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -36,6 +42,8 @@ static int fail_count;
 #define MAX_COUNTED 32
 static struct { const char *function; unsigned calls; } counted[MAX_COUNTED];
 static int counted_count;
+static unsigned lookup_delay_us;
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void default_device(struct device *d, const char *uuid)
 {
@@ -52,17 +60,22 @@ static void default_device(struct device *d, const char *uuid)
 /* Counts the call, and returns the error scripted for it (0: none). */
 static int enter(const char *function)
 {
-	int i = 0;
+	pthread_mutex_lock(&fake_lock);
+	int i = 0, code = NVML_SUCCESS;
 	for (; i < counted_count && strcmp(counted[i].function, function); i++)
 		;
 	if (i == counted_count && counted_count < MAX_COUNTED)
 		counted[counted_count++].function = function;
 	if (i < MAX_COUNTED)
 		counted[i].calls++;
-	for (int f = 0; f < fail_count; f++)
-		if (!strcmp(fails[f].function, function))
-			return fails[f].code;
-	return NVML_SUCCESS;
+	for (int f = 0; f < fail_count; f++) {
+		if (!strcmp(fails[f].function, function)) {
+			code = fails[f].code;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return code;
 }
 
 static struct device *device_of(void *dev)
@@ -138,10 +151,20 @@ EXPORT void fake_nvml_fail(const char *function, int code)
 
 EXPORT unsigned fake_nvml_calls(const char *function)
 {
+	unsigned calls = 0;
+	pthread_mutex_lock(&fake_lock);
 	for (int i = 0; i < counted_count; i++)
 		if (!strcmp(counted[i].function, function))
-			return counted[i].calls;
-	return 0;
+			calls = counted[i].calls;
+	pthread_mutex_unlock(&fake_lock);
+	return calls;
+}
+
+/* Every later nvmlDeviceGetHandleByUUID takes microseconds (under a second) more before
+ * it answers, as NVML's walk over every GPU takes time. */
+EXPORT void fake_nvml_slow_lookups(unsigned microseconds)
+{
+	lookup_delay_us = microseconds;
 }
 
 /* ---- NVML ------------------------------------------------------------------------- */
@@ -182,6 +205,10 @@ EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **dev)
 	int r = enter("nvmlDeviceGetHandleByUUID");
 	if (r)
 		return r;
+	if (lookup_delay_us) {
+		struct timespec t = { 0, (long)lookup_delay_us * 1000 };
+		nanosleep(&t, NULL);
+	}
 	if (!device_count) {
 		if (strncmp(uuid, "GPU-", 4))
 			return NVML_ERROR_INVALID_ARGUMENT;
@@ -205,8 +232,10 @@ EXPORT int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *t)
 		return r;
 	if (!d || sensor != 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	pthread_mutex_lock(&fake_lock);
 	size_t i = d->temp_next < d->temp_count ? d->temp_next++ : d->temp_count - 1;
 	*t = d->temps[i];
+	pthread_mutex_unlock(&fake_lock);
 	return NVML_SUCCESS;
 }
 

@@ -1,12 +1,19 @@
 /* collector/profiler.c - the CUPTI profiler host and range profiler.
  * GPU-FACTS.md records why it is built this way: AutoRange + UserReplay makes each
- * kernel its own range (user ranges would include launch gaps), and Start+Stop costs
- * about 13.5 ms, so all runs of a launch share one Start/Stop per pass.
+ * kernel its own range (user ranges would include launch gaps), and a pass's Start+Stop
+ * costs 0.07 ms with gpu__time_duration.sum alone (Start 0.001, Stop 0.07) but 7.3 to
+ * 13.1 ms once one to three counters are added (Start 0.84-6.7, Stop 6.3-6.5): medians of
+ * bench/stop_probe.cu on the H200, bench/NOTES.md session 3, "Where
+ * cuptiRangeProfilerStop's 6.5 ms came from". So all runs of a launch share one
+ * Start/Stop per pass.
+ * Its one piece of process state, whether CUPTI's profiler is initialised, is under its
+ * own lock, profiler_init_lock; metric sets and profiler objects belong to their caller.
  * Calls CUPTI through collector/api. */
 #include "collector/profiler.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +49,11 @@ struct collector_profiler {
 	size_t range_names_count;
 };
 
-static bool profiler_initialized;
+/* cuptiProfilerInitialize once per process, and again after a failure (the next metric
+ * set tries anew). A mutex rather than pthread_once, which can neither fail nor retry; it
+ * is taken once per metric set, never around a measurement. */
+static pthread_mutex_t profiler_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool profiler_initialized;       /* under profiler_init_lock */
 
 int collector_cupti_failure(const char *call, CUptiResult r, char *err, size_t size)
 {
@@ -72,12 +83,19 @@ int collector_cupti_failure(const char *call, CUptiResult r, char *err, size_t s
 
 static int profiler_init(char *err, size_t err_size)
 {
-	if (profiler_initialized)
-		return 0;
-	CUpti_Profiler_Initialize_Params p = { CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
-	CALL(cuptiProfilerInitialize, &p);
-	profiler_initialized = true;
-	return 0;
+	int rc = 0;
+	pthread_mutex_lock(&profiler_init_lock);
+	if (!profiler_initialized) {
+		CUpti_Profiler_Initialize_Params p = {
+			CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
+		CUptiResult r = A.cuptiProfilerInitialize(&p);
+		if (r == CUPTI_SUCCESS)
+			profiler_initialized = true;
+		else
+			rc = collector_cupti_failure("cuptiProfilerInitialize", r, err, err_size);
+	}
+	pthread_mutex_unlock(&profiler_init_lock);
+	return rc;
 }
 
 /* Host object for the chip of device, with the context's counter availability when

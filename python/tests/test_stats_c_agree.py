@@ -19,8 +19,10 @@ import pytest
 from rangeprof import stats
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [ROOT / "tests" / "unit" / "collector" / "stats_print.c", ROOT / "collector" / "stats.c"]
-RECORDED = Path(os.environ.get("RANGEPROF_FIXTURES", Path(__file__).parent / "fixtures" / "recorded"))
+SOURCES = [ROOT / "tests" / "unit" / "collector" / "stats_print.c",
+           ROOT / "collector" / "stats.c"]
+RECORDED = Path(os.environ.get("RANGEPROF_FIXTURES",
+                               Path(__file__).parent / "fixtures" / "recorded"))
 FIELDS = ["n", "mean", "stddev", "min", "median", "max", "ci95_low", "ci95_high", "rsd_pct",
           "drift_pct"]
 NAN, INF = math.nan, math.inf

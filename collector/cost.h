@@ -1,7 +1,8 @@
 /* collector/cost.h - where a measured launch's time goes, phase by phase, so that the
- * fixed cost can be broken down on a real GPU (bench/NOTES.md) and every summary record
- * carries its own breakdown ("cost_ms"). Host wall-clock milliseconds; a phase that waits
- * for the GPU (sync) includes the GPU work queued before it. */
+ * fixed cost can be broken down on a real GPU (doc/measurements.md, "Measured launch
+ * cost") and every summary record carries its own breakdown ("cost_ms"). Host wall-clock
+ * milliseconds; a phase that waits for the GPU (sync) includes the GPU work queued before
+ * it. */
 #ifndef COLLECTOR_COST_H
 #define COLLECTOR_COST_H
 

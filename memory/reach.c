@@ -122,7 +122,9 @@ static int add_pointer(struct mem_reach *r, uint64_t word, const struct mem_rang
 
 /* Adds what the 8-byte words of bytes point to. Only words inside one of the known
  * (sorted tracked) allocations are asked about: data words far outnumber pointers, and a
- * driver query per word would cost 0.1-0.2 us each (bench/NOTES.md). */
+ * driver query per word would cost 0.1-0.2 us each (bench/reach_probe.cu times
+ * cuPointerGetAttributes; its output was not kept: doc/measurements.md, "Held memory,
+ * save and reach"). */
 static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t size,
 		      const struct mem_range *known, size_t known_count)
 {

@@ -1,7 +1,8 @@
 /* memory/save.c - saved copies of a launch's reach. Device memory first: copying within
- * the device runs at its bandwidth (64 MB in ~45 us on an H200). When the device has no
- * room, pinned host memory, bounded by mem_backup_host_limit() so that saving can never
- * push the host into the OOM killer. Calls the driver through collector/api. */
+ * the device runs at its bandwidth (64 MB in ~45 us on an H200, bench/reach_probe.cu:
+ * doc/measurements.md, "Held memory, save and reach"). When the device has no room,
+ * pinned host memory, bounded by mem_backup_host_limit() so that saving can never push
+ * the host into the OOM killer. Calls the driver through collector/api. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,26 +7,54 @@
  *           given the turn back cannot take it again ahead of one already waiting;
  *   byte 1  the turn: held for one measured launch;
  *   byte 2  presence: read-locked by every process measuring on the device, so that one
- *           can tell whether it is alone.
+ *           can tell whether it is alone;
+ *   byte 3  hardware: read-locked by every process with a range profiler enabled on the
+ *           device (devlock.h says why), looked at with F_OFD_GETLK only.
  * Waiting polls with a bounded sleep, which bounds the wait (a blocking F_OFD_SETLKW
- * cannot time out without a signal). libc only. */
+ * cannot time out without a signal).
+ * The doorbell is a counter in the file's first page, mapped shared: a process that needs
+ * the hardware adds one and wakes the futex; each holder's watcher thread sleeps in
+ * FUTEX_WAIT on it (a futex in a shared file mapping works across processes), so holding
+ * an idle profiler costs no polling. libc only. */
 #include "inject/devlock.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { BYTE_ENTRY, BYTE_TURN, BYTE_PRESENCE };
+enum { BYTE_ENTRY, BYTE_TURN, BYTE_PRESENCE, BYTE_HARDWARE };
+
+/* The file's shared page; the locked bytes above are file offsets, not memory, so the page
+ * can hold the doorbell at an offset of its own. */
+#define PAGE_BYTES 4096
+struct shared_page {
+	char locked_bytes[64];
+	_Atomic uint32_t doorbell;
+};
 
 struct inject_devlock {
 	int fd;
 	bool held;
 	bool present;                /* holds the presence byte's read lock */
+	bool hardware;               /* holds the hardware byte's read lock */
+	struct shared_page *page;    /* NULL: no doorbell (the mapping failed) */
+	pthread_t watcher;
+	bool watching;
+	atomic_bool stop;
+	void (*on_ring)(void *);
+	void *arg;
 };
 
 static int lock_byte(int fd, int byte, short type)
@@ -90,6 +118,11 @@ int inject_devlock_open_absent(const char *uuid, const char *dir, struct inject_
 		return -ENOMEM;
 	}
 	lock->fd = fd;
+	/* Grown, never shrunk: another process may have the page mapped already. */
+	void *page = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && (st.st_size >= PAGE_BYTES || ftruncate(fd, PAGE_BYTES) == 0))
+		page = mmap(NULL, PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	lock->page = page == MAP_FAILED ? NULL : page;
 	*out = lock;
 	return 0;
 }
@@ -165,10 +198,131 @@ bool inject_devlock_shared(struct inject_devlock *lock)
 	return false;
 }
 
+int inject_devlock_hold_hardware(struct inject_devlock *lock)
+{
+	if (!lock)
+		return -EINVAL;
+	if (lock->hardware)
+		return 0;
+	/* Nobody write-locks this byte (others only look), so a read lock is granted at once. */
+	int rc = lock_byte(lock->fd, BYTE_HARDWARE, F_RDLCK);
+	if (rc == 0)
+		lock->hardware = true;
+	return rc;
+}
+
+void inject_devlock_drop_hardware(struct inject_devlock *lock)
+{
+	if (!lock || !lock->hardware)
+		return;
+	lock_byte(lock->fd, BYTE_HARDWARE, F_UNLCK);
+	lock->hardware = false;
+}
+
+/* Whether another open file description holds a lock on byte that a write lock would
+ * conflict with. F_OFD_GETLK never reports this description's own locks. */
+static bool locked_elsewhere(int fd, int byte)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+bool inject_devlock_hardware_elsewhere(struct inject_devlock *lock)
+{
+	return lock && locked_elsewhere(lock->fd, BYTE_HARDWARE);
+}
+
+bool inject_devlock_turn_elsewhere(struct inject_devlock *lock)
+{
+	return lock && locked_elsewhere(lock->fd, BYTE_TURN);
+}
+
+static void ring(struct inject_devlock *lock)
+{
+	if (!lock->page)
+		return;
+	atomic_fetch_add(&lock->page->doorbell, 1);
+	syscall(SYS_futex, &lock->page->doorbell, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+int inject_devlock_wait_hardware(struct inject_devlock *lock, long timeout_ms,
+				 double *waited_ms)
+{
+	double start = now();
+	*waited_ms = 0;
+	if (!lock)
+		return -EINVAL;
+	if (!inject_devlock_hardware_elsewhere(lock))
+		return 0;
+	double deadline = start + (timeout_ms > 0 ? timeout_ms / 1e3 : 0), rung = start;
+	long sleep_ns = 100000;
+	ring(lock);
+	for (;;) {
+		/* A holder lets go in ~12 ms (its Disable, bench/busy_probe.c): polled finely
+		 * at first, then every 2 ms. */
+		nanosleep(&(struct timespec){ 0, sleep_ns }, NULL);
+		if (sleep_ns < 2000000)
+			sleep_ns *= 2;
+		double t = now();
+		*waited_ms = (t - start) * 1e3;
+		if (!inject_devlock_hardware_elsewhere(lock))
+			return 0;
+		if (t >= deadline)
+			return -ETIMEDOUT;
+		if (t - rung >= 0.05) {
+			ring(lock);
+			rung = t;
+		}
+	}
+}
+
+static void *watch(void *arg)
+{
+	struct inject_devlock *lock = arg;
+	uint32_t seen = atomic_load(&lock->page->doorbell);
+	while (!atomic_load(&lock->stop)) {
+		/* Woken by a ring; the timeout only lets inject_devlock_close stop the thread. */
+		struct timespec second = { 1, 0 };
+		syscall(SYS_futex, &lock->page->doorbell, FUTEX_WAIT, seen, &second, NULL, 0);
+		uint32_t bell = atomic_load(&lock->page->doorbell);
+		if (bell != seen && !atomic_load(&lock->stop)) {
+			seen = bell;
+			lock->on_ring(lock->arg);
+		}
+	}
+	return NULL;
+}
+
+int inject_devlock_watch(struct inject_devlock *lock, void (*on_ring)(void *arg), void *arg)
+{
+	if (!lock || !lock->page)
+		return -EINVAL;
+	if (lock->watching)
+		return 0;
+	lock->on_ring = on_ring;
+	lock->arg = arg;
+	/* The application's signals are its own: the thread blocks them all. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&lock->watcher, NULL, watch, lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	lock->watching = true;
+	return 0;
+}
+
 void inject_devlock_close(struct inject_devlock *lock)
 {
 	if (!lock)
 		return;
+	if (lock->watching) {
+		atomic_store(&lock->stop, true);
+		pthread_join(lock->watcher, NULL);
+	}
+	if (lock->page)
+		munmap(lock->page, PAGE_BYTES);
 	close(lock->fd); /* releases every byte this description holds */
 	free(lock);
 }
@@ -177,7 +331,10 @@ void inject_devlock_forget(struct inject_devlock *lock)
 {
 	if (!lock)
 		return;
-	/* The parent still holds the description open: closing our copy releases nothing. */
+	/* The parent still holds the description open: closing our copy releases nothing.
+	 * Its watcher thread, if any, was not forked with us. */
+	if (lock->page)
+		munmap(lock->page, PAGE_BYTES);
 	close(lock->fd);
 	free(lock);
 }

@@ -3,7 +3,8 @@
  * per device (GPU-FACTS.md: a second process measuring at once gets
  * CUPTI_ERROR_HARDWARE_BUSY), so measured launches of all processes on one device are
  * serialised; unselected launches never touch the lock. libc only (no CUDA), so that its
- * tests run anywhere. Called by inject/replay.c under its replay lock. */
+ * tests run anywhere. Called by inject/replay.c under its replay lock, and by its own
+ * watcher thread (inject_devlock_watch). */
 #ifndef INJECT_DEVLOCK_H
 #define INJECT_DEVLOCK_H
 
@@ -36,6 +37,31 @@ int inject_devlock_acquire(struct inject_devlock *lock, long timeout_ms);
 void inject_devlock_release(struct inject_devlock *lock);
 /* Whether another live process has this device's lock open (measures on it too). */
 bool inject_devlock_shared(struct inject_devlock *lock);
+/* The profiling hardware (bench/busy_probe.c, doc/concurrency.md): a range profiler that
+ * has run a pass and is still enabled keeps every other process's Start, and its counter
+ * availability query, failing with CUPTI_ERROR_HARDWARE_BUSY until it is disabled; one
+ * that is only enabled does not. A process holds the hardware byte (a read lock: several
+ * contexts of one process, or a process setting up early) from enabling a profiler until
+ * disabling it, so that one that takes the turn can tell a rangeprof process's idle
+ * profiler from a profiler outside rangeprof. 0 or -errno. */
+int inject_devlock_hold_hardware(struct inject_devlock *lock);
+void inject_devlock_drop_hardware(struct inject_devlock *lock);
+/* Whether another process holds the hardware byte (F_OFD_GETLK: looks without locking,
+ * so it never disturbs the holders). */
+bool inject_devlock_hardware_elsewhere(struct inject_devlock *lock);
+/* Whether another process holds the turn (looked at as above). */
+bool inject_devlock_turn_elsewhere(struct inject_devlock *lock);
+/* Asks the processes that hold the hardware idle to let it go: rings the device's doorbell
+ * (a counter in the lock file's shared page, woken with a futex) and waits at most
+ * timeout_ms (0: only looks) until no other process holds the hardware byte, ringing
+ * again every 50 ms for a holder that was not listening yet. waited_ms gets the time spent.
+ * 0 when free, -ETIMEDOUT, or -errno. */
+int inject_devlock_wait_hardware(struct inject_devlock *lock, long timeout_ms,
+				 double *waited_ms);
+/* Starts (once per lock) a thread that calls on_ring(arg) each time another process rings
+ * the doorbell; on_ring decides, under its own locks, whether there is an idle profiler to
+ * let go. Costs nothing while nobody rings: the thread sleeps in the futex. 0 or -errno. */
+int inject_devlock_watch(struct inject_devlock *lock, void (*on_ring)(void *arg), void *arg);
 /* Closes the lock; a held turn is given back. NULL does nothing. */
 void inject_devlock_close(struct inject_devlock *lock);
 /* In a child forked without exec: drops the inherited descriptor without touching the

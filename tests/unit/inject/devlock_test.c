@@ -305,3 +305,171 @@ Test(devlock, opening_during_another_process_probe_waits_for_it, .init = make_di
 	inject_devlock_close(l);
 	close(fd);
 }
+
+/* ---- the profiling hardware and the doorbell (issue 23) ------------------------------ */
+
+struct idle_holder {
+	struct inject_devlock *lock;
+	int rings;                   /* doorbell rings heard */
+	int let_go_ms;               /* how long "disabling the profiler" takes */
+	bool let_go;                 /* drop the hardware when rung (a rangeprof process) */
+	int report;                  /* pipe: one byte per ring heard */
+};
+
+static void heard(void *arg)
+{
+	struct idle_holder *h = arg;
+	h->rings++;
+	if (write(h->report, "r", 1) != 1)
+		_exit(5);
+	/* What replay.c's let-go does when the ringer holds the turn: disable (~12 ms on
+	 * the H200, bench/busy_probe.c), then the hardware byte goes. */
+	if (h->let_go && inject_devlock_turn_elsewhere(h->lock)) {
+		usleep(h->let_go_ms * 1000);
+		inject_devlock_drop_hardware(h->lock);
+	}
+}
+
+/* A child holding the hardware byte idle, as a process whose range profiler ran a pass
+ * and stays enabled; it listens from listen_after_ms on (-1: never) and lives life_ms.
+ * Each ring it hears is one byte on *rings_fd. */
+static pid_t idle_hardware_holder(bool let_go, int listen_after_ms, int life_ms, int *rings_fd)
+{
+	int ready[2], rings[2];
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(rings), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(rings[0]);
+		static struct idle_holder h;
+		char err[256];
+		if (inject_devlock_open(uuid, dir, &h.lock, err, sizeof(err)) ||
+		    inject_devlock_hold_hardware(h.lock))
+			_exit(3);
+		h.let_go = let_go;
+		h.let_go_ms = 12;
+		h.report = rings[1];
+		if (write(ready[1], "x", 1) != 1)
+			_exit(4);
+		if (listen_after_ms >= 0) {
+			usleep(listen_after_ms * 1000);
+			if (inject_devlock_watch(h.lock, heard, &h))
+				_exit(6);
+		}
+		usleep(life_ms * 1000);
+		inject_devlock_close(h.lock);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(rings[1]);
+	char c;
+	cr_assert_eq(read(ready[0], &c, 1), 1, "the child holds the hardware");
+	close(ready[0]);
+	*rings_fd = rings[0];
+	return pid;
+}
+
+Test(devlock, hardware_held_by_another_process_is_seen_and_ours_is_not, .init = make_dir)
+{
+	struct inject_devlock *l = open_lock();
+	cr_assert_eq(inject_devlock_hold_hardware(l), 0);
+	cr_assert_not(inject_devlock_hardware_elsewhere(l), "our own hold is not another's");
+	int rings;
+	pid_t child = idle_hardware_holder(false, -1, 300, &rings);
+	cr_assert(inject_devlock_hardware_elsewhere(l), "the child holds it");
+	reap_ok(child, "the holder");
+	cr_assert_not(inject_devlock_hardware_elsewhere(l), "gone with the child");
+	/* Looking never takes the byte: our own read lock is still there for the others. */
+	struct inject_devlock *other = open_lock();
+	cr_assert(inject_devlock_hardware_elsewhere(other));
+	inject_devlock_drop_hardware(l);
+	cr_assert_not(inject_devlock_hardware_elsewhere(other));
+	inject_devlock_close(other);
+	inject_devlock_close(l);
+	close(rings);
+}
+
+Test(devlock, a_ring_makes_an_idle_holder_let_go_within_milliseconds, .init = make_dir)
+{
+	int rings;
+	pid_t child = idle_hardware_holder(true, 0, 3000, &rings);
+	usleep(50000); /* its watcher is asleep in the futex */
+	struct inject_devlock *l = open_lock();
+	cr_assert_eq(inject_devlock_acquire(l, 1000), 0, "the ringer holds the turn");
+	double waited_ms = -1;
+	double t0 = now();
+	cr_assert_eq(inject_devlock_wait_hardware(l, 2000, &waited_ms), 0);
+	double took_ms = (now() - t0) * 1e3;
+	cr_assert(took_ms >= 12 && took_ms < 500, "let go after %.1f ms (12 ms to disable)",
+		  took_ms);
+	cr_assert(waited_ms > 0 && waited_ms <= took_ms + 1, "waited_ms %.1f", waited_ms);
+	char c;
+	cr_assert_eq(read(rings, &c, 1), 1, "the holder heard the ring");
+	inject_devlock_release(l);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	inject_devlock_close(l);
+	close(rings);
+}
+
+Test(devlock, the_wait_for_hardware_is_bounded, .init = make_dir)
+{
+	int rings;
+	pid_t child = idle_hardware_holder(false, 0, 3000, &rings); /* hears, never lets go */
+	struct inject_devlock *l = open_lock();
+	double waited_ms = 0, t0 = now();
+	cr_assert_eq(inject_devlock_wait_hardware(l, 300, &waited_ms), -ETIMEDOUT);
+	double took = now() - t0;
+	cr_assert(took >= 0.29 && took < 1.5, "took %.3f s for a 0.3 s bound", took);
+	cr_assert(waited_ms >= 290 && waited_ms < 1500, "waited_ms %.1f", waited_ms);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	inject_devlock_close(l);
+	close(rings);
+}
+
+Test(devlock, a_holder_that_listens_late_still_hears_the_ring_again, .init = make_dir)
+{
+	int rings;
+	pid_t child = idle_hardware_holder(true, 150, 3000, &rings);
+	struct inject_devlock *l = open_lock();
+	cr_assert_eq(inject_devlock_acquire(l, 1000), 0);
+	double waited_ms = 0;
+	cr_assert_eq(inject_devlock_wait_hardware(l, 2000, &waited_ms), 0);
+	cr_assert(waited_ms >= 150 && waited_ms < 1000, "waited_ms %.1f", waited_ms);
+	inject_devlock_release(l);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	inject_devlock_close(l);
+	close(rings);
+}
+
+Test(devlock, a_holder_lets_go_only_for_a_process_holding_the_turn, .init = make_dir)
+{
+	/* A ring from a process of our own kind that does not hold the turn (here: rung by a
+	 * wait with no turn taken) is heard, but the holder keeps the hardware. */
+	int rings;
+	pid_t child = idle_hardware_holder(true, 0, 3000, &rings);
+	usleep(50000);
+	struct inject_devlock *l = open_lock();
+	double waited_ms = 0;
+	cr_assert_eq(inject_devlock_wait_hardware(l, 200, &waited_ms), -ETIMEDOUT);
+	char c;
+	cr_assert_eq(read(rings, &c, 1), 1, "heard");
+	cr_assert(inject_devlock_hardware_elsewhere(l), "kept");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	inject_devlock_close(l);
+	close(rings);
+}
+
+Test(devlock, an_idle_holder_nobody_rings_hears_nothing, .init = make_dir)
+{
+	int rings;
+	pid_t child = idle_hardware_holder(true, 0, 400, &rings);
+	reap_ok(child, "the holder");
+	char c;
+	cr_assert_eq(read(rings, &c, 1), 0, "no ring heard in 0.4 s");
+	close(rings);
+}

@@ -92,6 +92,12 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	{ RP_OPT_DEVICE_LOCK_TIMEOUT, "device-lock-timeout", 0, RP_KIND_INT, "SECONDS", "60", NULL,
 	  0, 86400, "longest wait for another process measuring on the same GPU; the launch "
 	  "is then not measured", .field = offsetof(struct rp_options, device_lock_timeout) },
+	{ RP_OPT_BUSY_TIMEOUT, "busy-timeout", 0, RP_KIND_INT, "SECONDS", "2", NULL, 0, 3600,
+	  "longest wait of a measured launch for the GPU's profiling hardware while a "
+	  "profiler outside rangeprof holds it (ncu, Nsight Systems, DCGM profiling: "
+	  "CUPTI_ERROR_HARDWARE_BUSY); the launch is then not measured and a warning says "
+	  "so. Other rangeprof processes give it back when asked (--device-lock-timeout)",
+	  .field = offsetof(struct rp_options, busy_timeout) },
 	{ RP_OPT_SETUP, "setup", 0, RP_KIND_CHOICE, "early|lazy", "early", "early|lazy", 0, 0,
 	  "early: a GPU's profiler is set up on a thread of rangeprof's from the first kernel "
 	  "launch or allocation there, so the first measured launch does not wait ~0.3 s for it; lazy: at "

@@ -32,6 +32,7 @@ enum rp_option {
 	RP_OPT_MEMORY_SAVE,
 	RP_OPT_GRAPH_PROFILING,
 	RP_OPT_DEVICE_LOCK_TIMEOUT,
+	RP_OPT_BUSY_TIMEOUT,
 	RP_OPT_SETUP,
 	RP_OPT_LIST_METRICS,
 	RP_OPT_QUIET,
@@ -103,6 +104,7 @@ struct rp_options {
 	enum rp_memory_save memory_save;
 	enum rp_graph_profiling graph_profiling;
 	long device_lock_timeout;  /* seconds to wait for another process's turn on a device */
+	long busy_timeout;         /* seconds to wait for hardware held outside rangeprof */
 	enum rp_setup setup;       /* when a device's profiler is set up: first launch or first measured */
 	bool list_metrics;
 	bool quiet;

@@ -140,6 +140,7 @@ static struct inject_config replay_config(const struct rp_options *o)
 		.clock_control = o->clock_control, .memory_save = o->memory_save,
 		.metrics = o->metrics,
 		.device_lock_timeout_ms = o->device_lock_timeout * 1000,
+		.busy_timeout_ms = o->busy_timeout * 1000,
 		/* 50 runs with a flush each (doc/control-api.md). */
 		.warm_up_ranges = atomic_load(&controlled) ? 100 : 0 };
 }

@@ -92,6 +92,7 @@ struct inject_config {
 	enum rp_memory_save memory_save;
 	const char *metrics;
 	long device_lock_timeout_ms;    /* how long to wait for another process's turn */
+	long busy_timeout_ms;           /* how long to wait for hardware held outside rangeprof */
 	/* The early set-up's warm-up pass is sized for at least this many ranges: under the
 	 * control API, whose runs may grow between measurements (replay.c); else 0. */
 	size_t warm_up_ranges;
@@ -135,6 +136,19 @@ void inject_replay_drop_backups(CUcontext ctx);
  * whole context's memory (replay.c) and a graph's nodes (graphs.c) both use it. */
 CUptiResult inject_checkpoint_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint);
 CUptiResult inject_checkpoint_put_back(RP_CUpti_Checkpoint *checkpoint);
+/* What replay needs from launch.c, which owns the replay lock: let_go(device, as an
+ * intptr_t) is called on a device lock's watcher thread when another process rings for
+ * the profiling hardware, and must call inject_replay_let_go with the replay lock held;
+ * watching() is called (replay lock held) when the first watcher starts, after CUDA
+ * initialised, so that launch.c's exit handler runs before the CUDA runtime's. */
+struct inject_replay_hooks {
+	void (*let_go)(void *device);
+	void (*watching)(void);
+};
+void inject_replay_set_hooks(const struct inject_replay_hooks *hooks);
+/* Lets go of this process's idle range profiler on device when another process holds the
+ * turn there (it rang for the hardware). Replay lock held. */
+void inject_replay_let_go(int device);
 /* In a child forked without exec: lets go of the device locks without giving away the
  * parent's turn. */
 void inject_replay_fork_child(void);

@@ -113,8 +113,45 @@ static void set_up_early(CUcontext ctx, uint32_t context_id, inject_context_gen 
 	inside_replay = false;
 }
 
+/* Another process rang for the profiling hardware (devlock.h): on the device lock's
+ * watcher thread, as a measurement would, so that none of ours is under way meanwhile.
+ * Not once the exit handler below has run: CUDA's own teardown may follow it. */
+static atomic_bool exiting;
+static void let_go_of_idle_profiler(void *device)
+{
+	inside_replay = true;
+	pthread_mutex_lock(&replay_lock);
+	if (!atomic_load(&exiting) && inject_measuring())
+		inject_replay_let_go((int)(intptr_t)device);
+	pthread_mutex_unlock(&replay_lock);
+	inside_replay = false;
+}
+
+/* Waits (bounded, as early.c's handler: a replay that never ends must not hang exit) for
+ * a let-go under way, and stops later ones. */
+static void stop_letting_go(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	bool locked = pthread_mutex_timedlock(&replay_lock, &until) == 0;
+	atomic_store(&exiting, true);
+	if (locked)
+		pthread_mutex_unlock(&replay_lock);
+}
+
+/* The first watcher started (replay lock held): CUDA is initialised by now, so this
+ * handler runs before the CUDA runtime's. */
+static void watching(void)
+{
+	static bool registered;
+	if (!registered)
+		registered = atexit(stop_letting_go) == 0;
+}
+
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
 {
+	inject_replay_set_hooks(&(struct inject_replay_hooks){ let_go_of_idle_profiler, watching });
 	graph_profiling = opts->graph_profiling;
 	/* Not with --clock-control base: the lock would be taken at the first allocation of a
 	 * process that may never measure, and a set-up still locking at exit would outlast the

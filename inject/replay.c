@@ -69,6 +69,8 @@ struct device_state {
 	 * CUPTI_ERROR_HARDWARE_BUSY (tests/gpu/procs.cu reset: cuCtxCreate beside the primary
 	 * context). Only touched under the replay lock. */
 	struct context_state *profiler_owner;
+	bool watching;                    /* the doorbell's watcher is started (devlock.h) */
+	bool busy;                        /* the last metric set found the hardware busy */
 };
 
 /* How each kernel's memory is saved, per context and function. */
@@ -125,6 +127,12 @@ void inject_replay_configure(const struct inject_config *c)
 	config = *c;
 }
 static atomic_ulong turn_timeouts;
+static struct inject_replay_hooks hooks;
+
+void inject_replay_set_hooks(const struct inject_replay_hooks *h)
+{
+	hooks = *h;
+}
 
 static struct function_state *function_state(struct context_state *c, CUfunction f,
 					     const char *mangled)
@@ -186,6 +194,36 @@ static struct device_state *device_known(int device)
 	return d;
 }
 
+static void profiler_release(struct context_state *c);
+
+/* With the turn held: waits until no other rangeprof process keeps the profiling hardware
+ * with an idle profiler (its watcher lets go when the doorbell rings, ~12 ms), at most
+ * --device-lock-timeout. false, with a warning and the turn given back, when one kept it
+ * past that. */
+static bool hardware_free(struct device_state *d, int device, const char *kernel,
+			  const char *mangled, uint64_t index)
+{
+	double waited_ms;
+	int rc = inject_devlock_wait_hardware(d->turns, config.device_lock_timeout_ms, &waited_ms);
+	if (rc == 0) {
+		if (waited_ms > 0)
+			rp_log_progress("device %d: waited %.1f ms for another rangeprof process to "
+					"give the profiling hardware back", device, waited_ms);
+		return true;
+	}
+	atomic_fetch_add(&turn_timeouts, 1);
+	inject_report("device-busy", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel,
+						     .mangled = mangled,
+						     .option = "--device-lock-timeout"), false,
+		      "device %d (%s): another rangeprof process kept the profiling hardware for "
+		      "%.1f s without giving it back; launch %llu%s%s is not measured, the "
+		      "application runs on (--device-lock-timeout)", device, d->info.uuid,
+		      waited_ms / 1e3, (unsigned long long)index, kernel ? " of " : "",
+		      kernel ? kernel : "");
+	inject_devlock_release(d->turns);
+	return false;
+}
+
 /* Waits for this process's turn on the device. false when another process kept it past
  * --device-lock-timeout: the launch is then not measured. */
 static bool take_turn(struct device_state *d, int device, const char *kernel,
@@ -200,9 +238,17 @@ static bool take_turn(struct device_state *d, int device, const char *kernel,
 			      "device %d: marking this process in the device lock: %s; other "
 			      "processes measuring there may not give the profiler back between "
 			      "launches", device, strerror(-rc));
-	rc = inject_devlock_acquire(d->turns, config.device_lock_timeout_ms);
+	rc = inject_devlock_acquire(d->turns, 0);
+	if (rc == -ETIMEDOUT) {
+		/* Another process has the turn and will want the hardware: an idle profiler of
+		 * ours would keep its Start failing (devlock.h), and our watcher cannot let go
+		 * of it while this thread holds the replay lock. */
+		if (d->profiler_owner)
+			profiler_release(d->profiler_owner);
+		rc = inject_devlock_acquire(d->turns, config.device_lock_timeout_ms);
+	}
 	if (rc == 0)
-		return true;
+		return hardware_free(d, device, kernel, mangled, index);
 	atomic_fetch_add(&turn_timeouts, 1);
 	if (rc == -ETIMEDOUT)
 		inject_report("device-lock-timeout",
@@ -220,8 +266,6 @@ static bool take_turn(struct device_state *d, int device, const char *kernel,
 			      device, strerror(-rc), (unsigned long long)index);
 	return false;
 }
-
-static void profiler_release(struct context_state *c);
 
 /* The device's set for config.metrics: built at its first use, kept with every other set
  * (the control API changes the metrics between measurements). NULL when the GPU refuses
@@ -242,6 +286,7 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 	}
 	char err[2048];
 	struct collector_metric_set *set = NULL;
+	d->busy = false;
 	/* CUPTI answers the counter availability query only while no range profiler is
 	 * enabled in the context (CUPTI_ERROR_INVALID_PARAMETER otherwise: H200,
 	 * tests/gpu/check_control.py early); a new set gets a new profiler anyway. */
@@ -250,14 +295,13 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 	if (collector_metric_set_create(ctx, device, config.metrics, &set, err, sizeof(err))) {
 		/* Another profiler (another process without rangeprof's turns, ncu) holds the
 		 * hardware now; it may let go, so the set is tried again later. */
-		bool busy = hardware_busy(err);
+		/* Busy: the caller waits (wait_out_busy) and says so if it gives up. */
+		if ((d->busy = hardware_busy(err)))
+			return NULL;
 		inject_report("metric-set", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
 							    .metric = config.metrics, .detail = err),
-			      !busy, "%s; %s on device %d (%s), the application runs on", err,
-			      busy ? "not measured while the hardware is busy" : "not measured",
-			      device, d->info.name);
-		if (busy)
-			return NULL;
+			      true, "%s; not measured on device %d (%s), the application runs on",
+			      err, device, d->info.name);
 		set = NULL;
 	}
 	size_t len = strlen(config.metrics);
@@ -311,6 +355,56 @@ static struct device_state *device_ready(CUcontext ctx, int device)
 	return d;
 }
 
+/* c's profiler is disabled: the device's hardware byte goes with the last profiler this
+ * process had enabled there (one per device: profiler_owner). */
+static void profiler_gone(struct context_state *c)
+{
+	struct device_state *d = &devices[c->device];
+	if (d->profiler_owner == c) {
+		d->profiler_owner = NULL;
+		inject_devlock_drop_hardware(d->turns);
+	}
+}
+
+/* Another process rang the device's doorbell (devlock.h): from the watcher thread, through
+ * launch.c with the replay lock held, so that no measurement of ours is under way. The
+ * idle profiler goes only when that process holds the turn: our own ring (a measurement
+ * of ours that waited for the hardware) finds the turn ours. */
+void inject_replay_let_go(int device)
+{
+	if (device < 0 || device >= MAX_DEVICES)
+		return;
+	struct device_state *d = &devices[device];
+	if (d->profiler_owner && inject_devlock_turn_elsewhere(d->turns)) {
+		rp_log_progress("device %d: another process wants the profiling hardware; this "
+				"process's idle range profiler lets go of it", device);
+		profiler_release(d->profiler_owner);
+	}
+}
+
+/* A profiler enabled on c's device: the hardware byte says so to other processes, and the
+ * watcher hears them ask for it. */
+static void profiler_enabled(struct context_state *c)
+{
+	struct device_state *d = &devices[c->device];
+	d->profiler_owner = c;
+	if (!d->turns)
+		return;
+	inject_devlock_hold_hardware(d->turns);
+	if (!d->watching && hooks.let_go) {
+		int rc = inject_devlock_watch(d->turns, hooks.let_go, (void *)(intptr_t)c->device);
+		d->watching = rc == 0;
+		if (rc)
+			inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(c->device),
+								     .detail = strerror(-rc)), false,
+				      "device %d: cannot listen for other processes that need the "
+				      "profiling hardware (%s); they wait until this process's next "
+				      "measured launch ends", c->device, strerror(-rc));
+		else if (hooks.watching)
+			hooks.watching();
+	}
+}
+
 /* Disables c's range profiler, with c's context current as CUPTI expects, leaving the
  * calling thread's current context as it was. */
 static void profiler_release(struct context_state *c)
@@ -325,15 +419,14 @@ static void profiler_release(struct context_state *c)
 	c->profiler = NULL;
 	if (previous != c->ctx)
 		rp_api.cuCtxSetCurrent(previous);
-	if (devices[c->device].profiler_owner == c)
-		devices[c->device].profiler_owner = NULL;
+	profiler_gone(c);
 }
 
 static void context_release(struct context_state *c)
 {
 	collector_profiler_destroy(c->profiler);
-	if (devices[c->device].profiler_owner == c)
-		devices[c->device].profiler_owner = NULL;
+	c->profiler = NULL;
+	profiler_gone(c);
 	if (c->flush_ready)
 		inject_flush_finish(&c->flush);
 	if (c->verifier_ready)
@@ -422,7 +515,7 @@ static struct context_state *context_ready(CUcontext ctx, int device, uint32_t c
 				      "is busy" : "measuring nothing in this context");
 			return NULL;
 		}
-		devices[device].profiler_owner = c;
+		profiler_enabled(c);
 		c->profiler_set = set;
 		c->profiler_ranges = ranges;
 	}
@@ -502,8 +595,10 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 		return;
 	lap = collector_cost_now(); /* the wait for the turn is in the total only */
 	/* With others measuring on the device, a profiler enabled here would be given back
-	 * after their next launch anyway (let_others_measure): host set-up and kernels only. */
-	bool alone = !known->turns || !inject_devlock_shared(known->turns);
+	 * after their next launch anyway (let_others_measure), and one of another process
+	 * setting up early holds the hardware: host set-up and kernels only. */
+	bool alone = !known->turns || (!inject_devlock_shared(known->turns) &&
+					 !inject_devlock_hardware_elsewhere(known->turns));
 	bool device_was_ready = known->ready;
 	struct device_state *d = device_ready(ctx, device);
 	collector_cost_lap(&cost, COST_SETUP, &lap);
@@ -556,6 +651,7 @@ void inject_replay_fork_child(void)
 	for (int i = 0; i < MAX_DEVICES; i++) {
 		inject_devlock_forget(devices[i].turns);
 		devices[i].turns = NULL;
+		devices[i].watching = false; /* the watcher thread stayed in the parent */
 	}
 }
 
@@ -950,6 +1046,37 @@ static int measure_graph_batch(struct measurement *m, struct replay_run *rr, uns
 	return rc ? -1 : 0;
 }
 
+/* CUPTI_ERROR_HARDWARE_BUSY with this process's turn held. Another rangeprof process's
+ * idle profiler is asked to let go (hardware_free); otherwise a profiler outside
+ * rangeprof holds the hardware, and the launch waits for it, polling every 10 ms, until
+ * --busy-timeout from since (cost clock, ms). true: try again; false: given up, said in
+ * one warning naming who held the hardware and for how long. */
+static bool wait_out_busy(struct measurement *m, struct device_state *d, double since)
+{
+	if (d->turns && inject_devlock_hardware_elsewhere(d->turns)) {
+		double waited_ms;
+		if (inject_devlock_wait_hardware(d->turns, config.device_lock_timeout_ms,
+						 &waited_ms) == 0)
+			return true;
+	} else if (collector_cost_now() - since < config.busy_timeout_ms) {
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+		return true;
+	}
+	bool peer = d->turns && inject_devlock_hardware_elsewhere(d->turns);
+	struct inject_concerns about = { .kernel = m->kernel, .mangled = m->launch.mangled,
+					 INJECT_ON_DEVICE(m->device), .context = m->launch.context_id,
+					 .option = peer ? "--device-lock-timeout" : "--busy-timeout" };
+	inject_report("device-busy", &about, false,
+		      "device %d (%s): the profiling hardware was held by %s for %.1f s "
+		      "(CUPTI_ERROR_HARDWARE_BUSY); launch %llu of %s is not measured, the "
+		      "application runs on (%s)", m->device, d->info.uuid,
+		      peer ? "another rangeprof process that did not give it back" :
+		      "a profiler outside rangeprof (ncu, Nsight Systems, DCGM profiling or "
+		      "another CUPTI client)", (collector_cost_now() - since) / 1e3,
+		      (unsigned long long)m->launch.index, m->kernel, about.option);
+	return false;
+}
+
 /* Runs the measurement proper: every run restores the saved inputs, flushes and
  * relaunches; writes the records. --runs N is one batch of N runs; --runs auto measures
  * batches of --runs-batch (each replayed in every pass of the metric set, the first batch
@@ -983,7 +1110,7 @@ static void measure(struct measurement *m)
 	}
 	size_t gate_index = gating_metric(m);
 	struct collector_adaptive adaptive = { NULL, config.target_ci_pct, NAN, gate_index, 0, 0 };
-	double first_batch_at = collector_cost_now();
+	double first_batch_at = collector_cost_now(), busy_since = NAN;
 	unsigned done = 0, passes = 0;
 	for (;;) {
 		struct replay_run rr = { m, &m->launch, m->c, &m->save, flush, temps + done,
@@ -1002,6 +1129,23 @@ static void measure(struct measurement *m)
 						   clocks + done, &passes, &m->cost, err, sizeof(err));
 		inject_watchdog_disarm();
 		m->lap = collector_cost_now();
+		/* The hardware taken by someone else between our turn and the Start (a profiler
+		 * outside rangeprof): the batch is tried again from a new profiler, the memory
+		 * being restored at every run anyway. */
+		if (rc && !done && hardware_busy(err)) {
+			if (isnan(busy_since))
+				busy_since = m->lap;
+			profiler_release(m->c);
+			if (wait_out_busy(m, m->d, busy_since) &&
+			    context_ready(m->launch.ctx, m->device, m->launch.context_id,
+					  m->graph_workload ? PROFILER_PER_GRAPH : PROFILER_PER_KERNEL,
+					  m->d->set, ranges_needed(m->graph_workload ?
+								   PROFILER_PER_GRAPH :
+								   PROFILER_PER_KERNEL),
+					  &m->cost, &m->lap))
+				continue;
+			goto out;
+		}
 		if (rc) {
 			inject_report("measure", INJECT_CONCERNS(.kernel = m->kernel,
 								 .mangled = m->launch.mangled,
@@ -1219,7 +1363,10 @@ static bool get_ready(struct measurement *m, enum profiler_need need)
 	if (!known || !(m->turn = take_turn(known, m->device, m->kernel, l->mangled, l->index)))
 		return false;
 	m->lap = collector_cost_now(); /* waiting for the turn is in the total only */
-	m->d = device_ready(l->ctx, m->device);
+	double busy_since = m->lap;
+	while (!(m->d = device_ready(l->ctx, m->device)) && known->busy)
+		if (!wait_out_busy(m, known, busy_since))
+			return false;
 	collector_cost_lap(&m->cost, COST_SETUP, &m->lap);
 	/* A graph timed by events alone leaves the profiler as it is. */
 	if (need == PROFILER_PER_GRAPH && m->d && !graph_needs_passes(m->d->set))

@@ -132,7 +132,7 @@ static char *option_values[OPTION_COUNT]; /* set values, owned; NULL: the defaul
 
 static const char *const startup_only[] = {
 	"output", "nvtx-include", "nvtx-exclude", "launch-skip", "launch-count", "memory-save",
-	"graph-profiling", "device-lock-timeout", "setup", "list-metrics", "quiet",
+	"graph-profiling", "device-lock-timeout", "busy-timeout", "setup", "list-metrics", "quiet",
 };
 
 static const char *option_value(const char *name)

@@ -425,6 +425,10 @@ for method in spawn forkserver; do
 test \$(for f in mp/py.*.jsonl; do grep -l '\"type\":\"run\"' \$f; done | wc -l) -eq 2 &&
 for f in \$(grep -l '\"type\":\"run\"' mp/py.*.jsonl); do $CP runs 20 \$f || exit 1; done && $CP no-error HARDWARE_BUSY mp/py.*.jsonl"
 done
+# Issue 23: the concurrent cases repeated, failing on any HARDWARE_BUSY or lost launch
+# (doc/concurrency.md); 20 repetitions each, 3 with QUICK=1.
+check concurrency-repeated env REPS="${CONC_REPS:-$([ "${QUICK:-0}" = 1 ] && echo 3 || echo 20)}" \
+	CASES="c3 spawn forkserver fork" "$root/tests/gpu/concurrency.sh" "$work"
 # fork without exec after CUDA initialisation: the parent's file is whole and its own.
 ./procs fork >f_plain.txt
 "$RP" -q -o fk.jsonl --runs 3 --nvtx-include work/ ./procs fork >f_rp.txt

@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "collector/stats.h"
 
@@ -30,30 +31,49 @@ size_t adaptive_first_batch(const struct adaptive_params *p)
 	return b < p->runs_max ? b : p->runs_max;
 }
 
-/* The summary's interval (stats_interval), as % of |mean|. */
-static double ci_pct(const double *values, size_t n)
+/* The summary's interval (stats_interval) over the runs that have a value, as % of
+ * |mean|; *kept gets their count. A run whose gating value is NaN or infinite (a metric
+ * not produced, a derived value undefined for that run) is left out as stats_summarize
+ * leaves it out (stats_finite_runs): kept in, it made the CI unknown, so that a launch
+ * with one such run never reached the target and ran to --runs-max or the budget, while
+ * its summary computed a CI without it. NaN when fewer than two runs have a value, when
+ * the mean is 0 with a spread, and when the copy of the values cannot be allocated (an
+ * unknown CI is not within the target: the runs go on). */
+static double ci_pct(const double *values, size_t n, size_t *kept)
 {
-	if (n < 2)
-		return NAN;
-	double mean, stddev, half;
-	stats_interval(values, n, &mean, &stddev, &half);
-	/* Identical samples are as precise as it gets, whatever their mean. */
-	if (half == 0)
-		return 0;
-	return mean != 0 ? 100.0 * half / fabs(mean) : NAN;
+	double *copy;
+	const double *runs = stats_finite_runs(values, n, kept, &copy);
+	double pct = NAN;
+	if (runs && *kept >= 2) {
+		double mean, stddev, half;
+		stats_interval(runs, *kept, &mean, &stddev, &half);
+		/* Identical samples are as precise as it gets, whatever their mean. */
+		if (half == 0)
+			pct = 0;
+		else if (mean != 0)
+			pct = 100.0 * half / fabs(mean);
+	}
+	free(copy);
+	return pct;
 }
 
 void adaptive_decide(const struct adaptive_params *p, const double *values, size_t n,
 		     double elapsed_s, struct adaptive_decision *out)
 {
-	out->ci_pct = ci_pct(values, n);
+	size_t with_value;
+	out->ci_pct = ci_pct(values, n, &with_value);
 	out->next_batch = 0;
 	/* The target first: a launch that reaches it on the batch that also reaches the
-	 * maximum (or spends the budget) reached it. */
-	if (n >= p->runs_min && out->ci_pct <= p->target_ci_pct) {
+	 * maximum (or spends the budget) reached it. Only once --runs-min runs have a value:
+	 * the summary's n counts those, and a target reached on fewer would be a summary of
+	 * fewer runs than the user asked for. */
+	if (with_value >= p->runs_min && out->ci_pct <= p->target_ci_pct) {
 		out->verdict = ADAPTIVE_TARGET_CI;
 		return;
 	}
+	/* The maximum and the budget count the runs measured, with a value or not: they
+	 * bound the time spent, and a gating metric that is never produced must not run past
+	 * the budget to the maximum. */
 	if (n >= p->runs_max) {
 		out->verdict = ADAPTIVE_MAX_RUNS;
 		return;

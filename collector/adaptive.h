@@ -23,8 +23,9 @@ enum adaptive_verdict {
 struct adaptive_decision {
 	enum adaptive_verdict verdict;
 	size_t next_batch;           /* ADAPTIVE_CONTINUE: runs of the next batch */
-	double ci_pct;               /* half-width of the samples so far, % of |mean|; NaN
-				      * when n < 2 or the mean is 0 with a spread */
+	double ci_pct;               /* half-width of the samples so far that have a value
+				      * (finite), % of |mean|; NaN when fewer than 2 have
+				      * one or the mean is 0 with a spread */
 };
 
 /* Runs of the first batch: the largest any batch of the launch will have, so that the
@@ -32,10 +33,13 @@ struct adaptive_decision {
 size_t adaptive_first_batch(const struct adaptive_params *p);
 
 /* Decides after a batch: values[0..n) are the gating metric's samples so far, elapsed_s
- * the seconds spent measuring this launch. In order: stop when n >= runs_min and the CI
- * half-width is within the target; stop at runs_max; stop when n >= runs_min and the
- * budget is spent; else continue with min(batch, runs_max - n) runs. So any verdict but
- * ADAPTIVE_TARGET_CI means the target was not reached. Cannot fail. */
+ * the seconds spent measuring this launch. Samples that are NaN or infinite are left out
+ * of the CI, as stats_summarize leaves them out of the summary (stats_finite_runs). In
+ * order: stop when at least runs_min samples are finite and their CI half-width is
+ * within the target; stop when n >= runs_max; stop when n >= runs_min and the budget is
+ * spent; else continue with min(batch, runs_max - n) runs. So any verdict but
+ * ADAPTIVE_TARGET_CI means the target was not reached. Cannot fail (out of memory for
+ * the copy of the finite samples, the CI is unknown and the target not reached). */
 void adaptive_decide(const struct adaptive_params *p, const double *values, size_t n,
 		     double elapsed_s, struct adaptive_decision *out);
 

@@ -164,10 +164,7 @@ void stats_interval(const double *values, size_t n, double *mean, double *stddev
 	*half = stats_t975(n - 1) * *stddev / sqrt((double)n);
 }
 
-/* The finite ones of values[0..n), in run order, and their count in *kept: values itself
- * when all are finite (the common case, no copy), else a copy in *copy for the caller to
- * free. NULL when the copy cannot be allocated. */
-static const double *finite_runs(const double *values, size_t n, size_t *kept, double **copy)
+const double *stats_finite_runs(const double *values, size_t n, size_t *kept, double **copy)
 {
 	size_t finite = 0;
 	for (size_t i = 0; i < n; i++)
@@ -265,7 +262,7 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
 	 * verdict on the same runs. */
 	double *copy;
 	size_t kept;
-	const double *runs = finite_runs(values, n, &kept, &copy);
+	const double *runs = stats_finite_runs(values, n, &kept, &copy);
 	out->n = kept;
 	if (runs && kept)
 		summarize_finite(runs, kept, clock_hz, n, out);

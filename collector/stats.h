@@ -58,6 +58,14 @@ double stats_t975(size_t df);
 void stats_interval(const double *values, size_t n, double *mean, double *stddev,
 		    double *half);
 
+/* The runs that have a value: the finite ones of values[0..n), in run order, and their
+ * count in *kept. values itself when all are finite or none is (the common case, no
+ * copy; *copy NULL), else a copy in *copy for the caller to free. NULL, with *kept still
+ * the count, when the copy cannot be allocated. stats_summarize and --runs auto's
+ * stopping rule (collector/adaptive.c) both leave the other runs out through it. */
+const double *stats_finite_runs(const double *values, size_t n, size_t *kept,
+				double **copy);
+
 /* Sorts values[0..n) ascending in a total order (IEEE 754 totalOrder): -inf, the numbers
  * with -0 before +0, +inf, then every NaN. The same input in any order gives the same
  * output, NaN or not. Cannot fail. */

@@ -161,13 +161,66 @@ Test(adaptive, identical_samples_reach_any_target_and_a_zero_mean_never_does)
 	cr_assert_null(adaptive_verdict_name(ADAPTIVE_CONTINUE));
 }
 
-Test(adaptive, a_nan_sample_never_counts_as_precise)
+/* A run whose gating value is NaN or infinite (a metric not produced) is left out of the
+ * interval as the summary leaves it out of its n and its CI (stats_summarize): kept in,
+ * it made the CI unknown, so that the launch never reached the target, ran to the budget
+ * or the maximum, and got "ci nan % > target" in a summary whose own CI was fine. */
+Test(adaptive, runs_without_a_value_are_left_out_of_the_ci_as_in_the_summary)
 {
 	struct adaptive_params p = defaults;
 	p.runs_min = 2;
-	double v[10] = { 1, 1, 1, NAN, 1, 1, 1, 1, 1, 1 };
+	double same[10] = { 1, 1, 1, NAN, 1, 1, 1, 1, 1, 1 };
 	struct adaptive_decision d;
+	adaptive_decide(&p, same, 10, 0, &d);
+	cr_assert_float_eq(d.ci_pct, 0, 0, "ci %g", d.ci_pct);
+	cr_assert_eq(d.verdict, ADAPTIVE_TARGET_CI);
+
+	/* Noisy runs with NaN, +inf and -inf among them: the CI is the summary's. */
+	double values[40];
+	struct steady s = { 50000, 0.01, 11 };
+	for (size_t i = 0; i < 40; i++)
+		values[i] = steady_sample(i, &s);
+	values[3] = NAN;
+	values[17] = INFINITY;
+	values[29] = -INFINITY;
+	p.target_ci_pct = 1e-9;                  /* out of reach: the CI only is compared */
+	adaptive_decide(&p, values, 40, 0, &d);
+	struct stats_summary sum;
+	stats_summarize(values, NULL, 40, &sum);
+	cr_assert_eq(sum.n, 37);
+	double half = (sum.ci95_high - sum.ci95_low) / 2;
+	cr_assert(isfinite(d.ci_pct), "ci %g", d.ci_pct);
+	cr_assert_float_eq(d.ci_pct, 100 * half / sum.mean, 1e-9);
+	cr_assert_eq(d.verdict, ADAPTIVE_CONTINUE);
+}
+
+Test(adaptive, the_minimum_counts_runs_with_a_value_and_the_budget_runs_measured)
+{
+	struct adaptive_params p = defaults;    /* runs_min 10 */
+	double v[20] = { 1, 1, 1, NAN, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	struct adaptive_decision d;
+	/* 10 measured, 9 with a value: the summary would have n 9 < --runs-min. */
 	adaptive_decide(&p, v, 10, 0, &d);
+	cr_assert_float_eq(d.ci_pct, 0, 0);
+	cr_assert_eq(d.verdict, ADAPTIVE_CONTINUE);
+	cr_assert_eq(d.next_batch, 10);
+	adaptive_decide(&p, v, 20, 0, &d);
+	cr_assert_eq(d.verdict, ADAPTIVE_TARGET_CI);
+	/* The budget bounds the time spent: it counts every run measured. */
+	adaptive_decide(&p, v, 10, 1e9, &d);
+	cr_assert_eq(d.verdict, ADAPTIVE_TIME_BUDGET);
+	/* No run with a value: no CI, and the budget or the maximum stops it. */
+	double none[10] = { NAN, NAN, INFINITY, NAN, NAN, NAN, -INFINITY, NAN, NAN, NAN };
+	adaptive_decide(&p, none, 10, 0, &d);
+	cr_assert(isnan(d.ci_pct));
+	cr_assert_eq(d.verdict, ADAPTIVE_CONTINUE);
+	adaptive_decide(&p, none, 10, 1e9, &d);
+	cr_assert_eq(d.verdict, ADAPTIVE_TIME_BUDGET);
+	/* One with a value among them: still no interval. */
+	none[5] = 3;
+	p.runs_min = 2;
+	adaptive_decide(&p, none, 10, 0, &d);
+	cr_assert(isnan(d.ci_pct), "one sample has no interval");
 	cr_assert_eq(d.verdict, ADAPTIVE_CONTINUE);
 }
 

@@ -239,22 +239,27 @@ def test_drift_is_nan_where_it_means_nothing():
     assert not any("drifted" in r for r in s["reasons"])
 
 
-def test_nan_samples_are_dropped_here_but_spoil_the_c_summary():
-    """Where Python and collector/stats.c differ: a NaN or None sample (a run whose metric
-    was not produced; null in its run record) is left out here and the rest are
-    summarised in their order, while stats.c keeps it: its summary of the same runs
-    counts it in n and has a NaN (null) mean, stddev, interval, rsd_pct and drift_pct,
-    and is not stable ('rsd nan % > 2 %'); stats_test.c's
-    drift_is_nan_where_it_means_nothing checks its NaN drift. So a table from run
-    records agrees with the summary record only where every run has a value."""
-    # 11 runs rising by 1 on a mean of 6, and a NaN: here n 11 and a drift of the 11.
-    s = stats.summarize([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, float("nan")])
-    assert s["n"] == 11 and s["mean"] == 6
+def test_runs_without_a_value_are_left_out_and_the_others_summarised_in_run_order():
+    """A NaN, None or infinite sample (a run whose metric was not produced, null in its run
+    record, or a derived value undefined for it) is left out: n counts the others, which
+    are summarised in their run order, so a missing run neither spoils the statistics nor
+    the verdict. collector/stats.c's summary leaves the same runs out (stats_test.c's
+    a_run_without_a_value_is_left_out_of_the_summary and infinite_runs_are_left_out_like_nan
+    assert the same figures; test_stats_c_agree.py compares the two on such run sets), so
+    a table from run records agrees with the summary record here too."""
+    # 11 runs rising by 1 on a mean of 6, and a NaN: n 11 and the drift of the 11, as if
+    # the NaN were not there (10 from the first to the last, on a mean of 6).
+    s = stats.summarize([1, 2, 3, 4, 5, 6, float("nan"), 7, 8, 9, 10, 11])
+    assert s["n"] == 11 and s["mean"] == 6 and s["median"] == 6
     assert s["drift_pct"] == pytest.approx(100 * 10 / 6, rel=1e-12)
-    # Steady runs and one missing: stable here; stats.c says n 10, mean null, not stable.
+    assert s["reasons"][-1] == "drifted +166.7 % over 11 runs"
+    # Steady runs and one missing: n 9, stable, nothing NaN.
     s = stats.summarize([5.0] * 9 + [None])
     assert s["n"] == 9 and s["mean"] == 5.0 and s["rsd_pct"] == 0
     assert s["stable"] is True and s["reasons"] == []
+    # Infinite runs likewise.
+    s = stats.summarize([math.inf] + [5.0] * 9 + [-math.inf])
+    assert s["n"] == 9 and s["min"] == s["max"] == 5.0 and s["stable"] is True
 
 
 def test_the_drift_agrees_with_numpy_polyfit():

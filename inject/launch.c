@@ -1,69 +1,49 @@
-/* inject/launch.c - the CUPTI callback: classify, select, dispatch to the replay.
+/* inject/launch.c - the CUPTI callback: classify, ask select.c, dispatch to the replay.
  * Runs on the application's launching thread inside the driver call, for every kernel
- * launch of the process. An unselected launch costs the filter checks only: no driver
- * call, no lock, no allocation (but for the first launches of a thread in a context,
- * which ask early.c whether its device is being set up, so does an allocation; and for a
- * -k name first met by a thread, which demangles it once). An unselected graph launch
- * costs one lookup under the graphs' lock once its first launch found nothing to measure
- * in it (graphs.c). Our own
- * launches (flush, replays) come back through here and are let through by a thread-local
- * guard. Also: allocations (memory/track.c),
- * loaded modules (memory/globals.c), contexts created (registered; set up at their first
- * measured launch, or from their device's first launch or allocation on a thread of
- * ours: early.c) and destroyed (their state released), graphs instantiated, updated and
- * launched (graphs.c), stream captures begun and ended (captures.c).
- * Calls nvtx_bridge/ (snapshot, filter), collector/api, memory/ and inject/ replay,
- * graphs, captures, launches, collectives, contexts, output and names. */
+ * launch of the process. An unselected launch costs the filter checks only (select.h,
+ * inline but for the -k name, -s and -c): no driver call, no lock, no allocation (but for
+ * the first launches of a thread in a context, which ask early.c whether its device is
+ * being set up, so does an allocation; and for a -k name first met by a thread, which
+ * demangles it once). An unselected graph launch costs one lookup under the graphs' lock
+ * once its first launch found nothing to measure in it (graphs.c). Our own launches
+ * (flush, replays) come back through here and are let through by a thread-local guard.
+ * Also: allocations (memory/track.c), loaded modules (memory/globals.c), contexts created
+ * (registered; set up at their first measured launch, or from their device's first launch
+ * or allocation on a thread of ours: early.c) and destroyed (their state released), graphs
+ * instantiated, updated and launched (graphs.c), stream captures begun and ended
+ * (captures.c).
+ * Owns the replay lock, which one measurement, graph launch, early set-up, context
+ * destruction or let-go holds at a time (and init.c's runtime options, through
+ * inject_launch_lock_replay); the thread-local inside_replay guard and the pending
+ * measurement of a launch between its ENTER and EXIT (thread-local, the lock held
+ * throughout); and exiting (atomic), which stops let-gos once exit began. What is selected
+ * is select.c's. Calls inject/ select, replay, graphs, captures, launches, contexts, early
+ * and output, collector/api and memory/. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "collector/api.h"
 #include "common/log.h"
-#include "common/regex.h"
 #include "inject/captures.h"
-#include "inject/collectives.h"
 #include "inject/contexts.h"
 #include "inject/early.h"
 #include "inject/inject.h"
 #include "inject/graphs.h"
 #include "inject/launch.h"
 #include "inject/output.h"
+#include "inject/select.h"
 #include "memory/memory.h"
-#include "nvtx_bridge/nvtx_bridge.h"
 
-static struct nvtx_filter *filter;
-static const char *kernel_exact;          /* NULL: no exact-name filter */
-static struct rp_regex *kernel_regex;     /* NULL: no regex: filter */
-static const char *kernel_name_given;     /* -k as given (exact or regex:), for messages */
-static long launch_skip, launch_count;
-
-static atomic_uint_fast64_t launch_index;  /* every kernel launch of the process */
-static atomic_long passed_filters;         /* launches that passed filters (skip/count) */
-static atomic_bool done;                   /* launch-count reached */
-/* Under the control API (control.c) launches are selected only inside its annotations:
- * closed is true while controlled and none is open, read first on every launch. */
-static atomic_bool controlled;
-static atomic_int annotations_open;
-static atomic_bool closed;
-static atomic_ulong graph_launches, captured_launches, collective_launches;
-/* For the exit line of a run that measured nothing (inject_launch_counts): launches that
- * passed the NVTX filter, and those that -k passed too; counted only for launches the
- * NVTX filter selected, so that the others cost nothing more. */
-static atomic_ulong nvtx_selected, name_selected;
-static atomic_bool annotated;                /* an annotation was ever opened */
 static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool inside_replay;
 /* A measured launch waiting for its driver call to return (verification): the replay lock
  * stays held from its ENTER to its EXIT. */
 static __thread struct measurement *pending;
 static __thread CUpti_CallbackId pending_cbid;
-
-static bool kernel_selected(CUfunction function, const char *mangled, const char **demangled);
 
 void inject_launch_lock_replay(void)
 {
@@ -75,22 +55,27 @@ void inject_launch_unlock_replay(void)
 	pthread_mutex_unlock(&replay_lock);
 }
 
+/* The gate and the exit line's counts are select.c's; control.c and init.c reach them
+ * through launch.h. */
 void inject_launch_control(void)
 {
-	atomic_store(&controlled, true);
-	atomic_store(&closed, atomic_load(&annotations_open) == 0);
+	inject_select_control();
 }
 
 void inject_launch_annotations_open(int delta)
 {
-	/* The caller serialises opening and closing: the count and the flag agree. */
-	int open = atomic_fetch_add(&annotations_open, delta) + delta;
-	if (delta > 0)
-		atomic_store(&annotated, true);
-	atomic_store(&closed, atomic_load(&controlled) && open == 0);
+	inject_select_annotations_open(delta);
 }
-static bool take_launch(void);
-static enum rp_graph_profiling graph_profiling;
+
+void inject_launch_counts(struct collector_launch_counts *c)
+{
+	inject_select_counts(c);
+}
+
+void inject_launch_report_totals(void)
+{
+	inject_select_report_totals();
+}
 
 /* --setup early: runs on early.c's thread. Its own driver and CUPTI calls are rangeprof's
  * (inside_replay), and it holds the replay lock like a measurement, so that a selected
@@ -152,35 +137,14 @@ static void watching(void)
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size)
 {
 	inject_replay_set_hooks(&(struct inject_replay_hooks){ let_go_of_idle_profiler, watching });
-	graph_profiling = opts->graph_profiling;
 	/* Not with --clock-control base: the lock would be taken at the first allocation of a
 	 * process that may never measure, and a set-up still locking at exit would outlast the
 	 * restore (which runs before the wait for it). */
 	inject_early_configure(opts->setup == RP_SETUP_EARLY && opts->clock_control != RP_CLOCK_BASE,
 			       set_up_early);
 	inject_graphs_configure(opts->graph_profiling, &(struct inject_graph_filters){
-		kernel_selected, take_launch });
-	filter = nvtx_filter_create(opts->nvtx_include, opts->nvtx_include_count,
-				    "RANGEPROF_NVTX_INCLUDE", opts->nvtx_exclude,
-				    opts->nvtx_exclude_count, "RANGEPROF_NVTX_EXCLUDE", err, err_size);
-	if (!filter)
-		return -1;
-	if (opts->kernel_name && !strncmp(opts->kernel_name, "regex:", 6)) {
-		/* Validated by the options already. common/regex compiles in bounded time and
-		 * matches in linear time; glibc's regcomp does neither on hostile patterns. */
-		char why[256];
-		if (!(kernel_regex = rp_regex_compile(opts->kernel_name + 6, why, sizeof(why)))) {
-			snprintf(err, err_size, "RANGEPROF_KERNEL_NAME: invalid regular expression: "
-				 "%s", why);
-			return -1;
-		}
-	} else {
-		kernel_exact = opts->kernel_name;
-	}
-	kernel_name_given = opts->kernel_name;
-	launch_skip = opts->launch_skip;
-	launch_count = opts->launch_count;
-	return 0;
+		inject_select_kernel, inject_select_take_launch });
+	return inject_select_configure(opts, err, err_size);
 }
 
 static const CUpti_CallbackId launch_cbids[] = {
@@ -428,88 +392,16 @@ static bool on_memory_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 }
 
-static bool name_matches(const char *mangled, const char *demangled)
-{
-	if (kernel_regex)
-		return rp_regex_search(kernel_regex, demangled) ||
-		       rp_regex_search(kernel_regex, mangled);
-	/* ncu matches the function name too: "vadd" for "vadd(float*, ...)". */
-	size_t len = strlen(kernel_exact);
-	return !strcmp(kernel_exact, mangled) || !strcmp(kernel_exact, demangled) ||
-	       (!strncmp(kernel_exact, demangled, len) && demangled[len] == '(');
-}
-
-/* The name filter's verdict per function, per thread: a program launches the same few
- * kernels over and over, and demangling or a regex on every launch would cost more than
- * the rest of the callback. The interned mangled name guards against a handle reused
- * for another function after a module unload. */
-struct verdict {
-	CUfunction function;
-	const char *mangled;         /* interned by names.c */
-	const char *demangled;
-	bool selected;
-};
-#define VERDICTS 64
-static __thread struct verdict verdicts[VERDICTS];
-
-static bool kernel_selected(CUfunction function, const char *mangled, const char **demangled)
-{
-	if (!kernel_exact && !kernel_regex)
-		return true;
-	struct verdict *v = &verdicts[((uintptr_t)function >> 4) % VERDICTS];
-	if (v->function == function && v->mangled && !strcmp(v->mangled, mangled)) {
-		*demangled = v->demangled;
-		return v->selected;
-	}
-	const char *interned = NULL;
-	*demangled = inject_name_intern(mangled, &interned);
-	bool selected = name_matches(mangled, *demangled);
-	*v = (struct verdict){ function, interned, *demangled, selected };
-	return selected;
-}
-
-/* A selected kernel that waits for peers (collectives.c) runs as the application launched
- * it, unmeasured: replayed alone it would wait for ever. */
-static bool waits_for_peers(const struct inject_launch *l, const char *demangled)
-{
-	const char *why = NULL;
-	if (!inject_is_collective(l->mangled, &why) &&
-	    !(demangled && inject_is_collective(demangled, &why)))
-		return false;
-	atomic_fetch_add(&collective_launches, 1);
-	const char *kernel = demangled ? demangled : inject_demangle(l->mangled);
-	inject_report("collective", INJECT_CONCERNS(.kernel = kernel, .mangled = l->mangled,
-						    .option = "--nvtx-exclude"), false,
-		      "%s is a%s %s kernel, which waits for other GPUs or processes: it is "
-		      "never replayed alone, its launches run unmeasured (counted at exit)",
-		      kernel, l->cooperative ? " cooperative" : "", why);
-	return true;
-}
-
-/* One more launch passed every filter: whether -s and -c leave it to be measured.
- * Counted without the lock: a launch that -s skips must not wait for another thread's
- * measurement (its replays, or its wait for the device's turn). */
-static bool take_launch(void)
-{
-	long n = atomic_fetch_add(&passed_filters, 1);
-	bool measure = n >= launch_skip && (launch_count < 0 || n - launch_skip < launch_count);
-	if (launch_count >= 0 && n + 1 >= launch_skip + launch_count)
-		atomic_store(&done, true);
-	return measure;
-}
-
 /* A selected cuGraphLaunch (graphs.c measures its kernel nodes, or the whole launch). */
 static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
-	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
-	atomic_fetch_add(&graph_launches, 1);
-	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_measuring() ||
-	    atomic_load_explicit(&closed, memory_order_relaxed))
+	uint64_t index = inject_select_next_index();
+	inject_select_count_graph_launch();
+	if (inject_select_done() || !inject_measuring() || inject_select_closed())
 		return;
-	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
+	if (!inject_select_nvtx())
 		return;
-	atomic_fetch_add_explicit(&nvtx_selected, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&name_selected, 1, memory_order_relaxed);
+	inject_select_count_graph_name();
 	const cuGraphLaunch_params *p = cb->functionParams;
 	/* A graph with nothing to measure (or none at all) stops here, before the replay
 	 * lock: another thread may hold it for a whole measurement. */
@@ -535,25 +427,21 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
-	uint64_t index = atomic_fetch_add_explicit(&launch_index, 1, memory_order_relaxed);
-	if (atomic_load_explicit(&done, memory_order_relaxed) || !inject_measuring())
+	uint64_t index = inject_select_next_index();
+	if (inject_select_done() || !inject_measuring())
 		return;
 	inject_early_context_used(cb->context, cb->contextUid);
-	if (atomic_load_explicit(&closed, memory_order_relaxed))
+	if (inject_select_closed())
 		return;
-	if (!nvtx_filter_is_empty(filter) && !nvtx_filter_selects(filter, nvtx_bridge_snapshot()))
+	if (!inject_select_nvtx())
 		return;
-	atomic_fetch_add_explicit(&nvtx_selected, 1, memory_order_relaxed);
 	const char *mangled = cb->symbolName ? cb->symbolName : "";
 	struct inject_launch l = { .ctx = cb->context, .context_id = cb->contextUid,
 				   .mangled = mangled, .index = index };
 	if (!inject_launch_decode((int)cbid, cb->functionParams, &l))
 		return;
 	const char *demangled = NULL;
-	if (!kernel_selected(l.function, mangled, &demangled))
-		return;
-	atomic_fetch_add_explicit(&name_selected, 1, memory_order_relaxed);
-	if (waits_for_peers(&l, demangled))
+	if (!inject_select_launch_kernel(&l, &demangled))
 		return;
 	/* Every capture is counted from its begin (captures.c): with none under way, no
 	 * stream captures and the driver need not be asked. A launch into a capturing stream
@@ -563,7 +451,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (inject_captures_under_way() &&
 	    rp_api.cuStreamIsCapturing(l.stream, &capture) == CUDA_SUCCESS &&
 	    capture != CU_STREAM_CAPTURE_STATUS_NONE) {
-		atomic_fetch_add(&captured_launches, 1);
+		inject_select_count_captured();
 		inject_report("stream-capture", INJECT_CONCERNS(.call = "cuStreamBeginCapture"), false,
 			      "kernel %s launched under stream capture only becomes a graph node: "
 			      "it is measured when its graph is launched (--graph-profiling)",
@@ -573,14 +461,14 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	/* A capture under way anywhere in the process, in any mode, would be invalidated by
 	 * what a measurement calls (synchronisation, allocation): the launch runs unmeasured. */
 	if (inject_captures_under_way()) {
-		atomic_fetch_add(&captured_launches, 1);
+		inject_select_count_captured();
 		inject_report("capture-under-way", INJECT_CONCERNS(.call = "cuStreamBeginCapture"),
 			      false, "a launch of %s came while a stream capture was under way; it is "
 			      "not measured, so that the capture stays valid",
 			      inject_demangle(mangled));
 		return;
 	}
-	if (!take_launch())
+	if (!inject_select_take_launch())
 		return;
 	pthread_mutex_lock(&replay_lock);
 	inside_replay = true;
@@ -634,8 +522,7 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		} else if (on_memory_call(cbid, cb)) {
 			/* An allocation comes before the first launch, often long before (a
 			 * model's weights): the device's early set-up can start here. */
-			if (succeeded && inject_measuring() &&
-			    !atomic_load_explicit(&done, memory_order_relaxed))
+			if (succeeded && inject_measuring() && !inject_select_done())
 				inject_early_context_used(cb->context, cb->contextUid);
 		} else if (!inject_captures_on_call((int)cbid, cb->functionParams, true, succeeded) &&
 			   cbid != CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy) {
@@ -665,35 +552,4 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		inject_captures_on_call((int)cbid, cb->functionParams, false, true);
 		return;
 	}
-}
-
-void inject_launch_counts(struct collector_launch_counts *c)
-{
-	*c = (struct collector_launch_counts){
-		.launches = (unsigned long)atomic_load(&launch_index),
-		.nvtx_filtered = !nvtx_filter_is_empty(filter),
-		.nvtx_selected = atomic_load(&nvtx_selected),
-		.nvtx_modules = nvtx_bridge_attached_modules(),
-		.kernel_name = kernel_name_given,
-		.name_selected = atomic_load(&name_selected),
-		.launch_skip = launch_skip,
-		.taken = (unsigned long)atomic_load(&passed_filters),
-		.not_replayed = atomic_load(&captured_launches) + atomic_load(&collective_launches) +
-				(graph_profiling == RP_GRAPH_NONE ? atomic_load(&graph_launches) : 0),
-		.controlled = atomic_load(&controlled),
-		.annotated = atomic_load(&annotated),
-	};
-	c->hint_expr = nvtx_filter_push_pop_hint(filter, &c->hint_range);
-}
-
-void inject_launch_report_totals(void)
-{
-	unsigned long graphs = graph_profiling == RP_GRAPH_NONE ? atomic_load(&graph_launches) : 0;
-	unsigned long captured = atomic_load(&captured_launches);
-	unsigned long collectives = atomic_load(&collective_launches);
-	if (graphs || captured || collectives)
-		inject_report("not-replayed-totals", NULL, false,
-			      "not replayed: %lu graph launch(es) (--graph-profiling none), %lu kernel "
-			      "launch(es) under stream capture, %lu launch(es) of kernels that wait "
-			      "for other GPUs or processes", graphs, captured, collectives);
 }

@@ -1,5 +1,6 @@
-/* inject/launch.h - the CUPTI callback and launch selection. Called by init.c; calls
- * inject/replay.c and below (inject.h). */
+/* inject/launch.h - the CUPTI callback, and the replay lock. Called by init.c and
+ * control.c; calls inject/select.c (which launches are measured), replay.c and below
+ * (inject.h). */
 #ifndef INJECT_LAUNCH_H
 #define INJECT_LAUNCH_H
 
@@ -9,7 +10,8 @@
 #include "collector/table.h"
 #include "common/options.h"
 
-/* Compiles the NVTX and kernel-name filters. 0 or -1 with err. */
+/* Configures the callbacks' parts and compiles the NVTX and kernel-name filters
+ * (select.c). 0 or -1 with err. */
 int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size);
 /* Enables on sub the callbacks launch.c handles: kernel and graph launches (ENTER, and
  * EXIT for verification), allocation calls (EXIT), module loads and unloads, and context
@@ -18,7 +20,7 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
 				     CUpti_CallbackId cbid, const void *data);
 /* The control API (control.c): from now on a launch is selected only while an
- * annotation is open; and annotations opened (+1) or closed (-1). */
+ * annotation is open; and annotations opened (+1) or closed (-1). select.c's gate. */
 void inject_launch_control(void);
 void inject_launch_annotations_open(int delta);
 
@@ -27,7 +29,7 @@ void inject_launch_lock_replay(void);
 void inject_launch_unlock_replay(void);
 
 /* At exit: what was counted but not replayed (graphs, captured launches, kernels that
- * wait for peers). */
+ * wait for peers). This and the next are select.c's counts. */
 void inject_launch_report_totals(void);
 /* At exit: what the launches went through, for collector_nothing_measured_why. */
 void inject_launch_counts(struct collector_launch_counts *c);

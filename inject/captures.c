@@ -86,9 +86,12 @@ bool inject_captures_on_call(int cbid, const void *params, bool at_exit, bool su
 		return false;
 	}
 	/* Every mode counts, relaxed included: a measurement synchronises the whole context,
-	 * which no capturing stream of it may see (the CUDA programming guide). A capture
-	 * counts from before its begin (another thread's measurement may be under way) to
-	 * after its end has returned; a failed begin ends it at once. */
+	 * which no capturing stream of it may see (the CUDA programming guide). On the GPU,
+	 * tests/gpu/graphs.cu's captures in global, thread-local and relaxed mode under
+	 * rangeprof, and in global mode beside the early set-up's first pass, stay valid
+	 * (tests/gpu/run.sh: graphs-modes, graphs-late-captures). A capture counts from
+	 * before its begin (another thread's measurement may be under way) to after its end
+	 * has returned; a failed begin ends it at once. */
 	uint64_t thread = (uint64_t)pthread_self();
 	if (begin && !at_exit)
 		inject_captures_begin(stream, thread);

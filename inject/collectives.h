@@ -1,7 +1,9 @@
 /* inject/collectives.h - kernels that wait for other GPUs or processes: NCCL, NVSHMEM and
  * the collectives of PyTorch, vLLM, TensorRT-LLM and others. Replayed alone, such a kernel
- * waits forever for peers that are not replaying (GPU-FACTS.md: a two-rank torchrun hung
- * when the all-reduce range was selected), so they are never replayed. libc only. */
+ * waits forever for peers that are not replaying (a two-rank torchrun hung when the range
+ * around all_reduce was selected: doc/measurements.md, "Figures from GPU-FACTS.md"), so
+ * they are never replayed (tests/gpu/procs.cu: an NCCL-named kernel spinning on the host
+ * is not replayed, warned, no hang; "Processes, contexts, collectives"). libc only. */
 #ifndef INJECT_COLLECTIVES_H
 #define INJECT_COLLECTIVES_H
 

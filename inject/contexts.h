@@ -1,8 +1,10 @@
 /* inject/contexts.h - which CUDA contexts are alive, and rangeprof's state for each.
  * A context handle is a pointer the driver may give again to a later context once the
  * first is destroyed (cuCtxDestroy, cudaDeviceReset); state cached under the old one would
- * then be used in a context it was never set up for (GPU-FACTS.md: after cudaDeviceReset,
- * cuptiRangeProfilerStart fails with CUPTI_ERROR_UNKNOWN). So each context gets a
+ * then be used in a context it was never set up for (after cudaDeviceReset, state cached
+ * for the old context gave cuptiRangeProfilerStart: CUPTI_ERROR_UNKNOWN: doc/measurements.md,
+ * "Figures from GPU-FACTS.md"; tests/gpu/procs.cu resets and creates contexts, all 8 of its
+ * launches measured: "Processes, contexts, collectives"). So each context gets a
  * generation when it is created, its state is found only while that generation lives, and
  * its destruction hands the state back to be released. No CUDA calls (the handles are
  * opaque keys), so that its tests run anywhere. Thread-safe: its own mutex. */

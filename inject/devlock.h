@@ -1,10 +1,11 @@
 /* inject/devlock.h - processes take turns on a device: a lock per device across processes,
  * named from the device's UUID, held for one measured launch. The profiling hardware is one
- * per device (GPU-FACTS.md: a second process measuring at once gets
- * CUPTI_ERROR_HARDWARE_BUSY), so measured launches of all processes on one device are
+ * per device (a second process measuring at once gets CUPTI_ERROR_HARDWARE_BUSY:
+ * doc/measurements.md, "Processes, contexts, collectives"; which state holds it,
+ * doc/concurrency.md), so measured launches of all processes on one device are
  * serialised; unselected launches never touch the lock. libc only (no CUDA), so that its
- * tests run anywhere. Called by inject/replay.c under its replay lock, and by its own
- * watcher thread (inject_devlock_watch). */
+ * tests run anywhere. Called by inject/'s measuring code with the replay lock held
+ * (launch.c), and by its own watcher thread (inject_devlock_watch). */
 #ifndef INJECT_DEVLOCK_H
 #define INJECT_DEVLOCK_H
 
@@ -54,13 +55,15 @@ bool inject_devlock_turn_elsewhere(struct inject_devlock *lock);
 /* Asks the processes that hold the hardware idle to let it go: rings the device's doorbell
  * (a counter in the lock file's shared page, woken with a futex) and waits at most
  * timeout_ms (0: only looks) until no other process holds the hardware byte, ringing
- * again every 50 ms for a holder that was not listening yet. waited_ms gets the time spent.
+ * again every 50 ms for a holder that was not listening yet. waited_ms gets the time spent
+ * (a hand-over took 16.6-108.7 ms on the H200: doc/concurrency.md, "What it costs").
  * 0 when free, -ETIMEDOUT, or -errno. */
 int inject_devlock_wait_hardware(struct inject_devlock *lock, long timeout_ms,
 				 double *waited_ms);
 /* Starts (once per lock) a thread that calls on_ring(arg) each time another process rings
  * the doorbell; on_ring decides, under its own locks, whether there is an idle profiler to
- * let go. Costs nothing while nobody rings: the thread sleeps in the futex. 0 or -errno. */
+ * let go. Costs next to nothing while nobody rings: the thread sleeps in the futex, woken
+ * once a second only to see whether it should stop. 0 or -errno. */
 int inject_devlock_watch(struct inject_devlock *lock, void (*on_ring)(void *arg), void *arg);
 /* Closes the lock; a held turn is given back. NULL does nothing. */
 void inject_devlock_close(struct inject_devlock *lock);

@@ -1,13 +1,18 @@
 /* inject/early.c - --setup early: a device's set-up (inject_replay_set_up_early) runs on a
  * thread of rangeprof's, started at the first kernel launch or allocation rangeprof sees
  * on that device, so that the first measured launch does not wait for CUPTI's one-time
- * work: ~0.25 s of profiler and host set-up and ~0.15 s for a range profiler's first pass
- * on the H200 (bench/first_launch_probe.cu, bench/NOTES.md).
+ * work: on the H200 ~0.1 s of profiler and host set-up for time-only metrics (~0.25 s
+ * with counters, whose set makes the counter availability query) and ~0.15 s for a range
+ * profiler's first pass (bench/first_launch_probe.cu P1: doc/measurements.md, "Host
+ * set-up" and "First Start of a range profiler object"). The first measured launch then
+ * costs 15.7-18.0 ms instead of 305-376 ms (doc/measurements.md, "First measured launch;
+ * early and lazy set-up").
  * Why then rather than at context creation: in a program on the CUDA runtime, the runtime
  * has by then finished initialising and registered its exit handlers, so the handler
  * registered here runs before them and waits (at most EARLY_EXIT_WAIT_S) for a set-up
- * still under way. One that ran on under CUDA's own teardown crashed inside CUPTI
- * (bench/NOTES.md: early set-up withdrawn in session 2). A driver-API program that starts
+ * still under way. One that ran on under CUDA's own teardown crashed inside CUPTI (SIGSEGV
+ * in libnvperf_host.so, when the set-up started at context creation: doc/measurements.md,
+ * "First measured launch; early and lazy set-up"). A driver-API program that starts
  * the runtime only later has its handlers registered after ours: there the order is not
  * guaranteed, and --setup lazy is the safe choice if it exits right after its first
  * allocation.
@@ -28,9 +33,11 @@
 #include "inject/contexts.h"
 
 #define EARLY_MAX_DEVICES 64
-/* The longest wait at exit for one set-up: it takes well under a second, but it waits for
- * the replay lock, which a replay that never ends (a kernel waiting for a peer, the
- * watchdog's case) could keep; exit must not hang on it. */
+/* The longest wait at exit for one set-up: it takes under a second (the `setup` record:
+ * 303-746 ms on rangeprof's thread on the H200, doc/measurements.md, "First measured
+ * launch; early and lazy set-up"), but it waits for the replay lock, which a replay that
+ * never ends (a kernel waiting for a peer, the watchdog's case) could keep; exit must not
+ * hang on it. */
 #define EARLY_EXIT_WAIT_S 5
 
 struct request {
@@ -77,7 +84,7 @@ static void *run_set_up(void *arg)
 }
 
 /* At exit, before CUDA's own handlers: the set-ups still running are waited for (each
- * takes well under a second; a set-up not yet past its lock sees the flag and does
+ * takes under a second, above; a set-up not yet past its lock sees the flag and does
  * nothing), and none starts any more. */
 void inject_early_wait(void)
 {

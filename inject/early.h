@@ -23,8 +23,9 @@ void inject_early_context_used(CUcontext ctx, uint32_t context_id);
 /* Whether exit has begun (inject_early_wait): a set-up that gets its lock after that
  * does nothing. */
 bool inject_early_exiting(void);
-/* Waits for the set-ups under way, each at most a few seconds; none starts afterwards. Registered with atexit at the
- * first start (so that it runs before the CUDA runtime's own exit handlers). */
+/* Waits for the set-ups under way, at most EARLY_EXIT_WAIT_S (5 s) for all of them
+ * together (early.c); none starts afterwards. Registered with atexit at the first start
+ * (so that it runs before the CUDA runtime's own exit handlers). */
 void inject_early_wait(void);
 /* In a child forked without exec: forgets the parent's threads. */
 void inject_early_fork_child(void);

@@ -15,13 +15,19 @@
  * that neither the code nor the loads can be optimised away.
  * The code segments evict the SMs' instruction caches: the L2 sweep alone left a kernel's
  * code cached in the SM across back-to-back runs, and its runs after the first measured
- * up to 7.5 % faster than ncu, which flushes every cache before a pass (a cuDNN implicit
- * GEMM convolution and a cuBLAS sgemm, same SM clock, fewer cycles; agreement with one run
- * per launch: tests/gpu/library_kernels.sh, bench/NOTES.md). One block of FLUSH_WARPS warps
- * per SM runs every segment there: FLUSH_WARPS x FLUSH_SEGMENT_INSTRUCTIONS instructions of
- * 16 bytes, 256 KB of code, twice the largest SM instruction cache.
+ * up to 8.9 % faster than ncu, which flushes every cache before a pass (a cuBLAS sgemm
+ * -8.85 %, a cuDNN implicit GEMM convolution -7.49 %; same SM clock, fewer cycles; with
+ * one run per launch, whose previous kernel was another, they agreed better). With the
+ * code segments: the sgemm -1.24 % and +2.12 % (0.16 us), the convolution -0.80 % and
+ * -0.49 %, the other kernels within 1.4 % (tests/gpu/library_kernels.sh:
+ * doc/measurements.md, "The flush"). One block of FLUSH_WARPS warps per SM runs every
+ * segment there: FLUSH_WARPS x FLUSH_SEGMENT_INSTRUCTIONS instructions of 16 bytes, 256 KB
+ * of code, each warp its own 8 KB; it costs +0.04 ms per run (same section). 256 KB is
+ * the size that was tried and measured above: no document here gives the size of the
+ * SMs' instruction caches, so whether less would do is not known.
  * Reading leaves every line clean: evicting the application's dirty lines happens here,
- * not inside the measured kernel. */
+ * not inside the measured kernel (tests/gpu/l2_residual.cu: a kernel after the flush
+ * writes a median 0 bytes to DRAM where dirty lines would be written back, same section). */
 #define FLUSH_WARPS 32
 #define FLUSH_SEGMENT_INSTRUCTIONS 512
 

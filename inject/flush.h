@@ -1,10 +1,14 @@
 /* inject/flush.h - the clean cache flush before every replay: one kernel, generated PTX,
  * whose warps first run 256 KB of straight-line code (evicting the SMs' instruction caches,
- * as ncu's cache control does) and then sweep twice the L2 with reads. A memset flush would leave dirty lines that are written back
- * during the measured kernel (GPU-FACTS.md: +28 MB of DRAM writes and +35 us). Discarding
- * the swept lines afterwards (discard.global.L2, so that the kernel starts from invalid
- * lines as after ncu's cache control) changed nothing measurable and cost a kernel per
- * run: tried and withdrawn (bench/NOTES.md, issue 11). */
+ * without which kernels measured up to 8.9 % faster than ncu with its cache control) and
+ * then sweep twice the L2 with reads (flush.c says more). A memset flush would leave dirty
+ * lines that are written back during the measured kernel (66 MB of DRAM writes instead of
+ * ncu's 38 MB for a 64 MB in-place kernel, and +35 us: doc/measurements.md, "Figures from
+ * GPU-FACTS.md"). Discarding the swept lines afterwards (discard.global.L2, so that the
+ * kernel starts from invalid lines as after ncu's cache control) changed nothing
+ * measurable (tests/gpu/l2_rmw.cu's DRAM writes 1.729 MB with and without) and cost a
+ * kernel per run (20 runs 3.4-3.6 ms instead of 3.2-3.4): tried and withdrawn (issue 11;
+ * doc/measurements.md, "The flush"). */
 #ifndef INJECT_FLUSH_H
 #define INJECT_FLUSH_H
 

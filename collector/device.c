@@ -68,8 +68,10 @@ int collector_device_info(int index, struct collector_device_info *info, char *e
 size_t collector_checkpoint_host_reserve_mb(void)
 {
 	/* A quarter of the machine's memory, at least 2 GiB, stays out of the checkpoint's
-	 * reach: without a reserve CUPTI spilled a 138 GB device image into host memory until
-	 * the kernel killed the application (tests/gpu/oom.cu on the H200). */
+	 * reach: without a reserve CUPTI spilled the checkpoint of 138 GiB held on the H200
+	 * into host memory until the kernel's OOM killer ended the application; with it the
+	 * application ran to its end (tests/gpu/oom.cu: doc/measurements.md, "Held memory,
+	 * save and reach"). */
 	size_t total_kb = 0;
 	FILE *f = fopen("/proc/meminfo", "r");
 	if (f) {

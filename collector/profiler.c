@@ -1,11 +1,13 @@
 /* collector/profiler.c - the CUPTI profiler host and range profiler.
- * GPU-FACTS.md records why it is built this way: AutoRange + UserReplay makes each
- * kernel its own range (user ranges would include launch gaps), and a pass's Start+Stop
- * costs 0.07 ms with gpu__time_duration.sum alone (Start 0.001, Stop 0.07) but 7.3 to
- * 13.1 ms once one to three counters are added (Start 0.84-6.7, Stop 6.3-6.5): medians of
- * bench/stop_probe.cu on the H200, bench/NOTES.md session 3, "Where
- * cuptiRangeProfilerStop's 6.5 ms came from". So all runs of a launch share one
- * Start/Stop per pass.
+ * Why it is built this way: AutoRange + UserReplay makes each kernel its own range (user
+ * ranges would include the launch gap, +6 to +40 us on a 48 us kernel: doc/measurements.md,
+ * "Figures from GPU-FACTS.md"), and a pass's Start+Stop costs 0.07 ms with
+ * gpu__time_duration.sum alone (Start 0.001, Stop 0.07) but 7.3 to 13.1 ms once any
+ * counter is added beside the timer (Start 0.84-6.7, Stop 6.3-6.5, depending on the
+ * counter): medians of bench/stop_probe.cu A on the H200, one second metric at a time
+ * (doc/measurements.md, "Start and Stop of later passes"). So all runs of a launch share
+ * one Start/Stop per pass (in the feasibility probe, 20 runs of one launch cost ~23 ms
+ * against ~285 ms with one Start/Stop per run: "Figures from GPU-FACTS.md").
  * Its one piece of process state, whether CUPTI's profiler is initialised, is under its
  * own lock, profiler_init_lock; metric sets and profiler objects belong to their caller.
  * Calls CUPTI through collector/api. */
@@ -101,11 +103,12 @@ static int profiler_init(char *err, size_t err_size)
 /* Host object for the chip of device, with the context's counter availability when
  * with_availability (otherwise by chip name alone, which CUPTI accepts for the chips it
  * knew at its release: the header calls the image "required for future chip support").
- * The availability query is the largest part of a device's set-up, ~130 ms on the H200
- * (bench/first_launch_probe.cu), and it held up the application's launch of the moment
- * while it ran on another thread. The host object keeps pointing at the availability
- * image (a crash in ConfigAddMetrics when it was freed early, H200): *image_out must
- * outlive it. */
+ * The availability query is the largest part of a device's set-up, 135-141 ms on the
+ * H200, and it held up the application's launch of the moment (129 ms) while it ran on
+ * another thread (bench/first_launch_probe.cu P1, P3: doc/measurements.md, "Host
+ * set-up"). The host object keeps pointing at the availability image (freeing the image
+ * after initialising the host object crashed metric setup: doc/measurements.md, "Figures
+ * from GPU-FACTS.md"): *image_out must outlive it. */
 static int host_create(CUcontext ctx, int device, bool with_availability,
 		       CUpti_Profiler_Host_Object **out, uint8_t **image_out, char *err,
 		       size_t err_size)
@@ -248,10 +251,11 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 	}
 	s->user_count = s->count;
 	/* The clock counter costs a set of only gpu__time_duration ~7 ms per measured launch
-	 * (Start 0.8 ms, Stop 6.5 ms instead of 0.07 ms: bench/stop_probe.cu on the H200),
-	 * as any counter beyond the timer does. Such sets take the SM clock from NVML at each
-	 * run instead (collector_metric_set_measures_clock); a set that has counters anyway
-	 * gets the measured clock for nothing. */
+	 * (Start 0.84 ms, Stop 6.5 ms instead of 0.07 ms: bench/stop_probe.cu A on the H200,
+	 * doc/measurements.md, "Start and Stop of later passes"), as any counter beyond the
+	 * timer does. Such sets take the SM clock from NVML at each run instead
+	 * (collector_metric_set_measures_clock); a set that has counters anyway gets the
+	 * measured clock for nothing. */
 	bool counters = false;
 	for (size_t i = 0; i < s->user_count; i++)
 		counters |= !collector_metric_is_timer(s->names[i], strlen(s->names[i]));
@@ -259,9 +263,12 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 		s->names[s->count] = strdup(COLLECTOR_CLOCK_METRIC);
 		s->clock_index = s->count++;
 	}
-	/* All metrics in one call: CUPTI 13.0 crashed on a second ConfigAddMetrics on the same
-	 * host object (H200, seen in the GPU suite). Only when the set is refused is each
-	 * metric tried alone, on a throwaway host object, to name the unknown one. */
+	/* All metrics in one call. Metric setup crashed on the H200 (CUPTI 13.0) when each
+	 * metric was added by its own ConfigAddMetrics and the availability image was freed
+	 * early; commit 0b2f564 changed both, and the fact sheet puts the crash on the freed
+	 * image (doc/measurements.md, "Figures from GPU-FACTS.md"): whether a second call on
+	 * the same host object crashes by itself was not tried. Only when the set is refused
+	 * is each metric tried alone, on a throwaway host object, to name the unknown one. */
 	CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
 		CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
 	add.pHostObject = s->host;

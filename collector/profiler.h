@@ -21,8 +21,9 @@ struct collector_profiler;
 
 /* The clock every run reports (doc/records.md: sm_clock_hz), measured by this counter
  * when the set has counters anyway; a set of only gpu__time_duration metrics leaves it
- * out (it would make each measured launch ~7 ms slower) and its clock_hz are NaN: the
- * caller takes NVML's SM clock. */
+ * out (it would make each measured launch ~7 ms slower: 1 run 7.5 ms instead of 0.15 ms,
+ * bench/stop_probe.cu A, doc/measurements.md, "Start and Stop of later passes") and its
+ * clock_hz are NaN: the caller takes NVML's SM clock. */
 #define COLLECTOR_CLOCK_METRIC "gpc__cycles_elapsed.avg.per_second"
 
 /* Validates the comma-separated metrics for the device of ctx and builds their config
@@ -47,16 +48,20 @@ bool collector_metric_is_timer(const char *name, size_t len);
 bool collector_metric_set_measures_clock(const struct collector_metric_set *set);
 
 /* How a profiler object divides a pass into ranges, fixed for its life: CUPTI keeps the
- * range mode of an object's first SetConfig (a PushRange on an AutoRange object is
- * CUPTI_ERROR_INVALID_PARAMETER), and a second object on the same context cannot Start
- * while the first is enabled (bench/graph_range_probe.cu, D). */
+ * range mode of an object's first SetConfig (so bench/stop_probe.cu G2 makes a new object
+ * for user ranges), and a second object on the same context is enabled but its Start
+ * fails with CUPTI_ERROR_INVALID_PARAMETER while the first is enabled
+ * (bench/graph_range_probe.cu D: doc/measurements.md, "Graph launches under the range
+ * profiler"). */
 enum collector_ranges {
 	COLLECTOR_RANGE_PER_KERNEL,  /* AutoRange: every kernel launch is its own range */
 	COLLECTOR_RANGE_USER,        /* UserRange: the run function pushes and pops one range
 				      * per run (a whole graph launch: under AutoRange a
 				      * graph launch alone is one range without a duration,
-				      * stop_probe G, and one beside plain kernels and a memset
-				      * fails the pass's Stop, graph_range_probe A) */
+				      * bench/stop_probe.cu G, and one beside plain kernels and
+				      * a memset fails the pass's Stop, bench/graph_range_probe.cu
+				      * A: doc/measurements.md, "Graph launches under the range
+				      * profiler") */
 };
 
 /* A range profiler enabled on one context. */
@@ -64,15 +69,18 @@ int collector_profiler_create(CUcontext ctx, enum collector_ranges ranges,
 			      struct collector_profiler **out, char *err, size_t err_size);
 enum collector_ranges collector_profiler_ranges(const struct collector_profiler *prof);
 /* Around the work of run run of a pass of a COLLECTOR_RANGE_USER profiler (each run's
- * range gets its own name: CUPTI merges same-named ranges); 0 or a negative error for
- * the run function to return. */
+ * range gets its own name: CUPTI merges same-named ranges, doc/measurements.md, "Graph
+ * launches under the range profiler"); 0 or a negative error for the run function to
+ * return. */
 int collector_profiler_push_range(struct collector_profiler *prof, unsigned run);
 int collector_profiler_pop_range(struct collector_profiler *prof);
 void collector_profiler_destroy(struct collector_profiler *prof);
 
 /* One pass with no kernel in it, right after the profiler is created: a range profiler
- * object's first cuptiRangeProfilerStart costs ~145 ms on the H200, later ones ~0.01 ms
- * (bench/first_launch_probe.cu P4), so the early set-up pays it before any measurement.
+ * object's first cuptiRangeProfilerStart costs ~145 ms on the H200 (143-153 ms), later
+ * ones 0.004 ms, and a pass with no kernel right after Enable takes the 145 ms
+ * (bench/first_launch_probe.cu P1, P4: doc/measurements.md, "First Start of a range
+ * profiler object"), so the early set-up pays it before any measurement.
  * The counter data is sized for ranges, the first measurement's own size (see below).
  * Returns 0, or -1 with the message in err. */
 int collector_profiler_warm_up(struct collector_profiler *prof,

@@ -205,8 +205,9 @@ static cJSON *dim3(const unsigned v[3])
 static cJSON *nvtx_array(const struct collector_launch *l)
 {
 	cJSON *a = cJSON_CreateArray();
-	/* A stack 100 000 deep would make every record of the launch hundreds of MB: the
-	 * outermost ranges are listed, the rest counted in nvtx_omitted. */
+	/* A stack 100 000 deep (NVTX_BRIDGE_MAX_DEPTH) of long texts could make every record
+	 * of the launch hundreds of MB (records.h): the outermost ranges are listed, the
+	 * rest counted in nvtx_omitted. */
 	size_t count = l->nvtx_count < COLLECTOR_MAX_NVTX ? l->nvtx_count : COLLECTOR_MAX_NVTX;
 	for (size_t i = 0; a && i < count; i++) {
 		const struct collector_nvtx_range *r = &l->nvtx[i];

@@ -16,7 +16,10 @@ struct cJSON;
 
 #define COLLECTOR_SCHEMA_VERSION 1
 /* Ranges listed in a record's "nvtx", outermost first; more are counted in
- * "nvtx_omitted". With texts of at most 4096 bytes a record stays under 5 MB. */
+ * "nvtx_omitted". A range's text, domain name and category name are each cut to 4096
+ * bytes (NVTX_BRIDGE_MAX_TEXT), so the listed ranges take ~4 MB of a record when every
+ * text is 4096 printable bytes and the names are short, and at most ~74 MB (all three
+ * 4096 bytes long, every byte a control character that JSON writes as 6). */
 #define COLLECTOR_MAX_NVTX 1000
 
 enum collector_payload { COLLECTOR_PAYLOAD_NONE, COLLECTOR_PAYLOAD_UINT,

@@ -147,9 +147,23 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
  * naming both options as the user gave them and their values as written; else 0. */
 int rp_options_check(struct rp_options *opts, char *err, size_t err_size);
 
-/* Reads every RANGEPROF_* variable; the only getenv() of rangeprof. Stops at the first
- * bad value: returns -EINVAL with the message in err. A list variable that holds no
- * expression (';;;', '') is a bad value, as --nvtx-include '' is. */
+/* Reads every option's RANGEPROF_* variable (the launcher exports the command line as
+ * these): the only place the C code takes its options from the environment. Stops at the
+ * first bad value: returns -EINVAL with the message in err. A list variable that holds
+ * no expression (';;;', '') is a bad value, as --nvtx-include '' is.
+ * The environment is also read elsewhere, each time for something that is not an option:
+ * here, rp_options_env_typos walks environ for misspelt RANGEPROF_ names (their values
+ * are never read) and rp_output_path_expand reads the variable that -o's %q{VAR} names;
+ * inject/init.c reads LD_PRELOAD (inject_preloaded: whether librangeprof.so was
+ * preloaded, which decides whether CUDA's hook is set and whether options select
+ * launches under the control API) and CUDA_INJECTION64_PATH (inject_forget_cuda_hook:
+ * unset where it names this library, so that children of a process under control do
+ * not inherit it); inject/control.c reads CUDA_INJECTION64_PATH (another tool's
+ * injection library, set by ncu and nsys, which the driver loads instead of this one);
+ * collector/api.c reads CUDA_HOME (one of the places CUPTI is looked for) and
+ * LD_LIBRARY_PATH (only to name it when CUPTI is not found); scripts/launcher.c reads
+ * LD_PRELOAD to put librangeprof.so first in it. The Python package reads its own
+ * (python/rangeprof/_control.py, _native.py, analyze.py). */
 int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size);
 
 /* Calls report with one line for each RANGEPROF_ variable of the environment that is no

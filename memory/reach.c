@@ -86,7 +86,9 @@ static bool inside_known(CUdeviceptr base, size_t size, const struct mem_range *
  * unused field of a parameter struct (PyTorch's TensorInfo) can point into memory of
  * CUPTI's or the driver's own, or, with HMM, into any pageable host page, which the
  * driver then describes with a range whose copy faults (a SIGSEGV in cuMemcpyAsync on
- * the H200, PyTorch index_add_). */
+ * the H200: a garbage word in PyTorch index_add_'s TensorInfo pointed into memory the
+ * driver described but no application call had allocated; doc/measurements.md, "Held
+ * memory, save and reach"). */
 static int add_pointer(struct mem_reach *r, uint64_t word, const struct mem_range *known,
 		       size_t known_count)
 {
@@ -121,10 +123,10 @@ static int add_pointer(struct mem_reach *r, uint64_t word, const struct mem_rang
 }
 
 /* Adds what the 8-byte words of bytes point to. Only words inside one of the known
- * (sorted tracked) allocations are asked about: data words far outnumber pointers, and a
- * driver query per word would cost 0.1-0.2 us each (bench/reach_probe.cu times
- * cuPointerGetAttributes; its output was not kept: doc/measurements.md, "Held memory,
- * save and reach"). */
+ * (sorted tracked) allocations are asked about: data words far outnumber pointers, and
+ * each would otherwise cost a driver query. What one cuPointerGetAttributes call costs is
+ * not recorded: bench/reach_probe.cu times it, but its output was not kept
+ * (doc/measurements.md, "Held memory, save and reach"). */
 static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t size,
 		      const struct mem_range *known, size_t known_count)
 {

@@ -4,10 +4,11 @@ same program: per metric, the median of rangeprof's run values against the media
 graph results.
 
 Judged: every counter metric both measured, within 2 % (dram__bytes_write.sum: 5 %, since a
-read-modify-write graph's write-backs depend on what the L2 held, as for plain kernels,
-bench/NOTES.md "L2 state"). Not judged, shown: gpu__time_duration.sum, which in ncu's graph
-mode holds idle time (its own sm__cycles_active.max gives the busiest SM ~150 us of a
-"360-505 us" graph, bench/NOTES.md "Graph mode"); rangeprof's time is judged against the
+read-modify-write graph's write-backs depend on what the L2 held, as for plain kernels:
+tests/gpu/l2_rmw.cu, doc/measurements.md "Agreement with ncu"). Not judged, shown:
+gpu__time_duration.sum, which in ncu's graph mode holds idle time (its own
+sm__cycles_active.max gives the busiest SM ~150 us of a 337-356 us graph: doc/measurements.md,
+"Graph mode: time and counters"); rangeprof's time is judged against the
 application's own events elsewhere in the suite. Also shown: ncu's busiest-SM active time
 (sm__cycles_active.max over its clock), where both are in its CSV.
 METRICS is the comma-separated list both tools were given: every one of them must have

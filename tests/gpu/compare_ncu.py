@@ -166,7 +166,8 @@ def main():
             if a < 0.01 * traffic:
                 flag = "small"
         # Nor can agreement be judged against an ncu that does not agree with itself
-        # (CUTLASS sgemm writes: 61 KB to 2.35 MB between runs, bench/NOTES.md). A short
+        # (CUTLASS sgemm writes: 61 KB to 2.35 MB between runs: doc/measurements.md,
+        # "Agreement with ncu"). A short
         # kernel's samples may spread by the absolute bound on both sides (0.6 us) first.
         spread = (max(ncu[key]) - min(ncu[key])) / a if a else 0.0
         wide = spread > 0.10 and (not short_kernel or

@@ -1,8 +1,10 @@
 // tests/gpu/l2_rmw.cu - issue 11 item 5: a kernel that reads, modifies and writes an output
 // that fits in the L2 (out[i] = in[(i * 7) % n] + out[i], 16 MB arrays). Its DRAM writes
 // during the kernel are the dirty lines the L2 has to evict, which depends on the state the
-// flush leaves the L2 in (reported ~18 % above ncu's; on the H200 in this suite +11 %, with
-// ncu's own launches spread over 100 %, bench/NOTES.md). Launched ITER times (first
+// flush leaves the L2 in (issue 11 reported ~18 % above ncu's; on the H200 in this suite
+// +10.7 to +11.8 % in session 3, with ncu's own launches spread over 100 %, and -7.2 to
+// +0.4 % since the flush change of session 4: doc/measurements.md, "Agreement with ncu").
+// Launched ITER times (first
 // argument) inside NVTX range "rmw"; prints a checksum that must not change under
 // rangeprof.
 #include <cstdio>

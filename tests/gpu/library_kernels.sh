@@ -85,7 +85,9 @@ fi
 # reading IN_MB evicts them: 16 MB as in l2_rmw, 128 MB (more than the L2: all of them).
 # A control: --cache-control none, 128 MB, where the restored lines are all still dirty,
 # shows that the kernel's DRAM writes do see leftovers. Printed, not judged; compare the
-# medians with l2_rmw's excess over ncu above (~0.17 MB, bench/NOTES.md).
+# medians with l2_rmw's writes against ncu's above (session 3's excess of ~0.17 MB, 1.73
+# against 1.55-1.56 MB, did not come back after the flush change: -7.2 to +0.4 %,
+# doc/measurements.md, "Agreement with ncu").
 lk_medians() { # label rangeprof.jsonl ncu.csv|-: medians of time and DRAM bytes, both tools
 	python3 - "$root/tests/gpu" "$@" <<'EOF'
 import statistics, sys

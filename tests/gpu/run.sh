@@ -288,8 +288,10 @@ for mode in node graph; do
 done
 check graphs-node-vs-ncu $G node gr_capture.jsonl ncu_gr_node.csv
 cat graphs-node-vs-ncu.log
-# ncu's graph-mode time holds ~130 us that is not the graph's execution: 280-290 us for a
-# graph whose launches take 159 us by CUDA events with no profiler attached (bench/NOTES.md).
+# ncu's graph-mode time holds 130-205 us that are not the graph's execution: a median
+# 292.7 us for a graph whose launches take 159 us by CUDA events with no profiler attached
+# (session 3), 337-356 us for 161 us (session 5): doc/measurements.md, "Graph mode: time
+# and counters".
 # Shown, not judged; the judged reference is the application's own events around
 # cudaGraphLaunch after an L2 sweep (bench/graph_timing.cu), within 2 %.
 echo "graph mode against ncu --graph-profiling graph (not judged):"
@@ -353,8 +355,8 @@ m = statistics.median(v)
 print(f'graph launch by events {events:.1f} us, rangeprof graph mode {m:.1f} us ({100 * (m - events) / events:+.2f} %, {len(v)} runs)')
 assert abs(m - events) <= 0.02 * events"
 cat graph-mode-vs-events.log
-# Cost (bench/NOTES.md): a graph launch of 3 kernel nodes against the same 3 kernels
-# launched plainly afterwards, in one run.
+# Cost (doc/measurements.md, "Graph node mode"): a graph launch of 3 kernel nodes against
+# the same 3 kernels launched plainly afterwards, in one run.
 echo "graph node mode against plain launches (./graphs capture, --runs 5):"
 "$RP" -o /dev/null --runs 5 --nvtx-include g/ --nvtx-include plain/ ./graphs capture 2>&1 >/dev/null |
 	grep -E "graph [0-9]+ launch [0-9]+:|\[plain\] launch"
@@ -514,7 +516,8 @@ fi
 # .devwheels/ (tests/gpu/fetch_wheels.sh) with the rangeprof wheel; skipped without.
 . "$root/tests/gpu/notebook.sh"
 
-# 5. Benchmarks (bench/NOTES.md): unselected launch cost, measured launch cost.
+# 5. Benchmarks (doc/measurements.md, "Unselected launches; an idle profiler" and "Measured
+# launch cost"): unselected launch cost, measured launch cost.
 # Three timed loops per process: the first overlaps --setup early's set-up on rangeprof's
 # thread, the others are the steady state.
 for i in 1 2 3 4 5; do ./tiny_launches 100000 3 | tr '\n' ' '; echo; done >bench_plain.txt

@@ -322,8 +322,9 @@ static void heard(void *arg)
 	h->rings++;
 	if (write(h->report, "r", 1) != 1)
 		_exit(5);
-	/* What replay.c's let-go does when the ringer holds the turn: disable (~12 ms on
-	 * the H200, bench/busy_probe.c), then the hardware byte goes. */
+	/* What replay.c's let-go does when the ringer holds the turn: disable (11.4-13.0 ms
+	 * on the H200, bench/busy_probe.c: doc/concurrency.md), then the hardware byte
+	 * goes. */
 	if (h->let_go && inject_devlock_turn_elsewhere(h->lock)) {
 		usleep(h->let_go_ms * 1000);
 		inject_devlock_drop_hardware(h->lock);

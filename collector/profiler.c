@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "collector/api.h"
+#include "common/error.h"
 
 #define A rp_api
 
@@ -73,7 +74,15 @@ int collector_cupti_failure(const char *call, CUptiResult r, char *err, size_t s
 			 "the GPU's counters", call, collector_cupti_error(r));
 	else
 		snprintf(err, size, "%s: %s", call, collector_cupti_error(r));
-	return -1;
+	switch (r) {
+	case CUPTI_ERROR_HARDWARE_BUSY: return RP_ERR_HARDWARE_BUSY;
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: return RP_ERR_PRIVILEGES;
+	case CUPTI_ERROR_NOT_SUPPORTED:
+	case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+	case CUPTI_ERROR_INVALID_DEVICE: return RP_ERR_NOT_SUPPORTED;
+	case CUPTI_ERROR_OUT_OF_MEMORY: return RP_ERR_NO_MEMORY;
+	default: return RP_ERR_FAILED;
+	}
 }
 
 #define CALL(fn, params)                                                  \
@@ -113,8 +122,9 @@ static int host_create(CUcontext ctx, int device, bool with_availability,
 		       CUpti_Profiler_Host_Object **out, uint8_t **image_out, char *err,
 		       size_t err_size)
 {
-	if (profiler_init(err, err_size))
-		return -1;
+	int init_rc = profiler_init(err, err_size);
+	if (init_rc)
+		return init_rc;
 	CUpti_Device_GetChipName_Params chip = { CUpti_Device_GetChipName_Params_STRUCT_SIZE };
 	chip.deviceIndex = (size_t)device;
 	CALL(cuptiDeviceGetChipName, &chip);
@@ -226,10 +236,11 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 		snprintf(err, err_size, "out of host memory");
 		return -1;
 	}
-	if (host_create(ctx, device, with_availability, &s->host, &s->availability, err,
-			err_size)) {
+	int host_rc = host_create(ctx, device, with_availability, &s->host, &s->availability,
+				  err, err_size);
+	if (host_rc) {
 		collector_metric_set_destroy(s);
-		return -1;
+		return host_rc;
 	}
 	s->clock_index = SIZE_MAX;
 	for (const char *p = metric_list; *p;) {
@@ -384,8 +395,9 @@ unsigned collector_metric_set_passes(const struct collector_metric_set *set)
 int collector_profiler_create(CUcontext ctx, enum collector_ranges ranges,
 			      struct collector_profiler **out, char *err, size_t err_size)
 {
-	if (profiler_init(err, err_size))
-		return -1;
+	int init_rc = profiler_init(err, err_size);
+	if (init_rc)
+		return init_rc;
 	struct collector_profiler *p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, err_size, "out of host memory");
@@ -431,18 +443,18 @@ static int name_ranges(struct collector_profiler *prof, size_t count, char *err,
 int collector_profiler_push_range(struct collector_profiler *prof, unsigned run)
 {
 	if (run >= prof->range_names_count)
-		return -EINVAL;
+		return RP_ERR_USER_RANGE;
 	CUpti_RangeProfiler_PushRange_Params p = { CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE };
 	p.pRangeProfilerObject = prof->object;
 	p.pRangeName = prof->range_names[run];
-	return A.cuptiRangeProfilerPushRange(&p) == CUPTI_SUCCESS ? 0 : -EIO;
+	return A.cuptiRangeProfilerPushRange(&p) == CUPTI_SUCCESS ? 0 : RP_ERR_USER_RANGE;
 }
 
 int collector_profiler_pop_range(struct collector_profiler *prof)
 {
 	CUpti_RangeProfiler_PopRange_Params p = { CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE };
 	p.pRangeProfilerObject = prof->object;
-	return A.cuptiRangeProfilerPopRange(&p) == CUPTI_SUCCESS ? 0 : -EIO;
+	return A.cuptiRangeProfilerPopRange(&p) == CUPTI_SUCCESS ? 0 : RP_ERR_USER_RANGE;
 }
 
 void collector_profiler_destroy(struct collector_profiler *prof)
@@ -514,8 +526,9 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 			       const struct collector_metric_set *set, size_t ranges, char *err,
 			       size_t err_size)
 {
-	if (prepare_counter_data(prof, set, ranges, err, err_size))
-		return -1;
+	int prep_rc = prepare_counter_data(prof, set, ranges, err, err_size);
+	if (prep_rc)
+		return prep_rc;
 	CUpti_RangeProfiler_Start_Params start = { CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
 	start.pRangeProfilerObject = prof->object;
 	CALL(cuptiRangeProfilerStart, &start);
@@ -539,8 +552,9 @@ int collector_profiler_measure(struct collector_profiler *prof,
 {
 	size_t ranges = (size_t)runs * kernels_per_run;
 	double lap = collector_cost_now();
-	if (prepare_counter_data(prof, set, ranges, err, err_size))
-		return -1;
+	int prep_rc = prepare_counter_data(prof, set, ranges, err, err_size);
+	if (prep_rc)
+		return prep_rc;
 	collector_cost_lap(cost, COST_PREPARE, &lap);
 	unsigned pass = 0;
 	bool all_submitted = false;
@@ -557,15 +571,16 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			rc = run_fn(arg, r, pass);
 		collector_cost_lap(cost, COST_RUNS, &lap);
 		if (!rc && A.cuCtxSynchronize() != CUDA_SUCCESS)
-			rc = -EIO;
+			rc = RP_ERR_SYNC;
 		collector_cost_lap(cost, COST_PASS_SYNC, &lap);
 		CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
 		stop.pRangeProfilerObject = prof->object;
 		CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
 		collector_cost_lap(cost, COST_STOP, &lap);
 		if (rc) {
-			snprintf(err, err_size, "replay failed in pass %u (%d)", pass, rc);
-			return -1;
+			snprintf(err, err_size, "replay failed in pass %u of %u runs: %s (%s)", pass,
+				 runs, rp_error_text(rc), rp_error_name(rc));
+			return rc;
 		}
 		if (sr != CUPTI_SUCCESS)
 			return collector_cupti_failure("cuptiRangeProfilerStop", sr, err, err_size);

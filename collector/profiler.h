@@ -30,8 +30,9 @@ struct collector_profiler;
  * image; the clock metric is added when the set has counters and lacks it. A timer-only
  * set is built from the chip name, any other with the context's counter availability
  * (profiler.c). Errors (unknown metric, counters not permitted, device not supported, the
- * profiling hardware busy) come back as -1 with the message in err; the caller tries a
- * busy device again later and measures nothing on it otherwise. */
+ * profiling hardware busy) come back as a code of common/error.h (RP_ERR_HARDWARE_BUSY,
+ * RP_ERR_PRIVILEGES, RP_ERR_NOT_SUPPORTED, else RP_ERR_FAILED) with the message in err;
+ * the caller waits for a busy device and measures nothing on it otherwise. */
 int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
 				struct collector_metric_set **out, char *err, size_t err_size);
 void collector_metric_set_destroy(struct collector_metric_set *set);
@@ -82,21 +83,23 @@ void collector_profiler_destroy(struct collector_profiler *prof);
  * (bench/first_launch_probe.cu P1, P4: doc/measurements.md, "First Start of a range
  * profiler object"), so the early set-up pays it before any measurement.
  * The counter data is sized for ranges, the first measurement's own size (see below).
- * Returns 0, or -1 with the message in err. */
+ * Returns 0, or a code of common/error.h with the message in err. */
 int collector_profiler_warm_up(struct collector_profiler *prof,
 			       const struct collector_metric_set *set, size_t ranges, char *err,
 			       size_t err_size);
 
 /* Called once per run within each pass; must leave exactly kernels_per_run kernel
  * launches on the GPU, the measured one last (COLLECTOR_RANGE_USER: one pushed range,
- * kernels_per_run 1). Returns 0 or a negative error that aborts
- * the measurement. */
+ * kernels_per_run 1). Returns 0, or a code of common/error.h (RP_ERR_RESTORE,
+ * RP_ERR_FLUSH, RP_ERR_RELAUNCH, RP_ERR_USER_RANGE) that aborts the measurement and is
+ * returned by collector_profiler_measure, named in its message. */
 typedef int (*collector_run_fn)(void *arg, unsigned run, unsigned pass);
 
 /* Measures runs replays. values receives runs × user metric count (run-major), clock_hz
  * the SM clock of each run, NaN when the set does not measure the clock
  * (collector_metric_set_measures_clock false: the caller takes NVML's); cost (may be
- * NULL) gets the profiler's phases added. Returns 0, or -1 with the message in err.
+ * NULL) gets the profiler's phases added. Returns 0, or a code of common/error.h (the run
+ * function's, or the failing CUPTI call's) with the message in err.
  * CUPTI 13 keeps the range count of the first SetConfig in a context. The counter data
  * is sized at a profiler's first call (or warm-up) for its set and ranges; a later call
  * with the same set and more ranges grows it, one with fewer is configured with the size
@@ -112,7 +115,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 
 /* Writes what a failed CUPTI call means for the user into err - counters restricted to
  * administrators (and how to lift that), device not supported, another profiler
- * attached - and returns -1. */
+ * attached - and returns the code callers decide on (common/error.h). */
 int collector_cupti_failure(const char *call, CUptiResult r, char *err, size_t err_size);
 
 /* Prints every metric the device of ctx supports with unit and description. */

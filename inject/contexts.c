@@ -1,5 +1,5 @@
 /* inject/contexts.c - the contexts alive and rangeprof's state for each (contexts.h).
- * Called from CUPTI's resource callbacks (creation, destruction) and by replay.c under its
+ * Called from CUPTI's resource callbacks (creation, destruction) and by session.c under its
  * replay lock. A short list: processes have a handful of contexts. libc only. */
 #include "inject/contexts.h"
 

@@ -1,5 +1,5 @@
 /* inject/flush.c - loads and launches the cache flush (the SMs' instruction caches, then an
- * L2 read sweep). Called by replay.c for each context at its set-up (early or at its first
+ * L2 read sweep). Called by session.c for each context at its set-up (early or at its first
  * measured launch), and before every replay.
  * Calls the driver through collector/api. */
 #include "inject/flush.h"

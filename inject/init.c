@@ -1,7 +1,7 @@
 /* inject/init.c - the session: options from the environment, the CUPTI subscription,
  * the session record, forks, and the table printed at exit.
  * inject_init_once() runs inside cuInit (InitializeInjection); it makes no driver call,
- * since the driver is not ready for them there. Hands replay.c a read-only configuration
+ * since the driver is not ready for them there. Hands the measuring files (config.c) a configuration
  * and launch.c the filters. Calls inject/ launch, replay and output, common/, collector/. */
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
@@ -258,7 +258,7 @@ void inject_describe(cJSON *o)
 	}
 }
 
-/* The options a measurement reads when it starts (replay.c's configuration); the others
+/* The options a measurement reads when it starts (config.c's configuration); the others
  * shape the session (output, filters, set-up) and are fixed at start-up. */
 static const enum rp_option runtime_options[] = {
 	RP_OPT_METRICS, RP_OPT_RUNS, RP_OPT_TARGET_CI, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX,

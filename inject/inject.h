@@ -1,8 +1,17 @@
-/* inject/inject.h - the injected library's internals. Calls run one way:
- *   entry.c -> init.c -> launch.c -> graphs.c -> replay.c -> launches.c, output.c, names.c,
- *   contexts.c, devlock.c, collectives.c, watchdog.c, flush.c -> collector/, memory/,
- *   nvtx_bridge/, common/.
- * entry.c calls inject_init_once(); all else stays inside inject/. */
+/* inject/inject.h - the injected library's internals. Calls run one way
+ * (scripts/call_graph.py checks that no two files call each other in a circle):
+ *   entry.c, control.c -> init.c -> launch.c -> select.c (which launches are measured),
+ *     graph_measure.c -> graphs.c (graph copies)
+ *   launch.c, graph_measure.c -> the measuring files, whose state is under the replay lock:
+ *     save.c (the save policy, kernel launches) and graph_workload.c (a whole graph launch)
+ *       -> measure.c (the loop; workloads through struct inject_workload: kernel_workload.c,
+ *          graph_workload.c) -> emit.c (records)
+ *       -> session.c (the replay lock, turns, profilers, hand-over, early set-up)
+ *          -> device.c (device table, metric sets, clock lock) -> config.c (options in force)
+ *   -> launches.c, output.c, names.c, contexts.c, devlock.c, collectives.c, watchdog.c,
+ *      flush.c, early.c, captures.c -> collector/, memory/, nvtx_bridge/, common/.
+ * entry.c calls inject_init_once(); all else stays inside inject/. doc/layout.md draws the
+ * same map for every folder. */
 #ifndef INJECT_INJECT_H
 #define INJECT_INJECT_H
 
@@ -76,7 +85,7 @@ bool inject_launch_decode(int cbid, const void *params, struct inject_launch *l)
 /* Launches the kernel of l again with its original parameters. */
 CUresult inject_relaunch(const struct inject_launch *l);
 
-/* ---- replay.c: measuring one selected launch ---------------------------------------- */
+/* ---- the measuring files (save.c, session.c, graph_workload.c, config.c) ------------ */
 
 /* What replay needs of the options, read-only after init. */
 struct inject_config {
@@ -94,10 +103,18 @@ struct inject_config {
 	long device_lock_timeout_ms;    /* how long to wait for another process's turn */
 	long busy_timeout_ms;           /* how long to wait for hardware held outside rangeprof */
 	/* The early set-up's warm-up pass is sized for at least this many ranges: under the
-	 * control API, whose runs may grow between measurements (replay.c); else 0. */
+	 * control API, whose runs may grow between measurements (session.c); else 0. */
 	size_t warm_up_ranges;
 };
 
+/* The replay lock (session.c): held around every measurement, early set-up, context
+ * destruction and hand-over of the profiling hardware, and to change the options; all
+ * state of the measuring files is under it. The timed form (exit handlers) gives up at
+ * deadline (CLOCK_REALTIME) and returns false. */
+void inject_replay_lock(void);
+void inject_replay_unlock(void);
+struct timespec;
+bool inject_replay_lock_until(const struct timespec *deadline);
 /* Called once by init.c before any callback is enabled; the config is copied. */
 void inject_replay_configure(const struct inject_config *config);
 /* Measures one selected launch at its driver call's ENTER (the replay lock is held by the
@@ -133,7 +150,7 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id);
 void inject_replay_drop_backups(CUcontext ctx);
 /* The full CUPTI checkpoint of ctx (every allocation), with the host reserve the
  * collector gives; put back, waited for and freed in one call. A measurement from the
- * whole context's memory (replay.c) and a graph's nodes (graphs.c) both use it. */
+ * whole context's memory (save.c) and a graph's nodes (graph_measure.c) both use it. */
 CUptiResult inject_checkpoint_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint);
 CUptiResult inject_checkpoint_put_back(RP_CUpti_Checkpoint *checkpoint);
 /* What replay needs from launch.c, which owns the replay lock: let_go(device, as an

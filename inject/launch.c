@@ -38,7 +38,6 @@
 #include "inject/select.h"
 #include "memory/memory.h"
 
-static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool inside_replay;
 /* A measured launch waiting for its driver call to return (verification): the replay lock
  * stays held from its ENTER to its EXIT. */
@@ -47,12 +46,12 @@ static __thread CUpti_CallbackId pending_cbid;
 
 void inject_launch_lock_replay(void)
 {
-	pthread_mutex_lock(&replay_lock);
+	inject_replay_lock();
 }
 
 void inject_launch_unlock_replay(void)
 {
-	pthread_mutex_unlock(&replay_lock);
+	inject_replay_unlock();
 }
 
 /* The gate and the exit line's counts are select.c's; control.c and init.c reach them
@@ -88,13 +87,13 @@ static void set_up_early(CUcontext ctx, uint32_t context_id, inject_context_gen 
 	 * thread has under way in global mode: relaxed, they are allowed and leave it alone. */
 	CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
 	rp_api.cuThreadExchangeStreamCaptureMode(&relaxed);
-	pthread_mutex_lock(&replay_lock);
+	inject_replay_lock();
 	if (inject_measuring() && !inject_early_exiting() &&
 	    inject_contexts_generation(ctx) == gen && rp_api.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) {
 		inject_replay_set_up_early(ctx, context_id);
 		rp_api.cuCtxSetCurrent(NULL);
 	}
-	pthread_mutex_unlock(&replay_lock);
+	inject_replay_unlock();
 	inside_replay = false;
 }
 
@@ -105,10 +104,10 @@ static atomic_bool exiting;
 static void let_go_of_idle_profiler(void *device)
 {
 	inside_replay = true;
-	pthread_mutex_lock(&replay_lock);
+	inject_replay_lock();
 	if (!atomic_load(&exiting) && inject_measuring())
 		inject_replay_let_go((int)(intptr_t)device);
-	pthread_mutex_unlock(&replay_lock);
+	inject_replay_unlock();
 	inside_replay = false;
 }
 
@@ -119,10 +118,10 @@ static void stop_letting_go(void)
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 5;
-	bool locked = pthread_mutex_timedlock(&replay_lock, &until) == 0;
+	bool locked = inject_replay_lock_until(&until);
 	atomic_store(&exiting, true);
 	if (locked)
-		pthread_mutex_unlock(&replay_lock);
+		inject_replay_unlock();
 }
 
 /* The first watcher started (replay lock held): CUDA is initialised by now, so this
@@ -261,9 +260,9 @@ static void on_context_destroy(CUcontext ctx)
 	if (inject_output_is_fork_child())
 		return;
 	inside_replay = true;
-	pthread_mutex_lock(&replay_lock);
+	inject_replay_lock();
 	inject_replay_context_destroyed(ctx);
-	pthread_mutex_unlock(&replay_lock);
+	inject_replay_unlock();
 	inside_replay = false;
 }
 
@@ -418,11 +417,11 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			      "measured, so that the capture stays valid");
 		return;
 	}
-	pthread_mutex_lock(&replay_lock);
+	inject_replay_lock();
 	inside_replay = true;
 	inject_graphs_launch(p->hGraph, stream, cb->context, cb->contextUid, index);
 	inside_replay = false;
-	pthread_mutex_unlock(&replay_lock);
+	inject_replay_unlock();
 }
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -470,13 +469,13 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 	if (!inject_select_take_launch())
 		return;
-	pthread_mutex_lock(&replay_lock);
+	inject_replay_lock();
 	inside_replay = true;
 	pending = inject_replay_enter(&l, demangled ? demangled : inject_demangle(mangled));
 	pending_cbid = cbid;
 	inside_replay = false;
 	if (!pending)
-		pthread_mutex_unlock(&replay_lock);
+		inject_replay_unlock();
 }
 
 /* The driver call of a launch that inject_replay_enter() left pending has returned. */
@@ -489,7 +488,7 @@ static void on_launch_exit(const CUpti_CallbackData *cb)
 	inside_replay = true;
 	inject_replay_exit(m, launched);
 	inside_replay = false;
-	pthread_mutex_unlock(&replay_lock);
+	inject_replay_unlock();
 }
 
 void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,

@@ -1,6 +1,6 @@
 /* inject/launches.c - a kernel launch as the driver call gave it, and launching it again.
  * The one switch over the launch callback ids is here; everything after it works on
- * struct inject_launch. Called by launch.c (decode, at ENTER) and replay.c (relaunch).
+ * struct inject_launch. Called by launch.c (decode, at ENTER) and kernel_workload.c (relaunch).
  * Calls the driver through collector/api. */
 #include <cupti.h>
 

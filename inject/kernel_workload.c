@@ -1,0 +1,64 @@
+/* inject/kernel_workload.c - a kernel launch as a workload (measurement.h): each run
+ * restores the saved memory (the reach, or the full checkpoint), flushes the caches unless
+ * --cache-control none, and launches the kernel again with its own parameters, all runs of
+ * a pass inside one Start/Stop of an AutoRange profiler (every kernel its own range; the
+ * flush's range is dropped by collector/profiler.c). Under the replay lock. Calls
+ * measure.c (NVML sample), flush.c, watchdog.c, launches.c, collector/ and memory/. */
+#include <time.h>
+
+#include "collector/profiler.h"
+#include "common/error.h"
+#include "inject/device.h"
+#include "inject/flush.h"
+#include "inject/measurement.h"
+#include "inject/session.h"
+#include "inject/watchdog.h"
+
+static double now_seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int run_once(void *arg, unsigned run, unsigned pass)
+{
+	struct replay_run *rr = arg;
+	if (run == 0) {
+		/* Each pass gets the bound anew: a multi-pass metric set is not a hang. */
+		const struct measurement *m = rr->m;
+		inject_watchdog_arm(m->watchdog_seconds, m->kernel, m->fn->mangled, m->device,
+				    m->launch.context_id, m->launch.index);
+	}
+	if (rr->save->checkpoint_saved) {
+		if (rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) != CUPTI_SUCCESS)
+			return RP_ERR_RESTORE;
+	} else if (mem_restore(&rr->context->inputs, &rr->save->reach, rr->launch->stream) !=
+		   CUDA_SUCCESS) {
+		return RP_ERR_RESTORE;
+	}
+	if (rr->flush && inject_flush_launch(&rr->context->flush, rr->launch->stream) != CUDA_SUCCESS)
+		return RP_ERR_FLUSH;
+	if (pass == 0) {
+		inject_sample_before(rr, run);
+		rr->wall[run] = now_seconds();
+	}
+	return inject_relaunch(rr->launch) == CUDA_SUCCESS ? 0 : RP_ERR_RELAUNCH;
+}
+
+static int kernel_batch(struct measurement *m, struct replay_run *rr, unsigned runs,
+			double *values, double *clocks, unsigned *passes, char *err,
+			size_t err_size)
+{
+	return collector_profiler_measure(m->c->profiler, m->d->set, runs, inject_kernels_per_run(),
+					  run_once, rr, values, clocks, passes, &m->cost, err,
+					  err_size);
+}
+
+static enum inject_profiler_need kernel_need(const struct collector_metric_set *set)
+{
+	(void)set;
+	return INJECT_PROFILER_PER_KERNEL;
+}
+
+const struct inject_workload inject_kernel_workload = { kernel_need, kernel_batch };

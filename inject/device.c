@@ -86,7 +86,8 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 	d->busy = false;
 	/* CUPTI answers the counter availability query only while no range profiler is
 	 * enabled in the context (CUPTI_ERROR_INVALID_PARAMETER otherwise: H200,
-	 * tests/gpu/check_control.py early); a new set gets a new profiler anyway. */
+	 * tests/gpu/check_control.py early; doc/measurements.md, "Control API"); a new set
+	 * gets a new profiler anyway. */
 	release_profilers(device);
 	int rc = collector_metric_set_create(ctx, device, inject_config()->metrics, &set, err,
 					     sizeof(err));

@@ -258,8 +258,8 @@ int inject_devlock_wait_hardware(struct inject_devlock *lock, long timeout_ms,
 	long sleep_ns = 100000;
 	ring(lock);
 	for (;;) {
-		/* A holder lets go in ~12 ms (its Disable, bench/busy_probe.c): polled finely
-		 * at first, then every 2 ms. */
+		/* A holder lets go in ~12 ms (its Disable took 11.4-13.0 ms, bench/busy_probe.c:
+		 * doc/concurrency.md): polled finely at first, then every 2 ms. */
 		nanosleep(&(struct timespec){ 0, sleep_ns }, NULL);
 		if (sleep_ns < 2000000)
 			sleep_ns *= 2;

@@ -83,13 +83,14 @@ static bool graph_needs_passes(const struct collector_metric_set *set)
 
 /* One batch of runs of a whole graph launch (--graph-profiling graph). Its time comes from
  * CUDA events around each relaunch with no profiler pass running: a user range around
- * the launch adds 10-40 us to the graph's ~160 us, and counters more
- * (bench/graph_range_probe.cu B, bench/NOTES.md). The timed runs always run, even when the
+ * the launch adds 10-40 us to the graph's ~160 us (bench/stop_probe.cu G2), and counters
+ * more (bench/graph_range_probe.cu B: doc/measurements.md, "Graph launches under the range
+ * profiler"). The timed runs always run, even when the
  * time is not asked for: they bound the passes that follow and give each run its NVML
  * sample. The set's other metrics come from user-range passes over the same runs, one
  * range per relaunch: under AutoRange a graph launch gives no usable range (alone, one
- * range without a duration, stop_probe G; beside plain kernels and a memset, the pass's
- * Stop fails, graph_range_probe A). So a run record's time and its counters come from
+ * range without a duration, bench/stop_probe.cu G; beside plain kernels and a memset, the
+ * pass's Stop fails, bench/graph_range_probe.cu A). So a run record's time and its counters come from
  * two relaunches of the same graph from the same memory, and rates over the range's
  * duration (.per_second, % of peak elapsed) include the range's own 10-40 us.
  * values and clocks as collector_profiler_measure fills them; passes counts the profiler

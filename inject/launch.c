@@ -218,7 +218,8 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 /* A new context: known from now on under a new generation (a destroyed context's handle
  * may come back). Its set-up starts at its device's first kernel launch or allocation
  * (early.c), not here: a set-up started at creation could still run when CUDA's exit
- * handlers, registered after it, tore CUPTI down (a crash, bench/NOTES.md). */
+ * handlers, registered after it, tore CUPTI down (a crash: doc/measurements.md, "First
+ * measured launch; early and lazy set-up"). */
 static void on_context_created(CUcontext ctx)
 {
 	inject_contexts_created(ctx);

@@ -260,8 +260,9 @@ static void context_release(struct context_state *c)
  * range profiler uses the device's profiling hardware). A profiler of the other range
  * mode is disabled and a new one enabled: one object per context can run, and an object
  * keeps its mode (profiler.h). The new object's first pass costs ~145 ms, so a program
- * measuring kernels and whole graphs by turns pays that at every change
- * (bench/NOTES.md, "Graph mode"). */
+ * measuring kernels and whole graphs by turns pays that at every change (a change of mode
+ * measured ~160 ms beyond a plain launch: doc/measurements.md, "First Start of a range
+ * profiler object"). */
 struct context_state *inject_context_ready(CUcontext ctx, int device, uint32_t context_id,
 					   enum inject_profiler_need need,
 					   const struct collector_metric_set *set, size_t ranges,
@@ -324,8 +325,10 @@ struct context_state *inject_context_ready(CUcontext ctx, int device, uint32_t c
 
 /* After a measured launch: when other processes measure on this device too, the range
  * profiler is disabled until this context's next measured launch, so that it does not
- * keep the device's profiling hardware from them between turns. Alone, it stays (its
- * first pass costs ~170 ms: bench/NOTES.md). Called with the turn still held. */
+ * keep the device's profiling hardware from them between turns. Alone, it stays (a new
+ * object's first pass costs ~145 ms: doc/measurements.md, "First Start of a range profiler
+ * object"; another process that needs the hardware later rings for it, doc/concurrency.md).
+ * Called with the turn still held. */
 static void let_others_measure(struct device_state *d, struct context_state *c)
 {
 	if (c && c->profiler && d && d->turns && inject_devlock_shared(d->turns))
@@ -402,7 +405,8 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 		/* Under the control API the runs may grow between measurements, and a context
 		 * whose profiler was sized for fewer gets a new one, paying the first pass
 		 * again (context_ready): there the pass is sized for more. It costs: ~320 ms
-		 * for 100 ranges against ~145 ms (H200, doc/control-api.md), on this thread. */
+		 * for 100 ranges against ~145 ms (H200: doc/measurements.md, "Control API"),
+		 * on this thread. */
 		if (ranges < inject_config()->warm_up_ranges)
 			ranges = inject_config()->warm_up_ranges;
 		if (collector_profiler_warm_up(c->profiler, d->set, ranges, err, sizeof(err))) {

@@ -467,6 +467,8 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 		return;
 	struct inject_graph_launch_start g;
 	enum inject_graph_plan plan = INJECT_GRAPH_PLAN_NOTHING;
+	/* Before the first goto: out frees it, also for a stale graph. */
+	struct node_list list = { 0 };
 	if (!inject_graphs_launch_begin(exec, &g)) {
 		inject_report("graph-unknown", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
 			      "cuGraphLaunch of a graph whose instantiation rangeprof did not see; "
@@ -479,7 +481,6 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 			      (unsigned long long)g.id, g.stale);
 		goto out;
 	}
-	struct node_list list = { 0 };
 	char why[256] = "";
 	if (flatten(g.copy, &list, 0, why, sizeof(why))) {
 		inject_report("graph-nodes", INJECT_CONCERNS(.call = "cuGraphLaunch", .detail = why),

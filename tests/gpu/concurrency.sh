@@ -8,7 +8,10 @@
 #             (procs_mp.py: 4 x (sgemm, relu) each, --runs 5: 40 runs each)
 #   early, lazy
 #             two independent programs started a second apart, --setup early / lazy
-#             (procs work 1500, --runs 5: 7500 runs each; the first still measures when the second starts)
+#             (procs paced 30 100: 30 launches 0.1 s apart, --runs 5: 150 runs each; the
+#             first still measures when the second starts. A program that measures launch
+#             after launch would pay the profiler's first pass at every hand-over while both
+#             run: doc/concurrency.md, "What it costs")
 # Prints one line per case: repetitions, processes short of runs, HARDWARE_BUSY records,
 # other error records, and in how many repetitions two processes' measured runs overlapped
 # in time (the case is only a test where they did); exits 1 when any process lost a launch.
@@ -87,11 +90,11 @@ for c in $CASES; do
 			"$RP" -o "out/py.%p.jsonl" --runs 5 --nvtx-include 'regex:^child/' "$PY" "$root/tests/gpu/procs_mp.py" "$c" >/dev/null 2>out/py.err
 			t=$(tally 40 2 out/*.jsonl) ;;
 		early|lazy)
-			"$RP" -o "out/a.%p.jsonl" --setup "$c" --runs 5 --nvtx-include work/ ./procs work "${WORK:-1500}" >/dev/null 2>out/a.err &
+			"$RP" -o "out/a.%p.jsonl" --setup "$c" --runs 5 --nvtx-include work/ ./procs paced "${PACED:-30}" 100 >/dev/null 2>out/a.err &
 			sleep "${DELAY:-1}"
-			"$RP" -o "out/b.%p.jsonl" --setup "$c" --runs 5 --nvtx-include work/ ./procs work "${WORK:-1500}" >/dev/null 2>out/b.err
+			"$RP" -o "out/b.%p.jsonl" --setup "$c" --runs 5 --nvtx-include work/ ./procs paced "${PACED:-30}" 100 >/dev/null 2>out/b.err
 			wait
-			t=$(tally $((5 * ${WORK:-1500})) 2 out/*.jsonl) ;;
+			t=$(tally $((5 * ${PACED:-30})) 2 out/*.jsonl) ;;
 		esac
 		read -r short busy other overlap <<<"$t"
 		echo "  $c rep $rep: short $short busy $busy other $other overlap $overlap"

@@ -1,6 +1,9 @@
 // tests/gpu/procs.cu - processes, contexts, collectives and signals (issue 7), one program
 // with a mode per case, each run plain and under rangeprof by tests/gpu/run.sh:
 //   work N        N launches of an in-place kernel inside "work/" (several processes at once)
+//   paced N MS    the same, MS milliseconds apart: a program that measures a few launches
+//                 over seconds, so that two started a second apart measure at the same time
+//                 (tests/gpu/concurrency.sh, early and lazy)
 //   fork          CUDA initialised, then fork without exec: the child computes on the host
 //                 and exits; the parent launches on (its file must stay whole and its own)
 //   reset         kernels, cudaDeviceReset, kernels again; then driver contexts created and
@@ -88,6 +91,24 @@ static void work(int launches)
 	cudaFree(x);
 }
 
+static void paced_work(int launches, int gap_ms)
+{
+	const size_t n = 1 << 22;
+	float *x;
+	cudaMalloc(&x, n * 4);
+	cudaMemset(x, 0, n * 4);
+	cudaDeviceSynchronize();
+	for (int i = 0; i < launches; i++) {
+		nvtxRangePushA("work");
+		inplace<<<264, 256>>>(x, n);
+		nvtxRangePop();
+		cudaDeviceSynchronize();
+		usleep(gap_ms * 1000);
+	}
+	printf("paced checksum %.0f\n", checksum(x, n));
+	cudaFree(x);
+}
+
 static int spin_case(bool named_like_nccl)
 {
 	int *flag, *out;
@@ -164,6 +185,8 @@ int main(int argc, char **argv)
 	int n = argc > 2 ? atoi(argv[2]) : 4;
 	if (!strcmp(mode, "work")) {
 		work(n);
+	} else if (!strcmp(mode, "paced")) {
+		paced_work(n, argc > 3 ? atoi(argv[3]) : 100);
 	} else if (!strcmp(mode, "fork")) {
 		work(2);
 		fflush(stdout);

@@ -430,7 +430,7 @@ done
 # Issue 23: the concurrent cases repeated, failing on any HARDWARE_BUSY or lost launch
 # (doc/concurrency.md); 20 repetitions each, 3 with QUICK=1.
 check concurrency-repeated env REPS="${CONC_REPS:-$([ "${QUICK:-0}" = 1 ] && echo 3 || echo 20)}" \
-	CASES="c3 spawn forkserver fork" "$root/tests/gpu/concurrency.sh" "$work"
+	CASES="c3 spawn forkserver fork early lazy" "$root/tests/gpu/concurrency.sh" "$work"
 # fork without exec after CUDA initialisation: the parent's file is whole and its own.
 ./procs fork >f_plain.txt
 "$RP" -q -o fk.jsonl --runs 3 --nvtx-include work/ ./procs fork >f_rp.txt

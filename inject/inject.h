@@ -146,7 +146,7 @@ void inject_replay_context_destroyed(CUcontext ctx);
  * Writes a setup record with its cost. */
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id);
 /* Frees the saved copies kept for the context's next launch. A CUDA graph's measurement
- * (graphs.c) calls it around its checkpoint: a copy freed or grown while the checkpoint
+ * (graph_measure.c) calls it around its checkpoint: a copy freed or grown while the checkpoint
  * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */
 void inject_replay_drop_backups(CUcontext ctx);
 /* The full CUPTI checkpoint of ctx (every allocation), with the host reserve the

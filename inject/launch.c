@@ -5,7 +5,7 @@
  * the first launches of a thread in a context, which ask early.c whether its device is
  * being set up, so does an allocation; and for a -k name first met by a thread, which
  * demangles it once). An unselected graph launch costs one lookup under the graphs' lock
- * once its first launch found nothing to measure in it (graphs.c). Our own launches
+ * once its first launch found nothing to measure in it (graph_measure.c, graphs.c). Our own launches
  * (flush, replays) come back through here and are let through by a thread-local guard.
  * Also: allocations (memory/track.c), loaded modules (memory/globals.c), contexts created
  * (registered; set up at their first measured launch, or from their device's first launch
@@ -239,7 +239,7 @@ static void on_context_destroy(CUcontext ctx)
 	inside_replay = false;
 }
 
-/* A selected cuGraphLaunch (graphs.c measures its kernel nodes, or the whole launch). */
+/* A selected cuGraphLaunch (graph_measure.c measures its kernel nodes, or the whole launch). */
 static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t index = inject_select_next_index();

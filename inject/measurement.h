@@ -133,7 +133,7 @@ void inject_write_records(const struct measurement *m, unsigned runs, unsigned p
 /* Saves the full checkpoint of the context into m->save: every allocation, whatever the
  * workload can reach. false (said) when CUPTI cannot. Nothing in between may free or grow
  * the context's saved copies (one measurement runs at a time); graph nodes measured one by
- * one inside a graph's own checkpoint drop them around it (graphs.c). */
+ * one inside a graph's own checkpoint drop them around it (graph_measure.c). */
 bool inject_save_checkpoint(struct measurement *m);
 /* Puts it back, waits, frees it; says so when that fails. */
 void inject_put_back_checkpoint(struct measurement *m);

@@ -12,7 +12,7 @@
  * - the counts for the exit line (atomics).
  * The atomics that every launch reads or counts are declared in select.h and touched there
  * by inline functions, with the same memory orders as when they were launch.c's statics.
- * Takes no lock: graphs.c calls the -k filter and the budget with launch.c's replay lock
+ * Takes no lock: graph_measure.c calls the -k filter and the budget with launch.c's replay lock
  * held, which they do not need. Calls nvtx_bridge/, common/regex and inject/ names,
  * collectives and output; never launch.c. */
 #include <stdatomic.h>

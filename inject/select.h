@@ -3,7 +3,7 @@
  * control API's gate, and the counts for the exit line. select.c owns that state; this
  * header reads and counts some of it inline (below). Called by launch.c (the callbacks,
  * and the control API's and init.c's calls through launch.h) and, through the function
- * pointers launch.c hands it, by graphs.c; calls nvtx_bridge/, common/regex and inject/
+ * pointers launch.c hands it, by graph_measure.c; calls nvtx_bridge/, common/regex and inject/
  * names, collectives and output. Never calls launch.c. */
 #ifndef INJECT_SELECT_H
 #define INJECT_SELECT_H
@@ -26,7 +26,7 @@ int inject_select_configure(const struct rp_options *opts, char *err, size_t err
 
 /* Whether -k selects the function (always true without -k); *demangled is its demangled
  * name when the filter had to demangle it, else left alone. Any thread; a per-thread
- * cache answers a function seen before. graphs.c's filter for kernel nodes. */
+ * cache answers a function seen before. graph_measure.c's filter for kernel nodes. */
 bool inject_select_kernel(CUfunction function, const char *mangled, const char **demangled);
 /* A kernel launch that passed the NVTX filter: whether -k selects it (counted for the exit
  * line) and it is not a kernel that waits for peers (counted, and said once per kernel).
@@ -35,7 +35,7 @@ bool inject_select_kernel(CUfunction function, const char *mangled, const char *
 bool inject_select_launch_kernel(const struct inject_launch *l, const char **demangled);
 /* One more launch passed every filter: whether -s and -c leave it to be measured; the
  * launch that reaches -c sets done. Lock-free: a launch that -s skips must not wait for
- * another thread's measurement. Also graphs.c's, for each kernel node measured. */
+ * another thread's measurement. Also graph_measure.c's, for each kernel node measured. */
 bool inject_select_take_launch(void);
 
 /* The control API (control.c, through launch.c): from now on a launch is selected only
@@ -103,7 +103,7 @@ static inline void inject_select_count_graph_launch(void)
 }
 
 /* A graph launch the NVTX filter selected: -k is applied to its kernel nodes later
- * (graphs.c), so for the exit line it counts as selected by name as well. */
+ * (graph_measure.c), so for the exit line it counts as selected by name as well. */
 static inline void inject_select_count_graph_name(void)
 {
 	atomic_fetch_add_explicit(&inject_select_name_selected, 1, memory_order_relaxed);

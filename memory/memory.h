@@ -136,7 +136,7 @@ struct mem_hashes {
 /* Loads the hash kernel into the current context. 0 or -1 with err. */
 int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_size);
 /* Frees the sums buffer (allocated again at the next hash): a checkpoint taken without it
- * cannot be restored into it after it was grown (inject/graphs.c). */
+ * cannot be restored into it after it was grown (inject/graph_measure.c). */
 void mem_verifier_drop_sums(struct mem_verifier *v);
 /* Frees the sums and unloads the hash kernel, in the current context (still valid: called
  * when the context is being destroyed). */

@@ -1,8 +1,9 @@
 /* inject/init.c - the session: options from the environment, the CUPTI subscription,
  * the session record, forks, and the table printed at exit.
  * inject_init_once() runs inside cuInit (InitializeInjection); it makes no driver call,
- * since the driver is not ready for them there. Hands the measuring files (config.c) a configuration
- * and launch.c the filters. Calls inject/ launch, replay and output, common/, collector/. */
+ * since the driver is not ready for them there. Hands the measuring files (config.c) a
+ * configuration and launch.c the filters. Calls inject/ launch, session and output,
+ * common/, collector/. */
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <limits.h>

@@ -137,8 +137,8 @@ void inject_replay_context_destroyed(CUcontext ctx);
 /* --setup early: everything a context's first measured launch would set up - the device
  * record, metric set, the context's flush and hash kernels and range profiler - and the
  * profiler's costly first pass (~145 ms on the H200: bench/first_launch_probe.cu P1, P4;
- * doc/measurements.md, "First Start of a range profiler object"), with no kernel in it (one-pass sets
- * only). Called by early.c's thread (through launch.c, with the replay lock held and ctx
+ * doc/measurements.md, "First Start of a range profiler object"), with no kernel in it
+ * (one-pass sets only). Called by early.c's thread (through launch.c, with the replay lock held and ctx
  * current there). Waits at most a second for the device's turn without counting this
  * process as one that measures there; enables no profiler while another process measures
  * on the device, and does nothing while a stream capture is under way or once a measured

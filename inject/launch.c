@@ -5,8 +5,8 @@
  * the first launches of a thread in a context, which ask early.c whether its device is
  * being set up, so does an allocation; and for a -k name first met by a thread, which
  * demangles it once). An unselected graph launch costs one lookup under the graphs' lock
- * once its first launch found nothing to measure in it (graph_measure.c, graphs.c). Our own launches
- * (flush, replays) come back through here and are let through by a thread-local guard.
+ * once its first launch found nothing to measure in it (graph_measure.c, graphs.c). Our
+ * own launches (flush, replays) come back through here and are let through by a thread-local guard.
  * Also: allocations (memory/track.c), loaded modules (memory/globals.c), contexts created
  * (registered; set up at their first measured launch, or from their device's first launch
  * or allocation on a thread of ours: early.c) and destroyed (their state released), graphs

@@ -1,6 +1,6 @@
 /* inject/launch.h - the CUPTI callback, and the replay lock. Called by init.c and
- * control.c; calls inject/select.c (which launches are measured), the measuring files (save.c, session.c) and below
- * (inject.h). */
+ * control.c; calls inject/select.c (which launches are measured), the measuring files
+ * (save.c, session.c) and below (inject.h). */
 #ifndef INJECT_LAUNCH_H
 #define INJECT_LAUNCH_H
 

@@ -172,7 +172,8 @@ void inject_measure(struct measurement *m)
 		m->lap = collector_cost_now();
 	}
 	size_t gate_index = gating_metric(m);
-	struct collector_adaptive adaptive = { NULL, inject_config()->target_ci_pct, NAN, gate_index, 0, 0 };
+	struct collector_adaptive adaptive = { NULL, inject_config()->target_ci_pct, NAN,
+					       gate_index, 0, 0 };
 	double first_batch_at = collector_cost_now(), busy_since = NAN;
 	unsigned done = 0, passes = 0;
 	for (;;) {

@@ -109,7 +109,8 @@ static bool hardware_free(struct device_state *d, int device, const char *kernel
 			  const char *mangled, uint64_t index)
 {
 	double waited_ms;
-	int rc = inject_devlock_wait_hardware(d->turns, inject_config()->device_lock_timeout_ms, &waited_ms);
+	int rc = inject_devlock_wait_hardware(d->turns, inject_config()->device_lock_timeout_ms,
+					     &waited_ms);
 	if (rc == 0) {
 		if (waited_ms > 0)
 			rp_log_progress("device %d: waited %.1f ms for another rangeprof process to "

@@ -91,8 +91,9 @@ static bool graph_needs_passes(const struct collector_metric_set *set)
  * range per relaunch: under AutoRange a graph launch gives no usable range (alone, one
  * range without a duration, bench/stop_probe.cu G; beside plain kernels and a memset, the
  * pass's Stop fails, bench/graph_range_probe.cu A). So a run record's time and its
- * counters come from two relaunches of the same graph from the same memory, and rates over the range's
- * duration (.per_second, % of peak elapsed) include the range's own 10-40 us.
+ * counters come from two relaunches of the same graph from the same memory, and rates
+ * over the range's duration (.per_second, % of peak elapsed) include the range's own
+ * 10-40 us.
  * values and clocks as collector_profiler_measure fills them; passes counts the profiler
  * passes, 1 when only the time was measured. */
 static int graph_batch(struct measurement *m, struct replay_run *rr, unsigned batch,

@@ -138,10 +138,10 @@ void inject_replay_context_destroyed(CUcontext ctx);
  * record, metric set, the context's flush and hash kernels and range profiler - and the
  * profiler's costly first pass (~145 ms on the H200: bench/first_launch_probe.cu P1, P4;
  * doc/measurements.md, "First Start of a range profiler object"), with no kernel in it
- * (one-pass sets only). Called by early.c's thread (through launch.c, with the replay lock held and ctx
- * current there). Waits at most a second for the device's turn without counting this
- * process as one that measures there; enables no profiler while another process measures
- * on the device, and does nothing while a stream capture is under way or once a measured
+ * (one-pass sets only). Called by early.c's thread (through launch.c, with the replay
+ * lock held and ctx current there). Waits at most a second for the device's turn without
+ * counting this process as one that measures there; enables no profiler while another
+ * process measures on the device or holds its profiling hardware, and does nothing while a stream capture is under way or once a measured
  * launch has set the context up. What it could not do the first measured launch does.
  * Writes a setup record with its cost. */
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id);

@@ -141,8 +141,9 @@ void inject_replay_context_destroyed(CUcontext ctx);
  * (one-pass sets only). Called by early.c's thread (through launch.c, with the replay
  * lock held and ctx current there). Waits at most a second for the device's turn without
  * counting this process as one that measures there; enables no profiler while another
- * process measures on the device or holds its profiling hardware, and does nothing while a stream capture is under way or once a measured
- * launch has set the context up. What it could not do the first measured launch does.
+ * process measures on the device or holds its profiling hardware, and does nothing while
+ * a stream capture is under way or once a measured launch has set the context up. What
+ * it could not do the first measured launch does.
  * Writes a setup record with its cost. */
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id);
 /* Frees the saved copies kept for the context's next launch. A CUDA graph's measurement

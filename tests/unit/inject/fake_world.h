@@ -1,0 +1,111 @@
+/* tests/unit/inject/fake_world.h - the world inject/'s measuring files (config, device,
+ * session, measure, emit, save, kernel_workload, graph_workload) see, made of stand-ins so
+ * that their tests need no GPU (fake_world.c): the driver, CUPTI and checkpoint table
+ * (rp_api), collector/profiler.h, collector/device.h, memory/memory.h and inject/flush.h.
+ * Each stand-in counts its calls and does what the test scripted in `fw`; the profiler's
+ * and metric sets' calls are also logged in order (events), and every record written by
+ * the real inject/output.c is kept, parsed (records). The real devlock.c takes turns on a
+ * lock file named from a UUID made of this process's id, removed by fake_world_finish.
+ * Each test runs in its own process (Criterion forks it), on one thread: the replay lock,
+ * which serialises threads only, is not taken. */
+#ifndef TESTS_UNIT_INJECT_FAKE_WORLD_H
+#define TESTS_UNIT_INJECT_FAKE_WORLD_H
+
+#include <cjson/cJSON.h>
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "inject/inject.h"
+
+/* What happened to metric sets and range profilers, in order. */
+enum fake_event_kind {
+	FAKE_SET_CREATE,          /* collector_metric_set_create (metrics: the list) */
+	FAKE_PROFILER_CREATE,     /* collector_profiler_create in ctx */
+	FAKE_PROFILER_DESTROY,    /* collector_profiler_destroy of ctx's profiler */
+	FAKE_MEASURE,             /* collector_profiler_measure with ctx's profiler */
+	FAKE_WARM_UP,
+};
+struct fake_event {
+	enum fake_event_kind kind;
+	CUcontext ctx;            /* the context current at the call (set: its ctx argument) */
+	CUcontext profiler_ctx;   /* a profiler's own context */
+	char metrics[128];
+};
+
+#define FAKE_MAX_EVENTS 512
+#define FAKE_MAX_RECORDS 2048
+#define FAKE_MAX_BATCHES 1024
+
+struct fake_world {
+	/* ---- scripted by the test ---- */
+	const char *reach_unknown;    /* mem_reach_collect: the reach is unknown, for this */
+	bool wrote_outside;           /* mem_hashes_differ: segment 0 changed */
+	unsigned busy_sets;           /* the next so many metric sets find the hardware busy */
+	unsigned busy_batches;        /* the next so many batches find the hardware busy */
+	bool always_busy;             /* every batch finds the hardware busy */
+	unsigned fail_batch;          /* this batch (1 = the first) fails, after its runs */
+	unsigned passes;              /* passes of every metric set (0 taken as 1) */
+	unsigned batch_sleep_ms;      /* each batch takes this long (--runs-time-budget) */
+	double (*value)(unsigned run, size_t metric);   /* run: over the whole test */
+	/* ---- counted ---- */
+	unsigned syncs;               /* cuCtxSynchronize */
+	unsigned checkpoint_saves, checkpoint_restores, checkpoint_frees;
+	unsigned relaunches;          /* cuLaunchKernel (inject_relaunch) */
+	unsigned flushes;             /* inject_flush_launch */
+	unsigned reach_collects;
+	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */
+	unsigned restores_inputs, restores_result;  /* mem_restore from them */
+	unsigned hashes_outside, hashes_again;
+	unsigned set_creates;
+	unsigned profiler_creates, profiler_destroys;
+	unsigned batches;             /* collector_profiler_measure calls */
+	unsigned batch_runs[FAKE_MAX_BATCHES];       /* runs asked for by each */
+	unsigned batch_kernels[FAKE_MAX_BATCHES];    /* kernels_per_run asked for by each */
+	unsigned runs_measured;       /* runs of the batches that succeeded */
+	unsigned clock_restores;
+	struct fake_event events[FAKE_MAX_EVENTS];
+	size_t event_count;
+	cJSON *records[FAKE_MAX_RECORDS];
+	size_t record_count;
+	/* ---- the machine ---- */
+	CUcontext current;            /* this thread's current context */
+	char uuid[64];                /* device 0's (and every device's) UUID */
+};
+extern struct fake_world fw;
+
+/* Resets fw, installs the stand-ins, writes records to /dev/null and keeps them, and makes
+ * fake_context(0) current. Every test's .init. */
+void fake_world_init(void);
+/* Frees the records and removes the device lock file. Every test's .fini. */
+void fake_world_finish(void);
+
+/* Context n (0, 1, ...) of device 0: an opaque handle, never NULL. */
+CUcontext fake_context(unsigned n);
+/* A kernel launch of function f ((CUfunction)(f + 1) as a handle) in ctx, named
+ * "_Z7kernel<f>Pf" as mangled. */
+struct inject_launch fake_launch(CUcontext ctx, unsigned f, uint64_t index);
+/* The configuration the tests start from: --runs 5, --cache-control all, --memory-save
+ * reach, --thermal-control off, --clock-control none, gpu__time_duration.sum, short
+ * timeouts. */
+struct inject_config fake_config(void);
+
+/* The number of records of type ("run", "summary", "warning", "error", ...). */
+size_t fake_records(const char *type);
+/* The i-th record of type, NULL when there are not that many. */
+cJSON *fake_record(const char *type, size_t i);
+/* The number of "warning" or "error" records (type) whose message contains text. */
+size_t fake_messages(const char *type, const char *text);
+/* A string member of a record, or NULL; path names the members from the record down,
+ * separated by '/' since metric names have dots: "save/strategy",
+ * "metrics/gpu__time_duration.sum/n". */
+const char *fake_string(const cJSON *record, const char *path);
+/* A number member of a record as fake_string finds it, NaN when absent. */
+double fake_number(const cJSON *record, const char *path);
+
+/* The index of the first event of kind in ctx at or after from, or -1. ctx NULL: any. */
+long fake_event_find(enum fake_event_kind kind, CUcontext ctx, size_t from);
+/* How many events of kind in ctx (NULL: any). */
+size_t fake_event_count(enum fake_event_kind kind, CUcontext ctx);
+
+#endif

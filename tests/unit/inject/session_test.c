@@ -1,0 +1,177 @@
+/* tests/unit/inject/session_test.c - which context's range profiler holds a device's
+ * profiling hardware (inject/session.c, device.c): a second context takes it over, a new
+ * metric set gets a new profiler, another process holding the turn makes an idle one let
+ * go, and a context's destruction releases its own. On stand-ins for the driver, CUPTI and
+ * the profiler (fake_world.c), with the real device lock and a forked process: no GPU. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "inject/devlock.h"
+#include "inject/inject.h"
+#include "tests/unit/inject/fake_world.h"
+
+TestSuite(session, .init = fake_world_init, .fini = fake_world_finish);
+
+/* A launch of kernel f in ctx (made current, as the driver's callback finds it), measured
+ * to the end. */
+static void launch_in(CUcontext ctx, unsigned f, uint64_t index)
+{
+	fw.current = ctx;
+	struct inject_launch l = fake_launch(ctx, f, index);
+	struct measurement *m = inject_replay_enter(&l, "kernel(float*)");
+	if (m)
+		inject_replay_exit(m, true);
+}
+
+Test(session, a_second_context_of_the_device_disables_the_first_contexts_profiler_first)
+{
+	CUcontext a = fake_context(0), b = fake_context(1);
+	launch_in(a, 0, 1);
+	cr_assert_eq(fw.profiler_creates, 1);
+	cr_assert_eq(fw.profiler_destroys, 0, "alone on the device, the profiler stays");
+	launch_in(b, 0, 2);
+	long gone = fake_event_find(FAKE_PROFILER_DESTROY, a, 0);
+	long made = fake_event_find(FAKE_PROFILER_CREATE, b, 0);
+	cr_assert_geq(gone, 0, "a's profiler disabled");
+	cr_assert_gt(made, gone, "before b's is enabled");
+	cr_assert_eq(fw.events[gone].ctx, a, "with a current, as CUPTI expects");
+	cr_assert_eq(fw.current, b, "and b current again after");
+	cr_assert_eq(fake_records("summary"), 2);
+	/* And back: a's next measurement takes the hardware from b. */
+	launch_in(a, 0, 3);
+	long b_gone = fake_event_find(FAKE_PROFILER_DESTROY, b, 0);
+	long a_again = fake_event_find(FAKE_PROFILER_CREATE, a, (size_t)made);
+	cr_assert_geq(b_gone, 0);
+	cr_assert_gt(a_again, b_gone);
+	cr_assert_eq(fake_records("summary"), 3);
+}
+
+Test(session, a_metric_set_change_releases_the_profiler_before_building_the_new_set)
+{
+	CUcontext a = fake_context(0);
+	launch_in(a, 0, 1);
+	struct inject_config c = fake_config();
+	c.metrics = "gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed";
+	inject_replay_configure(&c);
+	launch_in(a, 0, 2);
+	cr_assert_eq(fw.set_creates, 2);
+	long set = fake_event_find(FAKE_SET_CREATE, NULL, 1);
+	cr_assert_geq(set, 0);
+	cr_assert_str_eq(fw.events[set].metrics, c.metrics);
+	long gone = fake_event_find(FAKE_PROFILER_DESTROY, a, 0);
+	cr_assert_geq(gone, 0, "the old profiler disabled");
+	cr_assert_lt(gone, set, "before the new set is built (CUPTI refuses the query)");
+	long made = fake_event_find(FAKE_PROFILER_CREATE, a, (size_t)set);
+	cr_assert_gt(made, set, "a new profiler for the new set");
+	cr_assert_gt(fake_event_find(FAKE_MEASURE, a, (size_t)made), made, "measured with it");
+	cr_assert_eq(fw.profiler_creates, 2);
+	cr_assert_eq(fake_number(fake_record("run", 5), "metrics/sm__throughput.avg."
+				 "pct_of_peak_sustained_elapsed"), 1000);
+	/* Back to the first metrics: that set is kept, not built again, but the profiler
+	 * sized for the other one is replaced. */
+	struct inject_config first = fake_config();
+	inject_replay_configure(&first);
+	launch_in(a, 0, 3);
+	cr_assert_eq(fw.set_creates, 2);
+	cr_assert_eq(fw.profiler_creates, 3);
+	cr_assert_eq(fake_records("summary"), 3);
+}
+
+/* A process that takes the device's turn (the lock file device.c opened, from the fake
+ * UUID) and keeps it until told through the pipe. Returns its id; *tell is the pipe's end
+ * that lets it go. */
+static pid_t turn_holder(int *tell)
+{
+	int took[2], go[2];
+	cr_assert_eq(pipe(took), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* Only the test's ends: if the test dies, the read below sees the end of
+		 * the pipe and this process ends too. */
+		close(took[0]);
+		close(go[1]);
+		struct inject_devlock *l = NULL;
+		char err[256], c;
+		if (inject_devlock_open(fw.uuid, NULL, &l, err, sizeof(err)) ||
+		    inject_devlock_acquire(l, 5000))
+			_exit(3);
+		if (write(took[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
+		inject_devlock_release(l);
+		_exit(0);
+	}
+	close(took[1]);
+	close(go[0]);
+	char c;
+	cr_assert_eq(read(took[0], &c, 1), 1, "the other process took the turn");
+	close(took[0]);
+	*tell = go[1];
+	return pid;
+}
+
+static void let_holder_go(pid_t pid, int tell)
+{
+	cr_assert_eq(write(tell, "x", 1), 1);
+	close(tell);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid, "waitpid: %s", strerror(errno));
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder ended badly");
+}
+
+Test(session, let_go_releases_the_idle_profiler_only_when_another_process_holds_the_turn)
+{
+	CUcontext a = fake_context(0), b = fake_context(1);
+	launch_in(a, 0, 1);
+	fw.current = b; /* the application's thread is elsewhere */
+	inject_replay_let_go(0);
+	cr_assert_eq(fw.profiler_destroys, 0, "a ring of our own: the turn is not elsewhere");
+	int tell;
+	pid_t pid = turn_holder(&tell);
+	inject_replay_let_go(1);
+	cr_assert_eq(fw.profiler_destroys, 0, "another device's ring leaves this one");
+	inject_replay_let_go(0);
+	cr_assert_eq(fw.profiler_destroys, 1, "the other process holds the turn: let go");
+	long gone = fake_event_find(FAKE_PROFILER_DESTROY, a, 0);
+	cr_assert_eq(fw.events[gone].ctx, a, "disabled with its context current");
+	cr_assert_eq(fw.current, b, "the thread's context left as it was");
+	inject_replay_let_go(0);
+	cr_assert_eq(fw.profiler_destroys, 1, "nothing left to let go");
+	let_holder_go(pid, tell);
+	/* The next measurement enables a profiler again. */
+	launch_in(a, 0, 2);
+	cr_assert_eq(fw.profiler_creates, 2);
+	cr_assert_eq(fake_records("summary"), 2);
+}
+
+Test(session, a_contexts_destruction_releases_its_profiler)
+{
+	CUcontext a = fake_context(0), b = fake_context(1);
+	launch_in(a, 0, 1);
+	fw.current = b;
+	inject_replay_context_destroyed(a);
+	cr_assert_eq(fw.profiler_destroys, 1);
+	long gone = fake_event_find(FAKE_PROFILER_DESTROY, a, 0);
+	cr_assert_eq(fw.events[gone].ctx, a, "released with the dying context current");
+	cr_assert_eq(fw.current, b, "the application's current context left as it was");
+	/* Another context measures without touching the one released. */
+	launch_in(b, 0, 2);
+	cr_assert_eq(fw.profiler_destroys, 1);
+	/* A new context under the old handle starts afresh: verified again, new profiler. */
+	unsigned hashes = fw.hashes_outside;
+	launch_in(a, 0, 3);
+	cr_assert_eq(fw.hashes_outside, hashes + 1, "its kernel's save policy forgotten");
+	cr_assert_eq(fake_event_count(FAKE_PROFILER_CREATE, a), 2);
+	cr_assert_eq(fake_records("summary"), 3);
+}
+
+Test(session, a_context_never_measured_is_destroyed_without_a_profiler_call)
+{
+	inject_replay_context_destroyed(fake_context(3));
+	cr_assert_eq(fw.profiler_destroys, 0);
+	cr_assert_eq(fw.syncs, 0);
+}

@@ -132,9 +132,13 @@ static bool wait_out_busy(struct measurement *m, struct device_state *d, double 
 		return true;
 	}
 	bool peer = d->turns && inject_devlock_hardware_elsewhere(d->turns);
+	/* One warning per launch (doc/concurrency.md): the launch index tells them apart. */
+	char launch_id[32];
+	snprintf(launch_id, sizeof(launch_id), "launch %llu", (unsigned long long)m->launch.index);
 	struct inject_concerns about = { .kernel = m->kernel, .mangled = m->launch.mangled,
 					 INJECT_ON_DEVICE(m->device), .context = m->launch.context_id,
-					 .option = peer ? "--device-lock-timeout" : "--busy-timeout" };
+					 .option = peer ? "--device-lock-timeout" : "--busy-timeout",
+					 .detail = launch_id };
 	inject_report("device-busy", &about, false,
 		      "device %d (%s): the profiling hardware was held by %s for %.1f s "
 		      "(CUPTI_ERROR_HARDWARE_BUSY); launch %llu of %s is not measured, the "

@@ -118,8 +118,10 @@ static bool hardware_free(struct device_state *d, int device, const char *kernel
 		return true;
 	}
 	atomic_fetch_add(&turn_timeouts, 1);
+	char launch_id[32]; /* one warning per launch: the index tells them apart */
+	snprintf(launch_id, sizeof(launch_id), "launch %llu", (unsigned long long)index);
 	inject_report("device-busy", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel,
-						     .mangled = mangled,
+						     .mangled = mangled, .detail = launch_id,
 						     .option = "--device-lock-timeout"), false,
 		      "device %d (%s): another rangeprof process kept the profiling hardware for "
 		      "%.1f s without giving it back; launch %llu%s%s is not measured, the "

@@ -210,6 +210,21 @@ Test(measure, hardware_busy_past_busy_timeout_gives_one_device_busy_warning_and_
 	cr_assert_eq(fake_records("summary"), 0);
 }
 
+Test(measure, each_launch_given_up_for_a_busy_hardware_says_so_in_its_own_warning)
+{
+	struct inject_config c = fake_config();
+	c.busy_timeout_ms = 20;
+	configure(c);
+	fw.always_busy = true;
+	launch(0, 1);
+	launch(0, 2);
+	launch(0, 3);
+	cr_assert_eq(fake_messages("warning", "a profiler outside rangeprof"), 3,
+		     "one per launch of the same kernel, not once per kernel");
+	cr_assert_eq(fake_messages("warning", "launch 2 of"), 1);
+	cr_assert_eq(fake_records("run"), 0);
+}
+
 Test(measure, a_whole_graph_launch_timed_by_events_needs_no_profiler)
 {
 	struct collector_graph where = { .id = 3, .node = -1, .nodes = 4 };

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "collector/profiler.h"
+#include "common/error.h"
 #include "inject/device.h"
 #include "inject/measurement.h"
 #include "inject/session.h"
@@ -86,18 +87,21 @@ static void measure_with_checkpoint(struct measurement *m)
  * memory may then differ. */
 static void put_back(struct measurement *m, const struct mem_backup *b)
 {
-	CUresult cr = mem_restore(b, &m->save.reach, m->launch.stream);
+	char err[128]; /* the driver's error name */
+	int rc = mem_restore(b, &m->save.reach, m->launch.stream, err, sizeof(err));
 	CUresult sync = rp_api.cuCtxSynchronize();
-	if (cr == CUDA_SUCCESS)
-		cr = sync;
-	if (cr != CUDA_SUCCESS)
+	if (!rc && sync != CUDA_SUCCESS) {
+		snprintf(err, sizeof(err), "%s", collector_cu_error(sync));
+		rc = RP_ERR_SYNC;
+	}
+	if (rc)
 		inject_report("restore", INJECT_CONCERNS(.kernel = m->kernel,
 							 .mangled = m->launch.mangled,
 							 INJECT_ON_DEVICE(m->device),
 							 .call = "cuMemcpyAsync",
-							 .detail = collector_cu_error(cr)), true,
+							 .detail = err), true,
 			      "putting back the saved memory of %s: %s; the application's memory "
-			      "may differ", m->kernel, collector_cu_error(cr));
+			      "may differ", m->kernel, err);
 }
 
 /* Falls back to the full checkpoint for this launch, saying why once per kernel. */
@@ -136,9 +140,9 @@ struct measurement *inject_replay_enter(const struct inject_launch *l, const cha
 		measure_with_checkpoint(m);
 		goto done;
 	}
-	mem_reach_collect(&m->save.reach, l->function, l->kernel_params, l->extra);
+	int rc = mem_reach_collect(&m->save.reach, l->function, l->kernel_params, l->extra);
 	collector_cost_lap(&m->cost, COST_REACH, &m->lap);
-	if (m->save.reach.unknown[0]) {
+	if (rc) {
 		fall_back(m, m->save.reach.unknown);
 		goto done;
 	}

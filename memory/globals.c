@@ -67,7 +67,7 @@ static bool remember(const char *text, size_t len)
 	return true;
 }
 
-bool mem_globals_learn(const void *cubin, size_t size)
+int mem_globals_learn(const void *cubin, size_t size)
 {
 	const unsigned char *image = cubin;
 	const Elf64_Ehdr *eh = cubin;
@@ -77,13 +77,13 @@ bool mem_globals_learn(const void *cubin, size_t size)
 		  eh->e_shstrndx < eh->e_shnum;
 	if (!ok) {
 		atomic_fetch_add(&unreadable_cubins, 1);
-		return false;
+		return RP_ERR_FAILED;
 	}
 	const Elf64_Shdr *sh = (const Elf64_Shdr *)(image + eh->e_shoff);
 	const Elf64_Shdr *shstr = &sh[eh->e_shstrndx];
 	if (shstr->sh_offset > size || shstr->sh_size > size - shstr->sh_offset) {
 		atomic_fetch_add(&unreadable_cubins, 1);
-		return false;
+		return RP_ERR_FAILED;
 	}
 	const char *section_names = (const char *)image + shstr->sh_offset;
 	pthread_mutex_lock(&lock);
@@ -117,7 +117,7 @@ bool mem_globals_learn(const void *cubin, size_t size)
 	pthread_mutex_unlock(&lock);
 	if (!ok)
 		atomic_fetch_add(&unreadable_cubins, 1); /* a name is missing: globals unknown */
-	return ok;
+	return ok ? 0 : RP_ERR_NO_MEMORY;
 }
 
 static bool append(struct mem_range **ranges, size_t *count, size_t *capacity,
@@ -145,17 +145,18 @@ static CUresult library_global(CUdeviceptr *p, size_t *bytes, void *library, con
 	return rp_api.cuLibraryGetGlobal(p, bytes, (CUlibrary)library, name);
 }
 
-/* The module's globals, resolved by asking the driver for every name seen. The driver is
- * asked without the lock held: cuModuleGetGlobal may load a module (lazy loading), whose
- * CUPTI callback comes back into mem_globals_learn() on this very thread, and another
- * thread loading a module may hold the driver's own lock while its callback waits for
- * ours. Names are never freed, so their texts can be read after the lock is let go. */
-static bool globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *, void *,
-							const char *),
-		       struct mem_range **ranges, size_t *count, size_t *capacity)
+/* The module's globals, resolved by asking the driver for every name seen; 0, or a code
+ * as mem_globals_of_module says. The driver is asked without the lock held:
+ * cuModuleGetGlobal may load a module (lazy loading), whose CUPTI callback comes back into
+ * mem_globals_learn() on this very thread, and another thread loading a module may hold
+ * the driver's own lock while its callback waits for ours. Names are never freed, so
+ * their texts can be read after the lock is let go. */
+static int globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *, void *,
+						       const char *),
+		      struct mem_range **ranges, size_t *count, size_t *capacity)
 {
 	if (atomic_load(&unreadable_cubins))
-		return false;
+		return RP_ERR_FAILED;
 	pthread_mutex_lock(&lock);
 	struct module_globals *m = modules;
 	while (m && m->module != module)
@@ -165,7 +166,7 @@ static bool globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *,
 		for (size_t i = 0; ok && i < m->count; i++)
 			ok = append(ranges, count, capacity, m->ranges[i]);
 		pthread_mutex_unlock(&lock);
-		return ok;
+		return ok ? 0 : RP_ERR_NO_MEMORY;
 	}
 	size_t seen = name_count;
 	unsigned long generation = forgotten;
@@ -176,7 +177,7 @@ static bool globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *,
 			list[listed++] = n->text;
 	pthread_mutex_unlock(&lock);
 	if (!list)
-		return false;
+		return RP_ERR_NO_MEMORY;
 	struct mem_range *found = NULL;
 	size_t found_count = 0, found_capacity = 0;
 	bool ok = true;
@@ -192,7 +193,7 @@ static bool globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *,
 		ok = append(ranges, count, capacity, found[i]);
 	if (!ok) {
 		free(found);
-		return false;
+		return RP_ERR_NO_MEMORY;
 	}
 	/* Kept for the next launch unless a module was unloaded meanwhile (its handle may
 	 * now name another module). */
@@ -215,17 +216,17 @@ static bool globals_of(void *module, CUresult (*lookup)(CUdeviceptr *, size_t *,
 	}
 	pthread_mutex_unlock(&lock);
 	free(found);
-	return true;
+	return 0;
 }
 
-bool mem_globals_of_module(CUmodule module, struct mem_range **ranges, size_t *count,
-			   size_t *capacity)
+int mem_globals_of_module(CUmodule module, struct mem_range **ranges, size_t *count,
+			  size_t *capacity)
 {
 	return globals_of(module, module_global, ranges, count, capacity);
 }
 
-bool mem_globals_of_library(CUlibrary library, struct mem_range **ranges, size_t *count,
-			    size_t *capacity)
+int mem_globals_of_library(CUlibrary library, struct mem_range **ranges, size_t *count,
+			   size_t *capacity)
 {
 	return globals_of(library, library_global, ranges, count, capacity);
 }

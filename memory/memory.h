@@ -10,7 +10,9 @@
  *              that a kernel wrote nowhere else.
  * Calls the driver through collector/api; called by inject/ with the launch's context
  * current, one measured launch at a time (the callbacks feeding track.c and globals.c
- * come from any thread). */
+ * come from any thread). A function that can fail returns 0 or a code of common/error.h,
+ * with the message in the caller's buffer (reach.c: in the reach's unknown). Finding
+ * nothing (mem_ranges_find, mem_hashes_differ: -1) is an answer, not a failure. */
 #ifndef MEMORY_MEMORY_H
 #define MEMORY_MEMORY_H
 
@@ -18,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/error.h"
 
 struct mem_range {
 	CUdeviceptr base;
@@ -42,29 +46,34 @@ void mem_track_add(CUdeviceptr base, size_t size);
 void mem_track_remove(CUdeviceptr base);
 /* Every allocation overlapping [base, base + size) is gone (cuMemUnmap). */
 void mem_track_remove_range(CUdeviceptr base, size_t size);
-/* A sorted copy of the tracked allocations in *out (caller frees); the count, or 0 with
- * *out NULL when there are none or memory ran out. */
-size_t mem_track_snapshot(struct mem_range **out);
+/* A sorted copy of the tracked allocations: *out (caller frees; NULL when there are none)
+ * and their *count. 0, or RP_ERR_NO_MEMORY with *out NULL and *count 0, which a caller
+ * must not take for "nothing tracked": the reach and the hashes would then miss every
+ * allocation. */
+int mem_track_snapshot(struct mem_range **out, size_t *count);
 /* Bytes currently tracked. */
 size_t mem_track_bytes(void);
 
 /* ---- globals.c -------------------------------------------------------------------- */
 
 /* Reads the names of the module-scope variables (.nv.global sections) of a cubin the
- * driver has just loaded. Returns false when the image is not an ELF cubin it can read. */
-bool mem_globals_learn(const void *cubin, size_t size);
+ * driver has just loaded. 0; RP_ERR_FAILED when the image is not an ELF cubin it can read,
+ * RP_ERR_NO_MEMORY when a name could not be kept: either way the globals of every module
+ * are unknown from then on. */
+int mem_globals_learn(const void *cubin, size_t size);
 /* Appends the globals of a module, or of a library (CUDA 12's context-independent loading,
- * which the runtime uses), to *ranges (growing it); false when they cannot be found (some
- * loaded cubin could not be read). */
-bool mem_globals_of_module(CUmodule module, struct mem_range **ranges, size_t *count,
+ * which the runtime uses), to *ranges (growing it). 0; RP_ERR_FAILED when they cannot be
+ * known (some loaded cubin could not be read), RP_ERR_NO_MEMORY. */
+int mem_globals_of_module(CUmodule module, struct mem_range **ranges, size_t *count,
+			  size_t *capacity);
+int mem_globals_of_library(CUlibrary library, struct mem_range **ranges, size_t *count,
 			   size_t *capacity);
-bool mem_globals_of_library(CUlibrary library, struct mem_range **ranges, size_t *count,
-			    size_t *capacity);
 
 /* A module was unloaded: its handle may come back for another module, so the cached
  * globals of every module are looked up again. */
 void mem_globals_forget_modules(void);
-/* Whether a global of this name was seen in some cubin (for tests). */
+/* Whether a global of this name was seen in some cubin (for tests). A lookup: false is
+ * an answer. */
 bool mem_globals_known(const char *name);
 
 /* ---- reach.c ---------------------------------------------------------------------- */
@@ -81,8 +90,9 @@ struct mem_reach {
 };
 
 /* Collects the reach of a launch of f with the driver call's kernelParams or extra.
- * Needs the context synchronised (it reads small allocations). Returns 0; on a driver
- * failure or an incomplete set, unknown says why. */
+ * Needs the context synchronised (it reads small allocations). Returns 0 with the whole
+ * set, or a code (RP_ERR_NO_MEMORY, else RP_ERR_FAILED: a driver failure, or a set that
+ * cannot be bounded) with unknown saying why; the set must then not be used. */
 int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_params,
 		      void **extra);
 void mem_reach_finish(struct mem_reach *reach);
@@ -102,13 +112,15 @@ struct mem_backup {
 /* The most pinned host memory one saved copy may take (an eighth of physical memory; at
  * most two copies exist at a time). */
 size_t mem_backup_host_limit(void);
-/* Copies the ranges of reach into b (queued on stream, then synchronised). 0, or -1 with
- * err when neither device nor bounded host memory has room. */
+/* Copies the ranges of reach into b (queued on stream, then synchronised). 0, or with the
+ * message in err RP_ERR_NO_MEMORY when neither device memory nor bounded pinned host
+ * memory has room, RP_ERR_FAILED when a copy fails. */
 int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 	     char *err, size_t err_size);
-/* Queues the copies back into place on stream. */
-CUresult mem_restore(const struct mem_backup *b, const struct mem_reach *reach,
-		     CUstream stream);
+/* Queues the copies back into place on stream. 0, or RP_ERR_RESTORE with the driver's
+ * error name (CUDA_ERROR_...) in err, which the caller names to the user. */
+int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+		char *err, size_t err_size);
 /* Frees the backup's memory when it holds more than keep bytes. */
 void mem_backup_trim(struct mem_backup *b, size_t keep);
 
@@ -133,7 +145,7 @@ struct mem_hashes {
 	size_t bytes;                /* bytes hashed */
 };
 
-/* Loads the hash kernel into the current context. 0 or -1 with err. */
+/* Loads the hash kernel into the current context. 0, or RP_ERR_FAILED with err. */
 int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_size);
 /* Frees the sums buffer (allocated again at the next hash): a checkpoint taken without it
  * cannot be restored into it after it was grown (inject/graph_measure.c). */
@@ -141,11 +153,11 @@ void mem_verifier_drop_sums(struct mem_verifier *v);
 /* Frees the sums and unloads the hash kernel, in the current context (still valid: called
  * when the context is being destroyed). */
 void mem_verifier_finish(struct mem_verifier *v);
-/* Hashes all tracked memory outside reach's ranges, on stream, and waits. 0 or -1 with
- * err. */
+/* Hashes all tracked memory outside reach's ranges, on stream, and waits. 0, or with err
+ * RP_ERR_NO_MEMORY (host memory), RP_ERR_FAILED (the driver). */
 int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUstream stream,
 		     struct mem_hashes *out, char *err, size_t err_size);
-/* Hashes the same segments as before again into after. 0 or -1 with err. */
+/* Hashes the same segments as before again into after. 0, or a code as above with err. */
 int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUstream stream,
 		   struct mem_hashes *after, char *err, size_t err_size);
 /* Index of the first segment whose hash differs, or -1 when none does. */

@@ -6,8 +6,8 @@
  * way. Memory mapped with cuMemMap is taken
  * as the contiguously mapped run of its reservation around the pointer, since a tensor in
  * an expandable segment can span several mappings. What cannot be bounded this way makes
- * the set unknown, and the caller falls back to the full checkpoint.
- * Calls the driver through collector/api. */
+ * the set unknown: mem_reach_collect returns a code with the reason in unknown, and the
+ * caller falls back to the full checkpoint. Calls the driver through collector/api. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +22,7 @@
 /* A run of cuMemMap mappings larger than this is not taken whole. */
 #define REACH_MAPPED_RUN_MAX ((size_t)8 << 30)
 
+/* 1 when added, 0 when already there, RP_ERR_NO_MEMORY (unknown says so). */
 static int add_range(struct mem_reach *r, CUdeviceptr base, size_t size)
 {
 	for (size_t i = 0; i < r->count; i++)
@@ -32,7 +33,7 @@ static int add_range(struct mem_reach *r, CUdeviceptr base, size_t size)
 		struct mem_range *grown = realloc(r->ranges, capacity * sizeof(*grown));
 		if (!grown) {
 			snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
-			return -1;
+			return RP_ERR_NO_MEMORY;
 		}
 		r->ranges = grown;
 		r->capacity = capacity;
@@ -41,7 +42,8 @@ static int add_range(struct mem_reach *r, CUdeviceptr base, size_t size)
 	return 1;
 }
 
-/* The contiguously mapped run around p inside the reservation [start, start + size). */
+/* The contiguously mapped run around p inside the reservation [start, start + size): 0, or
+ * RP_ERR_FAILED with unknown saying why. */
 static int mapped_run(struct mem_reach *r, CUdeviceptr p, CUdeviceptr start, size_t size,
 		      CUdeviceptr *run_base, size_t *run_size)
 {
@@ -50,7 +52,7 @@ static int mapped_run(struct mem_reach *r, CUdeviceptr p, CUdeviceptr start, siz
 	if (rp_api.cuMemGetAddressRange(&base, &bytes, p) != CUDA_SUCCESS) {
 		snprintf(r->unknown, sizeof(r->unknown), "pointer %#llx into cuMemMap memory "
 			 "without a mapping", (unsigned long long)p);
-		return -1;
+		return RP_ERR_FAILED;
 	}
 	CUdeviceptr lo = base, hi = base + bytes;
 	while (lo > start && rp_api.cuMemGetAddressRange(&next, &bytes, lo - 1) == CUDA_SUCCESS &&
@@ -64,7 +66,7 @@ static int mapped_run(struct mem_reach *r, CUdeviceptr p, CUdeviceptr start, siz
 		snprintf(r->unknown, sizeof(r->unknown), "pointer %#llx into a run of cuMemMap "
 			 "mappings larger than %zu GiB (an expandable segment)",
 			 (unsigned long long)p, REACH_MAPPED_RUN_MAX >> 30);
-		return -1;
+		return RP_ERR_FAILED;
 	}
 	*run_base = lo;
 	*run_size = hi - lo;
@@ -80,7 +82,7 @@ static bool inside_known(CUdeviceptr base, size_t size, const struct mem_range *
 }
 
 /* Adds the allocation word points into, if it is a pointer: 1 when added, 0 when not a
- * pointer or already there, -1 when the set became unknown. A word counts only when it
+ * pointer or already there, a code when the set became unknown. A word counts only when it
  * points into memory the application allocated, mapped or registered through the driver
  * (known: every such call is tracked, track.c). Other words are data: stack garbage in an
  * unused field of a parameter struct (PyTorch's TensorInfo) can point into memory of
@@ -116,17 +118,18 @@ static int add_pointer(struct mem_reach *r, uint64_t word, const struct mem_rang
 	 * cuMemMap reservation; for ordinary allocations they agree. */
 	if (rp_api.cuMemGetAddressRange(&base, &bytes, (CUdeviceptr)word) == CUDA_SUCCESS &&
 	    (base != start || bytes != size)) {
-		if (mapped_run(r, (CUdeviceptr)word, start, size, &start, &size))
-			return -1;
+		int rc = mapped_run(r, (CUdeviceptr)word, start, size, &start, &size);
+		if (rc)
+			return rc;
 	}
 	return add_range(r, start, size);
 }
 
-/* Adds what the 8-byte words of bytes point to. Only words inside one of the known
- * (sorted tracked) allocations are asked about: data words far outnumber pointers, and
- * each would otherwise cost a driver query. What one cuPointerGetAttributes call costs is
- * not recorded: bench/reach_probe.cu times it, but its output was not kept
- * (doc/measurements.md, "Held memory, save and reach"). */
+/* Adds what the 8-byte words of bytes point to: 0, or the code that made the set
+ * unknown. Only words inside one of the known (sorted tracked) allocations are asked
+ * about: data words far outnumber pointers, and each would otherwise cost a driver query.
+ * What one cuPointerGetAttributes call costs is not recorded: bench/reach_probe.cu times
+ * it, but its output was not kept (doc/measurements.md, "Held memory, save and reach"). */
 static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t size,
 		      const struct mem_range *known, size_t known_count)
 {
@@ -138,13 +141,15 @@ static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t si
 		memcpy(&word, bytes + off, 8);
 		if (word < lowest || word >= highest)
 			continue;
-		if (add_pointer(r, word, known, known_count) < 0)
-			return -1;
+		int rc = add_pointer(r, word, known, known_count);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
 
-/* Offset and size of parameter i of f: 0, 1 past the last parameter, -1 on failure.
+/* Offset and size of parameter i of f: 0, 1 past the last parameter, RP_ERR_FAILED with
+ * the driver's result in *error.
  * The runtime launches CUkernel handles (CUDA 12 library loading) through cuLaunchKernel,
  * and cuFuncGetParamInfo calls those invalid: *kernel_handle then switches to
  * cuKernelGetParamInfo. */
@@ -161,19 +166,21 @@ static int parameter_info(CUfunction f, size_t i, size_t *offset, size_t *size,
 	if (cr == CUDA_ERROR_INVALID_VALUE)
 		return 1;
 	*error = cr;
-	return cr == CUDA_SUCCESS ? 0 : -1;
+	return cr == CUDA_SUCCESS ? 0 : RP_ERR_FAILED;
 }
 
-/* The parameter buffer as the kernel sees it, from kernelParams or extra. Runs on the
- * application's thread inside its launch call: nothing large on the stack. */
-static unsigned char *parameter_buffer(struct mem_reach *r, CUfunction f, void **kernel_params,
-				       void **extra, size_t *size_out)
+/* The parameter buffer as the kernel sees it, from kernelParams or extra, in *out (caller
+ * frees) and its size: 0, or a code with unknown saying why. Runs on the application's
+ * thread inside its launch call: nothing large on the stack. */
+static int parameter_buffer(struct mem_reach *r, CUfunction f, void **kernel_params,
+			    void **extra, unsigned char **out, size_t *size_out)
 {
 	/* The driver accepts at most 32764 bytes of parameters, hence this many. */
 	enum { MAX_PARAMETERS = 32764 };
 	size_t *offsets = NULL, *sizes = NULL, count = 0, capacity = 0, total = 0;
 	unsigned char *buffer = NULL;
 	bool kernel_handle = false;
+	int rc = RP_ERR_FAILED;
 	for (;; count++) {
 		if (count == capacity) {
 			capacity = capacity ? 2 * capacity : 64;
@@ -186,15 +193,16 @@ static unsigned char *parameter_buffer(struct mem_reach *r, CUfunction f, void *
 			if (!o || !z || count > MAX_PARAMETERS) {
 				snprintf(r->unknown, sizeof(r->unknown), !o || !z ?
 					 "out of host memory" : "more parameters than CUDA allows");
+				rc = !o || !z ? RP_ERR_NO_MEMORY : RP_ERR_FAILED;
 				goto fail;
 			}
 		}
 		CUresult error = CUDA_SUCCESS;
-		int rc = parameter_info(f, count, &offsets[count], &sizes[count], &kernel_handle,
-					&error);
-		if (rc > 0)
+		int info = parameter_info(f, count, &offsets[count], &sizes[count], &kernel_handle,
+					  &error);
+		if (info > 0)
 			break;
-		if (rc < 0) {
+		if (info < 0) {
 			snprintf(r->unknown, sizeof(r->unknown), "the kernel's parameter layout: %s",
 				 collector_cu_error(error));
 			goto fail;
@@ -205,6 +213,7 @@ static unsigned char *parameter_buffer(struct mem_reach *r, CUfunction f, void *
 	buffer = calloc(1, total + 8);
 	if (!buffer) {
 		snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
+		rc = RP_ERR_NO_MEMORY;
 		goto fail;
 	}
 	if (kernel_params) {
@@ -235,51 +244,53 @@ static unsigned char *parameter_buffer(struct mem_reach *r, CUfunction f, void *
 	}
 	free(offsets);
 	free(sizes);
+	*out = buffer;
 	*size_out = total;
-	return buffer;
+	return 0;
 fail:
 	free(buffer);
 	free(offsets);
 	free(sizes);
-	return NULL;
+	return rc;
 }
 
 int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, void **extra)
 {
 	memset(r, 0, sizeof(*r));
 	size_t size = 0;
-	unsigned char *params = parameter_buffer(r, f, kernel_params, extra, &size);
-	if (!params)
-		return 0;
+	unsigned char *params = NULL;
+	int rc = parameter_buffer(r, f, kernel_params, extra, &params, &size);
+	if (rc)
+		return rc;
 	struct mem_range *known = NULL;
-	size_t known_count = mem_track_snapshot(&known);
-	known_count = mem_ranges_normalize(known, known_count);
-	int rc = scan_words(r, params, size, known, known_count);
-	free(params);
-	if (rc) {
-		free(known);
-		return 0;
+	size_t known_count = 0;
+	if ((rc = mem_track_snapshot(&known, &known_count)) != 0) {
+		free(params);
+		snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
+		return rc;
 	}
+	known_count = mem_ranges_normalize(known, known_count);
+	rc = scan_words(r, params, size, known, known_count);
+	free(params);
+	if (rc)
+		goto out;
 	CUmodule module;
 	CUlibrary library;
-	bool globals_known;
 	CUresult cr = rp_api.cuFuncGetModule(&module, f);
 	if (cr == CUDA_SUCCESS) {
-		globals_known = mem_globals_of_module(module, &r->ranges, &r->count, &r->capacity);
+		rc = mem_globals_of_module(module, &r->ranges, &r->count, &r->capacity);
 	} else if ((cr = rp_api.cuKernelGetLibrary(&library, (CUkernel)f)) == CUDA_SUCCESS) {
-		globals_known = mem_globals_of_library(library, &r->ranges, &r->count,
-						       &r->capacity);
+		rc = mem_globals_of_library(library, &r->ranges, &r->count, &r->capacity);
 	} else {
 		snprintf(r->unknown, sizeof(r->unknown), "neither cuFuncGetModule nor "
 			 "cuKernelGetLibrary knows the kernel: %s", collector_cu_error(cr));
-		free(known);
-		return 0;
+		rc = RP_ERR_FAILED;
+		goto out;
 	}
-	if (!globals_known) {
+	if (rc) {
 		snprintf(r->unknown, sizeof(r->unknown), "the module's __device__ variables "
 			 "are unknown (a loaded cubin could not be read)");
-		free(known);
-		return 0;
+		goto out;
 	}
 	/* One level further: pointers stored in the allocations the parameters point into,
 	 * and in the module's globals (a __device__ pointer set with cudaMemcpyToSymbol). */
@@ -293,11 +304,13 @@ int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, v
 		if (r->scanned_bytes + bytes > REACH_SCAN_BUDGET) {
 			snprintf(r->unknown, sizeof(r->unknown), "more than %zu MiB of small "
 				 "allocations to read for pointers", REACH_SCAN_BUDGET >> 20);
+			rc = RP_ERR_FAILED;
 			break;
 		}
 		unsigned char *grown = realloc(copy, bytes);
 		if (!grown) {
 			snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
+			rc = RP_ERR_NO_MEMORY;
 			break;
 		}
 		copy = grown;
@@ -305,16 +318,18 @@ int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, v
 		if (cr != CUDA_SUCCESS) {
 			snprintf(r->unknown, sizeof(r->unknown), "reading %zu bytes at %#llx: %s",
 				 bytes, (unsigned long long)r->ranges[i].base, collector_cu_error(cr));
+			rc = RP_ERR_FAILED;
 			break;
 		}
 		r->scanned_bytes += bytes;
-		if (scan_words(r, copy, bytes, known, known_count))
+		if ((rc = scan_words(r, copy, bytes, known, known_count)) != 0)
 			break;
 	}
 	free(copy);
+out:
 	free(known);
-	if (r->unknown[0])
-		return 0;
+	if (rc)
+		return rc;
 	r->count = mem_ranges_normalize(r->ranges, r->count);
 	for (size_t i = 0; i < r->count; i++)
 		r->bytes += r->ranges[i].size;

@@ -34,7 +34,8 @@ static void release(struct mem_backup *b)
 	b->host_size = 0;
 }
 
-/* Room for bytes: the device buffer grown, else pinned host memory under the bound. */
+/* Room for bytes: the device buffer grown, else pinned host memory under the bound. 0, or
+ * RP_ERR_NO_MEMORY with err. */
 static int reserve(struct mem_backup *b, size_t bytes, char *err, size_t err_size)
 {
 	if (b->device && b->device_size >= bytes) {
@@ -57,14 +58,14 @@ static int reserve(struct mem_backup *b, size_t bytes, char *err, size_t err_siz
 		snprintf(err, err_size, "%zu MiB to save: no room on the device and more than "
 			 "the %zu MiB of host memory rangeprof allows itself", bytes >> 20,
 			 limit >> 20);
-		return -1;
+		return RP_ERR_NO_MEMORY;
 	}
 	CUresult cr = rp_api.cuMemHostAlloc(&b->host, bytes, 0);
 	if (cr != CUDA_SUCCESS) {
 		b->host = NULL;
 		snprintf(err, err_size, "%zu MiB to save: no room on the device, and pinned host "
 			 "memory: %s", bytes >> 20, collector_cu_error(cr));
-		return -1;
+		return RP_ERR_NO_MEMORY;
 	}
 	b->host_size = bytes;
 	b->on_host = true;
@@ -79,8 +80,9 @@ static CUdeviceptr slot(const struct mem_backup *b, size_t offset)
 int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 	     char *err, size_t err_size)
 {
-	if (reserve(b, reach->bytes ? reach->bytes : 1, err, err_size))
-		return -1;
+	int rc = reserve(b, reach->bytes ? reach->bytes : 1, err, err_size);
+	if (rc)
+		return rc;
 	size_t offset = 0;
 	for (size_t i = 0; i < reach->count; i++) {
 		CUresult cr = rp_api.cuMemcpyAsync(slot(b, offset), reach->ranges[i].base,
@@ -88,29 +90,32 @@ int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream strea
 		if (cr != CUDA_SUCCESS) {
 			snprintf(err, err_size, "saving %zu bytes at %#llx: %s", reach->ranges[i].size,
 				 (unsigned long long)reach->ranges[i].base, collector_cu_error(cr));
-			return -1;
+			return RP_ERR_FAILED;
 		}
 		offset += reach->ranges[i].size;
 	}
 	CUresult cr = rp_api.cuStreamSynchronize(stream);
 	if (cr != CUDA_SUCCESS) {
 		snprintf(err, err_size, "saving: %s", collector_cu_error(cr));
-		return -1;
+		return RP_ERR_FAILED;
 	}
 	return 0;
 }
 
-CUresult mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream)
+int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+		char *err, size_t err_size)
 {
 	size_t offset = 0;
 	for (size_t i = 0; i < reach->count; i++) {
 		CUresult cr = rp_api.cuMemcpyAsync(reach->ranges[i].base, slot(b, offset),
 						   reach->ranges[i].size, stream);
-		if (cr != CUDA_SUCCESS)
-			return cr;
+		if (cr != CUDA_SUCCESS) {
+			snprintf(err, err_size, "%s", collector_cu_error(cr));
+			return RP_ERR_RESTORE;
+		}
 		offset += reach->ranges[i].size;
 	}
-	return CUDA_SUCCESS;
+	return 0;
 }
 
 void mem_backup_trim(struct mem_backup *b, size_t keep)

@@ -1,7 +1,8 @@
 /* memory/track.c - the allocations of the process, as the driver reports them (inject/
  * forwards the allocation callbacks), and the range helpers the module shares. A sorted
  * array under a lock: allocations are rare next to launches (caching allocators keep
- * their memory), and a measured launch takes one snapshot. libc only. */
+ * their memory), and a measured launch takes one snapshot. libc only (and the codes of
+ * common/error.h). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,17 +147,17 @@ void mem_track_remove_range(CUdeviceptr base, size_t size)
 	pthread_mutex_unlock(&lock);
 }
 
-size_t mem_track_snapshot(struct mem_range **out)
+int mem_track_snapshot(struct mem_range **out, size_t *count)
 {
 	pthread_mutex_lock(&lock);
 	size_t n = allocation_count;
 	*out = n ? malloc(n * sizeof(**out)) : NULL;
+	int rc = n && !*out ? RP_ERR_NO_MEMORY : 0;
 	if (*out)
 		memcpy(*out, allocations, n * sizeof(**out));
-	else
-		n = 0;
+	*count = rc ? 0 : n;
 	pthread_mutex_unlock(&lock);
-	return n;
+	return rc;
 }
 
 size_t mem_track_bytes(void)

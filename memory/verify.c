@@ -92,7 +92,7 @@ int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_
 	    (r = rp_api.cuModuleGetFunction(&v->kernel, v->module, "rangeprof_hash")) !=
 		    CUDA_SUCCESS) {
 		snprintf(err, err_size, "memory hash kernel: %s", collector_cu_error(r));
-		return -1;
+		return RP_ERR_FAILED;
 	}
 	v->blocks = (unsigned)(sms > 0 ? 4 * sms : 512);
 	v->device = device;
@@ -184,6 +184,7 @@ static enum segment_kind classify(struct mem_range *seg, const struct mem_verifi
 	return SEGMENT_DEVICE;
 }
 
+/* The sums of h's segments: 0, or RP_ERR_FAILED with the driver's error in err. */
 static int hash_segments(struct mem_verifier *v, struct mem_hashes *h, CUstream stream,
 			 char *err, size_t err_size)
 {
@@ -228,7 +229,7 @@ static int hash_segments(struct mem_verifier *v, struct mem_hashes *h, CUstream 
 	return 0;
 fail:
 	snprintf(err, err_size, "hashing device memory: %s", collector_cu_error(r));
-	return -1;
+	return RP_ERR_FAILED;
 }
 
 int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUstream stream,
@@ -236,7 +237,12 @@ int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUst
 {
 	memset(out, 0, sizeof(*out));
 	struct mem_range *all = NULL;
-	size_t n = mem_track_snapshot(&all);
+	size_t n = 0;
+	int rc = mem_track_snapshot(&all, &n);
+	if (rc) {
+		snprintf(err, err_size, "out of host memory");
+		return rc;
+	}
 	n = mem_ranges_normalize(all, n);
 	/* Each reach range can split one allocation in two. */
 	out->segments = malloc((n + reach->count + 1) * sizeof(*out->segments));
@@ -245,7 +251,7 @@ int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUst
 		free(all);
 		mem_hashes_finish(out);
 		snprintf(err, err_size, "out of host memory");
-		return -1;
+		return RP_ERR_NO_MEMORY;
 	}
 	out->count = mem_ranges_subtract(all, n, reach->ranges, reach->count, out->segments);
 	free(all);
@@ -253,18 +259,16 @@ int mem_hash_outside(struct mem_verifier *v, const struct mem_reach *reach, CUst
 	if (!out->kinds) {
 		mem_hashes_finish(out);
 		snprintf(err, err_size, "out of host memory");
-		return -1;
+		return RP_ERR_NO_MEMORY;
 	}
 	for (size_t i = 0; i < out->count; i++) {
 		out->kinds[i] = (unsigned char)classify(&out->segments[i], v);
 		if (out->kinds[i] == SEGMENT_DEVICE || out->kinds[i] == SEGMENT_HOST)
 			out->bytes += out->segments[i].size;
 	}
-	if (hash_segments(v, out, stream, err, err_size)) {
+	if ((rc = hash_segments(v, out, stream, err, err_size)) != 0)
 		mem_hashes_finish(out);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUstream stream,
@@ -277,7 +281,7 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 	if (!after->segments || !after->sums || !after->kinds) {
 		mem_hashes_finish(after);
 		snprintf(err, err_size, "out of host memory");
-		return -1;
+		return RP_ERR_NO_MEMORY;
 	}
 	memcpy(after->segments, before->segments, before->count * sizeof(*after->segments));
 	/* Another thread may have freed memory since: ask again before touching it. */
@@ -287,11 +291,10 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 			(unsigned char)classify(&after->segments[i], v) : before->kinds[i];
 	after->count = before->count;
 	after->bytes = before->bytes;
-	if (hash_segments(v, after, stream, err, err_size)) {
+	int rc = hash_segments(v, after, stream, err, err_size);
+	if (rc)
 		mem_hashes_finish(after);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 long mem_hashes_differ(const struct mem_hashes *before, const struct mem_hashes *after)

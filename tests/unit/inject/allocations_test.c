@@ -17,7 +17,8 @@ static CUpti_CallbackData call(const void *params, CUresult *result)
 static size_t tracked(CUdeviceptr base, size_t *size)
 {
 	struct mem_range *r = NULL;
-	size_t n = mem_track_snapshot(&r), found = 0;
+	size_t n = 0, found = 0;
+	cr_assert_eq(mem_track_snapshot(&r, &n), 0);
 	for (size_t i = 0; i < n; i++)
 		if (r[i].base == base) {
 			found++;

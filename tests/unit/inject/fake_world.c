@@ -410,12 +410,12 @@ int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_param
 	fw.reach_collects++;
 	if (fw.reach_unknown) {
 		snprintf(reach->unknown, sizeof(reach->unknown), "%s", fw.reach_unknown);
-		return 0;
+		return RP_ERR_FAILED;
 	}
 	reach->ranges = malloc(sizeof(*reach->ranges));
 	if (!reach->ranges) {
 		snprintf(reach->unknown, sizeof(reach->unknown), "out of host memory");
-		return 0;
+		return RP_ERR_NO_MEMORY;
 	}
 	reach->ranges[0] = (struct mem_range){ 0x7000, 256 };
 	reach->count = reach->capacity = 1;
@@ -446,16 +446,16 @@ int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream strea
 	return 0;
 }
 
-CUresult mem_restore(const struct mem_backup *b, const struct mem_reach *reach,
-		     CUstream stream)
+int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+		char *err, size_t err_size)
 {
-	(void)reach, (void)stream;
+	(void)reach, (void)stream, (void)err, (void)err_size;
 	struct context_state *c = current_state();
 	if (c && b == &c->inputs)
 		fw.restores_inputs++;
 	else if (c && b == &c->result)
 		fw.restores_result++;
-	return CUDA_SUCCESS;
+	return 0;
 }
 
 void mem_backup_trim(struct mem_backup *b, size_t keep)
@@ -491,7 +491,7 @@ static int one_segment(struct mem_hashes *out, char *err, size_t err_size)
 	if (!out->segments || !out->kinds || !out->sums) {
 		mem_hashes_finish(out);
 		snprintf(err, err_size, "out of host memory");
-		return -1;
+		return RP_ERR_NO_MEMORY;
 	}
 	out->segments[0] = (struct mem_range){ 0x9000, 4096 };
 	out->kinds[0] = 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collector/api.h"
+#include "common/error.h"
 #include "memory/memory.h"
 
 static unsigned char *read_cubin(size_t *size)
@@ -31,7 +32,7 @@ Test(globals, learns_device_variables_and_nothing_else)
 {
 	size_t size;
 	unsigned char *image = read_cubin(&size);
-	cr_assert(mem_globals_learn(image, size));
+	cr_assert_eq(mem_globals_learn(image, size), 0);
 	cr_assert(mem_globals_known("g_counter"));
 	cr_assert(mem_globals_known("g_table"));
 	cr_assert(mem_globals_known("s_hidden"));
@@ -46,16 +47,17 @@ Test(globals, refuses_what_is_not_a_cubin_without_crashing)
 {
 	size_t size;
 	unsigned char *image = read_cubin(&size);
-	cr_assert_not(mem_globals_learn(NULL, 0));
-	cr_assert_not(mem_globals_learn("not an ELF image at all", 23));
-	cr_assert_not(mem_globals_learn(image, 16), "truncated before the header ends");
+	cr_assert_eq(mem_globals_learn(NULL, 0), RP_ERR_FAILED);
+	cr_assert_eq(mem_globals_learn("not an ELF image at all", 23), RP_ERR_FAILED);
+	cr_assert_eq(mem_globals_learn(image, 16), RP_ERR_FAILED,
+		     "truncated before the header ends");
 	/* Every shorter prefix, and section offsets pointing past the end: no crash. */
 	for (size_t cut = 64; cut < size; cut += 97)
 		mem_globals_learn(image, cut);
 	unsigned char *bad = malloc(size);
 	memcpy(bad, image, size);
 	memset(bad + 0x28, 0xff, 8);    /* e_shoff far outside the image */
-	cr_assert_not(mem_globals_learn(bad, size));
+	cr_assert_eq(mem_globals_learn(bad, size), RP_ERR_FAILED);
 	free(bad);
 	free(image);
 }
@@ -97,6 +99,26 @@ static unsigned char *tiny_cubin(const char *name, size_t *size)
 	return image;
 }
 
+/* After a cubin it could not read, no module's globals are known: the reach that asks for
+ * them fails (and the launch falls back to the full checkpoint) rather than leave out a
+ * global that cubin may have held. */
+Test(globals, after_an_unreadable_cubin_every_modules_globals_are_unknown)
+{
+	size_t size;
+	unsigned char *image = tiny_cubin("g_before", &size);
+	cr_assert_eq(mem_globals_learn(image, size), 0);
+	free(image);
+	struct mem_range *ranges = NULL;
+	size_t count = 0, capacity = 0;
+	cr_assert_eq(mem_globals_learn("not an ELF image at all", 23), RP_ERR_FAILED);
+	cr_assert_eq(mem_globals_of_module((CUmodule)(uintptr_t)0x1234, &ranges, &count,
+					   &capacity), RP_ERR_FAILED);
+	cr_assert_eq(mem_globals_of_library((CUlibrary)(uintptr_t)0x5678, &ranges, &count,
+					    &capacity), RP_ERR_FAILED);
+	cr_assert_eq(count, 0);
+	free(ranges);
+}
+
 /* A long mangled name (a template's static member) is a global all the same: left out,
  * it would never be saved and its replays' writes would reach the application. */
 Test(globals, learns_names_of_any_length)
@@ -107,11 +129,11 @@ Test(globals, learns_names_of_any_length)
 	memcpy(name, "_ZN4long", 8);
 	size_t size;
 	unsigned char *image = tiny_cubin("g_short_one", &size);
-	cr_assert(mem_globals_learn(image, size));
+	cr_assert_eq(mem_globals_learn(image, size), 0);
 	cr_assert(mem_globals_known("g_short_one"), "the synthetic image is read");
 	free(image);
 	image = tiny_cubin(name, &size);
-	cr_assert(mem_globals_learn(image, size));
+	cr_assert_eq(mem_globals_learn(image, size), 0);
 	cr_assert(mem_globals_known(name));
 	free(image);
 }
@@ -139,19 +161,19 @@ Test(globals, a_module_loaded_while_globals_are_resolved_does_not_deadlock, .tim
 {
 	size_t size;
 	unsigned char *image = tiny_cubin("g_lazy", &size);
-	cr_assert(mem_globals_learn(image, size));
+	cr_assert_eq(mem_globals_learn(image, size), 0);
 	free(image);
 	rp_api.cuModuleGetGlobal = lazy_get_global;
 	struct mem_range *ranges = NULL;
 	size_t count = 0, capacity = 0;
 	CUmodule module = (CUmodule)(uintptr_t)0x1234;
-	cr_assert(mem_globals_of_module(module, &ranges, &count, &capacity));
+	cr_assert_eq(mem_globals_of_module(module, &ranges, &count, &capacity), 0);
 	cr_assert_eq(count, 1);
 	cr_assert_eq(ranges[0].base, 0x7f0000001000);
 	cr_assert_eq(ranges[0].size, 64);
 	cr_assert(mem_globals_known("g_loaded_meanwhile"));
 	/* A name learned meanwhile: asked again, and the global is still there. */
-	cr_assert(mem_globals_of_module(module, &ranges, &count, &capacity));
+	cr_assert_eq(mem_globals_of_module(module, &ranges, &count, &capacity), 0);
 	cr_assert_eq(count, 2);
 	cr_assert_eq(ranges[1].base, 0x7f0000001000);
 	free(ranges);

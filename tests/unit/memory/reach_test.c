@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collector/api.h"
+#include "common/error.h"
 #include "memory/memory.h"
 
 struct fake_allocation {
@@ -99,7 +100,8 @@ static CUdeviceptr allocation(void *memory, size_t size, unsigned type, bool tra
 static void collect(struct mem_reach *reach)
 {
 	void *kernel_params[4] = { &params[0], &params[1], &params[2], &params[3] };
-	mem_reach_collect(reach, (CUfunction)(uintptr_t)0x5678, kernel_params, NULL);
+	cr_assert_eq(mem_reach_collect(reach, (CUfunction)(uintptr_t)0x5678, kernel_params, NULL),
+		     0, "reach unknown: %s", reach->unknown);
 	cr_assert_eq(reach->unknown[0], '\0', "reach unknown: %s", reach->unknown);
 }
 
@@ -185,4 +187,35 @@ Test(reach, follows_pointers_stored_in_small_allocations, .init = stand_ins)
 	mem_track_remove(l);
 	mem_track_remove(pa);
 	mem_track_remove(pb);
+}
+
+static CUresult no_module(CUmodule *m, CUfunction f)
+{
+	(void)m, (void)f;
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult no_library(CUlibrary *l, CUkernel k)
+{
+	(void)l, (void)k;
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* A reach that cannot be known fails with a code and the reason in unknown: the caller
+ * decides on the code (it falls back to the full checkpoint) and says the reason. */
+Test(reach, a_reach_that_cannot_be_known_fails_with_the_reason_in_unknown, .init = stand_ins)
+{
+	struct mem_reach reach;
+	cr_assert_eq(mem_reach_collect(&reach, (CUfunction)(uintptr_t)0x5678, NULL, NULL),
+		     RP_ERR_FAILED);
+	cr_assert_str_eq(reach.unknown, "launch without its parameters");
+	mem_reach_finish(&reach);
+	rp_api.cuFuncGetModule = no_module;
+	rp_api.cuKernelGetLibrary = no_library;
+	void *kernel_params[4] = { &params[0], &params[1], &params[2], &params[3] };
+	cr_assert_eq(mem_reach_collect(&reach, (CUfunction)(uintptr_t)0x5678, kernel_params, NULL),
+		     RP_ERR_FAILED);
+	cr_assert(strstr(reach.unknown, "neither cuFuncGetModule nor cuKernelGetLibrary"), "%s",
+		  reach.unknown);
+	mem_reach_finish(&reach);
 }

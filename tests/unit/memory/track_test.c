@@ -1,10 +1,21 @@
 /* tests/unit/memory/track_test.c - the allocation list and range arithmetic that decide
- * what a measured launch saves and what verification hashes (memory/track.c). */
+ * what a measured launch saves and what verification hashes (memory/track.c). Linked with
+ * -Wl,--wrap=malloc (tests/meson.build), so that a snapshot can meet a failing malloc. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/error.h"
 #include "memory/memory.h"
+
+/* malloc of this test and of track.c, failing while malloc_fails is set. */
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+static bool malloc_fails;
+void *__wrap_malloc(size_t size)
+{
+	return malloc_fails ? NULL : __real_malloc(size);
+}
 
 /* "base+size base+size ..." of r[0..n), in hex. */
 static void format_ranges(const struct mem_range *r, size_t n, char *buf, size_t size)
@@ -63,14 +74,17 @@ Test(ranges, subtract_leaves_exactly_what_is_outside)
 
 static size_t snapshot(struct mem_range **out)
 {
-	size_t n = mem_track_snapshot(out);
+	size_t n = 0;
+	cr_assert_eq(mem_track_snapshot(out, &n), 0);
 	return mem_ranges_normalize(*out, n);
 }
 
 Test(track, follows_allocations_frees_and_unmaps)
 {
 	struct mem_range *s = NULL;
-	cr_assert_eq(mem_track_snapshot(&s), 0);
+	size_t none = 1;
+	cr_assert_eq(mem_track_snapshot(&s, &none), 0, "nothing tracked is no failure");
+	cr_assert_eq(none, 0);
 	cr_assert_null(s);
 	mem_track_add(0x30000, 0x1000);
 	mem_track_add(0x10000, 0x2000);
@@ -102,9 +116,28 @@ Test(track, keeps_thousands_sorted)
 	for (unsigned i = 0; i < 5000; i++)
 		mem_track_add(0x100000000ull + (CUdeviceptr)((i * 7919u) % 5000u) * 0x1000, 0x800);
 	struct mem_range *s = NULL;
-	size_t n = mem_track_snapshot(&s);
+	size_t n = 0;
+	cr_assert_eq(mem_track_snapshot(&s, &n), 0);
 	cr_assert_eq(n, 5000);
 	for (size_t i = 1; i < n; i++)
 		cr_assert_gt(s[i].base, s[i - 1].base);
+	free(s);
+}
+
+/* A snapshot that cannot be copied says so: taken for "nothing tracked", it would make the
+ * reach save nothing and verification hash nothing. */
+Test(track, a_snapshot_without_memory_fails_with_no_memory_rather_than_coming_back_empty)
+{
+	mem_track_add(0x10000, 0x1000);
+	struct mem_range *s = (struct mem_range *)&s;
+	size_t n = 7;
+	malloc_fails = true;
+	int rc = mem_track_snapshot(&s, &n);
+	malloc_fails = false;
+	cr_assert_eq(rc, RP_ERR_NO_MEMORY, "%s", rp_error_name(rc));
+	cr_assert_null(s);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(mem_track_snapshot(&s, &n), 0);
+	cr_assert_eq(n, 1);
 	free(s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collector/api.h"
+#include "common/error.h"
 #include "memory/memory.h"
 
 struct fake_allocation {
@@ -170,4 +171,40 @@ Test(verify, never_hashes_another_contexts_memory, .init = stand_ins)
 		cr_assert_neq(launched[i], fakes[1].base, "another context's memory was read");
 	cr_assert_eq(before.bytes, 2 * 4096);
 	mem_hashes_finish(&before);
+}
+
+static CUresult no_device(CUdevice *d, int ordinal)
+{
+	(void)d, (void)ordinal;
+	return CUDA_ERROR_NO_DEVICE;
+}
+
+static CUresult no_room(CUdeviceptr *p, size_t bytes)
+{
+	(void)p, (void)bytes;
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* The driver's failures come back as a code, with the call in the message. */
+Test(verify, driver_failures_fail_with_a_code_and_say_what_failed, .init = stand_ins)
+{
+	char err[256];
+	rp_api.cuDeviceGet = no_device;
+	struct mem_verifier v = { 0 };
+	cr_assert_eq(mem_verifier_init(&v, 0, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert(strstr(err, "memory hash kernel: "), "%s", err);
+	static uint64_t buffer[8];
+	fake_count = 0;
+	track_host(buffer, sizeof(buffer));
+	struct mem_reach reach = { 0 };
+	struct mem_hashes before, after;
+	cr_assert_eq(mem_hash_outside(&v, &reach, NULL, &before, err, sizeof(err)), 0, "%s", err);
+	rp_api.cuMemAlloc = no_room;
+	mem_verifier_drop_sums(&v);
+	cr_assert_eq(mem_hash_again(&v, &before, NULL, &after, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert(strstr(err, "hashing device memory: "), "%s", err);
+	cr_assert_eq(mem_hash_outside(&v, &reach, NULL, &after, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert_null(after.sums, "nothing is left to free");
+	mem_hashes_finish(&before);
+	mem_track_remove((CUdeviceptr)(uintptr_t)buffer);
 }

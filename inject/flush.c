@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "collector/api.h"
+#include "common/error.h"
 
 /* The sweep kernel: first each warp runs its own segment of straight-line code, then
  * every thread reads 16-byte words with ld.global.cg (cached in L2 only) in a grid-stride
@@ -121,13 +122,13 @@ int inject_flush_init(struct inject_flush *f, int device, char *err, size_t err_
 	    (r = rp_api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)) !=
 		    CUDA_SUCCESS) {
 		snprintf(err, err_size, "L2 flush: device attributes: %s", collector_cu_error(r));
-		return -1;
+		return RP_ERR_FAILED;
 	}
 	size_t bytes = 2 * (size_t)(l2 > 0 ? l2 : (64 << 20));
 	char *ptx = flush_ptx();
 	if (!ptx) {
 		snprintf(err, err_size, "L2 flush: out of host memory");
-		return -1;
+		return RP_ERR_NO_MEMORY;
 	}
 	r = rp_api.cuModuleLoadData(&f->module, ptx);
 	free(ptx);
@@ -136,13 +137,13 @@ int inject_flush_init(struct inject_flush *f, int device, char *err, size_t err_
 		    CUDA_SUCCESS) {
 		snprintf(err, err_size, "L2 flush: loading the sweep kernel: %s",
 			 collector_cu_error(r));
-		return -1;
+		return RP_ERR_FAILED;
 	}
 	if ((r = rp_api.cuMemAlloc(&f->buffer, bytes)) != CUDA_SUCCESS ||
 	    (r = rp_api.cuMemAlloc(&f->sink, 16)) != CUDA_SUCCESS) {
 		snprintf(err, err_size, "L2 flush: cuMemAlloc(%zu bytes): %s", bytes,
 			 collector_cu_error(r));
-		return -1;
+		return RP_ERR_FAILED;
 	}
 	f->words = bytes / 16;
 	/* One block per SM, so that every SM runs every code segment. */
@@ -150,11 +151,11 @@ int inject_flush_init(struct inject_flush *f, int device, char *err, size_t err_
 	return 0;
 }
 
-CUresult inject_flush_launch(struct inject_flush *f, CUstream stream)
+int inject_flush_launch(struct inject_flush *f, CUstream stream)
 {
 	void *args[] = { &f->buffer, &f->words, &f->sink };
 	return rp_api.cuLaunchKernel(f->kernel, f->blocks, 1, 1, 32 * FLUSH_WARPS, 1, 1, 0, stream,
-				     args, NULL);
+				     args, NULL) == CUDA_SUCCESS ? 0 : RP_ERR_FLUSH;
 }
 
 void inject_flush_finish(struct inject_flush *f)

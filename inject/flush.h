@@ -24,12 +24,13 @@ struct inject_flush {
 	unsigned blocks;
 };
 
-/* Loads the sweep into the current context and allocates its buffer. 0 or -1 with err. */
+/* Loads the sweep into the current context and allocates its buffer. 0, or with err
+ * RP_ERR_NO_MEMORY (host memory for the kernel's text) or RP_ERR_FAILED (the driver). */
 int inject_flush_init(struct inject_flush *flush, int device, char *err, size_t err_size);
 /* Frees the buffer and unloads the sweep, in the current context (still valid: called
  * when the context is being destroyed). */
 void inject_flush_finish(struct inject_flush *flush);
-/* Queues the sweep on stream: one kernel launch. */
-CUresult inject_flush_launch(struct inject_flush *flush, CUstream stream);
+/* Queues the sweep on stream: one kernel launch. 0 or RP_ERR_FLUSH (common/error.h). */
+int inject_flush_launch(struct inject_flush *flush, CUstream stream);
 
 #endif

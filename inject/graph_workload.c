@@ -42,9 +42,10 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 				    m->launch.index);
 	if (rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) != CUPTI_SUCCESS)
 		return RP_ERR_RESTORE;
-	if (rr->flush && inject_flush_launch(&rr->context->flush, stream) != CUDA_SUCCESS) {
+	int flushed = rr->flush ? inject_flush_launch(&rr->context->flush, stream) : 0;
+	if (flushed) {
 		rp_api.cuStreamSynchronize(stream);
-		return RP_ERR_FLUSH;
+		return flushed;
 	}
 	if (pass == 0 && rr->sample) {
 		inject_sample_before(rr, run);

@@ -32,17 +32,17 @@ static int run_once(void *arg, unsigned run, unsigned pass)
 	}
 	/* The driver's error names are not said: the code's text is the run's message. */
 	char ignored[64];
-	if (rr->save->checkpoint_saved) {
-		if (rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) != CUPTI_SUCCESS)
-			return RP_ERR_RESTORE;
-	} else {
-		int rc = mem_restore(&rr->context->inputs, &rr->save->reach, rr->launch->stream,
-				     ignored, sizeof(ignored));
-		if (rc)
-			return rc;
-	}
-	if (rr->flush && inject_flush_launch(&rr->context->flush, rr->launch->stream) != CUDA_SUCCESS)
-		return RP_ERR_FLUSH;
+	int rc;
+	if (rr->save->checkpoint_saved)
+		rc = rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) == CUPTI_SUCCESS ? 0 :
+			RP_ERR_RESTORE;
+	else
+		rc = mem_restore(&rr->context->inputs, &rr->save->reach, rr->launch->stream,
+				 ignored, sizeof(ignored));
+	if (!rc && rr->flush)
+		rc = inject_flush_launch(&rr->context->flush, rr->launch->stream);
+	if (rc)
+		return rc;
 	if (pass == 0) {
 		inject_sample_before(rr, run);
 		rr->wall[run] = now_seconds();

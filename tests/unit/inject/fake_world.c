@@ -552,11 +552,11 @@ void inject_flush_finish(struct inject_flush *flush)
 	(void)flush;
 }
 
-CUresult inject_flush_launch(struct inject_flush *flush, CUstream stream)
+int inject_flush_launch(struct inject_flush *flush, CUstream stream)
 {
 	(void)flush, (void)stream;
 	fw.flushes++;
-	return CUDA_SUCCESS;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------ */

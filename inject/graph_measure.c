@@ -21,6 +21,7 @@
 #include "collector/api.h"
 #include "collector/cost.h"
 #include "collector/records.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "inject/collectives.h"
 #include "inject/graph_order.h"
@@ -267,13 +268,11 @@ static bool kernel_launch(CUgraphNode node, CUcontext ctx, uint32_t context_id, 
 	return true;
 }
 
-/* Runs a node that is not measured, as the graph would. */
-static CUresult run_node(CUgraphNode node, CUgraphNodeType type, const struct inject_launch *kernel,
-			 CUstream stream)
+/* The driver call that runs a memset or copy node as the graph would; nothing for the
+ * nodes that only order the graph. */
+static CUresult run_other_node(CUgraphNode node, CUgraphNodeType type, CUstream stream)
 {
 	switch (type) {
-	case CU_GRAPH_NODE_TYPE_KERNEL:
-		return inject_relaunch(kernel);
 	case CU_GRAPH_NODE_TYPE_MEMSET: {
 		CUDA_MEMSET_NODE_PARAMS p;
 		CUresult cr = rp_api.cuGraphMemsetNodeGetParams(node, &p);
@@ -301,6 +300,20 @@ static CUresult run_node(CUgraphNode node, CUgraphNodeType type, const struct in
 		 * application's own launch only (its effects must happen once). */
 		return CUDA_SUCCESS;
 	}
+}
+
+/* Runs a node that is not measured, as the graph would: 0, or RP_ERR_RELAUNCH with the
+ * driver's error name in err. */
+static int run_node(CUgraphNode node, CUgraphNodeType type, const struct inject_launch *kernel,
+		    CUstream stream, char *err, size_t err_size)
+{
+	if (type == CU_GRAPH_NODE_TYPE_KERNEL)
+		return inject_relaunch(kernel, err, err_size);
+	CUresult cr = run_other_node(node, type, stream);
+	if (cr == CUDA_SUCCESS)
+		return 0;
+	snprintf(err, err_size, "%s", collector_cu_error(cr));
+	return RP_ERR_RELAUNCH;
 }
 
 /* A checkpoint of the memory as the graph finds it, put back for the application's own
@@ -415,26 +428,25 @@ static enum inject_graph_plan measure_nodes(const struct inject_graph_launch_sta
 	for (size_t i = 0; i < list->count; i++) {
 		if (inject_graphs_node_disabled(g->entry, list->nodes[i]))
 			continue;
-		CUresult run = CUDA_SUCCESS;
+		char err[128]; /* the driver's error name */
+		int run;
 		if (selected[i]) {
 			where.node = (long)i;
 			launches[i].graph = &where;
 			launches[i].index = index;
 			struct measurement *m = inject_replay_enter(&launches[i], names[i]);
-			if (m) {
-				run = inject_relaunch(&launches[i]);
-				inject_replay_exit(m, run == CUDA_SUCCESS);
-			} else {
-				run = inject_relaunch(&launches[i]);
-			}
+			run = inject_relaunch(&launches[i], err, sizeof(err));
+			if (m)
+				inject_replay_exit(m, run == 0);
 		} else {
-			run = run_node(list->nodes[i], list->types[i], &launches[i], stream);
+			run = run_node(list->nodes[i], list->types[i], &launches[i], stream, err,
+				       sizeof(err));
 		}
-		if (run != CUDA_SUCCESS) {
-			inject_report("graph-node-run", INJECT_CONCERNS(.detail = collector_cu_error(run)),
-				      true, "graph %llu: running node %zu outside the graph: %s; the "
-				      "nodes after it are not measured", (unsigned long long)g->id, i,
-				      collector_cu_error(run));
+		if (run) {
+			inject_report("graph-node-run", INJECT_CONCERNS(.detail = err), true,
+				      "graph %llu: running node %zu outside the graph: %s; the "
+				      "nodes after it are not measured", (unsigned long long)g->id,
+				      i, err);
 			break;
 		}
 	}

@@ -82,8 +82,9 @@ struct inject_launch {
 /* Fills l from a kernel launch's driver callback (the one switch over the launch
  * callback ids). false when cbid is not a kernel launch this library replays. */
 bool inject_launch_decode(int cbid, const void *params, struct inject_launch *l);
-/* Launches the kernel of l again with its original parameters. */
-CUresult inject_relaunch(const struct inject_launch *l);
+/* Launches the kernel of l again with its original parameters. 0, or RP_ERR_RELAUNCH
+ * (common/error.h) with the driver's error name (CUDA_ERROR_...) in err. */
+int inject_relaunch(const struct inject_launch *l, char *err, size_t err_size);
 
 /* ---- the measuring files (save.c, session.c, graph_workload.c, config.c) ------------ */
 

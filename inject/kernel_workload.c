@@ -47,7 +47,7 @@ static int run_once(void *arg, unsigned run, unsigned pass)
 		inject_sample_before(rr, run);
 		rr->wall[run] = now_seconds();
 	}
-	return inject_relaunch(rr->launch) == CUDA_SUCCESS ? 0 : RP_ERR_RELAUNCH;
+	return inject_relaunch(rr->launch, ignored, sizeof(ignored));
 }
 
 static int kernel_batch(struct measurement *m, struct replay_run *rr, unsigned runs,

@@ -3,8 +3,10 @@
  * struct inject_launch. Called by launch.c (decode, at ENTER) and kernel_workload.c (relaunch).
  * Calls the driver through collector/api. */
 #include <cupti.h>
+#include <stdio.h>
 
 #include "collector/api.h"
+#include "common/error.h"
 #include "inject/inject.h"
 
 static void set_dims(struct inject_launch *l, unsigned gx, unsigned gy, unsigned gz,
@@ -81,7 +83,19 @@ static bool decode(int cbid, const void *params, struct inject_launch *l)
 	}
 }
 
-CUresult inject_relaunch(const struct inject_launch *l)
+static CUresult relaunch(const struct inject_launch *l);
+
+int inject_relaunch(const struct inject_launch *l, char *err, size_t err_size)
+{
+	CUresult cr = relaunch(l);
+	if (cr == CUDA_SUCCESS)
+		return 0;
+	snprintf(err, err_size, "%s", collector_cu_error(cr));
+	return RP_ERR_RELAUNCH;
+}
+
+/* The driver call of the launch's kind: the CUresult stays in this file. */
+static CUresult relaunch(const struct inject_launch *l)
 {
 	switch (l->kind) {
 	case INJECT_LAUNCH_KERNEL:

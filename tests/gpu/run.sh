@@ -19,6 +19,14 @@ fail=0
 pass=0
 skip=0
 . "$root/tests/gpu/checks.sh"
+# SECTIONS="1 3d 4b" runs only those sections (1 2 3 3b 3c 3d 3e 4 4b 4c 5; 3c' and 3c''
+# belong to 3c), so that the suite can be spread over device calls of 10 minutes each;
+# unset, everything runs. What several sections use is defined here.
+want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+G="python3 $root/tests/gpu/check_graphs.py"
+GM=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum,sm__cycles_active.max
+CP="python3 $root/tests/gpu/check_procs.py"
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
 for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/tiny_launches.cu \
@@ -29,6 +37,7 @@ for src in examples/kernels.cu tests/gpu/threads.cu tests/gpu/atomics.cu bench/t
 done
 cd "$work"
 
+if want 1; then
 # 1. The bundled example: results unchanged, records right, ncu agreement.
 ./kernels >plain.txt
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
@@ -51,6 +60,8 @@ check example-rangeprof-2 "$RP" -q -o rp_example2.jsonl --runs 20 --metrics $M -
 check example-vs-ncu-2 python3 "$root/tests/gpu/compare_ncu.py" rp_example2.jsonl ncu_example2.csv
 cat "$work/example-vs-ncu-2.log"
 
+fi
+if want 2; then
 # 2. Selection: kernel name, skip/count, exclude, cache-control none, multi-pass metrics.
 check select-kernel "$RP" -q -o k.jsonl --runs 5 -k inplace_add_one -s 1 -c 2 ./kernels
 check select-kernel-records python3 -c "
@@ -139,6 +150,8 @@ RANGEPROF_OUTPUT=ip.jsonl RANGEPROF_RUNS=2 RANGEPROF_NVTX_INCLUDE=outer/ RANGEPR
 same plain.txt ip.txt injection-path-only
 check injection-path-only-records python3 "$root/tests/gpu/check_records.py" ip.jsonl --runs 2 --min-launches 9
 
+fi
+if want 3; then
 # 3. Other programs: threads, atomics, PyTorch (cuBLAS), CuPy, Triton.
 ./threads >t_plain.txt
 check threads "$RP" -q -o th.jsonl --runs 5 --nvtx-include 'thread2/work' ./threads
@@ -173,6 +186,8 @@ check cupy-triton-records python3 "$root/tests/gpu/check_records.py" ct.jsonl --
 check cupy-triton-vs-ncu python3 "$root/tests/gpu/compare_ncu.py" ct.jsonl ncu_ct.csv
 cat "$work/cupy-triton-vs-ncu.log"
 
+fi
+if want 3b; then
 # 3b. Saving only what a launch reaches (memory/): kernels that make it hard, each run
 # plain, with the reach save and with the full checkpoint; the strategy each case must get
 # (check_memory.py); PyTorch multi-tensor apply, baddbmm_ and index_add_, also with
@@ -212,6 +227,8 @@ rows=[l.split() for l in open('mem_scaling.txt') if l[:1].isdigit()]
 assert len(rows)==5 and all(r[-1]=='yes' for r in rows), rows"
 fi
 
+fi
+if want 3c; then
 # 3c. Numbers to trust (issue 11): --runs auto stops early on a steady ~30 us kernel, runs
 # longer on a ~3 us one, and a heavy fp16 matmul measured while the GPU heats is marked;
 # the NVML fields of every run against nvidia-smi sampled during the same run.
@@ -257,6 +274,8 @@ same rmw_plain.txt rmw_rp1.txt l2-rmw
 # and the L2 flush's residue (issue 11 items 6 and 5).
 . "$root/tests/gpu/library_kernels.sh"
 
+fi
+if want 3d; then
 # 3d. CUDA graphs (issue 8): every kernel node measured from the memory it saw in the
 # graph (--graph-profiling node, the default), the whole launch as one workload (graph);
 # captures in all three modes, explicit graphs with memset, memcpy, host, event and child
@@ -391,6 +410,8 @@ same tg_plain.txt tgm_rp.txt torch-graph-mode
 check torch-graph-metrics-vs-ncu python3 "$root/tests/gpu/check_graph_metrics.py" tgm.jsonl ncu_tgm.csv $GM
 cat torch-graph-metrics-vs-ncu.log
 
+fi
+if want 3e; then
 # 3e. The control API in a PyTorch process, through ctypes (issue 18; doc/control-api.md):
 # loaded before CUDA, after it, under torch.profiler and under ncu.
 for c in early late profiler; do
@@ -400,6 +421,8 @@ done
 check control-ncu /usr/local/cuda/bin/ncu --clock-control none --log-file /dev/null -c 1 \
 	python3 "$root/tests/gpu/check_control.py" "$root/build/inject/librangeprof.so" ncu
 
+fi
+if want 4; then
 # 4. Failure modes: another CUPTI subscriber (under ncu) must leave the app running.
 /usr/local/cuda/bin/ncu --clock-control none -c 1 --log-file /dev/null env LD_PRELOAD="$root/build/inject/librangeprof.so" ./kernels 1 >under_ncu.txt 2>&1
 # The application's output alone would pass even if rangeprof had crashed ncu's run or
@@ -407,6 +430,8 @@ check control-ncu /usr/local/cuda/bin/ncu --clock-control none --log-file /dev/n
 check under-ncu sh -c "grep -q checksum under_ncu.txt && grep -q 'another CUPTI client' under_ncu.txt"
 grep rangeprof under_ncu.txt | head -3
 
+fi
+if want 4b; then
 # 4b. Processes, contexts, collectives and signals (issue 7; tests/gpu/procs.cu). Each is
 # run plain and under rangeprof; results and exit status must be the same.
 CP="python3 $root/tests/gpu/check_procs.py"
@@ -510,12 +535,16 @@ else
 	echo "SKIP two-GPU checks (torchrun, all-reduce, alternating devices): need nvidia-h200-x2"
 fi
 
+fi
+if want 4c; then
 # 4c. In the notebook (issue 18): examples/tutorial/tutorial.ipynb executed headless with
 # 'import rangeprof' in its kernel, its values checked and the executed notebook kept in $out;
 # a Nsight Python script with only its import changed, against Nsight Python 0.9.6. Needs
 # .devwheels/ (tests/gpu/fetch_wheels.sh) with the rangeprof wheel; skipped without.
 . "$root/tests/gpu/notebook.sh"
 
+fi
+if want 5; then
 # 5. Benchmarks (doc/measurements.md, "Unselected launches; an idle profiler" and "Measured
 # launch cost"): unselected launch cost, measured launch cost.
 # Three timed loops per process: the first overlaps --setup early's set-up on rangeprof's
@@ -541,6 +570,8 @@ echo "wall rangeprof --runs 20 -k inplace_add_one (6 launches):"
 for i in 1 2 3; do { time "$RP" -q -o /dev/null --runs 20 -k inplace_add_one ./kernels 5 >/dev/null; } 2>&1; done
 echo "wall ncu -k inplace_add_one (6 launches, 1 measurement each):"
 for i in 1 2 3; do { time /usr/local/cuda/bin/ncu --clock-control none -k inplace_add_one --metrics gpu__time_duration.sum ./kernels 5 >/dev/null 2>&1; } 2>&1; done
+
+fi
 
 fi
 

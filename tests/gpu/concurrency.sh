@@ -12,6 +12,11 @@
 #             first still measures when the second starts. A program that measures launch
 #             after launch would pay the profiler's first pass at every hand-over while both
 #             run: doc/concurrency.md, "What it costs")
+#   outside   not a default case: ncu (a profiler outside rangeprof) profiles one program
+#             while rangeprof measures another (procs paced 30 100). Every launch of
+#             rangeprof's program is measured or has its own device-busy warning, no error,
+#             the same output as plain, within --busy-timeout (2 s) per launch: issue 23
+#             item 3, doc/concurrency.md "A profiler outside rangeprof".
 # Prints one line per case: repetitions, processes short of runs, HARDWARE_BUSY records,
 # other error records, and in how many repetitions two processes' measured runs overlapped
 # in time (the case is only a test where they did); exits 1 when any process lost a launch.
@@ -95,6 +100,23 @@ for c in $CASES; do
 			"$RP" -o "out/b.%p.jsonl" --setup "$c" --runs 5 --nvtx-include work/ ./procs paced "${PACED:-30}" 100 >/dev/null 2>out/b.err
 			wait
 			t=$(tally $((5 * ${PACED:-30})) 2 out/*.jsonl) ;;
+		outside)
+			./procs paced 30 100 >plain_paced.txt
+			/usr/local/cuda/bin/ncu --clock-control none --replay-mode kernel -c 200 \
+				./procs paced 200 20 >/dev/null 2>&1 &
+			ncu_pid=$!
+			sleep 2
+			start_s=$(date +%s.%N)
+			"$RP" -o "out/o.%p.jsonl" --runs 5 --nvtx-include work/ ./procs paced 30 100 >out/o.txt 2>out/o.err
+			took=$(awk -v s="$start_s" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+			wait "$ncu_pid"
+			measured=$(grep -c '"type":"summary"' out/o.*.jsonl)
+			busy_warned=$(grep -c '"type":"warning".*device-busy\|"type":"warning".*profiling hardware was held' out/o.*.jsonl)
+			errors=$(grep -c '"type":"error"' out/o.*.jsonl)
+			echo "  outside rep $rep: $measured launches measured, $busy_warned device-busy warnings, $errors errors, ${took} s (plain 3 s + up to 2 s per launch)"
+			same_out=$(cmp -s plain_paced.txt out/o.txt && echo 0 || echo 1)
+			short=$(( (measured + busy_warned >= 30 ? 0 : 1) + same_out ))
+			t="$short 0 $errors 1" ;;
 		esac
 		read -r short busy other overlap <<<"$t"
 		echo "  $c rep $rep: short $short busy $busy other $other overlap $overlap"

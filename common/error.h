@@ -21,7 +21,9 @@
 	X(RP_ERR_FLUSH, -7, "flushing the L2 failed")                                    \
 	X(RP_ERR_RELAUNCH, -8, "launching the workload again failed")                    \
 	X(RP_ERR_USER_RANGE, -9, "opening or closing a user range failed")               \
-	X(RP_ERR_SYNC, -10, "waiting for the GPU failed")
+	X(RP_ERR_SYNC, -10, "waiting for the GPU failed")                                \
+	X(RP_ERR_TIMEOUT, -11, "another process kept the device's turn or profiling "    \
+	  "hardware past the wait allowed; wait longer, or the launch is not measured")
 
 enum rp_error {
 	RP_OK = 0,

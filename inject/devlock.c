@@ -15,7 +15,8 @@
  * The doorbell is a counter in the file's first page, mapped shared: a process that needs
  * the hardware adds one and wakes the futex; each holder's watcher thread sleeps in
  * FUTEX_WAIT on it (a futex in a shared file mapping works across processes), so holding
- * an idle profiler costs no polling. libc only. */
+ * an idle profiler costs no polling. libc only. Inside the file failures are -errno; each
+ * public function turns them into a code of common/error.h (code_of). */
 #include "inject/devlock.h"
 
 #include <errno.h>
@@ -33,6 +34,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/error.h"
 
 enum { BYTE_ENTRY, BYTE_TURN, BYTE_PRESENCE, BYTE_HARDWARE };
 
@@ -56,6 +59,20 @@ struct inject_devlock {
 	void (*on_ring)(void *);
 	void *arg;
 };
+
+/* The code of common/error.h for -errno rc (0 stays 0). */
+static int code_of(int rc)
+{
+	return !rc ? 0 : rc == -ETIMEDOUT ? RP_ERR_TIMEOUT : rc == -ENOMEM ? RP_ERR_NO_MEMORY :
+		RP_ERR_FAILED;
+}
+
+/* code_of(rc), with the system's reason in err. */
+static int failure(int rc, char *err, size_t err_size)
+{
+	snprintf(err, err_size, "%s", strerror(-rc));
+	return code_of(rc);
+}
 
 static int lock_byte(int fd, int byte, short type)
 {
@@ -109,13 +126,13 @@ int inject_devlock_open_absent(const char *uuid, const char *dir, struct inject_
 	if (fd < 0) {
 		int e = errno;
 		snprintf(err, err_size, "cannot open the device lock '%s': %s", path, strerror(e));
-		return -e;
+		return code_of(-e);
 	}
 	struct inject_devlock *lock = calloc(1, sizeof(*lock));
 	if (!lock) {
 		close(fd);
 		snprintf(err, err_size, "out of host memory");
-		return -ENOMEM;
+		return RP_ERR_NO_MEMORY;
 	}
 	lock->fd = fd;
 	/* Grown, never shrunk: another process may have the page mapped already. */
@@ -127,10 +144,10 @@ int inject_devlock_open_absent(const char *uuid, const char *dir, struct inject_
 	return 0;
 }
 
-int inject_devlock_mark_present(struct inject_devlock *lock)
+int inject_devlock_mark_present(struct inject_devlock *lock, char *err, size_t err_size)
 {
 	if (!lock)
-		return -EINVAL;
+		return failure(-EINVAL, err, err_size);
 	if (lock->present)
 		return 0;
 	/* A read lock never conflicts with another read lock: only a process probing for
@@ -138,9 +155,10 @@ int inject_devlock_mark_present(struct inject_devlock *lock)
 	 * refused, so a refusal is waited out: giving up at once would leave this process
 	 * measuring without taking turns for the rest of its life. */
 	int rc = lock_byte_until(lock->fd, BYTE_PRESENCE, F_RDLCK, now() + 1.0);
-	if (rc == 0)
-		lock->present = true;
-	return rc;
+	if (rc)
+		return failure(rc, err, err_size);
+	lock->present = true;
+	return 0;
 }
 
 int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock **out,
@@ -150,8 +168,9 @@ int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock
 	int rc = inject_devlock_open_absent(uuid, dir, &lock, err, err_size);
 	if (rc)
 		return rc;
-	if ((rc = inject_devlock_mark_present(lock)) != 0) {
-		snprintf(err, err_size, "cannot lock the device lock of %s: %s", uuid, strerror(-rc));
+	char why[128];
+	if ((rc = inject_devlock_mark_present(lock, why, sizeof(why))) != 0) {
+		snprintf(err, err_size, "cannot lock the device lock of %s: %s", uuid, why);
 		inject_devlock_close(lock);
 		return rc;
 	}
@@ -159,20 +178,21 @@ int inject_devlock_open(const char *uuid, const char *dir, struct inject_devlock
 	return 0;
 }
 
-int inject_devlock_acquire(struct inject_devlock *lock, long timeout_ms)
+int inject_devlock_acquire(struct inject_devlock *lock, long timeout_ms, char *err,
+			   size_t err_size)
 {
 	if (!lock)
-		return -EINVAL;
+		return failure(-EINVAL, err, err_size);
 	if (lock->held)
 		return 0;
 	double deadline = now() + (timeout_ms > 0 ? timeout_ms / 1e3 : 0);
 	int rc = lock_byte_until(lock->fd, BYTE_ENTRY, F_WRLCK, deadline);
 	if (rc)
-		return rc;
+		return failure(rc, err, err_size);
 	rc = lock_byte_until(lock->fd, BYTE_TURN, F_WRLCK, deadline);
 	lock_byte(lock->fd, BYTE_ENTRY, F_UNLCK);
 	if (rc)
-		return rc;
+		return failure(rc, err, err_size);
 	lock->held = true;
 	return 0;
 }
@@ -201,14 +221,14 @@ bool inject_devlock_shared(struct inject_devlock *lock)
 int inject_devlock_hold_hardware(struct inject_devlock *lock)
 {
 	if (!lock)
-		return -EINVAL;
+		return code_of(-EINVAL);
 	if (lock->hardware)
 		return 0;
 	/* Nobody write-locks this byte (others only look), so a read lock is granted at once. */
 	int rc = lock_byte(lock->fd, BYTE_HARDWARE, F_RDLCK);
 	if (rc == 0)
 		lock->hardware = true;
-	return rc;
+	return code_of(rc);
 }
 
 void inject_devlock_drop_hardware(struct inject_devlock *lock)
@@ -251,7 +271,7 @@ int inject_devlock_wait_hardware(struct inject_devlock *lock, long timeout_ms,
 	double start = now();
 	*waited_ms = 0;
 	if (!lock)
-		return -EINVAL;
+		return code_of(-EINVAL);
 	if (!inject_devlock_hardware_elsewhere(lock))
 		return 0;
 	double deadline = start + (timeout_ms > 0 ? timeout_ms / 1e3 : 0), rung = start;
@@ -268,7 +288,7 @@ int inject_devlock_wait_hardware(struct inject_devlock *lock, long timeout_ms,
 		if (!inject_devlock_hardware_elsewhere(lock))
 			return 0;
 		if (t >= deadline)
-			return -ETIMEDOUT;
+			return code_of(-ETIMEDOUT);
 		if (t - rung >= 0.05) {
 			ring(lock);
 			rung = t;
@@ -293,10 +313,11 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-int inject_devlock_watch(struct inject_devlock *lock, void (*on_ring)(void *arg), void *arg)
+int inject_devlock_watch(struct inject_devlock *lock, void (*on_ring)(void *arg), void *arg,
+			 char *err, size_t err_size)
 {
 	if (!lock || !lock->page)
-		return -EINVAL;
+		return failure(-EINVAL, err, err_size);
 	if (lock->watching)
 		return 0;
 	lock->on_ring = on_ring;
@@ -308,7 +329,7 @@ int inject_devlock_watch(struct inject_devlock *lock, void (*on_ring)(void *arg)
 	int rc = pthread_create(&lock->watcher, NULL, watch, lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc)
-		return -rc;
+		return failure(-rc, err, err_size);
 	lock->watching = true;
 	return 0;
 }

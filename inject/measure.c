@@ -6,7 +6,6 @@
  * end, the saved copies trimmed and the turn given back. Under the replay lock. Calls
  * session.c, device.c, inject_config()->c, emit.c, devlock.c, watchdog.c, output.c, collector/ and
  * memory/; workloads are called through their interface. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

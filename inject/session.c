@@ -10,7 +10,6 @@
  * output.c, names.c, captures.c, contexts.c, collector/ and memory/. */
 #include "inject/session.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -137,25 +136,27 @@ bool inject_take_turn(struct device_state *d, int device, const char *kernel,
 {
 	if (!d->turns)
 		return true;
-	int rc = inject_devlock_mark_present(d->turns);
+	char why[128]; /* the system's reason */
+	int rc = inject_devlock_mark_present(d->turns, why, sizeof(why));
 	if (rc)
 		inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
-							     .detail = strerror(-rc)), false,
+							     .detail = why), false,
 			      "device %d: marking this process in the device lock: %s; other "
 			      "processes measuring there may not give the profiler back between "
-			      "launches", device, strerror(-rc));
-	rc = inject_devlock_acquire(d->turns, 0);
-	if (rc == -ETIMEDOUT) {
+			      "launches", device, why);
+	rc = inject_devlock_acquire(d->turns, 0, why, sizeof(why));
+	if (rc == RP_ERR_TIMEOUT) {
 		/* Another process has the turn and will want the hardware: an idle profiler of
 		 * ours would keep its Start failing (devlock.h), and our watcher cannot let go
 		 * of it while this thread holds the replay lock. */
 		inject_release_profilers(device);
-		rc = inject_devlock_acquire(d->turns, inject_config()->device_lock_timeout_ms);
+		rc = inject_devlock_acquire(d->turns, inject_config()->device_lock_timeout_ms, why,
+					    sizeof(why));
 	}
 	if (rc == 0)
 		return hardware_free(d, device, kernel, mangled, index);
 	atomic_fetch_add(&turn_timeouts, 1);
-	if (rc == -ETIMEDOUT)
+	if (rc == RP_ERR_TIMEOUT)
 		inject_report("device-lock-timeout",
 			      INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel, .mangled = mangled,
 					      .option = "--device-lock-timeout"), false,
@@ -166,9 +167,9 @@ bool inject_take_turn(struct device_state *d, int device, const char *kernel,
 			      kernel ? " of " : "", kernel ? kernel : "");
 	else
 		inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
-							     .detail = strerror(-rc)), false,
+							     .detail = why), false,
 			      "device %d: taking the device lock: %s; launch %llu is not measured",
-			      device, strerror(-rc), (unsigned long long)index);
+			      device, why, (unsigned long long)index);
 	return false;
 }
 
@@ -209,14 +210,16 @@ static void profiler_enabled(struct context_state *c)
 		return;
 	inject_devlock_hold_hardware(d->turns);
 	if (!d->watching && hooks.let_go) {
-		int rc = inject_devlock_watch(d->turns, hooks.let_go, (void *)(intptr_t)c->device);
+		char why[128]; /* the system's reason */
+		int rc = inject_devlock_watch(d->turns, hooks.let_go, (void *)(intptr_t)c->device,
+					      why, sizeof(why));
 		d->watching = rc == 0;
 		if (rc)
 			inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(c->device),
-								     .detail = strerror(-rc)), false,
+								     .detail = why), false,
 				      "device %d: cannot listen for other processes that need the "
 				      "profiling hardware (%s); they wait until this process's next "
-				      "measured launch ends", c->device, strerror(-rc));
+				      "measured launch ends", c->device, why);
 		else if (hooks.watching)
 			hooks.watching();
 	}
@@ -384,7 +387,9 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 	struct device_state *known = inject_device_known(device);
 	/* Another process measuring on the device holds its turn: this one's set-up is left
 	 * to its first measured launch rather than waiting behind it. */
-	if (!known || (known->turns && inject_devlock_acquire(known->turns, 1000) != 0))
+	char ignored[128];
+	if (!known || (known->turns && inject_devlock_acquire(known->turns, 1000, ignored,
+							      sizeof(ignored)) != 0))
 		return;
 	lap = collector_cost_now(); /* the wait for the turn is in the total only */
 	/* With others measuring on the device, a profiler enabled here would be given back

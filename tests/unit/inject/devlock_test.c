@@ -1,5 +1,6 @@
 /* tests/unit/inject/devlock_test.c - processes take turns on a device: real processes
- * (fork), each with its own lock, on this machine; no GPU needed. */
+ * (fork), each with its own lock, on this machine; no GPU needed. Failures are codes of
+ * common/error.h, with the system's reason in the caller's buffer. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/error.h"
 #include "inject/devlock.h"
 
 static char dir[] = "/tmp/rp_devlock_XXXXXX";
@@ -32,6 +34,13 @@ static struct inject_devlock *open_lock(void)
 	int rc = inject_devlock_open(uuid, dir, &l, err, sizeof(err));
 	cr_assert_eq(rc, 0, "%s", err);
 	return l;
+}
+
+/* inject_devlock_acquire; the tests that look at the reason call it themselves. */
+static int acquire(struct inject_devlock *l, long timeout_ms)
+{
+	char err[256];
+	return inject_devlock_acquire(l, timeout_ms, err, sizeof(err));
 }
 
 static double now(void)
@@ -63,7 +72,7 @@ static pid_t holder(int then_sleep_ms, bool crash)
 		struct inject_devlock *l = NULL;
 		char err[256];
 		if (inject_devlock_open(uuid, dir, &l, err, sizeof(err)) ||
-		    inject_devlock_acquire(l, 5000))
+		    acquire(l, 5000))
 			_exit(3);
 		if (write(p[1], "x", 1) != 1)
 			_exit(4);
@@ -101,9 +110,9 @@ Test(devlock, a_turn_held_by_another_process_excludes_this_one, .init = make_dir
 {
 	pid_t child = holder(400, false);
 	struct inject_devlock *l = open_lock();
-	cr_assert_eq(inject_devlock_acquire(l, 0), -ETIMEDOUT, "held by the child");
+	cr_assert_eq(acquire(l, 0), RP_ERR_TIMEOUT, "held by the child");
 	double t0 = now();
-	cr_assert_eq(inject_devlock_acquire(l, 5000), 0, "given back by the child");
+	cr_assert_eq(acquire(l, 5000), 0, "given back by the child");
 	cr_assert_lt(now() - t0, 4.0);
 	reap_ok(child, "the holder");
 	inject_devlock_release(l);
@@ -115,7 +124,7 @@ Test(devlock, the_wait_is_bounded, .init = make_dir)
 	pid_t child = holder(3000, false);
 	struct inject_devlock *l = open_lock();
 	double t0 = now();
-	cr_assert_eq(inject_devlock_acquire(l, 300), -ETIMEDOUT);
+	cr_assert_eq(acquire(l, 300), RP_ERR_TIMEOUT);
 	double waited = now() - t0;
 	cr_assert(waited >= 0.29 && waited < 2.0, "waited %.3f s for a 0.3 s bound", waited);
 	kill(child, SIGKILL);
@@ -130,7 +139,7 @@ Test(devlock, a_crashed_holder_gives_the_turn_back, .init = make_dir)
 	waitpid(child, &status, 0);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
 	struct inject_devlock *l = open_lock();
-	cr_assert_eq(inject_devlock_acquire(l, 1000), 0);
+	cr_assert_eq(acquire(l, 1000), 0);
 	inject_devlock_close(l);
 }
 
@@ -151,7 +160,7 @@ Test(devlock, measured_sections_never_overlap, .init = make_dir)
 			if (inject_devlock_open(uuid, dir, &l, err, sizeof(err)))
 				_exit(3);
 			for (int i = 0; i < 40; i++) {
-				if (inject_devlock_acquire(l, 10000))
+				if (acquire(l, 10000))
 					_exit(4);
 				if (atomic_fetch_add(&s->inside, 1) != 0)
 					atomic_fetch_add(&s->overlaps, 1);
@@ -174,7 +183,7 @@ Test(devlock, a_waiting_process_gets_the_next_turn, .init = make_dir)
 {
 	/* This process takes turns back to back; a child waiting must still get one. */
 	struct inject_devlock *l = open_lock();
-	cr_assert_eq(inject_devlock_acquire(l, 0), 0);
+	cr_assert_eq(acquire(l, 0), 0);
 	int p[2];
 	cr_assert_eq(pipe(p), 0);
 	pid_t child = fork();
@@ -183,7 +192,7 @@ Test(devlock, a_waiting_process_gets_the_next_turn, .init = make_dir)
 		char err[256];
 		if (inject_devlock_open(uuid, dir, &c, err, sizeof(err)))
 			_exit(3);
-		int rc = inject_devlock_acquire(c, 5000);
+		int rc = acquire(c, 5000);
 		if (write(p[1], "x", 1) != 1)
 			_exit(5);
 		_exit(rc ? 4 : 0);
@@ -195,9 +204,9 @@ Test(devlock, a_waiting_process_gets_the_next_turn, .init = make_dir)
 	while (now() - t0 < 3.0 && !child_got_it) {
 		inject_devlock_release(l);
 		/* Taken again at once, as a process measuring launch after launch does. */
-		if (inject_devlock_acquire(l, 0) == -ETIMEDOUT) {
+		if (acquire(l, 0) == RP_ERR_TIMEOUT) {
 			child_got_it = true;
-			cr_assert_eq(inject_devlock_acquire(l, 5000), 0);
+			cr_assert_eq(acquire(l, 5000), 0);
 		}
 	}
 	cr_assert(child_got_it, "the waiting process never got a turn");
@@ -228,11 +237,11 @@ Test(devlock, a_process_that_does_not_measure_yet_is_not_counted, .init = make_d
 		/* Opened absent, it can take a turn without being counted; present, it is. */
 		struct inject_devlock *c = NULL;
 		if (inject_devlock_open_absent(uuid, dir, &c, err, sizeof(err)) ||
-		    inject_devlock_acquire(c, 5000))
+		    acquire(c, 5000))
 			_exit(3);
 		inject_devlock_release(c);
 		usleep(300 * 1000);
-		if (inject_devlock_mark_present(c))
+		if (inject_devlock_mark_present(c, err, sizeof(err)))
 			_exit(4);
 		usleep(600 * 1000);
 		_exit(0);
@@ -246,7 +255,7 @@ Test(devlock, a_process_that_does_not_measure_yet_is_not_counted, .init = make_d
 	cr_assert_eq(inject_devlock_open_absent(uuid, dir, &quiet, err, sizeof(err)), 0, "%s", err);
 	cr_assert(inject_devlock_shared(quiet), "it sees the present one");
 	cr_assert_not(inject_devlock_shared(l), "its probe left nothing behind");
-	cr_assert_eq(inject_devlock_mark_present(quiet), 0);
+	cr_assert_eq(inject_devlock_mark_present(quiet, err, sizeof(err)), 0, "%s", err);
 	cr_assert(inject_devlock_shared(l), "the same process's second description counts as another");
 	inject_devlock_close(quiet);
 	inject_devlock_close(l);
@@ -255,7 +264,7 @@ Test(devlock, a_process_that_does_not_measure_yet_is_not_counted, .init = make_d
 Test(devlock, a_forked_child_dropping_the_lock_keeps_the_parents_turn, .init = make_dir)
 {
 	struct inject_devlock *l = open_lock();
-	cr_assert_eq(inject_devlock_acquire(l, 0), 0);
+	cr_assert_eq(acquire(l, 0), 0);
 	pid_t child = fork();
 	if (child == 0) {
 		inject_devlock_forget(l);
@@ -269,7 +278,7 @@ Test(devlock, a_forked_child_dropping_the_lock_keeps_the_parents_turn, .init = m
 		char err[256];
 		if (inject_devlock_open(uuid, dir, &c, err, sizeof(err)))
 			_exit(3);
-		_exit(inject_devlock_acquire(c, 0) == -ETIMEDOUT ? 0 : 1);
+		_exit(acquire(c, 0) == RP_ERR_TIMEOUT ? 0 : 1);
 	}
 	reap_ok(probe, "the probe (exit 1: the turn was given away)");
 	inject_devlock_close(l);
@@ -304,6 +313,54 @@ Test(devlock, opening_during_another_process_probe_waits_for_it, .init = make_di
 	cr_assert_eq(rc, 0, "%s", err);
 	inject_devlock_close(l);
 	close(fd);
+}
+
+/* A probe that holds the presence byte past the second a process waits for it: marking
+ * the process present times out, with the system's reason for the message. */
+Test(devlock, marking_present_past_a_probe_held_for_over_a_second_times_out, .init = make_dir)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/rangeprof-device-%s.lock", dir, uuid);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 2, .l_len = 1 };
+	cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0, "the probe's write lock, never given back");
+	struct inject_devlock *l = NULL;
+	char err[512];
+	cr_assert_eq(inject_devlock_open_absent(uuid, dir, &l, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(inject_devlock_mark_present(l, err, sizeof(err)), RP_ERR_TIMEOUT);
+	cr_assert_str_eq(err, strerror(ETIMEDOUT));
+	inject_devlock_close(l);
+	cr_assert_eq(inject_devlock_open(uuid, dir, &l, err, sizeof(err)), RP_ERR_TIMEOUT);
+	cr_assert(strstr(err, "cannot lock the device lock of ") &&
+		  strstr(err, strerror(ETIMEDOUT)), "%s", err);
+	close(fd);
+}
+
+/* What session.c decides on: a turn another process holds is RP_ERR_TIMEOUT (it then
+ * waits longer, or says device-lock-timeout), anything else RP_ERR_FAILED; its messages
+ * name the system's reason from the buffer. */
+Test(devlock, failures_are_codes_with_the_systems_reason, .init = make_dir)
+{
+	char err[512];
+	struct inject_devlock *l = NULL;
+	cr_assert_eq(inject_devlock_open(uuid, "/nonexistent-rangeprof-dir", &l, err, sizeof(err)),
+		     RP_ERR_FAILED);
+	cr_assert(strstr(err, "cannot open the device lock") && strstr(err, strerror(ENOENT)),
+		  "%s", err);
+	cr_assert_eq(inject_devlock_acquire(NULL, 0, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert_str_eq(err, strerror(EINVAL));
+	cr_assert_eq(inject_devlock_mark_present(NULL, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert_eq(inject_devlock_watch(NULL, NULL, NULL, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert_eq(inject_devlock_hold_hardware(NULL), RP_ERR_FAILED);
+	double waited_ms;
+	cr_assert_eq(inject_devlock_wait_hardware(NULL, 0, &waited_ms), RP_ERR_FAILED);
+	pid_t child = holder(400, false);
+	l = open_lock();
+	cr_assert_eq(inject_devlock_acquire(l, 0, err, sizeof(err)), RP_ERR_TIMEOUT);
+	cr_assert_str_eq(err, strerror(ETIMEDOUT));
+	reap_ok(child, "the holder");
+	inject_devlock_close(l);
 }
 
 /* ---- the profiling hardware and the doorbell (issue 23) ------------------------------ */
@@ -355,7 +412,7 @@ static pid_t idle_hardware_holder(bool let_go, int listen_after_ms, int life_ms,
 			_exit(4);
 		if (listen_after_ms >= 0) {
 			usleep(listen_after_ms * 1000);
-			if (inject_devlock_watch(h.lock, heard, &h))
+			if (inject_devlock_watch(h.lock, heard, &h, err, sizeof(err)))
 				_exit(6);
 		}
 		usleep(life_ms * 1000);
@@ -397,7 +454,7 @@ Test(devlock, a_ring_makes_an_idle_holder_let_go_within_milliseconds, .init = ma
 	pid_t child = idle_hardware_holder(true, 0, 3000, &rings);
 	usleep(50000); /* its watcher is asleep in the futex */
 	struct inject_devlock *l = open_lock();
-	cr_assert_eq(inject_devlock_acquire(l, 1000), 0, "the ringer holds the turn");
+	cr_assert_eq(acquire(l, 1000), 0, "the ringer holds the turn");
 	double waited_ms = -1;
 	double t0 = now();
 	cr_assert_eq(inject_devlock_wait_hardware(l, 2000, &waited_ms), 0);
@@ -420,7 +477,7 @@ Test(devlock, the_wait_for_hardware_is_bounded, .init = make_dir)
 	pid_t child = idle_hardware_holder(false, 0, 3000, &rings); /* hears, never lets go */
 	struct inject_devlock *l = open_lock();
 	double waited_ms = 0, t0 = now();
-	cr_assert_eq(inject_devlock_wait_hardware(l, 300, &waited_ms), -ETIMEDOUT);
+	cr_assert_eq(inject_devlock_wait_hardware(l, 300, &waited_ms), RP_ERR_TIMEOUT);
 	double took = now() - t0;
 	cr_assert(took >= 0.29 && took < 1.5, "took %.3f s for a 0.3 s bound", took);
 	cr_assert(waited_ms >= 290 && waited_ms < 1500, "waited_ms %.1f", waited_ms);
@@ -435,7 +492,7 @@ Test(devlock, a_holder_that_listens_late_still_hears_the_ring_again, .init = mak
 	int rings;
 	pid_t child = idle_hardware_holder(true, 150, 3000, &rings);
 	struct inject_devlock *l = open_lock();
-	cr_assert_eq(inject_devlock_acquire(l, 1000), 0);
+	cr_assert_eq(acquire(l, 1000), 0);
 	double waited_ms = 0;
 	cr_assert_eq(inject_devlock_wait_hardware(l, 2000, &waited_ms), 0);
 	cr_assert(waited_ms >= 150 && waited_ms < 1000, "waited_ms %.1f", waited_ms);
@@ -455,7 +512,7 @@ Test(devlock, a_holder_lets_go_only_for_a_process_holding_the_turn, .init = make
 	usleep(50000);
 	struct inject_devlock *l = open_lock();
 	double waited_ms = 0;
-	cr_assert_eq(inject_devlock_wait_hardware(l, 200, &waited_ms), -ETIMEDOUT);
+	cr_assert_eq(inject_devlock_wait_hardware(l, 200, &waited_ms), RP_ERR_TIMEOUT);
 	char c;
 	cr_assert_eq(read(rings, &c, 1), 1, "heard");
 	cr_assert(inject_devlock_hardware_elsewhere(l), "kept");

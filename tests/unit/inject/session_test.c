@@ -98,7 +98,7 @@ static pid_t turn_holder(int *tell)
 		struct inject_devlock *l = NULL;
 		char err[256], c;
 		if (inject_devlock_open(fw.uuid, NULL, &l, err, sizeof(err)) ||
-		    inject_devlock_acquire(l, 5000))
+		    inject_devlock_acquire(l, 5000, err, sizeof(err)))
 			_exit(3);
 		if (write(took[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(4);
@@ -145,6 +145,29 @@ Test(session, let_go_releases_the_idle_profiler_only_when_another_process_holds_
 	/* The next measurement enables a profiler again. */
 	launch_in(a, 0, 2);
 	cr_assert_eq(fw.profiler_creates, 2);
+	cr_assert_eq(fake_records("summary"), 2);
+}
+
+/* Decided on RP_ERR_TIMEOUT from the device lock: a turn another process holds first makes
+ * the idle profiler let go, then is waited for up to --device-lock-timeout; past that the
+ * launch is not measured, and the warning says so (not the lock's own failure). */
+Test(session, a_turn_held_past_the_device_lock_timeout_lets_go_then_gives_the_launch_up)
+{
+	CUcontext a = fake_context(0);
+	launch_in(a, 0, 1);
+	cr_assert_eq(fw.profiler_destroys, 0);
+	struct inject_config c = fake_config();
+	c.device_lock_timeout_ms = 100;
+	inject_replay_configure(&c);
+	int tell;
+	pid_t pid = turn_holder(&tell);
+	launch_in(a, 0, 2);
+	cr_assert_eq(fw.profiler_destroys, 1, "the idle profiler let go of the hardware first");
+	cr_assert_eq(fake_records("summary"), 1, "launch 2 not measured");
+	cr_assert_eq(fake_messages("warning", "another process measured on it for more than"), 1);
+	cr_assert_eq(fake_messages("warning", "taking the device lock"), 0);
+	let_holder_go(pid, tell);
+	launch_in(a, 0, 3);
 	cr_assert_eq(fake_records("summary"), 2);
 }
 

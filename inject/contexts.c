@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "common/error.h"
+
 struct context_entry {
 	struct context_entry *next;
 	const void *ctx;
@@ -61,7 +63,7 @@ int inject_contexts_set_state(const void *ctx, inject_context_gen gen, void *sta
 {
 	pthread_mutex_lock(&contexts_lock);
 	struct context_entry *e = find(ctx);
-	int rc = e && e->gen == gen ? 0 : -1;
+	int rc = e && e->gen == gen ? 0 : RP_ERR_FAILED;
 	if (!rc)
 		e->state = state;
 	pthread_mutex_unlock(&contexts_lock);

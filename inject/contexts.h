@@ -17,15 +17,17 @@
 typedef uint64_t inject_context_gen;
 
 /* A context was created (CUPTI's CONTEXT_CREATED) or first seen at a launch: returns its
- * generation, a new one unless the context is already known. 0 when out of memory. */
+ * generation, a new one unless the context is already known. 0 (no generation) when out
+ * of memory: the context is then unknown, as one never seen. */
 inject_context_gen inject_contexts_created(const void *ctx);
 /* The context's current generation, 0 when it is not known (never seen, or destroyed). */
 inject_context_gen inject_contexts_generation(const void *ctx);
 /* The state stored for the context at generation gen, NULL when there is none or the
  * context has been destroyed (or recreated) since. */
 void *inject_contexts_state(const void *ctx, inject_context_gen gen);
-/* Stores state for the context at generation gen. Returns 0, or -1 when that generation
- * is no longer alive: the caller keeps (and releases) state. */
+/* Stores state for the context at generation gen. Returns 0, or RP_ERR_FAILED
+ * (common/error.h) when that generation is no longer alive: the caller keeps (and
+ * releases) state. */
 int inject_contexts_set_state(const void *ctx, inject_context_gen gen, void *state);
 /* The context is being destroyed: forgets it and returns its state (NULL when none) for
  * the caller to release while the context is still valid. A later context with the same

@@ -281,7 +281,11 @@ struct context_state *inject_context_ready(CUcontext ctx, int device, uint32_t c
 			return NULL;
 		c->ctx = ctx;
 		c->device = device;
-		inject_contexts_set_state(ctx, gen, c);
+		/* Cannot fail here: contexts are destroyed under the replay lock, held. */
+		if (inject_contexts_set_state(ctx, gen, c)) {
+			free(c);
+			return NULL;
+		}
 		char err[2048];
 		if (inject_flush_init(&c->flush, device, err, sizeof(err)) ||
 		    !(c->flush_ready = true) ||

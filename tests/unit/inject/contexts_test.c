@@ -2,6 +2,7 @@
  * a later context with the same handle starts afresh. */
 #include <criterion/criterion.h>
 
+#include "common/error.h"
 #include "inject/contexts.h"
 
 static int a, b, state1, state2;
@@ -37,7 +38,7 @@ Test(contexts, a_reused_handle_is_a_new_context)
 	cr_assert_neq(g1, g2);
 	cr_assert_null(inject_contexts_state(&a, g2), "no state of the old context");
 	cr_assert_null(inject_contexts_state(&a, g1), "the old generation is gone");
-	cr_assert_eq(inject_contexts_set_state(&a, g1, &state2), -1,
+	cr_assert_eq(inject_contexts_set_state(&a, g1, &state2), RP_ERR_FAILED,
 		     "a set-up of the old context cannot store into the new one");
 	cr_assert_eq(inject_contexts_set_state(&a, g2, &state2), 0);
 	cr_assert_eq(inject_contexts_destroyed(&a), &state2);

@@ -16,6 +16,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "common/error.h"
 #include "common/log.h"
 #include "common/regex.h"
 
@@ -528,8 +529,10 @@ static int check_kind(const struct rp_option_desc *d, const char *value, const c
 	return 0;
 }
 
-int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
-		  const char *origin, char *err, size_t err_size)
+/* rp_option_set's work, failing with -EINVAL or -ENOMEM as this file's other checks do
+ * (rp_options_load_env and rp_options_parse_argv keep that). */
+static int set_value(struct rp_options *opts, enum rp_option id, const char *value,
+		     const char *origin, char *err, size_t err_size)
 {
 	const struct rp_option_desc *d = &table[id];
 	long number = 0;
@@ -581,6 +584,13 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 	return rc;
 }
 
+int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
+		  const char *origin, char *err, size_t err_size)
+{
+	int rc = set_value(opts, id, value, origin, err, err_size);
+	return !rc ? 0 : rc == -ENOMEM ? RP_ERR_NO_MEMORY : RP_ERR_FAILED;
+}
+
 /* "ORIGIN 'TEXT' is more than ORIGIN 'TEXT'" for two options both given, with their
  * values as the user wrote them. */
 static void contradiction(const struct rp_options *opts, enum rp_option low,
@@ -603,7 +613,7 @@ int rp_options_check(struct rp_options *opts, char *err, size_t err_size)
 		if (opts->given[RP_OPT_RUNS_MIN] && opts->given[RP_OPT_RUNS_MAX]) {
 			contradiction(opts, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX, "expected at most "
 				      "as many runs as the maximum", err, err_size);
-			return -EINVAL;
+			return RP_ERR_FAILED;
 		}
 		if (opts->given[RP_OPT_RUNS_MIN])
 			opts->runs_max = opts->runs_min;
@@ -615,7 +625,7 @@ int rp_options_check(struct rp_options *opts, char *err, size_t err_size)
 			contradiction(opts, RP_OPT_THERMAL_WAIT, RP_OPT_THERMAL_CONTINUE,
 				      "a launch must go on at no less headroom than it starts "
 				      "waiting at", err, err_size);
-			return -EINVAL;
+			return RP_ERR_FAILED;
 		}
 		if (opts->given[RP_OPT_THERMAL_WAIT])
 			opts->thermal_continue = opts->thermal_wait;
@@ -711,7 +721,7 @@ static size_t list_count(const struct rp_options *opts, enum rp_option id)
 static int add_env_element(const char *element, void *arg)
 {
 	struct env_list_ctx *ctx = arg;
-	return rp_option_set(ctx->opts, ctx->id, element, ctx->origin, ctx->err, ctx->err_size);
+	return set_value(ctx->opts, ctx->id, element, ctx->origin, ctx->err, ctx->err_size);
 }
 
 int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size)
@@ -741,7 +751,7 @@ int rp_options_load_env(struct rp_options *opts, char *err, size_t err_size)
 				rc = -EINVAL;
 			}
 		} else {
-			rc = rp_option_set(opts, table[i].id, value, name, err, err_size);
+			rc = set_value(opts, table[i].id, value, name, err, err_size);
 		}
 		if (rc)
 			return rc;
@@ -913,7 +923,7 @@ int rp_options_parse_argv(struct rp_options *opts, int argc, char *const *argv, 
 			free_list_option(opts, d->id);
 			opts->from_env[d->id] = false;
 		}
-		int rc = rp_option_set(opts, d->id, value, spelled, err, err_size);
+		int rc = set_value(opts, d->id, value, spelled, err, err_size);
 		if (rc)
 			return rc;
 	}

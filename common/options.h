@@ -135,7 +135,8 @@ void rp_options_finish(struct rp_options *opts);
 
 /* Parses and validates one value. origin is how the user spelled the option ("--runs",
  * "RANGEPROF_RUNS") and appears in the message. A list option gets one more element.
- * Returns 0, or -EINVAL with "ORIGIN 'VALUE': what is accepted" in err. */
+ * Returns 0, or a code of common/error.h: RP_ERR_FAILED with "ORIGIN 'VALUE': what is
+ * accepted" in err, RP_ERR_NO_MEMORY with "ORIGIN: out of memory". */
 int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 		  const char *origin, char *err, size_t err_size);
 
@@ -143,7 +144,7 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
  * --thermal-continue. Called once all options are in (environment, then command line).
  * Where only one of a pair was given, the default of the other moves to meet it
  * (--runs-max 5 lowers runs_min to 5, --thermal-wait 30 raises thermal_continue to 30):
- * only two values the user gave can contradict. Then returns -EINVAL with one line
+ * only two values the user gave can contradict. Then returns RP_ERR_FAILED with one line
  * naming both options as the user gave them and their values as written; else 0. */
 int rp_options_check(struct rp_options *opts, char *err, size_t err_size);
 

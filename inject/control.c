@@ -5,7 +5,6 @@
  * calls inject/ init, launch and output, nvtx_bridge/ and libc; nothing calls it. Any
  * thread. */
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -16,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/error.h"
 #include "inject/launch.h"
 #include "inject/inject.h"
 #include "inject/output.h"
@@ -227,7 +227,8 @@ int rangeprof_set_option(const char *name, const char *value)
 	char err[2048];
 	int rc = inject_set_option(name, value, err, sizeof(err));
 	if (rc)
-		return fail(rc == -ENOMEM ? RANGEPROF_ENOMEM : RANGEPROF_EINVAL, "%s", err);
+		return fail(rc == RP_ERR_NO_MEMORY ? RANGEPROF_ENOMEM : RANGEPROF_EINVAL, "%s",
+			    err);
 	return ok();
 }
 

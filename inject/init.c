@@ -9,7 +9,6 @@
 #include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "collector/jsonl.h"
 #include "collector/records.h"
 #include "collector/table.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "inject/early.h"
 #include "inject/inject.h"
@@ -287,7 +287,7 @@ int inject_set_option(const char *name, const char *value, char *err, size_t err
 		snprintf(err, err_size, "option '%.100s' %s%s%s; the options that can change while "
 			 "the process runs are: %s", name, desc ? "is fixed when rangeprof starts: "
 			 "set " : "is unknown", env, desc ? " before the process starts" : "", names);
-		return -EINVAL;
+		return RP_ERR_FAILED;
 	}
 	pthread_once(&options_once, load_options);
 	char origin[160];

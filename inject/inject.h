@@ -48,8 +48,9 @@ bool inject_measuring_possible(char *why, size_t why_size);
 struct cJSON;
 void inject_describe(struct cJSON *o);
 /* Sets one option while the process runs (rangeprof_set_option): only those a
- * measurement reads when it starts; checked as the launcher checks them. 0, or -EINVAL
- * / -ENOMEM with one line in err naming the option and what is accepted. */
+ * measurement reads when it starts; checked as the launcher checks them. 0, or a code of
+ * common/error.h (RP_ERR_NO_MEMORY, else RP_ERR_FAILED) with one line in err naming the
+ * option and what is accepted. */
 int inject_set_option(const char *name, const char *value, char *err, size_t err_size);
 
 /* ---- launches.c: what a launch callback knows of one launch ------------------------ */

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/error.h"
 #include "common/log.h"
 #include "common/options.h"
 
@@ -53,7 +54,8 @@ Test(options, table_rows_follow_the_enum_and_derive_env_names)
 
 Test(options, runs_rejects_zero_and_words_naming_option_and_value)
 {
-	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, "0", "--runs", err, sizeof(err)), 0);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS, "0", "--runs", err, sizeof(err)),
+		     RP_ERR_FAILED, "a refused value is a plain failure (common/error.h)");
 	cr_assert_str_eq(err, "--runs '0': expected an integer from 1 to 100000 or 'auto'");
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_RUNS, "abc", "--runs", err, sizeof(err)), 0);
 	cr_assert(strstr(err, "'abc'"));
@@ -490,7 +492,7 @@ Test(options, run_count_bounds_are_checked_alone_and_together)
 
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MIN, "300", "--runs-min", err, sizeof(err)), 0);
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MAX, "0250", "--runs-max", err, sizeof(err)), 0);
-	cr_assert_neq(rp_options_check(&opts, err, sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), RP_ERR_FAILED);
 	cr_assert_str_eq(err, "--runs-min '300' is more than --runs-max '0250'; expected "
 			 "at most as many runs as the maximum", "values as the user wrote them");
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_RUNS_MAX, "300", "--runs-max", err, sizeof(err)), 0);
@@ -569,7 +571,7 @@ Test(options, thermal_control_and_thresholds)
 	cr_assert_float_eq(opts.thermal_wait, 25.5, 0);
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_THERMAL_CONTINUE, "2e1", "--thermal-continue",
 				   err, sizeof(err)), 0);
-	cr_assert_neq(rp_options_check(&opts, err, sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), RP_ERR_FAILED);
 	cr_assert_str_eq(err, "RANGEPROF_THERMAL_WAIT '25.5' is more than --thermal-continue "
 			 "'2e1'; a launch must go on at no less headroom than it starts "
 			 "waiting at");

@@ -6,13 +6,13 @@
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "collector/records.h"
+#include "common/error.h"
 #include "inject/inject.h"
 #include "inject/launch.h"
 #include "inject/output.h"
@@ -44,7 +44,11 @@ int inject_set_option(const char *name, const char *value, char *err, size_t siz
 	snprintf(last_value, sizeof(last_value), "%s", value);
 	if (!strcmp(value, "bad")) {
 		snprintf(err, size, "stand-in refuses '%s'", value);
-		return -EINVAL;
+		return RP_ERR_FAILED;
+	}
+	if (!strcmp(value, "huge")) {
+		snprintf(err, size, "rangeprof_set_option(\"%s\"): out of memory", name);
+		return RP_ERR_NO_MEMORY;
 	}
 	return 0;
 }
@@ -211,6 +215,10 @@ Test(control, set_option_hands_the_value_on_and_returns_einval_with_the_message)
 	cr_assert_str_eq(rangeprof_last_error(), "stand-in refuses 'bad'");
 	cr_assert_eq(rangeprof_set_option(NULL, "1"), RANGEPROF_EINVAL);
 	cr_assert_eq(rangeprof_set_option("runs", NULL), RANGEPROF_EINVAL);
+	/* Decided on the code (common/error.h), the message handed on as it is. */
+	cr_assert_eq(rangeprof_set_option("metrics", "huge"), RANGEPROF_ENOMEM);
+	cr_assert_str_eq(rangeprof_last_error(),
+			 "rangeprof_set_option(\"metrics\"): out of memory");
 }
 
 Test(control, info_is_json_naming_the_state)

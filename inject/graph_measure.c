@@ -487,10 +487,11 @@ void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint
 			      "its launches are not measured");
 		return;
 	}
-	if (g.stale[0]) {
-		inject_report("graph-stale", INJECT_CONCERNS(.call = "cuGraphLaunch", .detail = g.stale),
+	if (g.stale) {
+		inject_report("graph-stale", INJECT_CONCERNS(.call = "cuGraphLaunch",
+							     .detail = g.why_stale),
 			      false, "graph %llu: %s; its launches are not measured",
-			      (unsigned long long)g.id, g.stale);
+			      (unsigned long long)g.id, g.why_stale);
 		goto out;
 	}
 	char why[256] = "";

@@ -45,7 +45,8 @@ struct inject_graph_exec {
 	CUgraph copy;                /* the graph as instantiated, later updates applied */
 	uint64_t id;
 	uint64_t launches;
-	char stale[INJECT_GRAPH_STALE_SIZE]; /* non-empty: an update the copy cannot follow */
+	bool stale;                  /* an update the copy cannot follow ... */
+	char why_stale[INJECT_GRAPH_STALE_SIZE];   /* ... this one */
 	CUgraphNode *disabled;       /* copy's nodes disabled by cuGraphNodeSetEnabled */
 	size_t disabled_count;
 	/* What its launches can come to, known after the first launch walked the graph and
@@ -103,9 +104,10 @@ static void instantiated(CUgraphExec exec, CUgraph graph)
 		g->exec = exec;
 		g->copy = cr == CUDA_SUCCESS ? copy : NULL;
 		g->id = next_id++;
-		if (cr != CUDA_SUCCESS)
-			snprintf(g->stale, sizeof(g->stale), "cuGraphClone at instantiation: %s",
-				 collector_cu_error(cr));
+		g->stale = cr != CUDA_SUCCESS;
+		if (g->stale)
+			snprintf(g->why_stale, sizeof(g->why_stale),
+				 "cuGraphClone at instantiation: %s", collector_cu_error(cr));
 		g->next = execs;
 		execs = g;
 		atomic_fetch_add(&known, 1);
@@ -127,9 +129,10 @@ static CUgraphNode copy_node(const struct inject_graph_exec *g, CUgraphNode node
 static void mark_stale(struct inject_graph_exec *g, const char *call, CUresult cr)
 {
 	forget_plan(g);
-	if (!g->stale[0])
-		snprintf(g->stale, sizeof(g->stale), "%s could not be followed (%s)", call,
+	if (!g->stale)
+		snprintf(g->why_stale, sizeof(g->why_stale), "%s could not be followed (%s)", call,
 			 collector_cu_error(cr));
+	g->stale = true;
 }
 
 static void set_enabled(struct inject_graph_exec *g, CUgraphNode node, bool enabled)
@@ -146,7 +149,8 @@ static void set_enabled(struct inject_graph_exec *g, CUgraphNode node, bool enab
 		return;
 	CUgraphNode *grown = realloc(g->disabled, (g->disabled_count + 1) * sizeof(*grown));
 	if (!grown) {
-		snprintf(g->stale, sizeof(g->stale), "out of host memory");
+		g->stale = true;
+		snprintf(g->why_stale, sizeof(g->why_stale), "out of host memory");
 		return;
 	}
 	g->disabled = grown;
@@ -169,7 +173,7 @@ static void updated(int cbid, const void *params)
 	const struct { CUgraphExec exec; CUgraphNode node; } *head = params;
 	pthread_mutex_lock(&lock);
 	struct inject_graph_exec *g = find(head->exec);
-	if (!g || g->stale[0]) {
+	if (!g || g->stale) {
 		pthread_mutex_unlock(&lock);
 		return;
 	}
@@ -309,7 +313,8 @@ bool inject_graphs_launch_begin(CUgraphExec exec, struct inject_graph_launch_sta
 		start->launch = g->launches++;
 		start->generation = g->plan_generation;
 		start->copy = g->copy;
-		snprintf(start->stale, sizeof(start->stale), "%s", g->stale);
+		start->stale = g->stale;
+		snprintf(start->why_stale, sizeof(start->why_stale), "%s", g->why_stale);
 	}
 	pthread_mutex_unlock(&lock);
 	return g != NULL;

@@ -90,7 +90,8 @@ struct inject_graph_launch_start {
 	uint64_t launch;             /* this launch's number among the graph's launches */
 	unsigned generation;         /* of the plan, for inject_graphs_launch_end */
 	CUgraph copy;                /* the copy of the graph, updates applied */
-	char stale[INJECT_GRAPH_STALE_SIZE];   /* non-empty: why the copy cannot be trusted */
+	bool stale;                  /* the copy cannot be trusted ... */
+	char why_stale[INJECT_GRAPH_STALE_SIZE];   /* ... for this reason, said to the user */
 };
 
 /* Counts one launch of exec and fills start; false (start->entry NULL, no launch counted)

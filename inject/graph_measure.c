@@ -141,7 +141,7 @@ static int flatten(CUgraph graph, struct node_list *out, int depth, char *why, s
 	}
 	int ordered = inject_graph_order(n, from_index, to_index, e, order);
 	if (ordered) {
-		snprintf(why, why_size, ordered == -2 ? "out of host memory" :
+		snprintf(why, why_size, ordered == RP_ERR_NO_MEMORY ? "out of host memory" :
 			 "the graph's dependencies have a cycle");
 		goto out;
 	}

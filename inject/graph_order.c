@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "common/error.h"
+
 int inject_graph_order(size_t n, const size_t *from, const size_t *to, size_t e, size_t *order)
 {
 	/* Successors in one array (counting sort by source), in-degrees, and a min-heap of
@@ -11,10 +13,10 @@ int inject_graph_order(size_t n, const size_t *from, const size_t *to, size_t e,
 	size_t *succ = calloc(e + 1, sizeof(*succ));
 	size_t *pending = calloc(n + 1, sizeof(*pending));
 	size_t *heap = calloc(n + 1, sizeof(*heap));
-	int rc = -2;
+	int rc = RP_ERR_NO_MEMORY;
 	if (!start || !succ || !pending || !heap)
 		goto out;
-	rc = -1;
+	rc = RP_ERR_FAILED;
 	for (size_t i = 0; i < e; i++) {
 		if (from[i] >= n || to[i] >= n)
 			goto out;
@@ -25,7 +27,7 @@ int inject_graph_order(size_t n, const size_t *from, const size_t *to, size_t e,
 		start[v + 1] += start[v];
 	size_t *fill = calloc(n + 1, sizeof(*fill));
 	if (!fill) {
-		rc = -2;
+		rc = RP_ERR_NO_MEMORY;
 		goto out;
 	}
 	for (size_t i = 0; i < e; i++)
@@ -69,7 +71,7 @@ int inject_graph_order(size_t n, const size_t *from, const size_t *to, size_t e,
 			}
 		}
 	}
-	rc = placed == n ? 0 : -1;
+	rc = placed == n ? 0 : RP_ERR_FAILED;
 out:
 	free(start);
 	free(succ);

@@ -8,8 +8,8 @@
 
 /* The nodes are 0..n-1; edge i runs from[i] -> to[i] (to depends on from). Writes a
  * topological order (Kahn's algorithm; among ready nodes the lowest index first, so the
- * order is the same on every call) into order. Returns 0, -1 for an edge naming no node or
- * a cycle, -2 when out of memory. O(n + e). */
+ * order is the same on every call) into order. Returns 0, or a code of common/error.h:
+ * RP_ERR_FAILED for an edge naming no node or a cycle, RP_ERR_NO_MEMORY. O(n + e). */
 int inject_graph_order(size_t n, const size_t *from, const size_t *to, size_t e, size_t *order);
 
 /* Index of key in the n sorted, distinct keys, or -1. */

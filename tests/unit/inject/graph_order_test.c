@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/error.h"
 #include "inject/captures.h"
 #include "inject/graph_order.h"
 
@@ -45,9 +46,9 @@ Test(graph_order, ready_nodes_go_lowest_first_and_a_diamond_joins_last)
 Test(graph_order, refuses_cycles_and_edges_to_nowhere)
 {
 	size_t from[] = { 0, 1, 2 }, to[] = { 1, 2, 0 }, order[3];
-	cr_assert_eq(inject_graph_order(3, from, to, 3, order), -1);
+	cr_assert_eq(inject_graph_order(3, from, to, 3, order), RP_ERR_FAILED);
 	size_t bad_from[] = { 0 }, bad_to[] = { 7 };
-	cr_assert_eq(inject_graph_order(3, bad_from, bad_to, 1, order), -1);
+	cr_assert_eq(inject_graph_order(3, bad_from, bad_to, 1, order), RP_ERR_FAILED);
 	cr_assert_eq(inject_graph_order(0, NULL, NULL, 0, order), 0, "an empty graph");
 }
 

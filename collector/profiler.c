@@ -310,7 +310,8 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 			 "'rangeprof --list-metrics' lists the metrics it supports", s->names[bad],
 			 collector_cupti_error(added));
 		collector_metric_set_destroy(s);
-		return -1;
+		/* A busy hardware is no unknown metric: the caller waits and tries again. */
+		return added == CUPTI_ERROR_HARDWARE_BUSY ? RP_ERR_HARDWARE_BUSY : RP_ERR_FAILED;
 	}
 	CUpti_Profiler_Host_GetConfigImageSize_Params size = {
 		CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE };
@@ -578,8 +579,10 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
 		collector_cost_lap(cost, COST_STOP, &lap);
 		if (rc) {
-			snprintf(err, err_size, "replay failed in pass %u of %u runs: %s (%s)", pass,
-				 runs, rp_error_text(rc), rp_error_name(rc));
+			/* No run count here: the message is a report's detail, which keeps the
+			 * same failure from being said again (inject/output.c). */
+			snprintf(err, err_size, "replay failed in pass %u: %s (%s)", pass,
+				 rp_error_text(rc), rp_error_name(rc));
 			return rc;
 		}
 		if (sr != CUPTI_SUCCESS)

@@ -75,6 +75,19 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 	return rc ? rc : cr == CUDA_SUCCESS ? 0 : RP_ERR_RELAUNCH;
 }
 
+/* What graph_run_once's codes mean for a whole graph, in the words the records used
+ * before the codes (common/error.h) were named. */
+static const char *graph_run_error(int rc)
+{
+	switch (rc) {
+	case RP_ERR_RESTORE: return "putting its memory back (cuptiCheckpointRestore) failed";
+	case RP_ERR_FLUSH: return "flushing the L2 failed";
+	case RP_ERR_RELAUNCH: return "relaunching it failed";
+	case RP_ERR_USER_RANGE: return "opening or closing its user range failed";
+	default: return rp_error_text(rc);
+	}
+}
+
 /* Whether a whole graph launch needs profiler passes for set: any metric other than
  * gpu__time_duration.sum, counters or timers alike. */
 static bool graph_needs_passes(const struct collector_metric_set *set)
@@ -133,7 +146,7 @@ static int graph_batch(struct measurement *m, struct replay_run *rr, unsigned ba
 	rr->sample = false;
 	if (cr != CUDA_SUCCESS || rc) {
 		snprintf(err, err_size, "relaunching the graph: %s", cr != CUDA_SUCCESS ?
-			 collector_cu_error(cr) : rp_error_text(rc));
+			 collector_cu_error(cr) : graph_run_error(rc));
 		rc = rc ? rc : RP_ERR_RELAUNCH;
 	} else if (counters) {
 		rc = collector_profiler_measure(m->c->profiler, set, batch, 1, graph_run_once, rr,

@@ -4,11 +4,11 @@
  * graph from cuGraphInstantiate on, and the exec-update calls are applied to the copy.
  * A selected cuGraphLaunch is measured at its ENTER:
  *   node mode: the graph's nodes run one by one in a topological order on the launch's
- *     stream, each selected kernel node measured like a plain launch (replay.c) from the
+ *     stream, each selected kernel node measured like a plain launch (save.c) from the
  *     memory its node saw, and the memory as it was before the graph is put back
  *     afterwards (CUPTI checkpoint), so that the application's own graph launch runs on
  *     what it would have found;
- *   graph mode: the whole graph launch is one workload (replay.c).
+ *   graph mode: the whole graph launch is one workload (graph_workload.c).
  * Two files, calls one way (launch.c -> graph_measure.c -> graphs.c; launch.c -> graphs.c):
  *   graphs.c: the executable graphs and their copies kept up to date (instantiation,
  *     updates, nodes enabled and disabled, destruction, the plan of later launches), under
@@ -16,7 +16,8 @@
  *     driver and inject_measuring (output.c) only;
  *   graph_measure.c: a selected launch measured (the copy's nodes in order, the graphs it
  *     refuses, the nodes run one by one, the checkpoint around them); called by launch.c
- *     with the replay lock held; calls graphs.c, replay.c, output.c, names.c, the driver. */
+ *     with the replay lock held; calls graphs.c, graph_nodes.c, save.c, graph_workload.c,
+ *     output.c, names.c, the driver. */
 #ifndef INJECT_GRAPHS_H
 #define INJECT_GRAPHS_H
 

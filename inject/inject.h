@@ -157,7 +157,7 @@ void inject_replay_drop_backups(CUcontext ctx);
  * whole context's memory (save.c) and a graph's nodes (graph_measure.c) both use it. */
 CUptiResult inject_checkpoint_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint);
 CUptiResult inject_checkpoint_put_back(RP_CUpti_Checkpoint *checkpoint);
-/* What replay needs from launch.c, which owns the replay lock: let_go(device, as an
+/* What the measuring files need from launch.c, which takes the replay lock: let_go(device, as an
  * intptr_t) is called on a device lock's watcher thread when another process rings for
  * the profiling hardware, and must call inject_replay_let_go with the replay lock held;
  * watching() is called (replay lock held) when the first watcher starts, after CUDA

@@ -12,8 +12,8 @@
  * or allocation on a thread of ours: early.c) and destroyed (their state released), graphs
  * instantiated, updated and launched (graphs.c), stream captures begun and ended
  * (captures.c).
- * Owns the replay lock, which one measurement, graph launch, early set-up, context
- * destruction or let-go holds at a time (and init.c's runtime options, through
+ * Takes the replay lock (session.c's), which one measurement, graph launch, early set-up,
+ * context destruction or let-go holds at a time (and init.c's runtime options, through
  * inject_launch_lock_replay); the thread-local inside_replay guard and the pending
  * measurement of a launch between its ENTER and EXIT (thread-local, the lock held
  * throughout); and exiting (atomic), which stops let-gos once exit began. What is selected

@@ -55,8 +55,8 @@ struct device_state *inject_device_known(int device)
 	d->known = true;
 	inject_write_record(collector_record_device(&d->info));
 	/* Opened without counting this process as one that measures: the early set-up comes
-	 * here too, and a process that never measures must not make the others give up their
-	 * profiler after every launch (let_others_measure). take_turn marks it. */
+	 * here too, and a process that never measures must not keep the others' early set-ups
+	 * from enabling a profiler (session.c, "alone"). take_turn marks it. */
 	if (inject_devlock_open_absent(d->info.uuid, NULL, &d->turns, err, sizeof(err)))
 		inject_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = err), false,
 			      "%s; device %d (%s) is measured without taking turns with other "

@@ -284,7 +284,7 @@ void inject_measurement_finish(struct measurement *m)
 		mem_backup_trim(&m->c->result, BACKUP_KEEP_BYTES);
 	}
 	if (m->turn)
-		inject_give_turn(m->device, m->c);
+		inject_give_turn(m->device);
 	free(m);
 }
 

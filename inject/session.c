@@ -333,24 +333,17 @@ struct context_state *inject_context_ready(CUcontext ctx, int device, uint32_t c
 	return c;
 }
 
-/* After a measured launch: when other processes measure on this device too, the range
- * profiler is disabled until this context's next measured launch, so that it does not
- * keep the device's profiling hardware from them between turns. Alone, it stays (a new
- * object's first pass costs ~145 ms: doc/measurements.md, "First Start of a range profiler
- * object"; another process that needs the hardware later rings for it, doc/concurrency.md).
- * Called with the turn still held. */
-static void let_others_measure(struct device_state *d, struct context_state *c)
-{
-	if (c && c->profiler && d && d->turns && inject_devlock_shared(d->turns))
-		inject_profiler_release(c);
-}
 
-void inject_give_turn(int device, struct context_state *c)
+void inject_give_turn(int device)
 {
 	struct device_state *d = inject_device(device);
 	if (!d)
 		return;
-	let_others_measure(d, c);
+	/* The profiler stays enabled, alone or not: another process that needs the hardware
+	 * rings for it and our watcher lets go (doc/concurrency.md). Giving it back after
+	 * every launch whenever another process was merely present made a process measuring
+	 * beside an idle one (a notebook that measured once) pay a new profiler's first pass,
+	 * ~145 ms, at every launch. */
 	inject_devlock_release(d->turns);
 }
 
@@ -397,7 +390,7 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 		return;
 	lap = collector_cost_now(); /* the wait for the turn is in the total only */
 	/* With others measuring on the device, a profiler enabled here would be given back
-	 * after their next launch anyway (let_others_measure), and one of another process
+	 * as soon as they ring for the hardware, and one of another process
 	 * setting up early holds the hardware: host set-up and kernels only. */
 	bool alone = !known->turns || (!inject_devlock_shared(known->turns) &&
 					 !inject_devlock_hardware_elsewhere(known->turns));

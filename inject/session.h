@@ -64,9 +64,9 @@ struct function_state *inject_function_state(struct context_state *c, CUfunction
  * not measured, and the turn is not held. */
 bool inject_take_turn(struct device_state *d, int device, const char *kernel,
 		      const char *mangled, uint64_t index);
-/* After a measurement: the profiler given back if others measure on the device
- * (let_others_measure), then the turn. */
-void inject_give_turn(int device, struct context_state *c);
+/* After a measurement: the turn given back. The profiler stays enabled until another
+ * process rings for the hardware (doc/concurrency.md). */
+void inject_give_turn(int device);
 /* The context's state, set up at its first use, with the profiler need asks for (a new
  * one where the kind, set or ranges differ). Called with the turn held. NULL when the
  * launch cannot be measured in it now (said). cost and lap get the set-up's phases. */

@@ -198,3 +198,49 @@ Test(session, a_context_never_measured_is_destroyed_without_a_profiler_call)
 	cr_assert_eq(fw.profiler_destroys, 0);
 	cr_assert_eq(fw.syncs, 0);
 }
+
+/* A process that has the device's lock open and counts as measuring there (presence), but
+ * takes no turn: a notebook that measured once, beside a script that measures now. */
+static pid_t present_idle(int *tell)
+{
+	int ready[2], go[2];
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		struct inject_devlock *l = NULL;
+		char err[256], c;
+		if (inject_devlock_open(fw.uuid, NULL, &l, err, sizeof(err)))
+			_exit(3);
+		if (write(ready[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	char c;
+	cr_assert_eq(read(ready[0], &c, 1), 1, "the other process is present");
+	close(ready[0]);
+	*tell = go[1];
+	return pid;
+}
+
+/* With the hand-over (doc/concurrency.md), a process merely present on the device costs
+ * the one measuring nothing: the profiler stays enabled between launches, and only a ring
+ * from a process holding the turn makes it let go. */
+Test(session, another_process_present_but_idle_leaves_the_profiler_enabled_between_launches)
+{
+	CUcontext a = fake_context(0);
+	int tell;
+	pid_t pid = present_idle(&tell);
+	launch_in(a, 0, 1);
+	launch_in(a, 0, 2);
+	launch_in(a, 0, 3);
+	cr_assert_eq(fake_records("summary"), 3);
+	cr_assert_eq(fw.profiler_creates, 1, "one profiler for the three launches");
+	cr_assert_eq(fw.profiler_destroys, 0, "kept while the other process is idle");
+	let_holder_go(pid, tell);
+}

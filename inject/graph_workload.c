@@ -8,8 +8,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
 #include "collector/profiler.h"
 #include "common/error.h"
 #include "inject/device.h"
@@ -21,13 +19,6 @@
 /* One run of a whole graph launch: the checkpoint put back, the L2 flushed, the graph
  * relaunched between two events or inside one user range. Each run ends before the next
  * one's restore begins. */
-static double now_seconds(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 static int graph_run_once(void *arg, unsigned run, unsigned pass)
 {
 	struct replay_run *rr = arg;
@@ -49,7 +40,6 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 	}
 	if (pass == 0 && rr->sample) {
 		inject_sample_before(rr, run);
-		rr->wall[run] = now_seconds();
 	}
 	CUresult cr;
 	int rc = 0;

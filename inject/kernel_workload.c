@@ -4,8 +4,6 @@
  * a pass inside one Start/Stop of an AutoRange profiler (every kernel its own range; the
  * flush's range is dropped by collector/profiler.c). Under the replay lock. Calls
  * measure.c (NVML sample), flush.c, watchdog.c, launches.c, collector/ and memory/. */
-#include <time.h>
-
 #include "collector/profiler.h"
 #include "common/error.h"
 #include "inject/device.h"
@@ -13,13 +11,6 @@
 #include "inject/measurement.h"
 #include "inject/session.h"
 #include "inject/watchdog.h"
-
-static double now_seconds(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 static int run_once(void *arg, unsigned run, unsigned pass)
 {
@@ -45,7 +36,6 @@ static int run_once(void *arg, unsigned run, unsigned pass)
 		return rc;
 	if (pass == 0) {
 		inject_sample_before(rr, run);
-		rr->wall[run] = now_seconds();
 	}
 	return inject_relaunch(rr->launch, ignored, sizeof(ignored));
 }

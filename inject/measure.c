@@ -53,6 +53,9 @@ void inject_sample_before(struct replay_run *rr, unsigned run)
 	rr->sm_clock[run] = s.sm_clock_hz;
 	rr->nvml[run] = (struct collector_run_nvml){ s.temperature_c, NAN, s.memory_clock_hz,
 						     NAN, s.throttle };
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	rr->wall[run] = (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
 size_t inject_time_metric(const struct collector_metric_set *set)

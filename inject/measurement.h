@@ -114,7 +114,8 @@ bool inject_get_ready(struct measurement *m);
 void inject_measure(struct measurement *m);
 /* The end of every measurement: saved copies trimmed, the turn given back, m freed. */
 void inject_measurement_finish(struct measurement *m);
-/* NVML's view just before run of rr's batch is queued. */
+/* NVML's view and the wall time just before run of rr's batch is queued (the first pass
+ * only: the run records' NVML fields and time). */
 void inject_sample_before(struct replay_run *rr, unsigned run);
 /* Where gpu__time_duration.sum is in the set, SIZE_MAX when not measured. */
 size_t inject_time_metric(const struct collector_metric_set *set);

@@ -296,19 +296,3 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 		mem_hashes_finish(after);
 	return rc;
 }
-
-long mem_hashes_differ(const struct mem_hashes *before, const struct mem_hashes *after)
-{
-	for (size_t i = 0; i < before->count && i < after->count; i++)
-		if (before->sums[i] != after->sums[i])
-			return (long)i;
-	return -1;
-}
-
-void mem_hashes_finish(struct mem_hashes *h)
-{
-	free(h->kinds);
-	free(h->segments);
-	free(h->sums);
-	memset(h, 0, sizeof(*h));
-}

@@ -520,22 +520,6 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 	return rc;
 }
 
-long mem_hashes_differ(const struct mem_hashes *before, const struct mem_hashes *after)
-{
-	for (size_t i = 0; i < before->count && i < after->count; i++)
-		if (before->sums[i] != after->sums[i])
-			return (long)i;
-	return -1;
-}
-
-void mem_hashes_finish(struct mem_hashes *h)
-{
-	free(h->segments);
-	free(h->kinds);
-	free(h->sums);
-	*h = (struct mem_hashes){ 0 };
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* inject/flush.h                                                                       */
 /* ------------------------------------------------------------------------------------ */

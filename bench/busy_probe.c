@@ -25,7 +25,7 @@
  * Run: busy_probe [metrics] (default gpu__time_duration.sum,dram__bytes_read.sum).
  * Result (H200, 2026-12-02, doc/concurrency.md): S3 and S5 fail, every other state lets B
  * measure; Disable takes ~12 ms and B's next try succeeds. Cited by inject/devlock.h and
- * inject/replay.c (the hand-over of the profiling hardware). */
+ * inject/devlock.c and inject/session.c (the hand-over of the profiling hardware). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

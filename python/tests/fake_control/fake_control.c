@@ -33,7 +33,7 @@
  * 'runs' option: a launch recorded with more runs comes back with its first N run
  * records and without its summary. A metric of the 'metrics' option that the recorded
  * launch lacks comes back as the error record the library writes for a metric the GPU
- * does not know (collector/profiler.c's message, replay.c's ending). The device record
+ * does not know (collector/profiler.c's message, measure.c's ending). The device record
  * of a recording comes once per epoch (the tests' stand-in for a process), before its
  * first launch, as the library writes a device record once per process. */
 #include <errno.h>

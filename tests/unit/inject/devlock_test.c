@@ -379,7 +379,7 @@ static void heard(void *arg)
 	h->rings++;
 	if (write(h->report, "r", 1) != 1)
 		_exit(5);
-	/* What replay.c's let-go does when the ringer holds the turn: disable (11.4-13.0 ms
+	/* What session.c's let-go does when the ringer holds the turn: disable (11.4-13.0 ms
 	 * on the H200, bench/busy_probe.c: doc/concurrency.md), then the hardware byte
 	 * goes. */
 	if (h->let_go && inject_devlock_turn_elsewhere(h->lock)) {

@@ -3,8 +3,8 @@
  * inject/graphs.c: the order of what it does, above all rangeprof's saved copies dropped
  * before the checkpoint is saved and again before it is put back; what it refuses, and the
  * plan later launches come to. The driver's graph calls in rp_api are fakes, and so are
- * replay.c, launches.c, output.c and names.c (below): each call it makes is written to a
- * log that the tests compare. No GPU. */
+ * save.c, graph_workload.c, launches.c, output.c and names.c (below): each call it makes
+ * is written to a log that the tests compare. No GPU. */
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -158,7 +158,7 @@ static CUresult fake_synchronize(void)
 	return CUDA_SUCCESS;
 }
 
-/* ---- replay.c, launches.c, output.c, names.c ----------------------------------------- */
+/* ---- save.c, graph_workload.c, launches.c, output.c, names.c -------------------------*/
 
 static char measurement;
 

@@ -339,6 +339,21 @@ static void on_launch_exit(const CUpti_CallbackData *cb)
 	inject_replay_unlock();
 }
 
+static bool is_kernel_launch(CUpti_CallbackId cbid)
+{
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
 				     CUpti_CallbackId cbid, const void *data)
 {
@@ -366,6 +381,9 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		/* The allocation and graph calls are handled at their EXIT. */
 		if (pending && cbid == pending_cbid) {
 			on_launch_exit(cb);
+		} else if (is_kernel_launch(cbid)) {
+			/* The EXIT of every launch not being verified: nothing to do, and no
+			 * further call on the unselected launches' path. */
 		} else if (inject_allocations_on_call(cbid, cb)) {
 			/* An allocation comes before the first launch, often long before (a
 			 * model's weights): the device's early set-up can start here. */
@@ -377,6 +395,10 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		}
 		return;
 	}
+	if (is_kernel_launch(cbid)) {
+		on_launch(cbid, cb);
+		return;
+	}
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
@@ -385,14 +407,6 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy:
 		/* Forgotten before the handle can be given to another graph. */
 		inject_graphs_on_call((int)cbid, cb->functionParams, true);
-		return;
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-		on_launch(cbid, cb);
 		return;
 	default:
 		/* A capture's begin counts from its ENTER; other calls are handled at EXIT. */

@@ -101,6 +101,27 @@ const char *nvtx_bridge_category_name(const struct nvtx_bridge_domain *domain,
 /* Writes the push/pop texts joined by '/' ("outer/inner") into buf. */
 void nvtx_bridge_path(const struct nvtx_bridge_snapshot *snap, char *buf, size_t size);
 
+/* Which range a hook is about: a push/pop range by its domain and depth (0: the bottom)
+ * on the calling thread's stack, a start/end range by its id. */
+struct nvtx_bridge_range_key {
+	bool start_end;
+	const struct nvtx_bridge_domain *domain;   /* push/pop */
+	size_t depth;                              /* push/pop */
+	nvtxRangeId_t id;                          /* start/end */
+};
+
+/* Range replay (inject/range_workload.c) must see a range begin and end, not only the
+ * launches inside it. opened runs on the calling thread once a push or start took effect
+ * (the range is in the thread's snapshot); closing runs before a pop or end takes effect
+ * (still in it). A push past NVTX_BRIDGE_MAX_DEPTH, a start that ran out of memory and an
+ * extra pop call no hook. With no hooks set, an NVTX call pays one relaxed atomic load. */
+struct nvtx_bridge_range_hooks {
+	void (*opened)(const struct nvtx_bridge_range_key *key);
+	void (*closing)(const struct nvtx_bridge_range_key *key);
+};
+/* Sets the hooks (NULL: none); hooks must stay valid for the life of the process. */
+void nvtx_bridge_set_range_hooks(const struct nvtx_bridge_range_hooks *hooks);
+
 /* ------------------------------------------------------------------------------------ */
 /* Expressions and filters (ncu's --nvtx-include / --nvtx-exclude)                      */
 /* ------------------------------------------------------------------------------------ */

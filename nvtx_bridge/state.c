@@ -286,7 +286,54 @@ static void deactivate(struct thread_state *t, struct domain_stack *s)
 	}
 }
 
+/* Range replay's hooks (nvtx_bridge.h): read at every range call, set once. */
+static _Atomic(const struct nvtx_bridge_range_hooks *) range_hooks;
+
+void nvtx_bridge_set_range_hooks(const struct nvtx_bridge_range_hooks *hooks)
+{
+	atomic_store(&range_hooks, hooks);
+}
+
+static const struct nvtx_bridge_range_hooks *hooks_now(void)
+{
+	return atomic_load_explicit(&range_hooks, memory_order_acquire);
+}
+
+static int push_unhooked(const struct nvtx_bridge_domain *domain, const struct event *ev);
+
+/* A push, and range replay told of it once it took effect (not past the depth limit:
+ * such a range is not kept, so no snapshot could name it). */
 static int push(const struct nvtx_bridge_domain *domain, const struct event *ev)
+{
+	int level = push_unhooked(domain, ev);
+	const struct nvtx_bridge_range_hooks *h = hooks_now();
+	if (h && h->opened && level >= 0 && level < NVTX_BRIDGE_MAX_DEPTH) {
+		struct thread_state *t = thread_state();
+		struct domain_stack *s = t ? find_stack(t, domain) : NULL;
+		if (s && !s->overflow && s->depth == (size_t)level + 1)
+			h->opened(&(struct nvtx_bridge_range_key){ .domain = domain,
+								  .depth = (size_t)level });
+	}
+	return level;
+}
+
+static int pop_unhooked(const struct nvtx_bridge_domain *domain);
+
+/* A pop, range replay told first, while the range is still open. */
+static int pop(const struct nvtx_bridge_domain *domain)
+{
+	const struct nvtx_bridge_range_hooks *h = hooks_now();
+	if (h && h->closing) {
+		struct thread_state *t = thread_state();
+		struct domain_stack *s = t ? find_stack(t, domain) : NULL;
+		if (s && s->depth > 0 && !s->overflow)
+			h->closing(&(struct nvtx_bridge_range_key){ .domain = domain,
+								   .depth = s->depth - 1 });
+	}
+	return pop_unhooked(domain);
+}
+
+static int push_unhooked(const struct nvtx_bridge_domain *domain, const struct event *ev)
 {
 	struct thread_state *t = thread_state();
 	struct domain_stack *s = t ? stack_for(t, domain) : NULL;
@@ -337,7 +384,7 @@ static int push(const struct nvtx_bridge_domain *domain, const struct event *ev)
 	return (int)s->depth++;
 }
 
-static int pop(const struct nvtx_bridge_domain *domain)
+static int pop_unhooked(const struct nvtx_bridge_domain *domain)
 {
 	struct thread_state *t = thread_state();
 	struct domain_stack *s = t ? find_stack(t, domain) : NULL;
@@ -429,7 +476,22 @@ static atomic_size_t open_count_hint;     /* read without the lock by snapshots 
 static atomic_uint_fast64_t open_generation = 1; /* moves at every start and end */
 static nvtxRangeId_t next_range_id = 1;
 
+static nvtxRangeId_t start_unhooked(const struct nvtx_bridge_domain *domain,
+				    const struct event *ev);
+
+/* A start, range replay told once it took effect. */
 static nvtxRangeId_t start(const struct nvtx_bridge_domain *domain, const struct event *ev)
+{
+	nvtxRangeId_t id = start_unhooked(domain, ev);
+	const struct nvtx_bridge_range_hooks *h = hooks_now();
+	if (h && h->opened && id)
+		h->opened(&(struct nvtx_bridge_range_key){ .start_end = true, .domain = domain,
+							  .id = id });
+	return id;
+}
+
+static nvtxRangeId_t start_unhooked(const struct nvtx_bridge_domain *domain,
+				    const struct event *ev)
 {
 	size_t len = bridge_kept_length(ev->text);
 	char *text = malloc(len + 1);
@@ -491,7 +553,18 @@ nvtxRangeId_t bridge_range_start_ex(const nvtxEventAttributes_t *attr)
 	return bridge_domain_range_start_ex(NULL, attr);
 }
 
+static void end_unhooked(nvtxRangeId_t id);
+
+/* An end, range replay told first, while the range is still open. */
 void bridge_range_end(nvtxRangeId_t id)
+{
+	const struct nvtx_bridge_range_hooks *h = hooks_now();
+	if (h && h->closing && id)
+		h->closing(&(struct nvtx_bridge_range_key){ .start_end = true, .id = id });
+	end_unhooked(id);
+}
+
+static void end_unhooked(nvtxRangeId_t id)
 {
 	char *text = NULL;
 	pthread_mutex_lock(&open_lock);

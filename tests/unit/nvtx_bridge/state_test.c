@@ -460,3 +460,76 @@ Test(nvtx_state, a_thread_pays_only_for_the_domains_it_uses)
 			    "of closed domains are not checked");
 	}
 }
+
+/* ---- range replay's hooks ------------------------------------------------------------ */
+
+/* What the hooks saw: each call with its key and the snapshot's innermost text then. */
+static struct hook_call {
+	char what;                   /* 'o' opened, 'c' closing */
+	struct nvtx_bridge_range_key key;
+	char top[32];                /* the snapshot's newest range of the key's kind */
+	size_t count;                /* ranges in the snapshot */
+} hook_calls[16];
+static size_t hook_count;
+
+static void record_hook(char what, const struct nvtx_bridge_range_key *key)
+{
+	const struct nvtx_bridge_snapshot *s = nvtx_bridge_snapshot();
+	struct hook_call *h = &hook_calls[hook_count++ % 16];
+	h->what = what;
+	h->key = *key;
+	h->count = s->count;
+	size_t i = key->start_end ? s->count : s->push_count;
+	snprintf(h->top, sizeof(h->top), "%s", i ? s->ranges[i - 1].text : "");
+}
+
+static void hook_opened(const struct nvtx_bridge_range_key *key) { record_hook('o', key); }
+static void hook_closing(const struct nvtx_bridge_range_key *key) { record_hook('c', key); }
+static const struct nvtx_bridge_range_hooks test_hooks = { hook_opened, hook_closing };
+
+Test(nvtx_state, range_hooks_see_a_push_after_it_and_a_pop_before_it)
+{
+	hook_count = 0;
+	nvtx_bridge_set_range_hooks(&test_hooks);
+	bridge_range_push_a("outer");
+	bridge_range_push_a("inner");
+	bridge_range_pop();
+	bridge_range_pop();
+	bridge_range_pop();   /* an extra pop: no hook */
+	nvtx_bridge_set_range_hooks(NULL);
+	bridge_range_push_a("unhooked");
+	bridge_range_pop();
+	cr_assert_eq(hook_count, 4);
+	cr_assert_eq(hook_calls[0].what, 'o');
+	cr_assert_str_eq(hook_calls[0].top, "outer", "opened runs once the push took effect");
+	cr_assert_eq(hook_calls[0].key.depth, 0);
+	cr_assert_eq(hook_calls[1].key.depth, 1);
+	cr_assert_str_eq(hook_calls[1].top, "inner");
+	cr_assert_eq(hook_calls[2].what, 'c');
+	cr_assert_str_eq(hook_calls[2].top, "inner", "closing runs while the range is still open");
+	cr_assert_eq(hook_calls[2].key.depth, 1, "the popped range's depth, as its push had");
+	cr_assert_eq(hook_calls[3].key.depth, 0);
+	cr_assert_eq(hook_calls[3].count, 1);
+	cr_assert_not(hook_calls[0].key.start_end);
+	cr_assert_eq(hook_calls[0].key.domain, hook_calls[3].key.domain);
+}
+
+Test(nvtx_state, range_hooks_name_start_end_ranges_by_id_on_any_thread)
+{
+	hook_count = 0;
+	nvtx_bridge_set_range_hooks(&test_hooks);
+	nvtxRangeId_t a = bridge_range_start_a("step");
+	nvtxRangeId_t b = bridge_range_start_a("other");
+	bridge_range_end(a);
+	bridge_range_end(b);
+	nvtx_bridge_set_range_hooks(NULL);
+	cr_assert_eq(hook_count, 4);
+	cr_assert(hook_calls[0].key.start_end);
+	cr_assert_eq(hook_calls[0].key.id, a);
+	cr_assert_str_eq(hook_calls[0].top, "step");
+	cr_assert_eq(hook_calls[1].key.id, b);
+	cr_assert_eq(hook_calls[2].what, 'c');
+	cr_assert_eq(hook_calls[2].key.id, a);
+	cr_assert_eq(hook_calls[2].count, 2, "closing runs before the end takes effect");
+	cr_assert_eq(hook_calls[3].count, 1);
+}

@@ -90,6 +90,13 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "launch is measured like a launch of its own; graph: the whole graph launch is one "
 	  "workload (time by CUDA events, other metrics over the whole launch); none: graph "
 	  "launches are not measured", .field = offsetof(struct rp_options, graph_profiling) },
+	{ RP_OPT_REPLAY_MODE, "replay-mode", 0, RP_KIND_CHOICE, "kernel|range", "kernel",
+	  "kernel|range", 0, 0,
+	  "as ncu: kernel: each selected kernel launch is replayed and measured on its own; "
+	  "range: each selected NVTX range (the one an --nvtx-include names) is one workload, "
+	  "its kernels, memsets and copies replayed whole from the memory it began with, one "
+	  "cache flush before each run and none between its kernels (doc/range-replay.md)",
+	  .field = offsetof(struct rp_options, replay_mode) },
 	{ RP_OPT_DEVICE_LOCK_TIMEOUT, "device-lock-timeout", 0, RP_KIND_INT, "SECONDS", "60", NULL,
 	  0, 86400, "longest wait for another process measuring on the same GPU; the launch "
 	  "is then not measured", .field = offsetof(struct rp_options, device_lock_timeout) },
@@ -428,6 +435,7 @@ _Static_assert(sizeof(enum rp_cache_control) == sizeof(int) &&
 	       sizeof(enum rp_thermal_control) == sizeof(int) &&
 	       sizeof(enum rp_memory_save) == sizeof(int) &&
 	       sizeof(enum rp_graph_profiling) == sizeof(int) &&
+	       sizeof(enum rp_replay_mode) == sizeof(int) &&
 	       sizeof(enum rp_setup) == sizeof(int), "choice enums are stored as int");
 
 /* Stores a checked number, choice or flag where the table says. */

@@ -31,6 +31,7 @@ enum rp_option {
 	RP_OPT_THERMAL_TIMEOUT,
 	RP_OPT_MEMORY_SAVE,
 	RP_OPT_GRAPH_PROFILING,
+	RP_OPT_REPLAY_MODE,
 	RP_OPT_DEVICE_LOCK_TIMEOUT,
 	RP_OPT_BUSY_TIMEOUT,
 	RP_OPT_SETUP,
@@ -74,6 +75,7 @@ enum rp_cache_control { RP_CACHE_ALL, RP_CACHE_NONE };
 enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
 enum rp_memory_save { RP_MEMORY_SAVE_REACH, RP_MEMORY_SAVE_CHECKPOINT };
 enum rp_graph_profiling { RP_GRAPH_NODE, RP_GRAPH_GRAPH, RP_GRAPH_NONE };
+enum rp_replay_mode { RP_REPLAY_KERNEL, RP_REPLAY_RANGE };
 enum rp_setup { RP_SETUP_EARLY, RP_SETUP_LAZY };
 enum rp_thermal_control { RP_THERMAL_AUTO, RP_THERMAL_MANUAL, RP_THERMAL_OFF };
 
@@ -103,6 +105,7 @@ struct rp_options {
 	long thermal_timeout;      /* seconds a launch waits at most */
 	enum rp_memory_save memory_save;
 	enum rp_graph_profiling graph_profiling;
+	enum rp_replay_mode replay_mode;   /* --replay-mode: a kernel or a whole NVTX range per workload */
 	long device_lock_timeout;  /* seconds to wait for another process's turn on a device */
 	long busy_timeout;         /* seconds to wait for hardware held outside rangeprof */
 	enum rp_setup setup;       /* when a device's profiler is set up: first launch or first measured */

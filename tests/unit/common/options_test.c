@@ -92,6 +92,12 @@ Test(options, choices_list_what_is_accepted)
 	cr_assert_eq(opts.graph_profiling, RP_GRAPH_GRAPH);
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_GRAPH_PROFILING, "none", "x", err, sizeof(err)), 0);
 	cr_assert_eq(opts.graph_profiling, RP_GRAPH_NONE);
+	cr_assert_eq(opts.replay_mode, RP_REPLAY_KERNEL, "ncu's default: kernel replay");
+	cr_assert_neq(rp_option_set(&opts, RP_OPT_REPLAY_MODE, "app-range", "--replay-mode", err,
+				    sizeof(err)), 0);
+	cr_assert_str_eq(err, "--replay-mode 'app-range': should be one of 'kernel', 'range'");
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_REPLAY_MODE, "range", "x", err, sizeof(err)), 0);
+	cr_assert_eq(opts.replay_mode, RP_REPLAY_RANGE);
 	cr_assert_neq(rp_option_set(&opts, RP_OPT_SETUP, "now", "--setup", err, sizeof(err)), 0);
 	cr_assert_str_eq(err, "--setup 'now': should be one of 'early', 'lazy'");
 	cr_assert_eq(rp_option_set(&opts, RP_OPT_SETUP, "lazy", "x", err, sizeof(err)), 0);

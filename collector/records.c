@@ -40,12 +40,13 @@ static cJSON *new_record(const char *type)
 	return o;
 }
 
+/* A NULL item is written as null. */
 static cJSON *string_array(const char *const *items, size_t count)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; a && i < count; i++) {
-		char *clean = collector_utf8_sanitize(items[i]);
-		cJSON *s = clean ? cJSON_CreateString(clean) : NULL;
+		char *clean = items[i] ? collector_utf8_sanitize(items[i]) : NULL;
+		cJSON *s = !items[i] ? cJSON_CreateNull() : clean ? cJSON_CreateString(clean) : NULL;
 		free(clean);
 		if (!s || !cJSON_AddItemToArray(a, s)) {
 			cJSON_Delete(s);
@@ -143,6 +144,8 @@ cJSON *collector_record_session(const char *tool_version, pid_t pid, const char 
 		ok &= cJSON_AddStringToObject(options, "graph_profiling",
 					      opts->graph_profiling == RP_GRAPH_GRAPH ? "graph" :
 					      opts->graph_profiling == RP_GRAPH_NONE ? "none" : "node") != NULL;
+		ok &= cJSON_AddStringToObject(options, "replay_mode",
+					      opts->replay_mode == RP_REPLAY_RANGE ? "range" : "kernel") != NULL;
 		ok &= cJSON_AddStringToObject(options, "clock_control",
 					      clock_name(opts->clock_control)) != NULL;
 		ok &= cJSON_AddBoolToObject(options, "quiet", opts->quiet) != NULL;
@@ -247,7 +250,39 @@ static cJSON *nvtx_array(const struct collector_launch *l)
 	return a;
 }
 
-/* The members every per-launch record shares. */
+/* A range workload's "range" member (records.h, struct collector_range). */
+static cJSON *range_object(const struct collector_range *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	bool ok = collector_json_add_string(o, "name", r->name) == 0;
+	ok &= cJSON_AddNumberToObject(o, "kernels", (double)r->kernels) != NULL;
+	cJSON *names = string_array(r->kernel_names, r->kernel_names ? r->kernels : 0);
+	ok &= names && cJSON_AddItemToObject(o, "kernel_names", names);
+	ok &= cJSON_AddNumberToObject(o, "memsets", (double)r->memsets) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "copies", (double)r->copies) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "graph_launches", (double)r->graph_launches) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "event_ops", (double)r->event_ops) != NULL;
+	ok &= cJSON_AddNumberToObject(o, "syncs", (double)r->syncs) != NULL;
+	cJSON *streams = cJSON_AddArrayToObject(o, "streams");
+	ok &= streams != NULL;
+	for (size_t i = 0; ok && r->streams && i < r->stream_count; i++) {
+		cJSON *id = cJSON_CreateNumber((double)r->streams[i]);
+		ok &= id && cJSON_AddItemToArray(streams, id);
+		if (!ok)
+			cJSON_Delete(id);
+	}
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The members every per-launch record shares. A range workload (l->range) has no grid,
+ * block or dynamic shared memory of its own (null), no graph (null) and a "range"
+ * object after "graph". */
 static bool add_launch(cJSON *o, const struct collector_launch *l,
 		       const struct collector_measure_info *info)
 {
@@ -259,18 +294,29 @@ static bool add_launch(cJSON *o, const struct collector_launch *l,
 	ok &= cJSON_AddNumberToObject(o, "device", l->device) != NULL;
 	ok &= cJSON_AddNumberToObject(o, "context", l->context) != NULL;
 	ok &= cJSON_AddNumberToObject(o, "stream", (double)l->stream) != NULL;
-	cJSON *g = dim3(l->grid), *b = dim3(l->block), *n = nvtx_array(l);
-	ok &= g && cJSON_AddItemToObject(o, "grid", g);
-	ok &= b && cJSON_AddItemToObject(o, "block", b);
-	ok &= cJSON_AddNumberToObject(o, "shared_mem_bytes", l->shared_mem_bytes) != NULL;
+	cJSON *n = nvtx_array(l);
+	if (l->range) {
+		ok &= cJSON_AddNullToObject(o, "grid") != NULL;
+		ok &= cJSON_AddNullToObject(o, "block") != NULL;
+		ok &= cJSON_AddNullToObject(o, "shared_mem_bytes") != NULL;
+	} else {
+		cJSON *g = dim3(l->grid), *b = dim3(l->block);
+		ok &= g && cJSON_AddItemToObject(o, "grid", g);
+		ok &= b && cJSON_AddItemToObject(o, "block", b);
+		ok &= cJSON_AddNumberToObject(o, "shared_mem_bytes", l->shared_mem_bytes) != NULL;
+	}
 	ok &= n && cJSON_AddItemToObject(o, "nvtx", n);
 	if (l->nvtx_count > COLLECTOR_MAX_NVTX)
 		ok &= cJSON_AddNumberToObject(o, "nvtx_omitted",
 					      (double)(l->nvtx_count - COLLECTOR_MAX_NVTX)) != NULL;
 	ok &= collector_json_add_string(o, "nvtx_path", l->nvtx_path ? l->nvtx_path : "") == 0;
-	ok &= cJSON_AddStringToObject(o, "workload", l->graph && l->graph->node < 0 ? "graph" :
-				      "kernel") != NULL;
-	if (l->graph) {
+	ok &= cJSON_AddStringToObject(o, "workload", l->range ? "range" :
+				      l->graph && l->graph->node < 0 ? "graph" : "kernel") != NULL;
+	if (l->range) {
+		ok &= cJSON_AddNullToObject(o, "graph") != NULL;
+		cJSON *r = range_object(l->range);
+		ok &= r && cJSON_AddItemToObject(o, "range", r);
+	} else if (l->graph) {
 		cJSON *graph = cJSON_AddObjectToObject(o, "graph");
 		ok &= graph != NULL;
 		if (graph) {

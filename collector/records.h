@@ -53,6 +53,7 @@ struct collector_launch {
 	size_t nvtx_count;
 	const char *nvtx_path;
 	const struct collector_graph *graph;  /* NULL: a plain launch (workload "kernel") */
+	const struct collector_range *range;  /* NULL: not a range workload */
 };
 
 /* A launch inside a CUDA graph (issue 8): a kernel node measured on its own
@@ -63,6 +64,19 @@ struct collector_graph {
 	uint64_t launch;             /* this graph's cuGraphLaunch, counted from 0 */
 	long node;                   /* kernel node in topological order, -1: the graph */
 	size_t nodes;                /* nodes of the graph, child graphs flattened */
+};
+
+/* A whole NVTX range measured as one workload (--replay-mode range, workload "range").
+ * Its records write grid, block and shared_mem_bytes as null (the launch's are zeros),
+ * graph null, and a "range" object with these members; kernel, mangled, stream and nvtx
+ * are what the caller put in the launch. */
+struct collector_range {
+	const char *name;            /* the range's own text (the workload's NVTX range) */
+	size_t kernels;              /* kernel launches in it */
+	const char *const *kernel_names;  /* demangled, in launch order, kernels of them */
+	size_t memsets, copies, graph_launches, event_ops, syncs;
+	const uint64_t *streams;     /* CUPTI stream ids in first-use order */
+	size_t stream_count;
 };
 
 /* How --runs auto ended for a launch (summary member "runs_auto"). */

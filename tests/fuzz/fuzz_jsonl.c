@@ -1,10 +1,13 @@
 /* tests/fuzz/fuzz_jsonl.c - libFuzzer target: the JSON record writer (collector/records.c,
  * collector/jsonl.c) with names of any bytes. Every record must print as one line of
  * strict UTF-8 JSON whose strings read back as the sanitised input.
- * Input: '\n'-separated strings: message, kernel, then NVTX range texts. */
+ * Input: '\n'-separated strings: message, kernel, then NVTX range texts. An input whose
+ * first byte is odd makes the run record a range workload's (--replay-mode range), named
+ * by the message and holding kernels named by the NVTX texts. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,9 +75,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * they are keys and values as given. */
 	const char *metrics[] = { "gpu__time_duration.sum" }, *units[] = { "nsecond" };
 	double values[] = { size ? (double)data[0] : NAN };
+	const char *kernel_names[14];
+	uint64_t streams[14];
+	for (size_t i = 0; i < n; i++) {
+		kernel_names[i] = parts[i + 2];
+		streams[i] = (uint64_t)i << 40;
+	}
+	struct collector_range range = { .name = parts[0], .kernels = n,
+					 .kernel_names = kernel_names, .streams = streams,
+					 .stream_count = n };
+	bool as_range = size && (data[0] & 1);
 	struct collector_launch l = { .index = size, .kernel = parts[1], .mangled = parts[0],
 				      .nvtx = ranges, .nvtx_count = n,
-				      .nvtx_path = n ? parts[2] : "" };
+				      .nvtx_path = n ? parts[2] : "",
+				      .range = as_range ? &range : NULL };
 	struct collector_measure_info info = { metrics, units, 1, 1, 1, RP_CACHE_ALL,
 					       RP_CLOCK_NONE, NAN };
 	struct collector_run run = { 0, values, NAN, NAN, 0 };
@@ -89,6 +103,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const cJSON *nvtx = cJSON_GetObjectItemCaseSensitive(back, "nvtx");
 		for (size_t i = 0; i < n; i++)
 			check_string(cJSON_GetArrayItem(nvtx, (int)i), "text", parts[i + 2]);
+		const cJSON *rg = cJSON_GetObjectItemCaseSensitive(back, "range");
+		if (as_range) {
+			check_string(rg, "name", parts[0]);
+			const cJSON *names = cJSON_GetObjectItemCaseSensitive(rg, "kernel_names");
+			if (cJSON_GetArraySize(names) != (int)n)
+				abort();
+			for (size_t i = 0; i < n; i++) {
+				const cJSON *k = cJSON_GetArrayItem(names, (int)i);
+				char *want = collector_utf8_sanitize(parts[i + 2]);
+				if (!cJSON_IsString(k) || strcmp(k->valuestring, want))
+					abort();
+				free(want);
+			}
+			if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(back, "grid")))
+				abort();
+		} else if (rg) {
+			abort();
+		}
 		cJSON_Delete(back);
 		free(line);
 	}

@@ -668,3 +668,144 @@ Test(records, graph_launches_say_what_they_were)
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "graph"), "node")));
 	cJSON_Delete(r);
 }
+
+/* Issue 20: a whole NVTX range measured as one workload (--replay-mode range) is workload
+ * "range", with a "range" object, grid, block and shared_mem_bytes null and graph null;
+ * the other members are where they are for a kernel, in the same order. Plain launches
+ * and graph launches are as they were. */
+Test(records, a_range_workload_names_its_range_kernels_and_streams)
+{
+	const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+	struct collector_measure_info info = { names, units, 1, 1, 3, RP_CACHE_ALL, RP_CLOCK_NONE,
+					       1.98e9 };
+	double values[3] = { 50, 51, 52 }, clocks[3] = { 1.9e9, 1.9e9, 1.9e9 };
+	struct collector_run run = { 1, values + 1, 1.9e9, 51, 0, NULL };
+	const char *kernels[] = { "add_one(float*, int)", "scale_add(float*, float const*, float)",
+				  "add_one(float*, int)" };
+	const uint64_t streams[] = { 7, 13 };
+	struct collector_range range = { .name = "step", .kernels = 3, .kernel_names = kernels,
+					 .memsets = 1, .copies = 2, .graph_launches = 0,
+					 .event_ops = 4, .syncs = 1, .streams = streams,
+					 .stream_count = 2 };
+	struct collector_nvtx_range open[] = { { .domain = "", .text = "outer" },
+					       { .domain = "", .text = "step" } };
+	struct collector_launch l = { .index = 12, .kernel = "3 kernels: add_one, scale_add, add_one",
+				      .mangled = "step", .device = 0, .context = 1, .stream = 7,
+				      .nvtx = open, .nvtx_count = 2, .nvtx_path = "outer/step",
+				      .range = &range };
+	cJSON *recs[2] = { collector_record_run(&l, &info, &run),
+			   collector_record_summary(&l, &info, values, clocks, 3) };
+	for (int i = 0; i < 2; i++) {
+		char *text = cJSON_PrintUnformatted(recs[i]);
+		cJSON *r = cJSON_Parse(text);
+		cr_assert_not_null(r);
+		cr_assert_str_eq(cJSON_GetObjectItem(r, "workload")->valuestring, "range");
+		cr_assert_str_eq(cJSON_GetObjectItem(r, "kernel")->valuestring,
+				 "3 kernels: add_one, scale_add, add_one");
+		cr_assert_str_eq(cJSON_GetObjectItem(r, "nvtx_path")->valuestring, "outer/step");
+		cr_assert_eq(cJSON_GetObjectItem(r, "launch")->valuedouble, 12);
+		cr_assert_eq(cJSON_GetObjectItem(r, "stream")->valuedouble, 7);
+		for (const char *const *k = (const char *const[]){ "grid", "block", "shared_mem_bytes",
+								   "graph", NULL }; *k; k++)
+			cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r, *k)), "%s is not null", *k);
+		cJSON *o = cJSON_GetObjectItem(r, "range");
+		cr_assert(cJSON_IsObject(o));
+		cr_assert_str_eq(cJSON_GetObjectItem(o, "name")->valuestring, "step");
+		cr_assert_eq(cJSON_GetObjectItem(o, "kernels")->valuedouble, 3);
+		cJSON *kn = cJSON_GetObjectItem(o, "kernel_names");
+		cr_assert_eq(cJSON_GetArraySize(kn), 3);
+		for (int k = 0; k < 3; k++)
+			cr_assert_str_eq(cJSON_GetArrayItem(kn, k)->valuestring, kernels[k]);
+		cr_assert_eq(cJSON_GetObjectItem(o, "memsets")->valuedouble, 1);
+		cr_assert_eq(cJSON_GetObjectItem(o, "copies")->valuedouble, 2);
+		cr_assert_eq(cJSON_GetObjectItem(o, "graph_launches")->valuedouble, 0);
+		cr_assert_eq(cJSON_GetObjectItem(o, "event_ops")->valuedouble, 4);
+		cr_assert_eq(cJSON_GetObjectItem(o, "syncs")->valuedouble, 1);
+		cJSON *st = cJSON_GetObjectItem(o, "streams");
+		cr_assert_eq(cJSON_GetArraySize(st), 2);
+		cr_assert_eq(cJSON_GetArrayItem(st, 0)->valuedouble, 7);
+		cr_assert_eq(cJSON_GetArrayItem(st, 1)->valuedouble, 13);
+		/* The members' order: a kernel's, with "range" right after "graph". */
+		static const char *const order[] = { "type", "launch", "runs", "kernel", "mangled",
+			"device", "context", "stream", "grid", "block", "shared_mem_bytes", "nvtx",
+			"nvtx_path", "workload", "graph", "range", "cache_control", "clock_control",
+			"passes" };
+		cJSON *m = r->child;
+		for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++, m = m->next) {
+			cr_assert_not_null(m, "record ends before %s", order[k]);
+			cr_assert_str_eq(m->string, order[k]);
+		}
+		if (i == 1) {  /* the summary: statistics of the range's runs as of a kernel's */
+			cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "metrics"),
+						       "gpu__time_duration.sum");
+			cr_assert_float_eq(cJSON_GetObjectItem(t, "mean")->valuedouble, 51, 1e-9);
+			cr_assert_eq(cJSON_GetObjectItem(t, "n")->valuedouble, 3);
+		} else {
+			cr_assert_eq(cJSON_GetObjectItem(r, "run")->valuedouble, 1);
+		}
+		cJSON_Delete(r);
+		free(text);
+		cJSON_Delete(recs[i]);
+	}
+
+	/* A range with no kernel and no stream list: empty arrays, not a crash; a NULL name
+	 * is null. */
+	struct collector_range empty = { .name = NULL };
+	struct collector_launch bare = { .index = 1, .kernel = "0 kernels", .mangled = "",
+					 .range = &empty };
+	cJSON *r = collector_record_run(&bare, &info, &run);
+	cr_assert_not_null(r);
+	cJSON *o = cJSON_GetObjectItem(r, "range");
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(o, "name")));
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "kernel_names")), 0);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "streams")), 0);
+	cJSON_Delete(r);
+}
+
+/* Plain and graph launches have no "range" member and keep their grid and workload. */
+Test(records, plain_and_graph_launches_have_no_range_member)
+{
+	const char *names[] = { "gpu__time_duration.sum" }, *units[] = { "nanosecond" };
+	struct collector_measure_info info = { names, units, 1, 1, 1, RP_CACHE_ALL, RP_CLOCK_NONE,
+					       1.98e9 };
+	double value = 5;
+	struct collector_run run = { 0, &value, 1.9e9, 51, 0, NULL };
+	struct collector_graph whole = { 3, 1, -1, 7 }, node = { 3, 1, 2, 7 };
+	struct collector_launch ls[3] = {
+		{ .index = 1, .kernel = "k", .mangled = "k", .grid = { 2, 1, 1 }, .block = { 32, 1, 1 } },
+		{ .index = 2, .kernel = "k", .mangled = "k", .grid = { 2, 1, 1 }, .block = { 32, 1, 1 },
+		  .graph = &node },
+		{ .index = 3, .kernel = "graph 3", .mangled = "graph 3", .graph = &whole },
+	};
+	const char *workload[3] = { "kernel", "kernel", "graph" };
+	for (int i = 0; i < 3; i++) {
+		cJSON *r = collector_record_run(&ls[i], &info, &run);
+		cr_assert_null(cJSON_GetObjectItem(r, "range"));
+		cr_assert_str_eq(cJSON_GetObjectItem(r, "workload")->valuestring, workload[i]);
+		cr_assert(cJSON_IsArray(cJSON_GetObjectItem(r, "grid")));
+		cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(r, "shared_mem_bytes")));
+		/* "graph" is followed by cache_control, as before. */
+		cr_assert_str_eq(cJSON_GetObjectItem(r, "graph")->next->string, "cache_control");
+		cJSON_Delete(r);
+	}
+}
+
+Test(records, session_options_say_the_replay_mode)
+{
+	struct rp_options o;
+	rp_options_init(&o);
+	char *argv[] = { "app", NULL };
+	cJSON *s = collector_record_session("0.1.0", 42, "h", argv, 1.7e9, &o);
+	cJSON *opts = cJSON_GetObjectItem(s, "options");
+	cr_assert_str_eq(cJSON_GetObjectItem(opts, "replay_mode")->valuestring, "kernel");
+	cr_assert_str_eq(cJSON_GetObjectItem(opts, "graph_profiling")->next->string, "replay_mode");
+	cJSON_Delete(s);
+	char err[256];
+	cr_assert_eq(rp_option_set(&o, RP_OPT_REPLAY_MODE, "range", "--replay-mode", err,
+				   sizeof(err)), 0, "%s", err);
+	s = collector_record_session("0.1.0", 42, "h", argv, 1.7e9, &o);
+	opts = cJSON_GetObjectItem(s, "options");
+	cr_assert_str_eq(cJSON_GetObjectItem(opts, "replay_mode")->valuestring, "range");
+	cJSON_Delete(s);
+	rp_options_finish(&o);
+}

@@ -51,7 +51,8 @@ typedef struct {
 	X(cuMemsetD2D16Async) X(cuMemsetD2D32Async) X(cuMemcpy3DAsync) X(cuGraphLaunch) \
 	X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)   \
 	X(cuEventDestroy) X(cuGraphGetEdges) X(cuGraphKernelNodeGetAttribute)              \
-	X(cuThreadExchangeStreamCaptureMode)
+	X(cuThreadExchangeStreamCaptureMode) X(cuStreamWaitEvent) X(cuMemsetD16Async)     \
+	X(cuMemsetD32Async)
 
 #define RP_CUPTI_FUNCTIONS(X)                                                          \
 	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)                  \
@@ -68,7 +69,7 @@ typedef struct {
 	X(cuptiRangeProfilerDecodeData) X(cuptiRangeProfilerGetCounterDataSize)        \
 	X(cuptiRangeProfilerCounterDataImageInitialize)                                \
 	X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiRangeProfilerPushRange)          \
-	X(cuptiRangeProfilerPopRange)
+	X(cuptiRangeProfilerPopRange) X(cuptiGetCallbackName) X(cuptiGetContextId)
 
 typedef CUptiResult (*rp_checkpoint_fn)(RP_CUpti_Checkpoint *const handle);
 

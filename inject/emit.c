@@ -59,7 +59,7 @@ void inject_write_records(const struct measurement *m, unsigned runs, unsigned p
 		.block = { l->block[0], l->block[1], l->block[2] },
 		.shared_mem_bytes = l->shared_mem_bytes,
 		.nvtx = ranges, .nvtx_count = ranges ? snap->count : 0, .nvtx_path = path,
-		.graph = l->graph,
+		.graph = l->graph, .range = m->range,
 	};
 	size_t metric_count = collector_metric_set_user_count(d->set);
 	struct collector_measure_info info = {

@@ -1,10 +1,12 @@
-/* inject/graph_workload.c - a whole graph launch as one workload (--graph-profiling
- * graph; measurement.h), measured like a kernel launch (runs, --runs auto, thermal guard,
- * records) from the full checkpoint, since its nodes may reach any memory. Each batch is
- * timed by CUDA events around each relaunch, and the set's other metrics come from
- * user-range passes over the same runs (graph_batch says why). Beside graphs.c, which
- * decides that a graph launch is measured whole and calls inject_replay_graph. Under the
- * replay lock. Calls measure.c, save.c, watchdog.c, flush.c, names.c and collector/. */
+/* inject/graph_workload.c - a workload relaunched whole (measurement.h): a whole graph
+ * launch (--graph-profiling graph), and through the same batch an NVTX range's recorded
+ * calls (--replay-mode range: range_workload.c sets measurement.issue). Measured like a
+ * kernel launch (runs, --runs auto, thermal guard, records) from the full checkpoint,
+ * since what it runs may reach any memory. Each batch is timed by CUDA events around each
+ * relaunch, and the set's other metrics come from user-range passes over the same runs
+ * (inject_whole_batch says why). Beside graphs.c, which decides that a graph launch is
+ * measured whole and calls inject_replay_graph. Under the replay lock. Calls measure.c,
+ * save.c, watchdog.c, flush.c, names.c and collector/. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +18,8 @@
 #include "inject/session.h"
 #include "inject/watchdog.h"
 
-/* One run of a whole graph launch: the checkpoint put back, the L2 flushed, the graph
- * relaunched between two events or inside one user range. Each run ends before the next
+/* One run of a whole workload: the checkpoint put back, the L2 flushed, the workload
+ * issued again (measurement.issue) between two events or inside one user range. Each run ends before the next
  * one's restore begins. */
 static int graph_run_once(void *arg, unsigned run, unsigned pass)
 {
@@ -46,7 +48,7 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 	if (rr->events) {
 		cr = rp_api.cuEventRecord(rr->events[2 * run], stream);
 		if (cr == CUDA_SUCCESS)
-			cr = rp_api.cuGraphLaunch(rr->exec, stream);
+			cr = m->issue(m, stream);
 		if (cr == CUDA_SUCCESS)
 			cr = rp_api.cuEventRecord(rr->events[2 * run + 1], stream);
 	} else {
@@ -54,7 +56,7 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 			rp_api.cuStreamSynchronize(stream);
 			return RP_ERR_USER_RANGE;
 		}
-		cr = rp_api.cuGraphLaunch(rr->exec, stream);
+		cr = m->issue(m, stream);
 		if (collector_profiler_pop_range(rr->context->profiler))
 			rc = RP_ERR_USER_RANGE;
 	}
@@ -85,7 +87,8 @@ static bool graph_needs_passes(const struct collector_metric_set *set)
 	return collector_metric_set_user_count(set) > (inject_time_metric(set) != SIZE_MAX ? 1u : 0u);
 }
 
-/* One batch of runs of a whole graph launch (--graph-profiling graph). Its time comes from
+/* One batch of runs of a whole workload: a graph launch (--graph-profiling graph) or a
+ * range (--replay-mode range). Its time comes from
  * CUDA events around each relaunch with no profiler pass running: a user range around
  * the launch adds 10-40 us to the graph's ~160 us (bench/stop_probe.cu G2), and counters
  * more (bench/graph_range_probe.cu B: doc/measurements.md, "Graph launches under the range
@@ -100,7 +103,7 @@ static bool graph_needs_passes(const struct collector_metric_set *set)
  * 10-40 us.
  * values and clocks as collector_profiler_measure fills them; passes counts the profiler
  * passes, 1 when only the time was measured. */
-static int graph_batch(struct measurement *m, struct replay_run *rr, unsigned batch,
+int inject_whole_batch(struct measurement *m, struct replay_run *rr, unsigned batch,
 		       double *values, double *clocks, unsigned *passes, char *err, size_t err_size)
 {
 	const struct collector_metric_set *set = m->d->set;
@@ -135,7 +138,8 @@ static int graph_batch(struct measurement *m, struct replay_run *rr, unsigned ba
 	rr->events = NULL;
 	rr->sample = false;
 	if (cr != CUDA_SUCCESS || rc) {
-		snprintf(err, err_size, "relaunching the graph: %s", cr != CUDA_SUCCESS ?
+		snprintf(err, err_size, "relaunching the %s: %s", m->range ? "range" : "graph",
+			 cr != CUDA_SUCCESS ?
 			 collector_cu_error(cr) : graph_run_error(rc));
 		rc = rc ? rc : RP_ERR_RELAUNCH;
 	} else if (counters) {
@@ -154,13 +158,18 @@ static int graph_batch(struct measurement *m, struct replay_run *rr, unsigned ba
 	return rc;
 }
 
-static enum inject_profiler_need graph_need(const struct collector_metric_set *set)
+enum inject_profiler_need inject_whole_need(const struct collector_metric_set *set)
 {
 	/* A graph timed by events alone leaves the profiler as it is. */
 	return graph_needs_passes(set) ? INJECT_PROFILER_PER_GRAPH : INJECT_PROFILER_NONE;
 }
 
-const struct inject_workload inject_graph_workload = { graph_need, graph_batch };
+const struct inject_workload inject_graph_workload = { inject_whole_need, inject_whole_batch };
+
+static CUresult graph_issue(const struct measurement *m, CUstream stream)
+{
+	return rp_api.cuGraphLaunch(m->graph_exec, stream);
+}
 
 /* --graph-profiling graph: the whole graph launch of exec is one workload. */
 void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
@@ -177,6 +186,7 @@ void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint3
 					    .mangled = interned ? interned : m->kernel,
 					    .index = index, .graph = where };
 	m->graph_exec = exec;
+	m->issue = graph_issue;
 	if (!inject_get_ready(m))
 		goto done;
 	snprintf(m->save.why, sizeof(m->save.why), "a graph launch: the memory all its nodes "

@@ -192,10 +192,15 @@ static void init(void)
 		refuse(err);
 		return;
 	}
-	if (inject_launch_enable(subscriber, err, sizeof(err))) {
+	if (inject_launch_enable(subscriber, err, sizeof(err)) ||
+	    inject_launch_set_range_mode(opts.replay_mode == RP_REPLAY_RANGE, err, sizeof(err))) {
 		refuse(err);
 		return;
 	}
+	if (opts.replay_mode == RP_REPLAY_RANGE && !opts.nvtx_include_count)
+		rp_log_warn("--replay-mode range without --nvtx-include: only the control API's "
+			    "annotations (rangeprof.annotate) are measured, each as one range; "
+			    "name the application's ranges with --nvtx-include");
 	pthread_atfork(NULL, NULL, in_fork_child);
 	inject_measuring_start();
 	write_session_record();
@@ -265,7 +270,7 @@ static const enum rp_option runtime_options[] = {
 	RP_OPT_METRICS, RP_OPT_RUNS, RP_OPT_TARGET_CI, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX,
 	RP_OPT_RUNS_BATCH, RP_OPT_RUNS_TIME_BUDGET, RP_OPT_CACHE_CONTROL, RP_OPT_CLOCK_CONTROL,
 	RP_OPT_THERMAL_CONTROL, RP_OPT_THERMAL_WAIT, RP_OPT_THERMAL_CONTINUE,
-	RP_OPT_THERMAL_TIMEOUT,
+	RP_OPT_THERMAL_TIMEOUT, RP_OPT_REPLAY_MODE,
 };
 
 int inject_set_option(const char *name, const char *value, char *err, size_t err_size)
@@ -315,6 +320,9 @@ int inject_set_option(const char *name, const char *value, char *err, size_t err
 	if (rc == 0 && atomic_load(&initialised)) {
 		struct inject_config config = replay_config(&opts);
 		inject_replay_configure(&config);
+		if (desc->id == RP_OPT_REPLAY_MODE)
+			rc = inject_launch_set_range_mode(opts.replay_mode == RP_REPLAY_RANGE, err,
+							  err_size) ? RP_ERR_FAILED : 0;
 	}
 	inject_launch_unlock_replay();
 	free(previous);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "collector/api.h"
@@ -36,6 +37,7 @@
 #include "inject/graphs.h"
 #include "inject/launch.h"
 #include "inject/output.h"
+#include "inject/range.h"
 #include "inject/select.h"
 #include "memory/memory.h"
 
@@ -187,8 +189,12 @@ static const CUpti_CallbackId graph_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
 };
 
+/* The subscriber, for turning range mode on later (inject_launch_set_range_mode). */
+static CUpti_SubscriberHandle subscriber;
+
 int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 {
+	subscriber = sub;
 	CUptiResult r = CUPTI_SUCCESS;
 	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
 		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
@@ -212,6 +218,77 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 		snprintf(err, err_size, "cuptiEnableCallback: %s", collector_cupti_error(r));
 		return -1;
 	}
+	return 0;
+}
+
+/* ---- range replay (range_workload.c) ------------------------------------------------ */
+
+/* The control API's annotations are start/end ranges of this domain (control.c). */
+static bool is_annotation(const struct nvtx_bridge_range_key *key)
+{
+	return key->start_end && !strcmp(nvtx_bridge_domain_name(key->domain), "rangeprof");
+}
+
+/* A range opened: whether it begins a range workload is asked here, as a kernel launch's
+ * selection is, before the replay lock: NVTX filter (or, with none, the control API's
+ * annotations), the gate, then -s/-c, each range that passes counting as one launch. */
+static void on_range_opened(const struct nvtx_bridge_range_key *key)
+{
+	if (inside_replay || !inject_range_mode() || inject_range_recording() ||
+	    inject_range_kernel_fallback() || inject_select_done() || !inject_measuring())
+		return;
+	bool annotation = is_annotation(key);
+	if (nvtx_filter_is_empty(inject_select_nvtx_filter) ? !annotation :
+	    (inject_select_closed() && !annotation) || !inject_select_nvtx())
+		return;
+	/* The begin waits for the context's queued work: a capture under way would be
+	 * invalidated (as by a measured launch). */
+	if (inject_captures_under_way()) {
+		inject_report("range-capture", INJECT_CONCERNS(.call = "cuStreamBeginCapture",
+							       .option = "--replay-mode"), false,
+			      "a range began while a stream capture was under way; it is not "
+			      "measured, so that the capture stays valid");
+		return;
+	}
+	bool selected = inject_select_take_launch();
+	uint64_t first_launch = atomic_load_explicit(&inject_select_launches,
+						     memory_order_relaxed);
+	inside_replay = true;
+	inject_replay_lock();
+	inject_range_opened(key, selected, first_launch);
+	inject_replay_unlock();
+	inside_replay = false;
+}
+
+static void on_range_closing(const struct nvtx_bridge_range_key *key)
+{
+	if (inside_replay || !inject_range_mode() ||
+	    (!inject_range_recording() && !inject_range_kernel_fallback()))
+		return;
+	inside_replay = true;
+	inject_replay_lock();
+	inject_range_closing(key);
+	inject_replay_unlock();
+	inside_replay = false;
+}
+
+static const struct nvtx_bridge_range_hooks range_hooks = { on_range_opened, on_range_closing };
+
+int inject_launch_set_range_mode(bool on, char *err, size_t err_size)
+{
+	static bool set_up;   /* under the replay lock or before the callbacks (init.c) */
+	if (on && !set_up && subscriber) {
+		/* Every driver call a range makes must be seen to be recorded or refused;
+		 * ids the driver does not have are refused by CUPTI and skipped. */
+		for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
+			rp_api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+		nvtx_bridge_set_range_hooks(&range_hooks);
+		set_up = true;
+	} else if (on && !subscriber) {
+		snprintf(err, err_size, "--replay-mode range: the CUPTI callbacks are not set up");
+		return -1;
+	}
+	inject_range_set_mode(on);
 	return 0;
 }
 
@@ -246,6 +323,9 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	inject_select_count_graph_launch();
 	if (inject_select_done() || !inject_measuring() || inject_select_closed())
 		return;
+	/* Range mode measures ranges; a graph launch alone only in a refused range. */
+	if (inject_range_mode() && !inject_range_kernel_fallback())
+		return;
 	if (!inject_select_nvtx())
 		return;
 	inject_select_count_graph_name();
@@ -279,6 +359,9 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	inject_early_context_used(cb->context, cb->contextUid);
 	if (inject_select_closed())
+		return;
+	/* Range mode measures ranges; a kernel alone only in a refused range. */
+	if (inject_range_mode() && !inject_range_kernel_fallback())
 		return;
 	if (!inject_select_nvtx())
 		return;
@@ -394,6 +477,17 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 			inject_graphs_on_call((int)cbid, cb->functionParams, succeeded);
 		}
 		return;
+	}
+	/* A range being recorded sees every call first (range_workload.c); its kernel and
+	 * graph launches are then the range's, not measured on their own. */
+	if (inject_range_recording()) {
+		inside_replay = true;
+		bool ranges = inject_range_on_call(cbid, cb);
+		inside_replay = false;
+		if (ranges && (is_kernel_launch(cbid) ||
+			       cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+			       cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz))
+			return;
 	}
 	if (is_kernel_launch(cbid)) {
 		on_launch(cbid, cb);

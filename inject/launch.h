@@ -5,6 +5,7 @@
 #define INJECT_LAUNCH_H
 
 #include <cupti.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "collector/table.h"
@@ -23,6 +24,13 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
  * annotation is open; and annotations opened (+1) or closed (-1). select.c's gate. */
 void inject_launch_control(void);
 void inject_launch_annotations_open(int delta);
+
+/* --replay-mode range on or off (init.c: at start-up, once the callbacks are enabled, and
+ * when the control API sets the option): the NVTX hooks that begin and end range
+ * workloads, and the callbacks of every driver call, which a range records, are set up
+ * at the first switch on and stay (they cost little once range mode is off). 0 or -1 with
+ * err. */
+int inject_launch_set_range_mode(bool on, char *err, size_t err_size);
 
 /* The replay lock, for changing what measurements read (init.c's runtime options). */
 void inject_launch_lock_replay(void);

@@ -40,6 +40,13 @@ struct inject_workload {
 };
 extern const struct inject_workload inject_kernel_workload;
 extern const struct inject_workload inject_graph_workload;
+extern const struct inject_workload inject_range_workload;
+/* graph_workload.c's batch and need, for any workload relaunched whole through
+ * measurement.issue from the full checkpoint: a graph launch, an NVTX range. */
+int inject_whole_batch(struct measurement *m, struct replay_run *rr, unsigned runs,
+		       double *values, double *clocks, unsigned *passes, char *err,
+		       size_t err_size);
+enum inject_profiler_need inject_whole_need(const struct collector_metric_set *set);
 
 /* How the memory of one measured launch is saved, and what the records say about it. */
 struct save {
@@ -70,6 +77,12 @@ struct measurement {
 	struct collector_cost cost;
 	double started, lap;
 	CUgraphExec graph_exec;      /* a whole graph launch: relaunched whole */
+	/* A workload relaunched whole (graph_workload.c's batch): queues it once on stream,
+	 * the batch waiting for it - a graph launch, or a range's recorded calls forked from
+	 * and joined back to stream (range_workload.c). */
+	CUresult (*issue)(const struct measurement *m, CUstream stream);
+	void *issue_arg;
+	const struct collector_range *range;   /* a range workload: its records' "range" */
 };
 
 /* What one batch's runs share and where each run's NVML view goes. */

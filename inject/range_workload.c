@@ -1,0 +1,430 @@
+/* inject/range_workload.c - range replay (--replay-mode range; range.h,
+ * doc/range-replay.md): a selected NVTX range measured as one workload.
+ *   - At the range's begin (launch.c's NVTX hook, on the thread that opened it) the
+ *     application's queued work is waited for, this process's turn and the profiler are
+ *     made ready, and the context's memory is saved whole (CUPTI checkpoint): the range's
+ *     calls are not known yet, so neither is what they reach.
+ *   - While it runs, its driver calls are recorded (range_ops.c): every call of the
+ *     thread that pushed it (push/pop), of any thread (start/end). The application's own
+ *     calls run as they would.
+ *   - At its end (before the pop or end takes effect, so the records see the range open)
+ *     the context's end state is saved too, the recorded calls are replayed --runs times
+ *     from the begin state through the whole-workload batch (graph_workload.c: CUDA
+ *     events for the time, user-range passes for the other metrics; one flush before
+ *     each run, none between its calls), and the end state is put back: the application
+ *     goes on from its own results, as in kernel replay.
+ *   - A call that cannot be replayed ends the recording: one warning names the call and
+ *     where, the saved state is dropped, and the range's later kernels, and every later
+ *     range of that name, are measured kernel by kernel (launch.c asks
+ *     inject_range_kernel_fallback).
+ * One range workload at a time in the process. Its state is under the replay lock, but
+ * for the recorded calls, which the recording threads add under record_lock (a push/pop
+ * range has one such thread, a start/end range any). Calls measure.c, save.c, session.c,
+ * range_ops.c, names.c, output.c, nvtx_bridge/ and collector/. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/api.h"
+#include "collector/records.h"
+#include "common/log.h"
+#include "inject/measurement.h"
+#include "inject/output.h"
+#include "inject/range.h"
+#include "inject/session.h"
+#include "nvtx_bridge/nvtx_bridge.h"
+
+/* A range is relaunched whole from the full checkpoint, like a graph launch. */
+const struct inject_workload inject_range_workload = { inject_whole_need, inject_whole_batch };
+
+static atomic_bool range_mode;       /* --replay-mode range (may change at run time) */
+static atomic_bool recording;        /* a hint for launch.c; rw.active decides */
+static atomic_bool fallback_open;    /* a range measured kernel by kernel is open */
+
+/* The range being recorded (replay lock). */
+static struct {
+	bool active;
+	struct nvtx_bridge_range_key key;
+	pthread_t thread;            /* push/pop: the thread whose stack holds it */
+	char name[256];
+	struct measurement *m;       /* the begin state saved in m->save.checkpoint */
+	double begin_ms;             /* what the begin cost, for the summary's total */
+} rw;
+/* The calls recorded so far: recording threads add to them without the replay lock. */
+static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct range_ops recorded;
+
+/* The range measured kernel by kernel now (replay lock), and the names of the ranges
+ * that were refused: their later occurrences are measured kernel by kernel from their
+ * begin, since the same code would make the same call again. */
+static struct nvtx_bridge_range_key fallback_key;
+static pthread_t fallback_thread;
+static char **refused_names;
+static size_t refused_count, refused_capacity;
+
+void inject_range_set_mode(bool on)
+{
+	atomic_store(&range_mode, on);
+}
+
+bool inject_range_mode(void)
+{
+	return atomic_load_explicit(&range_mode, memory_order_relaxed);
+}
+
+bool inject_range_recording(void)
+{
+	return atomic_load_explicit(&recording, memory_order_relaxed);
+}
+
+bool inject_range_kernel_fallback(void)
+{
+	return atomic_load_explicit(&fallback_open, memory_order_relaxed);
+}
+
+static bool same_range(const struct nvtx_bridge_range_key *a, pthread_t a_thread,
+		       const struct nvtx_bridge_range_key *b)
+{
+	if (a->start_end != b->start_end)
+		return false;
+	if (a->start_end)
+		return a->id == b->id;
+	return a->domain == b->domain && a->depth == b->depth &&
+	       pthread_equal(a_thread, pthread_self());
+}
+
+static bool was_refused(const char *name)
+{
+	for (size_t i = 0; i < refused_count; i++)
+		if (!strcmp(refused_names[i], name))
+			return true;
+	return false;
+}
+
+static void remember_refused(const char *name)
+{
+	if (was_refused(name))
+		return;
+	if (refused_count == refused_capacity) {
+		size_t cap = refused_capacity ? 2 * refused_capacity : 8;
+		char **grown = realloc(refused_names, cap * sizeof(*grown));
+		if (!grown)
+			return;   /* the next occurrence is refused again, and said again */
+		refused_names = grown;
+		refused_capacity = cap;
+	}
+	char *copy = strdup(name);
+	if (copy)
+		refused_names[refused_count++] = copy;
+}
+
+/* The range's text as the snapshot holds it: the newest push/pop range after a push, the
+ * newest start/end range after a start. */
+static void range_name(const struct nvtx_bridge_range_key *key, char *name, size_t size)
+{
+	const struct nvtx_bridge_snapshot *snap = nvtx_bridge_snapshot();
+	const struct nvtx_bridge_range *r = NULL;
+	if (!key->start_end && snap->push_count)
+		r = &snap->ranges[snap->push_count - 1];
+	else if (key->start_end && snap->count > snap->push_count)
+		r = &snap->ranges[snap->count - 1];
+	snprintf(name, size, "%s", r ? r->text : "");
+}
+
+/* Drops the begin state without putting it back: the application's memory is its own. */
+static void drop_begin_state(struct measurement *m)
+{
+	if (m->save.checkpoint_saved) {
+		rp_api.cuptiCheckpointFree(&m->save.checkpoint);
+		m->save.checkpoint_saved = false;
+	}
+}
+
+void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
+			 uint64_t first_launch)
+{
+	if (rw.active || atomic_load(&fallback_open) || !selected)
+		return;
+	char name[sizeof(rw.name)];
+	range_name(key, name, sizeof(name));
+	if (was_refused(name)) {
+		fallback_key = *key;
+		fallback_thread = pthread_self();
+		atomic_store(&fallback_open, true);
+		return;
+	}
+	CUcontext ctx = NULL;
+	if (rp_api.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
+		inject_report("range-no-context", INJECT_CONCERNS(.option = "--replay-mode",
+								  .detail = name), false,
+			      "range '%s' began on a thread with no CUDA context current; it is not "
+			      "measured (range replay saves the context's memory at the range's "
+			      "begin)", name);
+		return;
+	}
+	uint32_t context_id = 0;
+	rp_api.cuptiGetContextId(ctx, &context_id);
+	struct measurement *m = inject_measurement_new(&inject_range_workload);
+	if (!m)
+		return;
+	const char *interned = NULL;
+	m->kernel = inject_name_intern(name, &interned);
+	m->launch = (struct inject_launch){
+		.ctx = ctx, .context_id = context_id, .mangled = interned ? interned : m->kernel,
+		.index = first_launch };
+	snprintf(m->save.why, sizeof(m->save.why), "a range: its calls are not known at its "
+		 "begin, so all the context's memory is saved");
+	/* The kernel launches' saved copies are freed first, as around a graph's checkpoint
+	 * (graph_measure.c): a copy grown or freed while the checkpoint holds it would be
+	 * restored into memory that is gone. */
+	bool ready = inject_get_ready(m);
+	if (ready)
+		inject_replay_drop_backups(ctx);
+	if (!ready || !inject_save_checkpoint(m)) {
+		inject_measurement_finish(m);
+		return;
+	}
+	rw.active = true;
+	rw.key = *key;
+	rw.thread = pthread_self();
+	snprintf(rw.name, sizeof(rw.name), "%s", name);
+	rw.m = m;
+	rw.begin_ms = collector_cost_now() - m->started;
+	pthread_mutex_lock(&record_lock);
+	range_ops_init(&recorded, ctx);
+	pthread_mutex_unlock(&record_lock);
+	atomic_store(&recording, true);
+}
+
+/* The recording stops at a refused call: said once per range name, the begin state
+ * dropped, and from here on the range's kernels measured one by one. Replay lock held. */
+static void refuse_range(const struct range_refusal *r)
+{
+	struct measurement *m = rw.m;
+	atomic_store(&recording, false);
+	inject_report("range-refused", INJECT_CONCERNS(.kernel = rw.name, .call = r->call,
+						       .option = "--replay-mode"), false,
+		      "range '%s' cannot be replayed whole: its driver call #%llu, %s, %s (after %zu of its "
+		      "kernel launches, from launch %llu on); it and its later occurrences fall "
+		      "back to kernel replay (each kernel measured on its own) and the "
+		      "application runs on as it would", rw.name,
+		      (unsigned long long)r->call_index + 1, r->call, r->why, r->kernels_before,
+		      (unsigned long long)m->launch.index);
+	remember_refused(rw.name);
+	drop_begin_state(m);
+	inject_measurement_finish(m);
+	rw.m = NULL;
+	rw.active = false;
+	fallback_key = rw.key;
+	fallback_thread = rw.thread;
+	atomic_store(&fallback_open, true);
+	pthread_mutex_lock(&record_lock);
+	range_ops_finish(&recorded);
+	pthread_mutex_unlock(&record_lock);
+}
+
+bool inject_range_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	inject_replay_lock();
+	bool ours = rw.active && (rw.key.start_end || pthread_equal(rw.thread, pthread_self()));
+	if (ours) {
+		pthread_mutex_lock(&record_lock);
+		enum range_call verdict = range_ops_on_call(&recorded, cbid, cb);
+		struct range_refusal refusal = recorded.refusal;
+		pthread_mutex_unlock(&record_lock);
+		if (verdict == RANGE_CALL_REFUSED)
+			refuse_range(&refusal);
+	}
+	inject_replay_unlock();
+	return ours;
+}
+
+/* "3 kernels: a, b, c" - the records' kernel, which the report shows where a kernel's
+ * name would be. Long lists are cut; the range object lists every name. */
+static void kernel_text(const struct range_ops *ops, char *text, size_t size)
+{
+	size_t n = (size_t)snprintf(text, size, "%zu kernel%s%s", ops->kernels,
+				    ops->kernels == 1 ? "" : "s", ops->kernels ? ": " : "");
+	size_t listed = 0;
+	for (size_t i = 0; i < ops->count && n < size; i++) {
+		if (ops->ops[i].kind != RANGE_OP_KERNEL)
+			continue;
+		const char *name = ops->ops[i].kernel.name ? ops->ops[i].kernel.name : "?";
+		if (n + strlen(name) + 32 >= size) {
+			snprintf(text + n, size - n, "... (%zu more)", ops->kernels - listed);
+			return;
+		}
+		n += (size_t)snprintf(text + n, size - n, "%s%s", listed ? ", " : "", name);
+		listed++;
+	}
+}
+
+/* What one run issues: the recorded calls forked from the batch's stream and joined back
+ * to it, so that the batch's events and sync cover every stream the range used. */
+struct range_run_state {
+	const struct range_ops *ops;
+	struct range_replay replay;
+	CUstream *streams;           /* streams[0] is the batch's stream */
+	size_t stream_count;
+	CUevent fork;
+	CUevent *joins;              /* one per stream after the first */
+	char err[256];
+};
+
+static CUresult range_issue(const struct measurement *m, CUstream stream)
+{
+	struct range_run_state *st = m->issue_arg;
+	CUresult cr = CUDA_SUCCESS;
+	if (st->stream_count > 1)
+		cr = rp_api.cuEventRecord(st->fork, stream);
+	for (size_t i = 1; i < st->stream_count && cr == CUDA_SUCCESS; i++)
+		cr = rp_api.cuStreamWaitEvent(st->streams[i], st->fork, 0);
+	if (cr == CUDA_SUCCESS &&
+	    range_replay_issue(st->ops, &st->replay, st->err, sizeof(st->err)))
+		cr = CUDA_ERROR_LAUNCH_FAILED;
+	for (size_t i = 1; i < st->stream_count && cr == CUDA_SUCCESS; i++) {
+		cr = rp_api.cuEventRecord(st->joins[i - 1], st->streams[i]);
+		if (cr == CUDA_SUCCESS)
+			cr = rp_api.cuStreamWaitEvent(stream, st->joins[i - 1], 0);
+	}
+	return cr;
+}
+
+static void measure_recorded(struct measurement *m, struct range_ops *ops)
+{
+	struct range_run_state st = { .ops = ops };
+	size_t count = range_ops_streams(ops, NULL, 0);
+	st.streams = calloc(count ? count : 1, sizeof(*st.streams));
+	st.joins = calloc(count ? count : 1, sizeof(*st.joins));
+	uint64_t *stream_ids = calloc(count ? count : 1, sizeof(*stream_ids));
+	const char **names = calloc(ops->kernels ? ops->kernels : 1, sizeof(*names));
+	char *text = malloc(4096);
+	char err[256] = "";
+	bool ok = st.streams && st.joins && stream_ids && names && text;
+	if (ok) {
+		st.stream_count = range_ops_streams(ops, st.streams, count);
+		ok = range_replay_prepare(ops, &st.replay, err, sizeof(err)) == 0;
+	}
+	CUresult cr = CUDA_SUCCESS;
+	if (ok && st.stream_count > 1)
+		cr = rp_api.cuEventCreate(&st.fork, CU_EVENT_DISABLE_TIMING);
+	for (size_t i = 1; ok && i < st.stream_count && cr == CUDA_SUCCESS; i++)
+		cr = rp_api.cuEventCreate(&st.joins[i - 1], CU_EVENT_DISABLE_TIMING);
+	if (ok && cr != CUDA_SUCCESS) {
+		snprintf(err, sizeof(err), "cuEventCreate: %s", collector_cu_error(cr));
+		ok = false;
+	}
+	if (!ok) {
+		inject_report("range-measure", INJECT_CONCERNS(.kernel = m->kernel,
+							       .detail = err), true,
+			      "range '%s': %s; not measured", m->kernel,
+			      err[0] ? err : "out of host memory");
+		goto out;
+	}
+	size_t k = 0;
+	size_t memsets = 0, copies = 0, events = 0, syncs = 0;
+	for (size_t i = 0; i < ops->count; i++) {
+		const struct range_op *op = &ops->ops[i];
+		switch (op->kind) {
+		case RANGE_OP_KERNEL: names[k++] = op->kernel.name ? op->kernel.name : "?"; break;
+		case RANGE_OP_MEMSET: memsets++; break;
+		case RANGE_OP_COPY: copies++; break;
+		case RANGE_OP_EVENT_RECORD:
+		case RANGE_OP_STREAM_WAIT: events++; break;
+		case RANGE_OP_SYNC: syncs++; break;
+		case RANGE_OP_GRAPH_LAUNCH: break;
+		}
+	}
+	for (size_t i = 0; i < st.stream_count; i++) {
+		uint32_t id = 0;
+		rp_api.cuptiGetStreamIdEx(m->launch.ctx, st.streams[i], 0, &id);
+		stream_ids[i] = id;
+	}
+	kernel_text(ops, text, 4096);
+	struct collector_range range = {
+		.name = m->kernel, .kernels = ops->kernels, .kernel_names = names,
+		.memsets = memsets, .copies = copies, .graph_launches = ops->graph_launches,
+		.event_ops = events, .syncs = syncs, .streams = stream_ids,
+		.stream_count = st.stream_count };
+	const char *name = m->kernel;
+	m->kernel = text;
+	m->range = &range;
+	m->launch.stream = st.streams[0];
+	m->issue = range_issue;
+	m->issue_arg = &st;
+	inject_measure(m);
+	m->kernel = name;
+	m->range = NULL;
+out:
+	if (st.fork)
+		rp_api.cuEventDestroy(st.fork);
+	for (size_t i = 0; st.joins && i + 1 < st.stream_count; i++)
+		if (st.joins[i])
+			rp_api.cuEventDestroy(st.joins[i]);
+	range_replay_finish(&st.replay);
+	free(st.streams);
+	free(st.joins);
+	free(stream_ids);
+	free(names);
+	free(text);
+}
+
+void inject_range_closing(const struct nvtx_bridge_range_key *key)
+{
+	if (atomic_load(&fallback_open) && same_range(&fallback_key, fallback_thread, key)) {
+		atomic_store(&fallback_open, false);
+		return;
+	}
+	if (!rw.active || !same_range(&rw.key, rw.thread, key))
+		return;
+	atomic_store(&recording, false);
+	rw.active = false;
+	struct measurement *m = rw.m;
+	rw.m = NULL;
+	pthread_mutex_lock(&record_lock);
+	struct range_ops ops = recorded;
+	recorded = (struct range_ops){ 0 };
+	pthread_mutex_unlock(&record_lock);
+	/* A start/end range may end on another thread than the one that began it. */
+	CUcontext was = NULL;
+	rp_api.cuCtxGetCurrent(&was);
+	if (was != m->launch.ctx)
+		rp_api.cuCtxSetCurrent(m->launch.ctx);
+	RP_CUpti_Checkpoint end_state = { 0 };
+	CUresult cr;
+	if (!ops.count) {
+		inject_report("range-empty", INJECT_CONCERNS(.kernel = rw.name,
+							     .option = "--replay-mode"), false,
+			      "range '%s' made no call that runs on the GPU; nothing to measure",
+			      rw.name);
+	} else if ((cr = rp_api.cuCtxSynchronize()) != CUDA_SUCCESS) {
+		inject_report("sync", INJECT_CONCERNS(.kernel = rw.name,
+						      .detail = collector_cu_error(cr)), true,
+			      "cuCtxSynchronize at the end of range '%s': %s; not measured",
+			      rw.name, collector_cu_error(cr));
+	} else if (inject_checkpoint_save(m->launch.ctx, &end_state) != CUPTI_SUCCESS) {
+		inject_report("range-end-state", INJECT_CONCERNS(.kernel = rw.name), true,
+			      "range '%s': saving the memory its end left (cuptiCheckpointSave) "
+			      "failed; not measured", rw.name);
+	} else {
+		/* The measurement's cost: its begin, then from here (the range's own run is
+		 * the application's, not rangeprof's). */
+		m->started = collector_cost_now() - rw.begin_ms;
+		m->lap = collector_cost_now();
+		measure_recorded(m, &ops);
+		/* The application goes on from its own end state, not from the last run's. */
+		if (inject_checkpoint_put_back(&end_state) != CUPTI_SUCCESS)
+			inject_report("range-put-back", INJECT_CONCERNS(.kernel = rw.name), true,
+				      "range '%s': putting back the memory its end left "
+				      "(cuptiCheckpointRestore) failed; the application's device "
+				      "memory may hold the last replay's results", rw.name);
+	}
+	CUcontext ctx = m->launch.ctx;
+	drop_begin_state(m);
+	inject_measurement_finish(m);
+	range_ops_finish(&ops);
+	if (was != ctx)
+		rp_api.cuCtxSetCurrent(was);
+}

@@ -1,0 +1,240 @@
+/* tests/unit/inject/range_workload_test.c - range replay's life (inject/range_workload.c
+ * with the real range_ops.c, measure.c, graph_workload.c's whole batch and emit.c): what a
+ * range's begin saves, which calls of which thread it records, what its end measures and
+ * puts back, the records, and the refusal with its fallback to kernel replay. The NVTX
+ * hooks are called as launch.c calls them, with the key the bridge would give. On the
+ * stand-ins of fake_world.c, plus the few driver calls a range's replay makes that the
+ * kernel and graph workloads do not: no GPU. */
+#include <criterion/criterion.h>
+#include <cupti.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "collector/api.h"
+#include "inject/inject.h"
+#include "inject/range.h"
+#include "nvtx_bridge/slots.h"
+#include "tests/unit/inject/fake_world.h"
+
+static unsigned memsets, waits;
+
+static CUresult memset_d8(CUdeviceptr dst, unsigned char value, size_t n, CUstream s)
+{
+	(void)dst, (void)value, (void)n, (void)s;
+	memsets++;
+	return CUDA_SUCCESS;
+}
+
+static CUresult stream_wait(CUstream s, CUevent e, unsigned flags)
+{
+	(void)s, (void)e, (void)flags;
+	waits++;
+	return CUDA_SUCCESS;
+}
+
+/* A kernel without parameters: the driver's answer past the last one. */
+static CUresult no_params(CUfunction f, size_t i, size_t *offset, size_t *size)
+{
+	(void)f, (void)i, (void)offset, (void)size;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUptiResult context_id(CUcontext ctx, uint32_t *id)
+{
+	(void)ctx;
+	*id = 1;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult callback_name(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
+{
+	(void)d;
+	*name = cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 ? "cuMemAlloc_v2" : "cuSomething";
+	return CUPTI_SUCCESS;
+}
+
+static void set_up(void)
+{
+	fake_world_init();
+	struct inject_config c = fake_config();
+	inject_replay_configure(&c);
+	rp_api.cuMemsetD8Async = memset_d8;
+	rp_api.cuStreamWaitEvent = stream_wait;
+	rp_api.cuFuncGetParamInfo = no_params;
+	rp_api.cuptiGetContextId = context_id;
+	rp_api.cuptiGetCallbackName = callback_name;
+	memsets = waits = 0;
+	inject_range_set_mode(true);
+}
+
+TestSuite(range_workload, .init = set_up, .fini = fake_world_finish);
+
+/* The bridge's key of the push/pop range at depth on this thread (default domain). */
+static struct nvtx_bridge_range_key pushed(size_t depth)
+{
+	return (struct nvtx_bridge_range_key){ .depth = depth };
+}
+
+/* What launch.c does at a push the filters selected: the range is pushed in the bridge
+ * (the records read its snapshot), then opened. */
+static struct nvtx_bridge_range_key open_range(const char *name)
+{
+	int level = bridge_range_push_a(name);
+	struct nvtx_bridge_range_key key = pushed((size_t)level);
+	inject_range_opened(&key, true, 40);
+	return key;
+}
+
+static void close_range(struct nvtx_bridge_range_key key)
+{
+	inject_range_closing(&key);
+	bridge_range_pop();
+}
+
+static bool call(CUpti_CallbackId cbid, const void *params)
+{
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = params,
+				  .context = fw.current, .contextUid = 1,
+				  .symbolName = "_Z7kernel0Pf" };
+	return inject_range_on_call(cbid, &cb);
+}
+
+static void launch_kernel(CUstream stream)
+{
+	cuLaunchKernel_params p = { .f = (CUfunction)(uintptr_t)1, .gridDimX = 4, .gridDimY = 1,
+				    .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
+				    .blockDimZ = 1, .hStream = stream };
+	cr_assert(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p), "the range's own call");
+}
+
+static void memset_in_range(void)
+{
+	cuMemsetD8Async_params p = { .dstDevice = 0x1000, .uc = 7, .N = 64 };
+	call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, &p);
+}
+
+Test(range_workload, a_range_is_saved_at_its_begin_replayed_whole_and_its_end_put_back)
+{
+	struct nvtx_bridge_range_key key = open_range("mlp");
+	cr_assert(inject_range_recording());
+	cr_assert_eq(fw.checkpoint_saves, 1, "the begin state, before the range's calls");
+	launch_kernel(NULL);
+	memset_in_range();
+	launch_kernel(NULL);
+	launch_kernel(NULL);
+	cr_assert_eq(fw.relaunches, 0, "nothing is replayed while the range runs");
+	close_range(key);
+	cr_assert_not(inject_range_recording());
+	cr_assert_eq(fw.checkpoint_saves, 2, "and the end state");
+	cr_assert_eq(fw.relaunches, 3 * 5, "every kernel of the range in each of the 5 runs");
+	cr_assert_eq(memsets, 5, "and its memset");
+	cr_assert_eq(fw.checkpoint_restores, 5 + 1, "the begin state for each run, then the "
+		     "end state for the application");
+	cr_assert_eq(fw.checkpoint_frees, 2);
+	cr_assert_eq(fw.flushes, 5, "one flush before each run, none between its kernels");
+	cr_assert_eq(fake_records("run"), 5);
+	cJSON *run = fake_record("run", 0);
+	cr_assert_str_eq(fake_string(run, "workload"), "range");
+	cr_assert_str_eq(fake_string(run, "range/name"), "mlp");
+	cr_assert_eq(fake_number(run, "range/kernels"), 3);
+	cr_assert_eq(fake_number(run, "range/memsets"), 1);
+	cr_assert_str_eq(fake_string(run, "kernel"), "3 kernels: kernel0(float*), kernel0(float*), "
+			 "kernel0(float*)");
+	cr_assert_eq(fake_number(run, "launch"), 40);
+	cr_assert_str_eq(fake_string(run, "nvtx_path"), "mlp", "written while the range is open");
+	cJSON *summary = fake_record("summary", 0);
+	cr_assert_str_eq(fake_string(summary, "save/strategy"), "checkpoint");
+}
+
+Test(range_workload, two_streams_are_forked_from_the_first_and_joined_back)
+{
+	struct nvtx_bridge_range_key key = open_range("streams");
+	launch_kernel((CUstream)(uintptr_t)0x10);
+	launch_kernel((CUstream)(uintptr_t)0x20);
+	close_range(key);
+	cr_assert_eq(fake_records("run"), 5);
+	cr_assert_eq(waits, 2 * 5, "per run: the second stream waits for the fork, the first "
+		     "for the join");
+	cJSON *range = cJSON_GetObjectItem(fake_record("run", 0), "range");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(range, "streams")), 2);
+}
+
+static void *call_from_another_thread(void *arg)
+{
+	(void)arg;
+	cuLaunchKernel_params p = { .f = (CUfunction)(uintptr_t)1, .gridDimX = 1, .gridDimY = 1,
+				    .gridDimZ = 1, .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1 };
+	return (void *)(uintptr_t)call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p);
+}
+
+Test(range_workload, a_push_pop_range_takes_only_its_own_threads_calls)
+{
+	struct nvtx_bridge_range_key key = open_range("mine");
+	launch_kernel(NULL);
+	pthread_t t;
+	void *theirs = NULL;
+	pthread_create(&t, NULL, call_from_another_thread, NULL);
+	pthread_join(t, &theirs);
+	cr_assert_not(theirs, "another thread's launch is not the range's");
+	close_range(key);
+	cr_assert_eq(fake_number(fake_record("run", 0), "range/kernels"), 1);
+}
+
+Test(range_workload, a_nested_range_is_part_of_the_workload_not_its_end)
+{
+	struct nvtx_bridge_range_key outer = open_range("outer");
+	launch_kernel(NULL);
+	struct nvtx_bridge_range_key inner = open_range("inner");
+	launch_kernel(NULL);
+	close_range(inner);
+	cr_assert(inject_range_recording(), "the inner range's end is not the workload's");
+	cr_assert_eq(fake_records("run"), 0);
+	close_range(outer);
+	cr_assert_eq(fake_number(fake_record("run", 0), "range/kernels"), 2);
+}
+
+Test(range_workload, a_refused_call_is_named_and_the_range_falls_back_to_kernel_replay)
+{
+	struct nvtx_bridge_range_key key = open_range("alloc");
+	launch_kernel(NULL);
+	cuMemAlloc_v2_params p = { 0 };
+	cr_assert(call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &p));
+	cr_assert_not(inject_range_recording());
+	cr_assert(inject_range_kernel_fallback(), "its later kernels are measured one by one");
+	cr_assert_eq(fake_messages("warning", "cuMemAlloc_v2"), 1);
+	cr_assert_eq(fake_messages("warning", "kernel replay"), 1);
+	cr_assert_eq(fake_messages("warning", "its driver call #2, cuMemAlloc_v2"), 1);
+	cr_assert_eq(fake_messages("warning", "after 1 of its kernel launches"), 1);
+	cr_assert_eq(fw.checkpoint_frees, 1, "the begin state dropped");
+	cr_assert_eq(fw.checkpoint_restores, 0, "and not put back: the memory is the app's");
+	close_range(key);
+	cr_assert_not(inject_range_kernel_fallback());
+	cr_assert_eq(fake_records("run"), 0);
+	/* The same range again: kernel by kernel from its begin, nothing saved. */
+	key = open_range("alloc");
+	cr_assert(inject_range_kernel_fallback());
+	cr_assert_not(inject_range_recording());
+	cr_assert_eq(fw.checkpoint_saves, 1);
+	close_range(key);
+	cr_assert_not(inject_range_kernel_fallback());
+}
+
+Test(range_workload, a_range_without_device_work_is_said_and_not_measured)
+{
+	struct nvtx_bridge_range_key key = open_range("host only");
+	close_range(key);
+	cr_assert_eq(fake_messages("warning", "made no call that runs on the GPU"), 1);
+	cr_assert_eq(fake_records("run"), 0);
+	cr_assert_eq(fw.checkpoint_frees, 1);
+	cr_assert_eq(fw.checkpoint_restores, 0);
+}
+
+Test(range_workload, an_unselected_range_records_nothing)
+{
+	int level = bridge_range_push_a("other");
+	struct nvtx_bridge_range_key key = pushed((size_t)level);
+	inject_range_opened(&key, false, 0);
+	cr_assert_not(inject_range_recording());
+	cr_assert_eq(fw.checkpoint_saves, 0);
+	close_range(key);
+}

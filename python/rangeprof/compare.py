@@ -1,5 +1,6 @@
 """rangeprof/compare.py - rangeprof-compare A.jsonl B.jsonl: matches kernels by NVTX path,
-kernel name and grid (config is part of the path), and per metric prints both means, the
+kernel name and grid (config is part of the path; a range workload of --replay-mode range
+by its path and kernel text, with no grid), and per metric prints both means, the
 ratio B/A with its 95 % CI, Welch's t-test (or a bootstrap) and a verdict; groups that
 were not stable on either side are flagged. Exits 1 when a significant regression is
 larger than --threshold, so that it can guard a CI job. Standard library only; the

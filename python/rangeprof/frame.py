@@ -34,7 +34,8 @@ from rangeprof.config import config_from_nvtx
 
 # Columns of few distinct values, given as pandas categoricals (a kernel name repeated
 # on millions of rows is kept once).
-CATEGORICAL = ("Annotation", "Kernel", "Metric", "Unit", "Launch", "Workload", "Session",
+CATEGORICAL = ("Annotation", "Kernel", "Metric", "Unit", "Launch", "Workload",
+               "RangeKernelNames", "Session",
                "Host", "GPU", "Grid", "Block", "CacheControl", "ClockControl",
                "ThrottleReasons", "Time", "File")
 _RUN_PREFIX = b'{"type":"run",'
@@ -278,6 +279,8 @@ class _ArrowReader:
             ("nvtx_path", string), ("workload", string),
             ("graph", pa.struct([("id", i64), ("launch", i64), ("node", i64),
                                  ("nodes", i64)])),
+            ("range", pa.struct([("name", string), ("kernels", i64),
+                                 ("kernel_names", pa.list_(string))])),
             ("cache_control", string), ("clock_control", string), ("passes", i64),
             ("metrics", pa.struct([(m, f64) for m in names])),
             ("units", pa.struct([(m, string) for m in names])),
@@ -323,6 +326,13 @@ class _ArrowReader:
             col = pc.struct_field(graph, [i])
             if col.null_count < len(col) and pc.min(col).as_py() == -(1 << 63):
                 return False
+        rng = t.column("range")
+        kernels = pc.struct_field(rng, [1])
+        if kernels.null_count < len(kernels) and pc.min(kernels).as_py() == -(1 << 63):
+            return False
+        names = pc.struct_field(rng, [2])
+        if names.null_count < len(names) and pc.list_flatten(names).null_count:
+            return False
         numbers = [t.column(n) for n in ("sm_clock_hz", "rated_sm_clock_hz", "temperature_c")]
         metrics, units = t.column("metrics"), t.column("units")
         for i in range(metrics.type.num_fields):
@@ -510,6 +520,12 @@ class _ArrowReader:
             cols.num("Graph", _numbers(pc.struct_field(graph, [0]))[rr])
         if want("GraphNode"):
             cols.num("GraphNode", _numbers(pc.struct_field(graph, [2]))[rr])
+        rng = t.column("range")
+        if want("RangeKernels"):
+            cols.num("RangeKernels", _numbers(pc.struct_field(rng, [1]))[rr])
+        if want("RangeKernelNames"):
+            cols.cat("RangeKernelNames", *cat_of(pc.binary_join(
+                pc.struct_field(rng, [2]), table.RANGE_NAME_SEPARATOR)))
         if want("Session"):
             cols.cat("Session", sid_codes[rr], [x[0] for x in sessions])
         if want("Process"):
@@ -694,8 +710,8 @@ class _Columns:
 
 
 # Integer columns: int64 where every run has them, float64 with NaN otherwise.
-_INT_COLUMNS = ("Run", "Runs", "Graph", "GraphNode", "Device", "SharedMemBytes", "Passes",
-                "Line")
+_INT_COLUMNS = ("Run", "Runs", "Graph", "GraphNode", "RangeKernels", "Device",
+                "SharedMemBytes", "Passes", "Line")
 
 
 def _encode(pc, arr):
@@ -748,8 +764,8 @@ def _canonical(rec):
 
 
 _CANONICAL = ("type", "launch", "runs", "run", "kernel", "device", "grid", "block",
-              "shared_mem_bytes", "nvtx", "nvtx_path", "workload", "graph", "cache_control",
-              "clock_control", "passes", "metrics", "units", "sm_clock_hz",
+              "shared_mem_bytes", "nvtx", "nvtx_path", "workload", "graph", "range",
+              "cache_control", "clock_control", "passes", "metrics", "units", "sm_clock_hz",
               "rated_sm_clock_hz", "temperature_c", "throttle_reasons", "time")
 
 

@@ -36,8 +36,46 @@ def canonical_kernel(name):
     return re.sub(r"\s+", " ", s).strip()
 
 
+# A range workload's kernel text (--replay-mode range): its kernels' count, then their
+# names separated by ', ' ("3 kernels: add_one, scale_add, add_one").
+_RANGE_TEXT = re.compile(r"(\d+ kernels?: )(.*)\Z", re.S)
+
+
+def _split_names(text):
+    """text split at the ', ' that stand outside brackets (a template's or a parameter
+    list's commas stay in their name)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0 and text[i + 1:i + 2] == " ":
+            parts.append(text[start:i])
+            start = i + 2
+    parts.append(text[start:])
+    return parts
+
+
+# What inject/range_workload.c appends to a list it cuts.
+_RANGE_CUT = re.compile(r"\.\.\. \(\d+ more\)\Z")
+
+
+def _short_part(part):
+    m = _RANGE_TEXT.match(part)
+    if m is None:
+        return canonical_kernel(part)
+    names = m.group(2)
+    cut = _RANGE_CUT.search(names)
+    if cut:
+        names = names[:cut.start()]
+    short = ", ".join(canonical_kernel(n) for n in _split_names(names)) if names else ""
+    return m.group(1) + short + (cut.group(0) if cut else "")
+
+
 def short_kernel(name):
     """canonical_kernel of each part of a kernel column ('a + b' for kernels combined per
     range): what a text table shows, where 'void at::native::vectorized_elementwise_kernel<'
-    would fill the column before the functor that tells two kernels apart."""
-    return " + ".join(canonical_kernel(part) for part in str(name).split(" + "))
+    would fill the column before the functor that tells two kernels apart. A range
+    workload's text ('2 kernels: a, b') keeps its count and shortens each name."""
+    return " + ".join(_short_part(part) for part in str(name).split(" + "))

@@ -1,7 +1,9 @@
 """rangeprof/ncu.py - rangeprof-compare-ncu: per kernel and metric, the median of ncu's
 values (from 'ncu --csv --page raw' output, or from running ncu on the same command) next to
 rangeprof's, with the difference in percent. Kernel names are matched despite the two
-demanglers' spellings. Standard library only.
+demanglers' spellings. A range workload of rangeprof (--replay-mode range, workload
+"range") is matched with ncu's result for the same NVTX range under its own --replay-mode
+range, by the range's name (see _range_match). Standard library only.
 
     rangeprof-compare-ncu run.jsonl ncu.csv
     rangeprof-compare-ncu run.jsonl --run -- python3 train.py"""
@@ -55,13 +57,33 @@ class NcuError(Exception):
     """What stops the comparison: ncu cannot be run, its CSV cannot be used."""
 
 
+class NcuRows(OrderedDict):
+    """read_ncu_csv's result: {(NVTX path or None, canonical kernel, grid): {metric:
+    ([values], unit)}}, with by_name {the 'Kernel Name' cell as ncu wrote it (stripped):
+    [keys]} for finding a range result by its range's name."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_name = {}
+
+
+class RangeName(str):
+    """The kernel part of read_rangeprof's key for a range workload: the NVTX range's
+    name (its record's range.name). A str, so that the key prints and sorts as before;
+    match() tells it from a kernel name by its type."""
+    __slots__ = ()
+
+
 def read_ncu_csv(path, bad=None):
     """{(NVTX path or None, canonical kernel, grid 'x,y,z'): {metric: ([values], unit)}}
     from ncu's raw page CSV (lines before the header, such as '==PROF==' lines, are
     skipped), read a row at a time. The NVTX path is None where ncu ran without --nvtx.
     A row the csv module cannot read (a field over its 128 KiB limit) is reported in bad
     (a list of 'FILE:LINE: reason' strings, when given) and skipped; cells that are not
-    finite numbers ('n/a') are left out. OSError, or NcuError when there is no header."""
+    finite numbers ('n/a') are left out. OSError, or NcuError when there is no header.
+    The result is an NcuRows: ncu --replay-mode range writes one row per range result
+    instead of one per kernel; those rows are read as any other, keyed on their 'Kernel
+    Name' cell (which names the range: see _range_match), and found through .by_name."""
     line_number = [0]
 
     def lines(f):
@@ -69,7 +91,7 @@ def read_ncu_csv(path, bad=None):
             line_number[0] += 1
             if not line.startswith("=="):
                 yield line
-    out = OrderedDict()
+    out = NcuRows()
     with open(path, encoding="utf-8", errors="replace", newline="") as f:
         reader = csv.reader(lines(f))
         header = units = None
@@ -99,7 +121,11 @@ def read_ncu_csv(path, bad=None):
                 continue
             grid = _grid(row[gi]) if gi is not None and gi < len(row) else ""
             path_ = nvtx_path(row[ni]) if ni is not None and ni < len(row) else None
-            entry = out.setdefault((path_, canonical_kernel(row[ki]), grid), {})
+            key = (path_, canonical_kernel(row[ki]), grid)
+            entry = out.get(key)
+            if entry is None:
+                entry = out[key] = {}
+                out.by_name.setdefault(row[ki].strip(), []).append(key)
             for i, name in metric_columns:
                 if i >= len(row) or not row[i]:
                     continue
@@ -119,7 +145,7 @@ def read_rangeprof(paths):
     """The recording's runs as {(NVTX path, canonical kernel, grid): entry}, entry holding
     the JSONL's own kernel name and {metric: ([values], unit)}; streamed (a big file's
     records are not kept), with its sessions in a records.Records. Bad lines are said on
-    stderr."""
+    stderr. A range workload's key is (NVTX path, RangeName(its range's name), '')."""
     recs = records.Records()
     out = OrderedDict()
     reader = records.Reader()
@@ -130,8 +156,13 @@ def read_rangeprof(paths):
             if kind != "run":
                 continue
             rec = obj.record
-            key = (obj.annotation, canonical_kernel(rec["kernel"]),
-                   ",".join(str(x) for x in rec.get("grid") or []))
+            rng = obj.range
+            if rec.get("workload") == "range" and rng is not None \
+                    and isinstance(rng.get("name"), str):
+                key = (obj.annotation, RangeName(rng["name"]), "")
+            else:
+                key = (obj.annotation, canonical_kernel(rec["kernel"]),
+                       ",".join(str(x) for x in rec.get("grid") or []))
             entry = out.get(key)
             if entry is None:
                 entry = out[key] = dict(kernel=rec["kernel"], annotation=obj.annotation,
@@ -148,8 +179,52 @@ def read_rangeprof(paths):
 
 def match(key, ncu):
     """ncu's entry for a rangeprof key: same NVTX path, kernel and grid; or, where ncu ran
-    without --nvtx, same kernel and grid. None if there is none."""
+    without --nvtx, same kernel and grid; for a range workload, _range_match. None if
+    there is none."""
+    if isinstance(key[1], RangeName):
+        return _range_match(key, ncu)
     return ncu.get(key) if key in ncu else ncu.get((None,) + key[1:])
+
+
+def _range_match(key, ncu):
+    """ncu's result for a rangeprof range workload (key: its NVTX path, RangeName, ''): the
+    rows whose 'Kernel Name' is the range's name, or failing that its whole NVTX path,
+    and whose NVTX path column is the range's path, else that of the ranges around it
+    (whether ncu lists a range in the stack of its own result is not known here), else
+    empty (ncu ran without --nvtx); the first of those that has rows counts, and rows of
+    several grid cells are pooled.
+
+    THE SHAPE IS FROM THE DOCUMENTATION, NOT FROM A RECORDED FILE. As Nsight Compute's
+    documentation describes range replay (--replay-mode range, the ranges taken from
+    --nvtx --nvtx-include), it gives one result per range, and the raw page CSV one row
+    per result with the usual columns: 'Kernel Name' holding the range's name (the NVTX
+    range's text; cudaProfilerStart/Stop ranges get a generated name that no NVTX range
+    of rangeprof's has), an ID per result, and no launch configuration of its own (Grid
+    Size and Block Size empty or zero). This must be checked against a CSV that ncu
+    --replay-mode range wrote on the GPU machine: the tests use a copy of vadd.ncu.csv
+    edited into this shape, not such a recording. Where ncu names range results
+    otherwise (a 'Range Name' column, a domain prefix), this is the function to change."""
+    path, name = key[0], str(key[1])
+    by_name = getattr(ncu, "by_name", None)
+    if by_name is None:  # a plain dict (compare() called with a hand-made ncu side)
+        by_name = {}
+        for k in ncu:
+            by_name.setdefault(k[1], []).append(k)
+    candidates = by_name.get(name) or by_name.get(path) or []
+    parent = path.rpartition("/")[0] if "/" in path else None
+    for wanted in (path, parent, None):
+        keys = [k for k in candidates if k[0] == wanted]
+        if keys:
+            break
+    else:
+        return None
+    if len(keys) == 1:
+        return ncu[keys[0]]
+    pooled = {}
+    for k in keys:
+        for metric, (values, unit) in ncu[k].items():
+            pooled.setdefault(metric, ([], unit))[0].extend(values)
+    return pooled
 
 
 def compare(rp, ncu, skipped=None):
@@ -217,6 +292,10 @@ def run_ncu(recs, command, ncu="ncu"):
     os.close(fd)
     argv = [exe, "--clock-control", "none", "--cache-control", "all", "--csv", "--page", "raw",
             "--metrics", metrics, "--log-file", path]
+    if options.get("replay_mode") == "range":
+        # Each selected NVTX range as one result, as rangeprof measured it (ncu takes the
+        # ranges from the same --nvtx-include expressions).
+        argv += ["--replay-mode", "range"]
     includes = options.get("nvtx_include") or []
     if includes:
         argv.append("--nvtx")
@@ -241,7 +320,9 @@ def run_ncu(recs, command, ncu="ncu"):
 def parser():
     p = Parser(prog="rangeprof-compare-ncu", description="rangeprof against ncu on the same "
                "program, per kernel and metric (medians), kernels matched by NVTX path, "
-               "name (despite the two demanglers' spellings) and grid. A metric whose units "
+               "name (despite the two demanglers' spellings) and grid, range workloads "
+               "(--replay-mode range) with ncu's range results by the range's name. A "
+               "metric whose units "
                "cannot be converted is not compared (said on stderr). Exit status 2 when "
                "nothing can be compared.")
     add_version(p)
@@ -321,6 +402,11 @@ def _main(argv, out):
     write(rows, cols, "csv" if args.csv else "json" if args.json else "text", out,
           widths=dict(Kernel=48, Annotation=32))
     for key in unmatched:
+        if isinstance(key[1], RangeName):
+            print(f"{PROG}: note: not in ncu's output: range '{key[1]}' "
+                  f"({rp[key]['kernel']}) at '{key[0]}' (a range workload: ncu must have "
+                  "run with --replay-mode range)", file=sys.stderr)
+            continue
         print(f"{PROG}: note: not in ncu's output: {rp[key]['kernel']} "
               f"in '{key[0]}' (grid {key[2]})", file=sys.stderr)
     return 0

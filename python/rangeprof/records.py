@@ -74,6 +74,12 @@ class Run:
     def kernel(self):
         return self.record.get("kernel", "")
 
+    @property
+    def range(self):
+        """The record's "range" member (a range workload, --replay-mode range), or None."""
+        r = self.record.get("range")
+        return r if isinstance(r, dict) else None
+
 
 def _session_id(s):
     return f"{s.get('host', '?')}:{s.get('pid', '?')}:{s.get('start_time', '?')}"
@@ -313,6 +319,31 @@ def _check_launch(rec, get):
             _object(rec, "graph")
         for key in ("id", "launch", "node", "nodes"):
             _integer(graph, key, f"graph.{key}")
+    rng = get("range")
+    if rng is not None:
+        _check_range(rng)
+
+
+# The counts of a range workload's "range" member (doc/records.md, --replay-mode range).
+_RANGE_COUNTS = ("kernels", "memsets", "copies", "graph_launches", "event_ops", "syncs")
+
+
+def _check_range(rng):
+    """The "range" member of a range workload's record: an object of the range's name,
+    counts, kernel names (strings) and stream ids (integers)."""
+    if type(rng) is not dict:
+        _fail("range", rng, "an object or null")
+    _string(rng, "name", "range.name")
+    for key in _RANGE_COUNTS:
+        _integer(rng, key, f"range.{key}")
+    names = _list(rng, "kernel_names", "range.kernel_names")
+    for i, x in enumerate(names or ()):
+        if type(x) is not str:
+            _fail(f"range.kernel_names[{i}]", x, "a string")
+    streams = _list(rng, "streams", "range.streams")
+    for i, x in enumerate(streams or ()):
+        if type(x) is not int or not -_INT_LIMIT < x < _INT_LIMIT:
+            _fail(f"range.streams[{i}]", x, "an integer")
 
 
 def _check_nvtx(nvtx):

@@ -14,10 +14,16 @@ from rangeprof.units import DIMENSIONLESS, parse_unit
 # Identity and context columns of a long-form row, in the order tables show them. Config
 # columns (from key=value words) go after Annotation.
 ID_COLUMNS = ["Annotation", "Kernel", "Metric", "Value", "Unit", "Run", "Runs", "Launch",
-              "Workload", "Graph", "GraphNode", "Session", "Process", "Host", "GPU", "Device", "Grid", "Block",
+              "Workload", "Graph", "GraphNode", "RangeKernels", "RangeKernelNames", "Session", "Process", "Host", "GPU", "Device", "Grid", "Block",
               "SharedMemBytes", "Passes", "CacheControl", "ClockControl", "SMClock",
               "ComputeClock", "MemoryClock", "Temperature", "ThrottleReasons", "Time", "File",
               "Line"]
+# A range workload (--replay-mode range, workload "range") is a row like a kernel's:
+# Annotation its NVTX path, Kernel the record's kernel text (its kernels' count and
+# names); RangeKernels is its kernel count and RangeKernelNames the names in launch order
+# joined by RANGE_NAME_SEPARATOR (no demangled name holds it). Both are empty (None, NaN)
+# for other workloads.
+RANGE_NAME_SEPARATOR = "; "
 # Nsight Python's aggregate columns, plus the median and why a group is not stable.
 AGG_COLUMNS = ["NumRuns", "AvgValue", "StdDev", "MinValue", "MedianValue", "MaxValue",
                "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement"]
@@ -29,6 +35,22 @@ DEFAULT_GROUP_BY = ["Annotation", "Kernel", "Metric"]
 
 def _dims(v):
     return ",".join(str(x) for x in v) if isinstance(v, list) else ""
+
+
+def range_columns(rng):
+    """(RangeKernels, RangeKernelNames) of a record's "range" member (None, None where it
+    is not an object: not a range workload, or a file written before range replay)."""
+    if not isinstance(rng, dict):
+        return None, None
+    names = rng.get("kernel_names")
+    return (rng.get("kernels"),
+            RANGE_NAME_SEPARATOR.join(names) if isinstance(names, list) else None)
+
+
+def _kernel_count(rng):
+    """Kernels a workload holds, for --bytes's Kernels: a range's count, else 1."""
+    n = rng.get("kernels") if isinstance(rng, dict) else None
+    return n if type(n) is int and n >= 0 else 1
 
 
 class _Template:
@@ -66,10 +88,13 @@ def template(run):
         if len(_TEMPLATES) > 4096:
             _TEMPLATES.clear()
         grid, block = _dims(grid), _dims(block)
+        rng = get("range")
+        range_kernels, range_names = range_columns(rng)
         tmpl = _TEMPLATES[key] = _Template(dict(
             Annotation=get("nvtx_path") or "", Kernel=get("kernel", ""),
             Workload=get("workload", "kernel"),
             Graph=graph.get("id"), GraphNode=graph.get("node"),
+            RangeKernels=range_kernels, RangeKernelNames=range_names,
             Runs=get("runs"), Launch=run.launch_id,
             Session=run.session_id, Process=session.get("pid"),
             Host=session.get("host"), GPU=dev.get("name"), Device=get("device"),
@@ -79,7 +104,8 @@ def template(run):
             ComputeClock=_num(get("rated_sm_clock_hz")),
             MemoryClock=_num(dev.get("rated_memory_clock_hz")),
             File=run.path, config=run.config,
-            kernels=[(get("kernel", ""), grid, block)]), (session, dev, run.config))
+            kernels=[(get("kernel", ""), grid, block)],
+            _kernel_count=_kernel_count(rng)), (session, dev, run.config))
     return tmpl
 
 
@@ -197,6 +223,12 @@ def _combine_instance(instance, functions):
                                              if any(r in k for k in known))
                                     if known else None)
         first["Passes"] = sum(p["Passes"] or 0 for p in parts)
+        ranges = [p for p in parts if p.get("RangeKernels") is not None]
+        first["RangeKernels"] = sum(p["RangeKernels"] for p in ranges) if ranges else None
+        named = [p["RangeKernelNames"] for p in parts if p.get("RangeKernelNames") is not None]
+        first["RangeKernelNames"] = RANGE_NAME_SEPARATOR.join(n for n in named if n) \
+            if named else None
+        first["_kernel_count"] = sum(p.get("_kernel_count", 1) for p in parts)
         first["Grid"] = " + ".join(p["Grid"] for p in parts)
         first["Block"] = " + ".join(p["Block"] for p in parts)
         values = OrderedDict()
@@ -368,7 +400,7 @@ def config_columns(rows):
     return list(names)
 
 
-_NESTED = ("config", "values", "kernels", "_template")
+_NESTED = ("config", "values", "kernels", "_template", "_kernel_count")
 # The columns a run's session, file, launch (and graph node), kernel, range path and
 # config decide (Aggregator.add_run's light key); config columns are decided by config.
 _LIGHT_COLUMNS = frozenset(("Annotation", "Kernel", "Metric", "Launch", "Session",
@@ -898,7 +930,7 @@ class StatsJob:
         for s in ss:
             apply(s)
             if s["Annotation"] not in kernels:
-                kernels[s["Annotation"]] = len(s["kernels"])
+                kernels[s["Annotation"]] = s.get("_kernel_count", len(s["kernels"]))
             add(s)
 
     def merge(self, other):

@@ -19,7 +19,7 @@ fail=0
 pass=0
 skip=0
 . "$root/tests/gpu/checks.sh"
-# SECTIONS="1 3d 4b" runs only those sections (1 2 3 3b 3c 3d 3e 4 4b 4c 5; 3c' and 3c''
+# SECTIONS="1 3d 4b" runs only those sections (1 2 3 3b 3c 3d 3e 4 4b 4c 5 6; 3c' and 3c''
 # belong to 3c), so that the suite can be spread over device calls of 10 minutes each;
 # unset, everything runs. What several sections use is defined here.
 want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
@@ -573,6 +573,146 @@ echo "wall ncu -k inplace_add_one (6 launches, 1 measurement each):"
 for i in 1 2 3; do { time /usr/local/cuda/bin/ncu --clock-control none -k inplace_add_one --metrics gpu__time_duration.sum ./kernels 5 >/dev/null 2>&1; } 2>&1; done
 
 fi
+
+fi
+
+if want 6; then
+# 6. Range replay (issue 20; --replay-mode range): a selected NVTX range measured as one
+# workload, its calls recorded while the application runs them and replayed whole. Each mode
+# of tests/gpu/range_replay.cu plain and under rangeprof (results identical) and its records
+# (tests/gpu/check_range.py: one run record per run, the range's calls counted); the ranges
+# that cannot be replayed (a warning naming the call and the range, kernel replay after it,
+# the application unchanged); PyTorch's MLP block and the tutorial's fusion lesson
+# (tests/gpu/range_torch.py); the ranges' time, DRAM bytes and instructions against
+# ncu --replay-mode range; what a measured range costs (bench/range_cost.cu). Clocks are
+# never locked: ncu with --clock-control none, rangeprof with its default.
+R="python3 $root/tests/gpu/check_range.py"
+# New code: a hang costs a bound, not the device call (the programs take seconds).
+T="timeout -k 10 120"
+TL="timeout -k 10 300"
+RM=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum
+built=yes
+for src in tests/gpu/range_replay.cu bench/range_cost.cu; do
+	nvcc -O2 -arch=sm_90 -std=c++17 "$root/$src" -o "$work/$(basename "$src" .cu)" -ldl -lcuda || built=no
+done
+check range-build test $built = yes
+if [ $built = yes ]; then
+# Replayable ranges, each occurring 4 times, 5 runs each: 20 range runs and nothing else.
+for mode in chain cold memset_copy streams graph fused unfused; do
+	./range_replay $mode 4 >"rr_plain_$mode.txt"
+	$T "$RP" -q -o "r_$mode.jsonl" --replay-mode range --runs 5 --nvtx-include "$mode/" \
+		./range_replay $mode 4 >"rr_rp_$mode.txt" 2>"rr_rp_$mode.err"
+	same "rr_plain_$mode.txt" "rr_rp_$mode.txt" "range-$mode"
+	check "range-$mode-runs" $R runs 20 "r_$mode.jsonl"
+done
+# The two variants of the fusion lesson compute the same bits (the product rounded alone).
+grep result rr_plain_fused.txt >rr_result_fused.txt || echo "fused: no result" >rr_result_fused.txt
+grep result rr_plain_unfused.txt >rr_result_unfused.txt || echo "unfused: no result" >rr_result_unfused.txt
+same rr_result_fused.txt rr_result_unfused.txt range-fused-equals-unfused
+check range-chain-calls $R range chain 3 r_chain.jsonl --names add_scale,mix,fold --memsets 0 --copies 0 \
+	--graph-launches 0 --event-ops 0 --syncs 0 --streams 1
+check range-cold-calls $R range cold 3 r_cold.jsonl --names add_scale,mix,fold
+check range-memset-copy-calls $R range memset_copy 3 r_memset_copy.jsonl --names add_coef,mix,fold \
+	--memsets 1 --copies 2 --graph-launches 0 --streams 1
+check range-streams-calls $R range streams 4 r_streams.jsonl --names add_scale,mix,accumulate \
+	--event-ops 4 --syncs 1 --streams 2
+# A graph's kernel nodes are not kernel launches of the range (doc/records.md: range.kernels
+# counts launches): 0 kernels, 1 graph launch.
+check range-graph-calls $R range graph 0 r_graph.jsonl --graph-launches 1 --memsets 0 --copies 0
+check range-fused-calls $R range fused 1 r_fused.jsonl --names fma_fused --memsets 0 --copies 0
+check range-unfused-calls $R range unfused 2 r_unfused.jsonl --names mul_kernel,add_kernel --memsets 0 --copies 0
+# Ranges that cannot be replayed: refused at the call, named with the range and launch; the
+# kernels after it measured one by one, and every kernel of the later occurrences
+# (doc/range-replay.md): d2h 2 + 3 x 4 launches, alloc 2 + 3 x 3, hostfn 1 + 3 x 2.
+for mode in refuse_d2h refuse_alloc refuse_hostfn; do
+	./range_replay $mode 4 >"rr_plain_$mode.txt"
+	$T "$RP" -q -o "r_$mode.jsonl" --replay-mode range --runs 5 --nvtx-include "$mode/" \
+		./range_replay $mode 4 >"rr_rp_$mode.txt" 2>"rr_rp_$mode.err"
+	same "rr_plain_$mode.txt" "rr_rp_$mode.txt" "range-$mode"
+done
+# cudaMemcpy to pageable host memory is cuMemcpyDtoH_v2 in CUPTI's driver callbacks; the
+# others are the device-to-host forms a runtime could use instead.
+check range-refused-d2h $R refused 'cuMemcpyDtoH_v2|cuMemcpyDtoHAsync_v2|cuMemcpy|cuMemcpyAsync' r_refuse_d2h.jsonl \
+	--range refuse_d2h --fallback-kernels 14
+check range-refused-alloc $R refused cuMemAlloc_v2 r_refuse_alloc.jsonl --range refuse_alloc --fallback-kernels 11
+check range-refused-hostfn $R refused 'cuLaunchHostFunc|cuLaunchHostFunc_ptsz' r_refuse_hostfn.jsonl \
+	--range refuse_hostfn --fallback-kernels 7
+# PyTorch, warmed up outside the ranges (no allocation inside one).
+TPY=python3
+[ -x /opt/torch/.venv/bin/python ] && TPY=/opt/torch/.venv/bin/python
+if "$TPY" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+	torch_ok=yes
+	"$TPY" "$root/tests/gpu/range_torch.py" mlp 4 >rt_plain_mlp.txt 2>rt_plain_mlp.err
+	$TL "$RP" -q -o r_mlp.jsonl --replay-mode range --runs 5 --nvtx-include mlp/ \
+		"$TPY" "$root/tests/gpu/range_torch.py" mlp 4 >rt_rp_mlp.txt 2>rt_rp_mlp.err
+	same rt_plain_mlp.txt rt_rp_mlp.txt range-torch-mlp
+	check range-torch-mlp-runs $R runs 20 r_mlp.jsonl
+	# LayerNorm, two GEMMs with bias, GELU, the residual add: at least 4 kernels.
+	check range-torch-mlp-calls $R range mlp 4+ r_mlp.jsonl --names layer_norm --graph-launches 0
+	cat range-torch-mlp-calls.log
+	"$TPY" "$root/tests/gpu/range_torch.py" fusion 4 >rt_plain_fusion.txt 2>rt_plain_fusion.err
+	$TL "$RP" -q -o r_tfusion.jsonl --replay-mode range --runs 5 --nvtx-include fused/ --nvtx-include unfused/ \
+		"$TPY" "$root/tests/gpu/range_torch.py" fusion 4 >rt_rp_fusion.txt 2>rt_rp_fusion.err
+	same rt_plain_fusion.txt rt_rp_fusion.txt range-torch-fusion
+	check range-torch-fusion-runs $R runs 40 r_tfusion.jsonl
+	check range-torch-fused-calls $R range fused 1 r_tfusion.jsonl
+	check range-torch-unfused-calls $R range unfused 2 r_tfusion.jsonl
+else
+	torch_ok=no
+	echo "SKIP range replay on PyTorch: no torch with CUDA for $TPY"
+	skip=$((skip + 1))
+fi
+# Against ncu --replay-mode range, the same metrics: per range, DRAM read + write within
+# 3 %, instructions equal, time within 3 % or shown as a difference to explain.
+for mode in chain fused unfused; do
+	$TL /usr/local/cuda/bin/ncu --clock-control none --cache-control all --replay-mode range --nvtx \
+		--nvtx-include "$mode/" --metrics $RM --csv --page raw --log-file "ncu_$mode.csv" \
+		./range_replay $mode 4 >"rr_ncu_$mode.txt" 2>&1
+	$T "$RP" -q -o "rm_$mode.jsonl" --replay-mode range --runs 5 --metrics $RM --nvtx-include "$mode/" \
+		./range_replay $mode 4 >"rr_rpm_$mode.txt" 2>"rr_rpm_$mode.err"
+	same "rr_plain_$mode.txt" "rr_rpm_$mode.txt" "range-metrics-$mode"
+	diff -q "rr_plain_$mode.txt" "rr_ncu_$mode.txt" >/dev/null ||
+		echo "note: range_replay $mode's output under ncu differs from the plain run's (not judged)"
+	check "range-vs-ncu-$mode" $R vs-ncu "rm_$mode.jsonl" "ncu_$mode.csv"
+	cat "range-vs-ncu-$mode.log"
+done
+# The fusion lesson by whole ranges: the fused range moves fewer DRAM bytes than the
+# unfused one (whose product goes through the L2 and DRAM between its two kernels).
+check range-fusion-bytes python3 -c "
+import json, statistics
+def dram(path):
+    runs = [r for r in map(json.loads, open(path)) if r['type'] == 'run' and r.get('workload') == 'range']
+    return statistics.median(r['metrics']['dram__bytes_read.sum'] + r['metrics']['dram__bytes_write.sum'] for r in runs)
+f, u = dram('rm_fused.jsonl'), dram('rm_unfused.jsonl')
+print(f'DRAM bytes per range: fused {f:.4g}, unfused {u:.4g}, fused/unfused {f / u:.3f}')
+assert f < u"
+cat range-fusion-bytes.log
+if [ $torch_ok = yes ]; then
+	$TL /usr/local/cuda/bin/ncu --clock-control none --cache-control all --replay-mode range --nvtx \
+		--nvtx-include mlp/ --metrics $RM --csv --page raw --log-file ncu_mlp.csv \
+		"$TPY" "$root/tests/gpu/range_torch.py" mlp 4 >rt_ncu_mlp.txt 2>&1
+	$TL "$RP" -q -o rm_mlp.jsonl --replay-mode range --runs 5 --metrics $RM --nvtx-include mlp/ \
+		"$TPY" "$root/tests/gpu/range_torch.py" mlp 4 >rt_rpm_mlp.txt 2>rt_rpm_mlp.err
+	same rt_plain_mlp.txt rt_rpm_mlp.txt range-metrics-torch-mlp
+	check range-vs-ncu-mlp $R vs-ncu rm_mlp.jsonl ncu_mlp.csv
+	cat range-vs-ncu-mlp.log
+fi
+# Cost of a measured range (bench/range_cost.cu: 10 kernels of ~30 us, 20 runs): at most the
+# range's own GPU time x 20 + 5 ms per execution after the first, also with 40 GiB of
+# device memory held that the range never reaches (unless QUICK=1).
+for gib in 0 40; do
+	[ $gib = 40 ] && [ -n "${QUICK:-}" ] && continue
+	./range_cost 10 $gib >"rc_plain_$gib.txt"
+	$T "$RP" -q -o "rc_$gib.jsonl" --replay-mode range --runs 20 --nvtx-include step/ \
+		./range_cost 10 $gib >"rc_rp_$gib.txt" 2>"rc_rp_$gib.err"
+	grep checksum "rc_plain_$gib.txt" >"rc_plain_sum_$gib.txt" || echo "plain: no checksum" >"rc_plain_sum_$gib.txt"
+	grep checksum "rc_rp_$gib.txt" >"rc_rp_sum_$gib.txt" || echo "rangeprof: no checksum" >"rc_rp_sum_$gib.txt"
+	same "rc_plain_sum_$gib.txt" "rc_rp_sum_$gib.txt" "range-cost-$gib-gib"
+	check "range-cost-$gib-gib" $R cost "rc_plain_$gib.txt" "rc_$gib.jsonl" --extra-ms 5
+	cat "range-cost-$gib-gib.log"
+done
+fi
+rm -f range_replay range_cost
 
 fi
 

@@ -18,9 +18,10 @@
 #include "inject/session.h"
 #include "inject/watchdog.h"
 
-/* One run of a whole workload: the checkpoint put back, the L2 flushed, the workload
- * issued again (measurement.issue) between two events or inside one user range. Each run ends before the next
- * one's restore begins. */
+/* One run of a whole workload: its memory put back (the full checkpoint, or a range's
+ * learned reach: range_workload.c), the L2 flushed, the workload issued again
+ * (measurement.issue) between two events or inside one user range. Each run ends before
+ * the next one's restore begins. */
 static int graph_run_once(void *arg, unsigned run, unsigned pass)
 {
 	struct replay_run *rr = arg;
@@ -33,8 +34,17 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 		inject_watchdog_arm(rr->events ? 10 : m->watchdog_seconds, m->kernel,
 				    m->launch.mangled, m->device, m->launch.context_id,
 				    m->launch.index);
-	if (rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) != CUPTI_SUCCESS)
-		return RP_ERR_RESTORE;
+	if (rr->save->checkpoint_saved) {
+		if (rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) != CUPTI_SUCCESS)
+			return RP_ERR_RESTORE;
+	} else {
+		/* The driver's error names are not said: the code's text is the run's message. */
+		char ignored[64];
+		int restored = mem_restore(&rr->context->inputs, &rr->save->reach, stream, ignored,
+					   sizeof(ignored));
+		if (restored)
+			return restored;
+	}
 	int flushed = rr->flush ? inject_flush_launch(&rr->context->flush, stream) : 0;
 	if (flushed) {
 		rp_api.cuStreamSynchronize(stream);

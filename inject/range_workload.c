@@ -33,6 +33,7 @@
 #include "inject/measurement.h"
 #include "inject/output.h"
 #include "inject/range.h"
+#include "inject/range_memory.h"
 #include "inject/session.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 
@@ -49,20 +50,19 @@ static struct {
 	struct nvtx_bridge_range_key key;
 	pthread_t thread;            /* push/pop: the thread whose stack holds it */
 	char name[256];
-	struct measurement *m;       /* the begin state saved in m->save.checkpoint */
+	struct measurement *m;       /* the begin state saved in m->save */
+	struct range_policy *policy; /* of its name (range_memory.c) */
+	struct mem_hashes before;    /* learning: every tracked allocation at the begin */
 	double begin_ms;             /* what the begin cost, for the summary's total */
 } rw;
 /* The calls recorded so far: recording threads add to them without the replay lock. */
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct range_ops recorded;
 
-/* The range measured kernel by kernel now (replay lock), and the names of the ranges
- * that were refused: their later occurrences are measured kernel by kernel from their
- * begin, since the same code would make the same call again. */
+/* The range measured kernel by kernel now (replay lock): its recording was refused, now
+ * or at an earlier occurrence of its name (range_memory.c keeps the names). */
 static struct nvtx_bridge_range_key fallback_key;
 static pthread_t fallback_thread;
-static char **refused_names;
-static size_t refused_count, refused_capacity;
 
 void inject_range_set_mode(bool on)
 {
@@ -95,31 +95,6 @@ static bool same_range(const struct nvtx_bridge_range_key *a, pthread_t a_thread
 	       pthread_equal(a_thread, pthread_self());
 }
 
-static bool was_refused(const char *name)
-{
-	for (size_t i = 0; i < refused_count; i++)
-		if (!strcmp(refused_names[i], name))
-			return true;
-	return false;
-}
-
-static void remember_refused(const char *name)
-{
-	if (was_refused(name))
-		return;
-	if (refused_count == refused_capacity) {
-		size_t cap = refused_capacity ? 2 * refused_capacity : 8;
-		char **grown = realloc(refused_names, cap * sizeof(*grown));
-		if (!grown)
-			return;   /* the next occurrence is refused again, and said again */
-		refused_names = grown;
-		refused_capacity = cap;
-	}
-	char *copy = strdup(name);
-	if (copy)
-		refused_names[refused_count++] = copy;
-}
-
 /* The range's text as the snapshot holds it: the newest push/pop range after a push, the
  * newest start/end range after a start. */
 static void range_name(const struct nvtx_bridge_range_key *key, char *name, size_t size)
@@ -133,15 +108,6 @@ static void range_name(const struct nvtx_bridge_range_key *key, char *name, size
 	snprintf(name, size, "%s", r ? r->text : "");
 }
 
-/* Drops the begin state without putting it back: the application's memory is its own. */
-static void drop_begin_state(struct measurement *m)
-{
-	if (m->save.checkpoint_saved) {
-		rp_api.cuptiCheckpointFree(&m->save.checkpoint);
-		m->save.checkpoint_saved = false;
-	}
-}
-
 void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 			 uint64_t first_launch)
 {
@@ -149,7 +115,8 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 		return;
 	char name[sizeof(rw.name)];
 	range_name(key, name, sizeof(name));
-	if (was_refused(name)) {
+	struct range_policy *policy = range_policy_of(name);
+	if (range_policy_refused(policy)) {
 		fallback_key = *key;
 		fallback_thread = pthread_self();
 		atomic_store(&fallback_open, true);
@@ -174,15 +141,7 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	m->launch = (struct inject_launch){
 		.ctx = ctx, .context_id = context_id, .mangled = interned ? interned : m->kernel,
 		.index = first_launch };
-	snprintf(m->save.why, sizeof(m->save.why), "a range: its calls are not known at its "
-		 "begin, so all the context's memory is saved");
-	/* The kernel launches' saved copies are freed first, as around a graph's checkpoint
-	 * (graph_measure.c): a copy grown or freed while the checkpoint holds it would be
-	 * restored into memory that is gone. */
-	bool ready = inject_get_ready(m);
-	if (ready)
-		inject_replay_drop_backups(ctx);
-	if (!ready || !inject_save_checkpoint(m)) {
+	if (!inject_get_ready(m) || !range_memory_begin(policy, m, &rw.before)) {
 		inject_measurement_finish(m);
 		return;
 	}
@@ -191,6 +150,7 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	rw.thread = pthread_self();
 	snprintf(rw.name, sizeof(rw.name), "%s", name);
 	rw.m = m;
+	rw.policy = policy;
 	rw.begin_ms = collector_cost_now() - m->started;
 	pthread_mutex_lock(&record_lock);
 	range_ops_init(&recorded, ctx);
@@ -212,8 +172,8 @@ static void refuse_range(const struct range_refusal *r)
 		      "application runs on as it would", rw.name,
 		      (unsigned long long)r->call_index + 1, r->call, r->why, r->kernels_before,
 		      (unsigned long long)m->launch.index);
-	remember_refused(rw.name);
-	drop_begin_state(m);
+	range_policy_refuse(rw.policy);
+	range_memory_drop(m, &rw.before);
 	inject_measurement_finish(m);
 	rw.m = NULL;
 	rw.active = false;
@@ -404,25 +364,17 @@ void inject_range_closing(const struct nvtx_bridge_range_key *key)
 						      .detail = collector_cu_error(cr)), true,
 			      "cuCtxSynchronize at the end of range '%s': %s; not measured",
 			      rw.name, collector_cu_error(cr));
-	} else if (inject_checkpoint_save(m->launch.ctx, &end_state) != CUPTI_SUCCESS) {
-		inject_report("range-end-state", INJECT_CONCERNS(.kernel = rw.name), true,
-			      "range '%s': saving the memory its end left (cuptiCheckpointSave) "
-			      "failed; not measured", rw.name);
-	} else {
+	} else if (range_memory_end(rw.policy, m, &ops, &rw.before, &end_state)) {
 		/* The measurement's cost: its begin, then from here (the range's own run is
 		 * the application's, not rangeprof's). */
 		m->started = collector_cost_now() - rw.begin_ms;
 		m->lap = collector_cost_now();
 		measure_recorded(m, &ops);
 		/* The application goes on from its own end state, not from the last run's. */
-		if (inject_checkpoint_put_back(&end_state) != CUPTI_SUCCESS)
-			inject_report("range-put-back", INJECT_CONCERNS(.kernel = rw.name), true,
-				      "range '%s': putting back the memory its end left "
-				      "(cuptiCheckpointRestore) failed; the application's device "
-				      "memory may hold the last replay's results", rw.name);
+		range_memory_put_back(m, &end_state);
 	}
 	CUcontext ctx = m->launch.ctx;
-	drop_begin_state(m);
+	range_memory_drop(m, &rw.before);
 	inject_measurement_finish(m);
 	range_ops_finish(&ops);
 	if (was != ctx)

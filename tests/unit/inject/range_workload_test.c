@@ -13,6 +13,7 @@
 #include "collector/api.h"
 #include "inject/inject.h"
 #include "inject/range.h"
+#include "memory/memory.h"
 #include "nvtx_bridge/slots.h"
 #include "tests/unit/inject/fake_world.h"
 
@@ -237,4 +238,91 @@ Test(range_workload, an_unselected_range_records_nothing)
 	cr_assert_not(inject_range_recording());
 	cr_assert_eq(fw.checkpoint_saves, 0);
 	close_range(key);
+}
+
+/* ---- what a range saves (range_memory.c) ---------------------------------------------- */
+
+/* One occurrence of range "step": a kernel (the stand-in reach: 256 bytes at 0x7000) and
+ * a memset into the allocation at dst. */
+static void step(CUdeviceptr dst)
+{
+	struct nvtx_bridge_range_key key = open_range("step");
+	launch_kernel(NULL);
+	cuMemsetD8Async_params p = { .dstDevice = dst, .uc = 1, .N = 16 };
+	call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, &p);
+	close_range(key);
+}
+
+Test(range_workload, a_range_learns_its_reach_then_saves_only_that)
+{
+	mem_track_add(0x7000, 256);
+	mem_track_add(0x1000, 4096);
+	step(0x1000);
+	cr_assert_eq(fw.hashes_outside, 1, "the first occurrence hashes every allocation at its "
+		     "begin");
+	cr_assert_eq(fw.hashes_again, 1, "and at its end");
+	cr_assert_eq(fw.checkpoint_saves, 2, "saved whole while it learns");
+	cr_assert_str_eq(fake_string(fake_record("summary", 0), "save/strategy"), "checkpoint");
+	step(0x1000);
+	cr_assert_eq(fw.checkpoint_saves, 2, "the second saves no checkpoint");
+	cr_assert_eq(fw.saves_inputs, 1, "the learned reach at its begin");
+	cr_assert_eq(fw.saves_result, 1, "and at its end");
+	cr_assert_eq(fw.restores_inputs, 5, "each run starts from it");
+	cr_assert_eq(fw.restores_result, 1, "the application's end state put back");
+	cJSON *summary = fake_record("summary", 1);
+	cr_assert_str_eq(fake_string(summary, "save/strategy"), "reach");
+	cr_assert_eq(fake_number(summary, "save/bytes"), 256 + 4096,
+		     "the kernel's reach and the memset's whole allocation");
+	cr_assert_eq(fake_records("run"), 10);
+}
+
+Test(range_workload, a_range_that_writes_outside_its_reach_keeps_saving_whole)
+{
+	mem_track_add(0x1000, 4096);
+	fw.wrote_outside = true;   /* the stand-in hashes an allocation at 0x9000 */
+	step(0x1000);
+	cr_assert_eq(fake_messages("warning", "wrote outside the memory its calls' parameters "
+				   "reach"), 1);
+	step(0x1000);
+	cr_assert_eq(fw.checkpoint_saves, 4, "both occurrences saved whole");
+	cr_assert_eq(fw.saves_inputs, 0);
+	cr_assert_eq(fw.hashes_outside, 1, "learning stopped after the first");
+	cr_assert_eq(fake_records("run"), 10, "both measured");
+}
+
+Test(range_workload, a_range_writing_untracked_memory_keeps_saving_whole)
+{
+	step(0x1000);   /* no allocation tracked there */
+	cr_assert_eq(fake_messages("warning", "a memset writes memory rangeprof did not see "
+				   "allocated"), 1);
+	step(0x1000);
+	cr_assert_eq(fw.saves_inputs, 0);
+	cr_assert_eq(fw.checkpoint_saves, 4);
+}
+
+Test(range_workload, an_occurrence_reaching_beyond_the_learned_reach_is_not_measured)
+{
+	mem_track_add(0x1000, 4096);
+	mem_track_add(0x3000, 4096);
+	step(0x1000);
+	step(0x3000);   /* the memset now writes an allocation the first did not */
+	cr_assert_eq(fake_messages("warning", "reached memory its earlier occurrences did not"), 1);
+	cr_assert_eq(fake_records("run"), 5, "only the first measured");
+	cr_assert_eq(fw.restores_inputs, 0, "nothing put back: the memory is the application's");
+	step(0x3000);
+	cr_assert_eq(fake_records("run"), 10, "the next learns again, saved whole");
+	cr_assert_eq(fw.hashes_outside, 2);
+}
+
+Test(range_workload, a_range_with_a_graph_launch_is_saved_whole)
+{
+	struct nvtx_bridge_range_key key = open_range("graph");
+	cuGraphLaunch_params p = { .hGraph = (CUgraphExec)(uintptr_t)0x6000 };
+	cr_assert(call(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, &p));
+	close_range(key);
+	cr_assert_eq(fake_messages("warning", "a graph launch: what its nodes reach is not "
+				   "collected"), 1);
+	cr_assert_eq(fake_records("run"), 5);
+	cr_assert_eq(fake_number(fake_record("run", 0), "range/graph_launches"), 1);
+	cr_assert_eq(fw.relaunches, 5, "the graph launched again in each run");
 }

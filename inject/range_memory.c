@@ -1,0 +1,348 @@
+/* inject/range_memory.c - what a range workload saves (range_workload.c; doc/range-replay.md,
+ * "What a range saves"). A range's calls are known only at its end, so its first
+ * occurrence saves the context's memory whole (CUPTI checkpoint) and learns, while it
+ * runs, what the range writes: the union of what its calls reach (each kernel's reach as
+ * memory/reach.c collects it for kernel replay, the allocations its memsets and copies
+ * write), shown to be enough by hashing every tracked allocation at its begin and end, as
+ * the kernel-mode verification does per kernel. Later occurrences of a range of that
+ * name save only that union, into the context's saved copies (inputs at the begin, result
+ * at the end), so their cost does not grow with the memory the application holds; one
+ * whose calls reach beyond it is not measured and the range learns again. Owns the policy
+ * of each range name. Under the replay lock. Calls session.c, save.c, output.c,
+ * range_ops.c's structures and memory/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "inject/range.h"
+#include "inject/range_memory.h"
+#include "inject/session.h"
+
+enum range_save_state {
+	RANGE_LEARN,     /* saved whole, and learning the reach */
+	RANGE_REACH,     /* saved from the learned reach */
+	RANGE_WHOLE,     /* saved whole for good: its reach cannot be known or is not enough */
+	RANGE_REFUSED,   /* measured kernel by kernel (range_workload.c) */
+};
+
+struct range_policy {
+	char *name;
+	enum range_save_state state;
+	struct mem_reach reach;      /* RANGE_REACH: the union, whole allocations, verified */
+};
+
+static struct range_policy *policies;
+static size_t policy_count, policy_capacity;
+
+struct range_policy *range_policy_of(const char *name)
+{
+	for (size_t i = 0; i < policy_count; i++)
+		if (!strcmp(policies[i].name, name))
+			return &policies[i];
+	if (policy_count == policy_capacity) {
+		size_t cap = policy_capacity ? 2 * policy_capacity : 8;
+		struct range_policy *grown = realloc(policies, cap * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		policies = grown;
+		policy_capacity = cap;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return NULL;
+	policies[policy_count] = (struct range_policy){ .name = copy, .state = RANGE_LEARN };
+	return &policies[policy_count++];
+}
+
+bool range_policy_refused(const struct range_policy *p)
+{
+	return p && p->state == RANGE_REFUSED;
+}
+
+void range_policy_refuse(struct range_policy *p)
+{
+	if (!p)
+		return;
+	mem_reach_finish(&p->reach);
+	p->state = RANGE_REFUSED;
+}
+
+static bool copy_reach(struct mem_reach *to, const struct mem_reach *from)
+{
+	*to = (struct mem_reach){ 0 };
+	if (!from->count)
+		return true;
+	to->ranges = malloc(from->count * sizeof(*to->ranges));
+	if (!to->ranges)
+		return false;
+	memcpy(to->ranges, from->ranges, from->count * sizeof(*to->ranges));
+	to->count = to->capacity = from->count;
+	to->bytes = from->bytes;
+	return true;
+}
+
+bool range_memory_begin(struct range_policy *p, struct measurement *m,
+			struct mem_hashes *before)
+{
+	*before = (struct mem_hashes){ 0 };
+	char err[256];
+	if (p && p->state == RANGE_REACH) {
+		m->save.strategy = "reach";
+		snprintf(m->save.why, sizeof(m->save.why), "a range: the memory its calls reached "
+			 "at its earlier occurrences (%zu bytes), shown to be all it writes",
+			 p->reach.bytes);
+		if (copy_reach(&m->save.reach, &p->reach) &&
+		    mem_save(&m->c->inputs, &m->save.reach, NULL, err, sizeof(err)) == 0)
+			return true;
+		mem_reach_finish(&m->save.reach);
+		inject_report("range-save", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),
+			      false, "range '%s': saving the memory it reached before failed (%s); "
+			      "this occurrence saves the whole context", m->kernel,
+			      err[0] ? err : "out of host memory");
+	}
+	snprintf(m->save.why, sizeof(m->save.why), "a range: %s",
+		 p && p->state == RANGE_WHOLE ? "its calls' reach cannot be shown to be all it "
+		 "writes, so all the context's memory is saved" : "its calls are not known at its "
+		 "first occurrence, so all the context's memory is saved while it learns what "
+		 "they reach");
+	/* The kernel launches' saved copies are freed first, as around a graph's checkpoint
+	 * (graph_measure.c): a copy grown or freed while the checkpoint holds it would be
+	 * restored into memory that is gone. */
+	inject_replay_drop_backups(m->launch.ctx);
+	/* Learning hashes every tracked allocation now, to see at the end which ones the
+	 * range changed. A failure only leaves it learning. */
+	if (p && p->state == RANGE_LEARN && m->c->verifier_ready &&
+	    mem_hash_outside(&m->c->verifier, &(struct mem_reach){ 0 }, NULL, before, err,
+			     sizeof(err)))
+		mem_hashes_finish(before);
+	/* The sums buffer the hashes used is freed again before the checkpoint holds it. */
+	if (m->c->verifier_ready)
+		mem_verifier_drop_sums(&m->c->verifier);
+	return inject_save_checkpoint(m);
+}
+
+/* Adds the whole allocation holding [p, p + bytes) to u. false when none is tracked
+ * there (memory allocated before rangeprof attached): the reach is then unknown. */
+static bool add_allocation(struct mem_reach *u, const struct mem_range *known, size_t count,
+			   CUdeviceptr p)
+{
+	long i = mem_ranges_find(known, count, p);
+	if (i < 0)
+		return false;
+	if (u->count == u->capacity) {
+		size_t cap = u->capacity ? 2 * u->capacity : 16;
+		struct mem_range *grown = realloc(u->ranges, cap * sizeof(*grown));
+		if (!grown)
+			return false;
+		u->ranges = grown;
+		u->capacity = cap;
+	}
+	u->ranges[u->count++] = known[i];
+	return true;
+}
+
+/* What the recorded calls reach, as whole allocations and globals, into u; false with
+ * why when it cannot be known. Needs the context synchronised (reach.c reads small
+ * allocations). */
+static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *why,
+			size_t why_size)
+{
+	*u = (struct mem_reach){ 0 };
+	struct mem_range *known = NULL;
+	size_t known_count = 0;
+	if (mem_track_snapshot(&known, &known_count)) {
+		snprintf(why, why_size, "out of host memory");
+		return false;
+	}
+	bool ok = true;
+	for (size_t i = 0; ok && i < ops->count; i++) {
+		const struct range_op *op = &ops->ops[i];
+		if (op->kind == RANGE_OP_KERNEL) {
+			struct mem_reach r = { 0 };
+			if (mem_reach_collect(&r, op->kernel.launch.function, op->kernel.params,
+					      op->kernel.params ? NULL : (void **)op->kernel.extra)) {
+				snprintf(why, why_size, "the reach of %s: %s", op->kernel.name ?
+					 op->kernel.name : "a kernel", r.unknown);
+				ok = false;
+			}
+			for (size_t k = 0; ok && k < r.count; k++) {
+				if (u->count == u->capacity) {
+					size_t cap = u->capacity ? 2 * u->capacity : 16;
+					struct mem_range *grown = realloc(u->ranges, cap * sizeof(*grown));
+					if (!grown) {
+						snprintf(why, why_size, "out of host memory");
+						ok = false;
+						break;
+					}
+					u->ranges = grown;
+					u->capacity = cap;
+				}
+				u->ranges[u->count++] = r.ranges[k];
+			}
+			mem_reach_finish(&r);
+		} else if (op->kind == RANGE_OP_MEMSET || op->kind == RANGE_OP_COPY) {
+			CUdeviceptr dst = op->kind == RANGE_OP_MEMSET ? op->memset.dst : op->copy.dst;
+			if (!add_allocation(u, known, known_count, dst)) {
+				snprintf(why, why_size, "a %s writes memory rangeprof did not see "
+					 "allocated", op->kind == RANGE_OP_MEMSET ? "memset" : "copy");
+				ok = false;
+			}
+		} else if (op->kind == RANGE_OP_GRAPH_LAUNCH) {
+			snprintf(why, why_size, "a graph launch: what its nodes reach is not "
+				 "collected");
+			ok = false;
+		}
+	}
+	free(known);
+	if (ok) {
+		u->count = mem_ranges_normalize(u->ranges, u->count);
+		u->bytes = 0;
+		for (size_t i = 0; i < u->count; i++)
+			u->bytes += u->ranges[i].size;
+	} else {
+		mem_reach_finish(u);
+	}
+	return ok;
+}
+
+/* Whether every range of inner lies inside one range of outer (both sorted, disjoint). */
+static bool reach_within(const struct mem_reach *inner, const struct mem_reach *outer)
+{
+	for (size_t i = 0; i < inner->count; i++) {
+		long k = mem_ranges_find(outer->ranges, outer->count, inner->ranges[i].base);
+		if (k < 0 || inner->ranges[i].base + inner->ranges[i].size >
+			     outer->ranges[k].base + outer->ranges[k].size)
+			return false;
+	}
+	return true;
+}
+
+/* The first allocation the range changed outside u, or -1: the hashes of its begin
+ * against its end. */
+static long changed_outside(const struct mem_hashes *before, const struct mem_hashes *after,
+			    const struct mem_reach *u)
+{
+	for (size_t i = 0; i < before->count && i < after->count; i++) {
+		if (before->sums[i] == after->sums[i])
+			continue;
+		struct mem_reach one = { .ranges = &before->segments[i], .count = 1 };
+		if (!reach_within(&one, u))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* A learning occurrence's end: what its calls reached, and whether that was all it wrote.
+ * The policy becomes REACH, WHOLE, or stays LEARN where nothing could be shown. */
+static void learn(struct range_policy *p, struct measurement *m, const struct range_ops *ops,
+		  struct mem_hashes *before)
+{
+	char why[320] = "";
+	struct mem_reach u;
+	if (!calls_reach(ops, &u, why, sizeof(why))) {
+		p->state = RANGE_WHOLE;
+		inject_report("range-whole", INJECT_CONCERNS(.kernel = m->kernel, .detail = why),
+			      false, "range '%s': %s; each of its occurrences saves and restores the "
+			      "whole context's memory, which costs more as the application holds "
+			      "more", m->kernel, why);
+		return;
+	}
+	struct mem_hashes after = { 0 };
+	char err[256];
+	if (!before->count ||
+	    mem_hash_again(&m->c->verifier, before, NULL, &after, err, sizeof(err))) {
+		mem_reach_finish(&u);   /* nothing shown: learns again next time */
+		return;
+	}
+	long outside = changed_outside(before, &after, &u);
+	if (outside >= 0) {
+		p->state = RANGE_WHOLE;
+		inject_report("range-whole", INJECT_CONCERNS(.kernel = m->kernel,
+							     .detail = "wrote outside"), false,
+			      "range '%s' wrote outside the memory its calls' parameters reach "
+			      "(%zu bytes at 0x%llx changed); each of its occurrences saves and "
+			      "restores the whole context's memory", m->kernel,
+			      before->segments[outside].size,
+			      (unsigned long long)before->segments[outside].base);
+		mem_reach_finish(&u);
+	} else {
+		mem_reach_finish(&p->reach);
+		p->reach = u;
+		p->state = RANGE_REACH;
+		m->save.verified = true;
+		m->save.verified_bytes = before->bytes;
+	}
+	mem_hashes_finish(&after);
+}
+
+bool range_memory_end(struct range_policy *p, struct measurement *m,
+		      const struct range_ops *ops, struct mem_hashes *before,
+		      RP_CUpti_Checkpoint *end_state)
+{
+	char err[256] = "";
+	if (!m->save.checkpoint_saved) {
+		/* Saved from the learned reach: enough only when this occurrence's calls reached
+		 * nothing beyond it. */
+		char why[320] = "";
+		struct mem_reach u;
+		bool within = calls_reach(ops, &u, why, sizeof(why)) && reach_within(&u, &m->save.reach);
+		mem_reach_finish(&u);
+		if (!within) {
+			if (p) {
+				mem_reach_finish(&p->reach);
+				p->state = RANGE_LEARN;
+			}
+			inject_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel,
+								     .detail = why), false,
+				      "range '%s' reached memory its earlier occurrences did not%s%s; "
+				      "this occurrence is not measured, and the next one saves the "
+				      "whole context and learns again", m->kernel, why[0] ? ": " : "",
+				      why);
+			return false;
+		}
+		if (mem_save(&m->c->result, &m->save.reach, NULL, err, sizeof(err)) == 0)
+			return true;
+		inject_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),
+			      true, "range '%s': saving the memory its end left failed (%s); not "
+			      "measured", m->kernel, err);
+		return false;
+	}
+	if (p && p->state == RANGE_LEARN)
+		learn(p, m, ops, before);
+	mem_hashes_finish(before);
+	if (m->c->verifier_ready)
+		mem_verifier_drop_sums(&m->c->verifier);
+	if (inject_checkpoint_save(m->launch.ctx, end_state) == CUPTI_SUCCESS)
+		return true;
+	inject_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel), true,
+		      "range '%s': saving the memory its end left (cuptiCheckpointSave) failed; "
+		      "not measured", m->kernel);
+	return false;
+}
+
+void range_memory_put_back(struct measurement *m, RP_CUpti_Checkpoint *end_state)
+{
+	bool failed;
+	if (m->save.checkpoint_saved) {
+		failed = inject_checkpoint_put_back(end_state) != CUPTI_SUCCESS;
+	} else {
+		char err[256];
+		failed = mem_restore(&m->c->result, &m->save.reach, NULL, err, sizeof(err)) != 0 ||
+			 rp_api.cuCtxSynchronize() != CUDA_SUCCESS;
+	}
+	if (failed)
+		inject_report("range-put-back", INJECT_CONCERNS(.kernel = m->kernel), true,
+			      "range '%s': putting back the memory its end left failed; the "
+			      "application's device memory may hold the last replay's results",
+			      m->kernel);
+}
+
+void range_memory_drop(struct measurement *m, struct mem_hashes *before)
+{
+	mem_hashes_finish(before);
+	if (m->save.checkpoint_saved) {
+		rp_api.cuptiCheckpointFree(&m->save.checkpoint);
+		m->save.checkpoint_saved = false;
+	}
+}

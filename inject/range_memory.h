@@ -1,0 +1,41 @@
+/* inject/range_memory.h - what a range workload saves (range_memory.c): the whole
+ * context while a range name learns what its calls reach, then only that. Under the
+ * replay lock. */
+#ifndef INJECT_RANGE_MEMORY_H
+#define INJECT_RANGE_MEMORY_H
+
+#include <stdbool.h>
+
+#include "inject/measurement.h"
+#include "inject/range.h"
+
+/* What earlier occurrences of a range name showed. */
+struct range_policy;
+
+/* The policy of ranges named name, learning at first; NULL when out of memory (the range
+ * is then saved whole, and learns nothing). */
+struct range_policy *range_policy_of(const char *name);
+/* Whether ranges of this name fall back to kernel replay (a refused call), and making it
+ * so. */
+bool range_policy_refused(const struct range_policy *p);
+void range_policy_refuse(struct range_policy *p);
+
+/* At the range's begin, m ready (inject_get_ready): saves the memory it starts from into
+ * m->save - the learned reach into the context's inputs, else the whole context (CUPTI
+ * checkpoint), and while learning the hashes of every tracked allocation into before.
+ * false (said) when nothing could be saved. */
+bool range_memory_begin(struct range_policy *p, struct measurement *m,
+			struct mem_hashes *before);
+/* At its end, the context synchronised: learns from this occurrence, and saves its end
+ * state (the reach into the context's result, or a second checkpoint into end_state).
+ * false (said) when the occurrence cannot be measured: its calls reached beyond what was
+ * saved, or the end state could not be saved. */
+bool range_memory_end(struct range_policy *p, struct measurement *m,
+		      const struct range_ops *ops, struct mem_hashes *before,
+		      RP_CUpti_Checkpoint *end_state);
+/* After the runs: the end state back, for the application. */
+void range_memory_put_back(struct measurement *m, RP_CUpti_Checkpoint *end_state);
+/* Drops the begin state without putting it back, and the hashes. */
+void range_memory_drop(struct measurement *m, struct mem_hashes *before);
+
+#endif

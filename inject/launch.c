@@ -262,12 +262,13 @@ static void on_range_opened(const struct nvtx_bridge_range_key *key)
 
 static void on_range_closing(const struct nvtx_bridge_range_key *key)
 {
-	if (inside_replay || !inject_range_mode() ||
-	    (!inject_range_recording() && !inject_range_kernel_fallback()))
+	/* Not asked whether range mode is on: a range recorded when it was switched off
+	 * was abandoned then, and one begun must end. */
+	if (inside_replay || (!inject_range_recording() && !inject_range_kernel_fallback()))
 		return;
 	inside_replay = true;
 	inject_replay_lock();
-	inject_range_closing(key);
+	inject_range_closing(key, inject_captures_under_way());
 	inject_replay_unlock();
 	inside_replay = false;
 }
@@ -311,6 +312,7 @@ static void on_context_destroy(CUcontext ctx)
 		return;
 	inside_replay = true;
 	inject_replay_lock();
+	inject_range_context_destroyed(ctx);
 	inject_replay_context_destroyed(ctx);
 	inject_replay_unlock();
 	inside_replay = false;

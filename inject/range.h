@@ -82,6 +82,9 @@ struct range_refusal {
 	const char *why;             /* static: "allocates or frees memory", ... */
 	uint64_t call_index;         /* its place among the range's driver calls */
 	size_t kernels_before;       /* kernel launches of the range before it */
+	/* A call a later occurrence may not make: an allocation or free (a caching
+	 * allocator growing at the first iteration), the begin of a stream capture. */
+	bool transient;
 };
 
 /* The calls of one range, in the order the application made them. */
@@ -136,7 +139,8 @@ size_t range_ops_streams(const struct range_ops *ops, CUstream *streams, size_t 
 
 /* ---- range_workload.c ------------------------------------------------------------------- */
 
-/* --replay-mode range is in force (init.c at start-up, and when the control API sets it). */
+/* --replay-mode range is in force (init.c at start-up, and when the control API sets it;
+ * replay lock held). Set off, a range being recorded is abandoned. */
 void inject_range_set_mode(bool on);
 bool inject_range_mode(void);
 /* Whether a range workload is recording now (relaxed atomic: a hint for launch.c's fast
@@ -153,7 +157,10 @@ bool inject_range_kernel_fallback(void);
  * closing: a range is about to end; the one being recorded is measured here. */
 void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 			 uint64_t first_launch);
-void inject_range_closing(const struct nvtx_bridge_range_key *key);
+void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_under_way);
+/* The context is being destroyed (replay lock held): a range recorded in it is abandoned
+ * before its state goes. */
+void inject_range_context_destroyed(CUcontext ctx);
 /* A driver call at its ENTER while a range records (launch.c, before anything else on
  * that call; takes the replay lock itself). true when the call belongs to the range and
  * was recorded, ignored or refused: a kernel or graph launch is then not measured on its

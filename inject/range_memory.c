@@ -30,7 +30,14 @@ struct range_policy {
 	char *name;
 	enum range_save_state state;
 	struct mem_reach reach;      /* RANGE_REACH: the union, whole allocations, verified */
+	unsigned transient_refusals; /* occurrences refused for a call that may not recur */
 };
+
+/* How many occurrences of a name a call that may not recur (an allocation, a capture's
+ * begin) refuses before the name falls back to kernel replay for good: a caching
+ * allocator grows, a workspace is allocated, torch.compile captures during the first
+ * iterations only. */
+#define TRANSIENT_REFUSALS 3
 
 static struct range_policy *policies;
 static size_t policy_count, policy_capacity;
@@ -60,12 +67,17 @@ bool range_policy_refused(const struct range_policy *p)
 	return p && p->state == RANGE_REFUSED;
 }
 
-void range_policy_refuse(struct range_policy *p)
+bool range_policy_refuse(struct range_policy *p, bool transient)
 {
 	if (!p)
-		return;
+		return false;
 	mem_reach_finish(&p->reach);
+	if (transient && ++p->transient_refusals < TRANSIENT_REFUSALS) {
+		p->state = RANGE_LEARN;
+		return false;
+	}
 	p->state = RANGE_REFUSED;
+	return true;
 }
 
 static bool copy_reach(struct mem_reach *to, const struct mem_reach *from)

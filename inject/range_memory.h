@@ -15,10 +15,11 @@ struct range_policy;
 /* The policy of ranges named name, learning at first; NULL when out of memory (the range
  * is then saved whole, and learns nothing). */
 struct range_policy *range_policy_of(const char *name);
-/* Whether ranges of this name fall back to kernel replay (a refused call), and making it
- * so. */
+/* Whether ranges of this name fall back to kernel replay (a refused call). */
 bool range_policy_refused(const struct range_policy *p);
-void range_policy_refuse(struct range_policy *p);
+/* An occurrence was refused: true when the name now falls back for good, false when its
+ * next occurrence is tried again (a transient call, the first few times). */
+bool range_policy_refuse(struct range_policy *p, bool transient);
 
 /* At the range's begin, m ready (inject_get_ready): saves the memory it starts from into
  * m->save - the learned reach into the context's inputs, else the whole context (CUPTI

@@ -14,6 +14,7 @@
 
 #include "collector/api.h"
 #include "common/error.h"
+#include "inject/collectives.h"
 #include "inject/inject.h"
 #include "inject/range.h"
 
@@ -29,6 +30,8 @@ static const char WHY_OUTSIDE[] = "is outside the calls range replay supports";
 static const char WHY_MEMORY[] = "rangeprof ran out of host memory recording it";
 static const char WHY_PARAMETERS[] = "passes kernel parameters rangeprof could not copy";
 static const char WHY_UNDESCRIBED[] = "copies memory the driver could not describe";
+static const char WHY_COLLECTIVE[] = "launches a kernel that waits for other GPUs or "
+	"processes (a collective), which would wait for ever replayed alone";
 
 /* The driver accepts at most 32764 bytes of kernel parameters, hence at most this many. */
 #define MAX_PARAMETERS 32764
@@ -254,6 +257,9 @@ static const char *record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 	op.kernel.name = inject_name_intern(l->mangled, &interned);
 	/* The driver's name lives only as long as its call. */
 	l->mangled = interned;
+	if (inject_is_collective(l->mangled ? l->mangled : "", NULL) ||
+	    (op.kernel.name && inject_is_collective(op.kernel.name, NULL)))
+		return WHY_COLLECTIVE;
 	size_t events = 0;
 	const char *why = WHY_MEMORY;
 	if (interned && (l->kernel_params || !l->extra)) {
@@ -550,6 +556,12 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	case CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress:
 	case CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuGetExportTable:
+	/* TMA descriptors are encoded on the host (CUTLASS 3 sm90 GEMMs at every call,
+	 * Triton, FlashAttention-3): the kernel that uses one gets it as a parameter. */
+	case CUPTI_DRIVER_TRACE_CBID_cuTensorMapEncodeTiled:
+	case CUPTI_DRIVER_TRACE_CBID_cuTensorMapEncodeIm2col:
+	case CUPTI_DRIVER_TRACE_CBID_cuTensorMapEncodeIm2colWide:
+	case CUPTI_DRIVER_TRACE_CBID_cuTensorMapReplaceAddress:
 	case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessor:
 	case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags:
 	case CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxPotentialBlockSize:
@@ -927,6 +939,22 @@ static const char *record(struct range_ops *ops, CUpti_CallbackId cbid,
 	}
 }
 
+/* A capture's begin: torch.compile's reduce-overhead mode captures at its first calls. */
+static bool is_capture_begin(CUpti_CallbackId cbid)
+{
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The refusal: the call's name as CUPTI spells it ("cuMemAlloc_v2"), or the callback's
  * own where CUPTI gives none. */
 static void refuse(struct range_ops *ops, CUpti_CallbackId cbid, const CUpti_CallbackData *cb,
@@ -939,6 +967,7 @@ static void refuse(struct range_ops *ops, CUpti_CallbackId cbid, const CUpti_Cal
 	ops->refused = true;
 	snprintf(ops->refusal.call, sizeof(ops->refusal.call), "%s", name);
 	ops->refusal.why = why;
+	ops->refusal.transient = why == WHY_ALLOCATES || is_capture_begin(cbid);
 	ops->refusal.call_index = call;
 	ops->refusal.kernels_before = ops->kernels;
 }

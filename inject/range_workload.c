@@ -43,6 +43,10 @@ const struct inject_workload inject_range_workload = { inject_whole_need, inject
 static atomic_bool range_mode;       /* --replay-mode range (may change at run time) */
 static atomic_bool recording;        /* a hint for launch.c; rw.active decides */
 static atomic_bool fallback_open;    /* a range measured kernel by kernel is open */
+/* Which threads' calls the recorded range takes, for launch.c's threads to tell before
+ * the replay lock: a push/pop range's owner only, or any thread (start/end). */
+static atomic_ulong owner_thread;
+static atomic_bool owner_any;
 
 /* The range being recorded (replay lock). */
 static struct {
@@ -63,11 +67,6 @@ static struct range_ops recorded;
  * or at an earlier occurrence of its name (range_memory.c keeps the names). */
 static struct nvtx_bridge_range_key fallback_key;
 static pthread_t fallback_thread;
-
-void inject_range_set_mode(bool on)
-{
-	atomic_store(&range_mode, on);
-}
 
 bool inject_range_mode(void)
 {
@@ -142,6 +141,7 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 		.ctx = ctx, .context_id = context_id, .mangled = interned ? interned : m->kernel,
 		.index = first_launch };
 	if (!inject_get_ready(m) || !range_memory_begin(policy, m, &rw.before)) {
+		range_memory_drop(m, &rw.before);
 		inject_measurement_finish(m);
 		return;
 	}
@@ -155,6 +155,8 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	pthread_mutex_lock(&record_lock);
 	range_ops_init(&recorded, ctx);
 	pthread_mutex_unlock(&record_lock);
+	atomic_store(&owner_thread, (unsigned long)rw.thread);
+	atomic_store(&owner_any, key->start_end);
 	atomic_store(&recording, true);
 }
 
@@ -164,15 +166,18 @@ static void refuse_range(const struct range_refusal *r)
 {
 	struct measurement *m = rw.m;
 	atomic_store(&recording, false);
+	bool for_good = range_policy_refuse(rw.policy, r->transient);
 	inject_report("range-refused", INJECT_CONCERNS(.kernel = rw.name, .call = r->call,
-						       .option = "--replay-mode"), false,
-		      "range '%s' cannot be replayed whole: its driver call #%llu, %s, %s (after %zu of its "
-		      "kernel launches, from launch %llu on); it and its later occurrences fall "
-		      "back to kernel replay (each kernel measured on its own) and the "
-		      "application runs on as it would", rw.name,
+						       .option = "--replay-mode",
+						       .detail = for_good ? "for good" : "again"),
+		      false, "range '%s' cannot be replayed whole: its driver call #%llu, %s, %s "
+		      "(after %zu of its kernel launches, from launch %llu on); its later kernels "
+		      "fall back to kernel replay (each measured on its own) %s; the application "
+		      "runs on as it would", rw.name,
 		      (unsigned long long)r->call_index + 1, r->call, r->why, r->kernels_before,
-		      (unsigned long long)m->launch.index);
-	range_policy_refuse(rw.policy);
+		      (unsigned long long)m->launch.index, for_good ?
+		      "as do its later occurrences" : "and its next occurrence is tried whole "
+		      "again (a call made at the first iterations only)");
 	range_memory_drop(m, &rw.before);
 	inject_measurement_finish(m);
 	rw.m = NULL;
@@ -187,6 +192,11 @@ static void refuse_range(const struct range_refusal *r)
 
 bool inject_range_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
+	/* Another thread's call in a push/pop range is not the range's: it goes on without
+	 * waiting for the replay lock, which a measurement may hold for long. */
+	if (!atomic_load(&owner_any) &&
+	    atomic_load(&owner_thread) != (unsigned long)pthread_self())
+		return false;
 	inject_replay_lock();
 	bool ours = rw.active && (rw.key.start_end || pthread_equal(rw.thread, pthread_self()));
 	if (ours) {
@@ -241,13 +251,20 @@ static CUresult range_issue(const struct measurement *m, CUstream stream)
 		cr = rp_api.cuEventRecord(st->fork, stream);
 	for (size_t i = 1; i < st->stream_count && cr == CUDA_SUCCESS; i++)
 		cr = rp_api.cuStreamWaitEvent(st->streams[i], st->fork, 0);
-	if (cr == CUDA_SUCCESS &&
-	    range_replay_issue(st->ops, &st->replay, st->err, sizeof(st->err)))
+	bool forked = cr == CUDA_SUCCESS;
+	if (forked && range_replay_issue(st->ops, &st->replay, st->err, sizeof(st->err)))
 		cr = CUDA_ERROR_LAUNCH_FAILED;
-	for (size_t i = 1; i < st->stream_count && cr == CUDA_SUCCESS; i++) {
-		cr = rp_api.cuEventRecord(st->joins[i - 1], st->streams[i]);
-		if (cr == CUDA_SUCCESS)
-			cr = rp_api.cuStreamWaitEvent(stream, st->joins[i - 1], 0);
+	/* Joined even when the replay failed part way: the batch then waits on stream alone,
+	 * and what the other streams still run must end before the memory is put back. */
+	for (size_t i = 1; forked && i < st->stream_count; i++) {
+		CUresult joined = rp_api.cuEventRecord(st->joins[i - 1], st->streams[i]);
+		if (joined == CUDA_SUCCESS)
+			joined = rp_api.cuStreamWaitEvent(stream, st->joins[i - 1], 0);
+		if (joined != CUDA_SUCCESS) {
+			rp_api.cuCtxSynchronize();
+			if (cr == CUDA_SUCCESS)
+				cr = joined;
+		}
 	}
 	return cr;
 }
@@ -331,7 +348,40 @@ out:
 	free(text);
 }
 
-void inject_range_closing(const struct nvtx_bridge_range_key *key)
+/* The recording ends unmeasured: the begin state dropped (the memory is the
+ * application's), the turn given back. Replay lock held. */
+static void abandon(const char *why)
+{
+	atomic_store(&recording, false);
+	if (rw.active) {
+		inject_report("range-abandoned", INJECT_CONCERNS(.kernel = rw.name, .detail = why),
+			      false, "range '%s' is not measured: %s", rw.name, why);
+		range_memory_drop(rw.m, &rw.before);
+		inject_measurement_finish(rw.m);
+		rw.m = NULL;
+		rw.active = false;
+		pthread_mutex_lock(&record_lock);
+		range_ops_finish(&recorded);
+		pthread_mutex_unlock(&record_lock);
+	}
+}
+
+void inject_range_set_mode(bool on)
+{
+	atomic_store(&range_mode, on);
+	if (!on) {
+		abandon("--replay-mode was set to kernel while it was recorded");
+		atomic_store(&fallback_open, false);
+	}
+}
+
+void inject_range_context_destroyed(CUcontext ctx)
+{
+	if (rw.active && rw.m->launch.ctx == ctx)
+		abandon("its context was destroyed while it ran");
+}
+
+void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_under_way)
 {
 	if (atomic_load(&fallback_open) && same_range(&fallback_key, fallback_thread, key)) {
 		atomic_store(&fallback_open, false);
@@ -339,6 +389,12 @@ void inject_range_closing(const struct nvtx_bridge_range_key *key)
 	}
 	if (!rw.active || !same_range(&rw.key, rw.thread, key))
 		return;
+	/* Its end synchronises and replays: a capture under way on another thread would be
+	 * invalidated, as by a measured launch. */
+	if (capture_under_way) {
+		abandon("a stream capture was under way at its end; the capture stays valid");
+		return;
+	}
 	atomic_store(&recording, false);
 	rw.active = false;
 	struct measurement *m = rw.m;

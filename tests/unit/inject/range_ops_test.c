@@ -1143,3 +1143,42 @@ Test(range_ops, finished_ops_start_again_empty)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, &m), RANGE_CALL_RECORDED);
 	cr_assert_eq(ops.ops[0].call, 0);
 }
+
+/* Replayed alone, a kernel that waits for its peers would wait for ever (collectives.h). */
+Test(range_ops, a_collective_kernel_is_refused)
+{
+	void *params[1] = { NULL };
+	cuLaunchKernel_params p = { .f = F_NONE, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+				    .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1,
+				    .kernelParams = params };
+	cr_assert_eq(call_in(CTX, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p,
+			     "ncclKernel_AllReduce_RING_LL_Sum_float"), RANGE_CALL_REFUSED);
+	cr_assert_str_eq(ops.refusal.call, "cuLaunchKernel");
+	cr_assert(strstr(ops.refusal.why, "waits for other GPUs"), "%s", ops.refusal.why);
+	cr_assert_not(ops.refusal.transient, "a collective comes back at every occurrence");
+	cr_assert_eq(ops.count, 0);
+}
+
+Test(range_ops, tma_descriptors_encoded_on_the_host_are_ignored)
+{
+	cuTensorMapEncodeTiled_params p = { 0 };
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuTensorMapEncodeTiled, &p), RANGE_CALL_IGNORED);
+	cr_assert_not(ops.refused);
+}
+
+Test(range_ops, allocations_and_capture_begins_are_transient_refusals)
+{
+	cuMemAlloc_v2_params a = { 0 };
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &a), RANGE_CALL_REFUSED);
+	cr_assert(ops.refusal.transient, "a caching allocator grows at the first iterations");
+	range_ops_finish(&ops);
+	range_ops_init(&ops, CTX);
+	cuStreamBeginCapture_v2_params c = { .hStream = S1 };
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, &c), RANGE_CALL_REFUSED);
+	cr_assert(ops.refusal.transient);
+	range_ops_finish(&ops);
+	range_ops_init(&ops, CTX);
+	cuLaunchHostFunc_params h = { .hStream = S1 };
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, &h), RANGE_CALL_REFUSED);
+	cr_assert_not(ops.refusal.transient);
+}

@@ -50,7 +50,8 @@ static CUptiResult context_id(CUcontext ctx, uint32_t *id)
 static CUptiResult callback_name(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
 {
 	(void)d;
-	*name = cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 ? "cuMemAlloc_v2" : "cuSomething";
+	*name = cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 ? "cuMemAlloc_v2" :
+		cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc ? "cuLaunchHostFunc" : "cuSomething";
 	return CUPTI_SUCCESS;
 }
 
@@ -88,7 +89,7 @@ static struct nvtx_bridge_range_key open_range(const char *name)
 
 static void close_range(struct nvtx_bridge_range_key key)
 {
-	inject_range_closing(&key);
+	inject_range_closing(&key, false);
 	bridge_range_pop();
 }
 
@@ -196,28 +197,56 @@ Test(range_workload, a_nested_range_is_part_of_the_workload_not_its_end)
 
 Test(range_workload, a_refused_call_is_named_and_the_range_falls_back_to_kernel_replay)
 {
-	struct nvtx_bridge_range_key key = open_range("alloc");
+	struct nvtx_bridge_range_key key = open_range("hostfn");
 	launch_kernel(NULL);
-	cuMemAlloc_v2_params p = { 0 };
-	cr_assert(call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &p));
+	cuLaunchHostFunc_params p = { 0 };
+	cr_assert(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, &p));
 	cr_assert_not(inject_range_recording());
 	cr_assert(inject_range_kernel_fallback(), "its later kernels are measured one by one");
-	cr_assert_eq(fake_messages("warning", "cuMemAlloc_v2"), 1);
-	cr_assert_eq(fake_messages("warning", "kernel replay"), 1);
-	cr_assert_eq(fake_messages("warning", "its driver call #2, cuMemAlloc_v2"), 1);
+	cr_assert_eq(fake_messages("warning", "its driver call #2, cuLaunchHostFunc, runs a "
+				   "host function"), 1);
 	cr_assert_eq(fake_messages("warning", "after 1 of its kernel launches"), 1);
+	cr_assert_eq(fake_messages("warning", "as do its later occurrences"), 1);
 	cr_assert_eq(fw.checkpoint_frees, 1, "the begin state dropped");
 	cr_assert_eq(fw.checkpoint_restores, 0, "and not put back: the memory is the app's");
 	close_range(key);
 	cr_assert_not(inject_range_kernel_fallback());
 	cr_assert_eq(fake_records("run"), 0);
 	/* The same range again: kernel by kernel from its begin, nothing saved. */
-	key = open_range("alloc");
+	key = open_range("hostfn");
 	cr_assert(inject_range_kernel_fallback());
 	cr_assert_not(inject_range_recording());
 	cr_assert_eq(fw.checkpoint_saves, 1);
 	close_range(key);
 	cr_assert_not(inject_range_kernel_fallback());
+}
+
+/* One occurrence of range "alloc": a kernel, then an allocation when allocate. */
+static void alloc_step(bool allocate)
+{
+	struct nvtx_bridge_range_key key = open_range("alloc");
+	/* launch.c hands the calls to the range only while it records. */
+	if (inject_range_recording())
+		launch_kernel(NULL);
+	cuMemAlloc_v2_params p = { 0 };
+	if (allocate && inject_range_recording())
+		call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &p);
+	close_range(key);
+}
+
+Test(range_workload, an_allocation_refuses_only_the_first_occurrences)
+{
+	alloc_step(true);
+	cr_assert_eq(fake_messages("warning", "its next occurrence is tried whole again"), 1);
+	alloc_step(false);
+	cr_assert_eq(fake_records("run"), 5, "a caching allocator grown at the first "
+		     "iteration does not keep the range from being measured");
+	alloc_step(true);
+	alloc_step(true);
+	cr_assert_eq(fake_messages("warning", "as do its later occurrences"), 1,
+		     "the third refusal of a name is for good");
+	alloc_step(false);
+	cr_assert_eq(fake_records("run"), 5, "then kernel by kernel");
 }
 
 Test(range_workload, a_range_without_device_work_is_said_and_not_measured)
@@ -325,4 +354,48 @@ Test(range_workload, a_range_with_a_graph_launch_is_saved_whole)
 	cr_assert_eq(fake_records("run"), 5);
 	cr_assert_eq(fake_number(fake_record("run", 0), "range/graph_launches"), 1);
 	cr_assert_eq(fw.relaunches, 5, "the graph launched again in each run");
+}
+
+Test(range_workload, switching_to_kernel_replay_abandons_the_range_being_recorded)
+{
+	struct nvtx_bridge_range_key key = open_range("mlp");
+	launch_kernel(NULL);
+	inject_range_set_mode(false);
+	cr_assert_not(inject_range_recording(), "no call is recorded any more");
+	cr_assert_eq(fake_messages("warning", "--replay-mode was set to kernel"), 1);
+	cr_assert_eq(fw.checkpoint_frees, 1, "the begin state dropped, not put back");
+	cr_assert_eq(fw.checkpoint_restores, 0);
+	close_range(key);
+	cr_assert_eq(fake_records("run"), 0);
+	inject_range_set_mode(true);
+	key = open_range("mlp");
+	cr_assert(inject_range_recording(), "a later range is recorded again");
+	launch_kernel(NULL);
+	close_range(key);
+	cr_assert_eq(fake_records("run"), 5);
+}
+
+Test(range_workload, a_context_destroyed_while_its_range_runs_ends_the_recording)
+{
+	struct nvtx_bridge_range_key key = open_range("mlp");
+	launch_kernel(NULL);
+	inject_range_context_destroyed(fake_context(1));
+	cr_assert(inject_range_recording(), "another context's end leaves it alone");
+	inject_range_context_destroyed(fw.current);
+	cr_assert_not(inject_range_recording());
+	cr_assert_eq(fake_messages("warning", "its context was destroyed"), 1);
+	close_range(key);
+	cr_assert_eq(fake_records("run"), 0);
+}
+
+Test(range_workload, a_capture_under_way_at_the_end_leaves_the_range_unmeasured)
+{
+	struct nvtx_bridge_range_key key = open_range("mlp");
+	launch_kernel(NULL);
+	inject_range_closing(&key, true);
+	bridge_range_pop();
+	cr_assert_eq(fake_messages("warning", "a stream capture was under way"), 1);
+	cr_assert_eq(fw.syncs, 1, "only the begin's wait for queued work");
+	cr_assert_eq(fake_records("run"), 0);
+	cr_assert_not(inject_range_recording());
 }

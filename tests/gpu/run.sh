@@ -623,7 +623,8 @@ check range-fused-calls $R range fused 1 r_fused.jsonl --names fma_fused --memse
 check range-unfused-calls $R range unfused 2 r_unfused.jsonl --names mul_kernel,add_kernel --memsets 0 --copies 0
 # Ranges that cannot be replayed: refused at the call, named with the range and launch; the
 # kernels after it measured one by one, and every kernel of the later occurrences
-# (doc/range-replay.md): d2h 2 + 3 x 4 launches, alloc 2 + 3 x 3, hostfn 1 + 3 x 2.
+# (doc/range-replay.md): d2h 2 + 3 x 4 launches, hostfn 1 + 3 x 2. An allocation refuses a
+# name's first three occurrences only, each tried whole again: alloc 2 + 2 + 2, then 3.
 for mode in refuse_d2h refuse_alloc refuse_hostfn; do
 	./range_replay $mode 4 >"rr_plain_$mode.txt"
 	$T "$RP" -q -o "r_$mode.jsonl" --replay-mode range --runs 5 --nvtx-include "$mode/" \
@@ -634,7 +635,7 @@ done
 # others are the device-to-host forms a runtime could use instead.
 check range-refused-d2h $R refused 'cuMemcpyDtoH_v2|cuMemcpyDtoHAsync_v2|cuMemcpy|cuMemcpyAsync' r_refuse_d2h.jsonl \
 	--range refuse_d2h --fallback-kernels 14
-check range-refused-alloc $R refused cuMemAlloc_v2 r_refuse_alloc.jsonl --range refuse_alloc --fallback-kernels 11
+check range-refused-alloc $R refused cuMemAlloc_v2 r_refuse_alloc.jsonl --range refuse_alloc --fallback-kernels 9
 check range-refused-hostfn $R refused 'cuLaunchHostFunc|cuLaunchHostFunc_ptsz' r_refuse_hostfn.jsonl \
 	--range refuse_hostfn --fallback-kernels 7
 # PyTorch, warmed up outside the ranges (no allocation inside one).

@@ -123,8 +123,14 @@ enum range_call range_ops_on_call(struct range_ops *ops, CUpti_CallbackId cbid,
 struct range_replay {
 	CUevent *app, *shadow;
 	size_t count;
+	/* Per op, the host bytes of a copy to the device in pinned memory, so that the
+	 * replay's copy is as asynchronous as an application's from pinned memory; NULL where
+	 * none, or where pinned memory was refused (then the pageable copy is used). */
+	void **pinned;
+	size_t pinned_count;
 };
-/* Creates the shadow events. 0, or a code of common/error.h with err. */
+/* Creates the shadow events and the pinned copies. 0, or a code of common/error.h with
+ * err. */
 int range_replay_prepare(const struct range_ops *ops, struct range_replay *rp, char *err,
 			 size_t err_size);
 /* Queues every recorded call once, on its own stream, in the recorded order (a SYNC op

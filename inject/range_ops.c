@@ -1012,10 +1012,34 @@ static CUevent shadow_of(const struct range_replay *rp, CUevent event)
 /* Shadows are made only for the events the range records: an event it waits on or waits
  * for without recording it was recorded before the range began, and is complete when the
  * range ends and is replayed, so those waits are skipped (range_replay_issue). */
+/* The host bytes of each copy to the device, pinned: copied from pageable memory the
+ * driver stages them, synchronously, and the range's time would hold that staging. */
+static void pin_host_copies(const struct range_ops *ops, struct range_replay *rp)
+{
+	size_t copies = 0;
+	for (size_t i = 0; i < ops->count; i++)
+		copies += ops->ops[i].kind == RANGE_OP_COPY && ops->ops[i].copy.host;
+	if (!copies || !(rp->pinned = calloc(ops->count, sizeof(*rp->pinned))))
+		return;
+	rp->pinned_count = ops->count;
+	for (size_t i = 0; i < ops->count; i++) {
+		const struct range_op *op = &ops->ops[i];
+		if (op->kind != RANGE_OP_COPY || !op->copy.host)
+			continue;
+		if (rp_api.cuMemHostAlloc(&rp->pinned[i], op->copy.bytes ? op->copy.bytes : 1, 0) !=
+		    CUDA_SUCCESS) {
+			rp->pinned[i] = NULL;
+			continue;
+		}
+		memcpy(rp->pinned[i], op->copy.host, op->copy.bytes);
+	}
+}
+
 int range_replay_prepare(const struct range_ops *ops, struct range_replay *rp, char *err,
 			 size_t err_size)
 {
 	memset(rp, 0, sizeof(*rp));
+	pin_host_copies(ops, rp);
 	size_t n = 0;
 	for (size_t i = 0; i < ops->count; i++)
 		n += ops->ops[i].kind == RANGE_OP_EVENT_RECORD;
@@ -1057,6 +1081,10 @@ void range_replay_finish(struct range_replay *rp)
 			rp_api.cuEventDestroy(rp->shadow[i]);
 	free(rp->app);
 	free(rp->shadow);
+	for (size_t i = 0; rp->pinned && i < rp->pinned_count; i++)
+		if (rp->pinned[i])
+			rp_api.cuMemFreeHost(rp->pinned[i]);
+	free(rp->pinned);
 	memset(rp, 0, sizeof(*rp));
 }
 
@@ -1131,8 +1159,9 @@ int range_replay_issue(const struct range_ops *ops, struct range_replay *rp, cha
 			break;
 		case RANGE_OP_COPY:
 			call = "cuMemcpyAsync";
-			cr = rp_api.cuMemcpyAsync(op->copy.dst, op->copy.host ?
-						  (CUdeviceptr)(uintptr_t)op->copy.host :
+			const void *host = rp->pinned && rp->pinned[i] ? rp->pinned[i] :
+				op->copy.host;
+			cr = rp_api.cuMemcpyAsync(op->copy.dst, host ? (CUdeviceptr)(uintptr_t)host :
 						  op->copy.src, op->copy.bytes, op->stream);
 			break;
 		case RANGE_OP_EVENT_RECORD:

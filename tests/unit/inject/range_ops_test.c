@@ -255,6 +255,27 @@ static CUresult memcpy_async(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUs
 	return CUDA_SUCCESS;
 }
 
+/* The replay's pinned copies (cuMemHostAlloc): handed out, and given back. */
+static void *pinned_given[8];
+static unsigned pinned_allocs, pinned_frees;
+
+static CUresult host_alloc(void **p, size_t bytes, unsigned flags)
+{
+	(void)flags;
+	*p = malloc(bytes);
+	if (*p && pinned_allocs < 8)
+		pinned_given[pinned_allocs] = *p;
+	pinned_allocs++;
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult free_host(void *p)
+{
+	free(p);
+	pinned_frees++;
+	return CUDA_SUCCESS;
+}
+
 /* Pinned host memory, for the driver. */
 static unsigned char pinned[64];
 
@@ -381,6 +402,8 @@ static void stand_ins(void)
 	rp_api.cuCtxSynchronize = ctx_synchronize;
 	rp_api.cuGraphLaunch = graph_launch;
 	rp_api.cuptiGetCallbackName = callback_name;
+	rp_api.cuMemHostAlloc = host_alloc;
+	rp_api.cuMemFreeHost = free_host;
 	seen_count = 0;
 	events_created = events_destroyed = 0;
 	launch_answer = CUDA_SUCCESS;
@@ -722,6 +745,10 @@ Test(range_ops, copies_to_the_device_are_issued_from_the_bytes_of_the_call)
 	cr_assert_str_eq(seen[1].call, "cuMemcpyAsync");
 	cr_assert_eq(seen[1].a, DEV(0x300));
 	cr_assert_neq(seen[1].b, (uintptr_t)host, "from rangeprof's copy");
+	cr_assert_eq(pinned_allocs, 2, "each copy from the host replayed from pinned memory");
+	cr_assert_eq(seen[1].b, (uintptr_t)pinned_given[0]);
+	cr_assert_eq(seen[2].b, (uintptr_t)pinned_given[1]);
+	cr_assert_eq(pinned_frees, 2, "given back when the replay is finished");
 	cr_assert_eq(seen[1].stream, S1);
 	unsigned char first[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	cr_assert_arr_eq(seen[1].bytes, first, 8);
@@ -1181,4 +1208,26 @@ Test(range_ops, allocations_and_capture_begins_are_transient_refusals)
 	cuLaunchHostFunc_params h = { .hStream = S1 };
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, &h), RANGE_CALL_REFUSED);
 	cr_assert_not(ops.refusal.transient);
+}
+
+static CUresult no_pinned_memory(void **p, size_t bytes, unsigned flags)
+{
+	(void)bytes, (void)flags;
+	*p = NULL;
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+Test(range_ops, a_copy_without_pinned_memory_is_replayed_from_the_pageable_copy)
+{
+	rp_api.cuMemHostAlloc = no_pinned_memory;
+	unsigned char host[4] = { 9, 8, 7, 6 };
+	cuMemcpyHtoDAsync_v2_params b = { .dstDevice = DEV(0x300), .srcHost = host,
+					  .ByteCount = sizeof(host), .hStream = S1 };
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, &b), RANGE_CALL_RECORDED);
+	memset(host, 0, sizeof(host));
+	replay();
+	cr_assert_eq(seen_count, 1);
+	unsigned char first[4] = { 9, 8, 7, 6 };
+	cr_assert_arr_eq(seen[0].bytes, first, 4);
+	cr_assert_eq(seen[0].b, (uintptr_t)ops.ops[0].copy.host);
 }

@@ -14,6 +14,7 @@
 
 #include <cuda.h>
 #include <cupti.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -148,14 +149,33 @@ size_t range_ops_streams(const struct range_ops *ops, CUstream *streams, size_t 
 /* --replay-mode range is in force (init.c at start-up, and when the control API sets it;
  * replay lock held). Set off, a range being recorded is abandoned. */
 void inject_range_set_mode(bool on);
-bool inject_range_mode(void);
-/* Whether a range workload is recording now (relaxed atomic: a hint for launch.c's fast
- * path, confirmed under the replay lock). */
-bool inject_range_recording(void);
+
+/* ---- the checks launch.c makes at every launch -------------------------------------
+ * Inline, reading range_workload.c's atomics directly (as select.h's): an out-of-line call
+ * for each on every launch would slow the launches rangeprof does not measure. Relaxed:
+ * each is a hint that range_workload.c confirms under the replay lock. */
+#define INJECT_RANGE_STATE extern __attribute__((visibility("hidden")))
+INJECT_RANGE_STATE atomic_bool inject_range_mode_flag;      /* --replay-mode range */
+INJECT_RANGE_STATE atomic_bool inject_range_recording_flag; /* a range is recorded now */
+INJECT_RANGE_STATE atomic_bool inject_range_fallback_flag;  /* a refused range is open */
+
+static inline bool inject_range_mode(void)
+{
+	return atomic_load_explicit(&inject_range_mode_flag, memory_order_relaxed);
+}
+/* Whether a range workload is recording now. */
+static inline bool inject_range_recording(void)
+{
+	return atomic_load_explicit(&inject_range_recording_flag, memory_order_relaxed);
+}
 /* Whether a range that is measured kernel by kernel is open (its recording was refused,
  * now or at an earlier occurrence): launch.c then measures its kernel launches as in
- * kernel replay. Relaxed atomic. */
-bool inject_range_kernel_fallback(void);
+ * kernel replay. */
+static inline bool inject_range_kernel_fallback(void)
+{
+	return atomic_load_explicit(&inject_range_fallback_flag, memory_order_relaxed);
+}
+
 /* launch.c's NVTX hooks, with the replay lock held and rangeprof's own driver calls
  * marked as such. opened: a range took effect on the calling thread; selected says
  * whether the filters make it a workload (-s/-c already counted); first_launch is the

@@ -40,9 +40,11 @@
 /* A range is relaunched whole from the full checkpoint, like a graph launch. */
 const struct inject_workload inject_range_workload = { inject_whole_need, inject_whole_batch };
 
-static atomic_bool range_mode;       /* --replay-mode range (may change at run time) */
-static atomic_bool recording;        /* a hint for launch.c; rw.active decides */
-static atomic_bool fallback_open;    /* a range measured kernel by kernel is open */
+/* range.h's flags, read inline by launch.c at every launch. */
+atomic_bool inject_range_mode_flag;        /* --replay-mode range (may change at run time) */
+atomic_bool inject_range_recording_flag;   /* a hint for launch.c; rw.active decides */
+atomic_bool inject_range_fallback_flag;    /* a range measured kernel by kernel is open */
+
 /* Which threads' calls the recorded range takes, for launch.c's threads to tell before
  * the replay lock: a push/pop range's owner only, or any thread (start/end). */
 static atomic_ulong owner_thread;
@@ -67,21 +69,6 @@ static struct range_ops recorded;
  * or at an earlier occurrence of its name (range_memory.c keeps the names). */
 static struct nvtx_bridge_range_key fallback_key;
 static pthread_t fallback_thread;
-
-bool inject_range_mode(void)
-{
-	return atomic_load_explicit(&range_mode, memory_order_relaxed);
-}
-
-bool inject_range_recording(void)
-{
-	return atomic_load_explicit(&recording, memory_order_relaxed);
-}
-
-bool inject_range_kernel_fallback(void)
-{
-	return atomic_load_explicit(&fallback_open, memory_order_relaxed);
-}
 
 static bool same_range(const struct nvtx_bridge_range_key *a, pthread_t a_thread,
 		       const struct nvtx_bridge_range_key *b)
@@ -110,7 +97,7 @@ static void range_name(const struct nvtx_bridge_range_key *key, char *name, size
 void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 			 uint64_t first_launch)
 {
-	if (rw.active || atomic_load(&fallback_open) || !selected)
+	if (rw.active || atomic_load(&inject_range_fallback_flag) || !selected)
 		return;
 	char name[sizeof(rw.name)];
 	range_name(key, name, sizeof(name));
@@ -118,7 +105,7 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	if (range_policy_refused(policy)) {
 		fallback_key = *key;
 		fallback_thread = pthread_self();
-		atomic_store(&fallback_open, true);
+		atomic_store(&inject_range_fallback_flag, true);
 		return;
 	}
 	CUcontext ctx = NULL;
@@ -157,7 +144,7 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	pthread_mutex_unlock(&record_lock);
 	atomic_store(&owner_thread, (unsigned long)rw.thread);
 	atomic_store(&owner_any, key->start_end);
-	atomic_store(&recording, true);
+	atomic_store(&inject_range_recording_flag, true);
 }
 
 /* The recording stops at a refused call: said once per range name, the begin state
@@ -165,7 +152,7 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 static void refuse_range(const struct range_refusal *r)
 {
 	struct measurement *m = rw.m;
-	atomic_store(&recording, false);
+	atomic_store(&inject_range_recording_flag, false);
 	bool for_good = range_policy_refuse(rw.policy, r->transient);
 	inject_report("range-refused", INJECT_CONCERNS(.kernel = rw.name, .call = r->call,
 						       .option = "--replay-mode",
@@ -184,7 +171,7 @@ static void refuse_range(const struct range_refusal *r)
 	rw.active = false;
 	fallback_key = rw.key;
 	fallback_thread = rw.thread;
-	atomic_store(&fallback_open, true);
+	atomic_store(&inject_range_fallback_flag, true);
 	pthread_mutex_lock(&record_lock);
 	range_ops_finish(&recorded);
 	pthread_mutex_unlock(&record_lock);
@@ -352,7 +339,7 @@ out:
  * application's), the turn given back. Replay lock held. */
 static void abandon(const char *why)
 {
-	atomic_store(&recording, false);
+	atomic_store(&inject_range_recording_flag, false);
 	if (rw.active) {
 		inject_report("range-abandoned", INJECT_CONCERNS(.kernel = rw.name, .detail = why),
 			      false, "range '%s' is not measured: %s", rw.name, why);
@@ -368,10 +355,10 @@ static void abandon(const char *why)
 
 void inject_range_set_mode(bool on)
 {
-	atomic_store(&range_mode, on);
+	atomic_store(&inject_range_mode_flag, on);
 	if (!on) {
 		abandon("--replay-mode was set to kernel while it was recorded");
-		atomic_store(&fallback_open, false);
+		atomic_store(&inject_range_fallback_flag, false);
 	}
 }
 
@@ -383,8 +370,8 @@ void inject_range_context_destroyed(CUcontext ctx)
 
 void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_under_way)
 {
-	if (atomic_load(&fallback_open) && same_range(&fallback_key, fallback_thread, key)) {
-		atomic_store(&fallback_open, false);
+	if (atomic_load(&inject_range_fallback_flag) && same_range(&fallback_key, fallback_thread, key)) {
+		atomic_store(&inject_range_fallback_flag, false);
 		return;
 	}
 	if (!rw.active || !same_range(&rw.key, rw.thread, key))
@@ -395,7 +382,7 @@ void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_
 		abandon("a stream capture was under way at its end; the capture stays valid");
 		return;
 	}
-	atomic_store(&recording, false);
+	atomic_store(&inject_range_recording_flag, false);
 	rw.active = false;
 	struct measurement *m = rw.m;
 	rw.m = NULL;

@@ -362,3 +362,44 @@ out:
 	inject_graph_nodes_free(&list);
 	inject_graphs_launch_end(g.entry, g.generation, plan);
 }
+
+bool inject_graphs_replayable_whole(CUgraphExec exec, CUcontext ctx, char *why,
+				    size_t why_size)
+{
+	struct inject_graph_launch_start g;
+	if (!inject_graphs_launch_begin(exec, &g)) {
+		snprintf(why, why_size, "launches a graph whose instantiation rangeprof did not see");
+		return false;
+	}
+	struct inject_graph_nodes list = { 0 };
+	bool ok = false;
+	char detail[256] = "";
+	if (g.stale) {
+		snprintf(why, why_size, "launches graph %llu: %s", (unsigned long long)g.id,
+			 g.why_stale);
+	} else if (inject_graph_nodes_flatten(g.copy, &list, 0, detail, sizeof(detail))) {
+		snprintf(why, why_size, "launches graph %llu: %s", (unsigned long long)g.id, detail);
+	} else {
+		const char *effects = inject_graph_nodes_side_effects(&list);
+		ok = !effects;
+		if (effects)
+			snprintf(why, why_size, "launches graph %llu, which has %s",
+				 (unsigned long long)g.id, effects);
+		for (size_t i = 0; ok && i < list.count; i++) {
+			CUDA_KERNEL_NODE_PARAMS p;
+			struct inject_launch l;
+			char peers[320];
+			if (list.types[i] == CU_GRAPH_NODE_TYPE_KERNEL &&
+			    kernel_launch(list.nodes[i], ctx, 0, NULL, &p, &l) &&
+			    waits_for_peers(list.nodes[i], l.mangled, peers, sizeof(peers))) {
+				snprintf(why, why_size, "launches graph %llu: %s",
+					 (unsigned long long)g.id, peers);
+				ok = false;
+			}
+		}
+	}
+	/* The launch is the application's, counted as such; the plan is left as it was
+	 * (no inject_graphs_launch_end). */
+	inject_graph_nodes_free(&list);
+	return ok;
+}

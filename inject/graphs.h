@@ -59,6 +59,16 @@ bool inject_graphs_on_call(int cbid, const void *params, bool succeeded);
  * launch.c asks before taking the replay lock. */
 bool inject_graphs_may_measure(CUgraphExec exec);
 
+/* Range replay (range_workload.c, through the check launch.c hands it): whether a
+ * launch of exec inside a recorded range can be replayed with the range - false, with why
+ * ("launches a graph that ..."), for a graph rangeprof did not see instantiated, one whose
+ * copy is stale, one with nodes whose relaunch would repeat a side effect (host nodes,
+ * ...), or one with a kernel node that waits for peers. Graph mode's rules
+ * (graph_measure.c). Counts the launch among the graph's, as the application's it is.
+ * Replay lock held. */
+bool inject_graphs_replayable_whole(CUgraphExec exec, CUcontext ctx, char *why,
+				    size_t why_size);
+
 /* How many executable graphs are known (tests, exit report). */
 unsigned long inject_graphs_known(void);
 

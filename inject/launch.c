@@ -284,6 +284,7 @@ int inject_launch_set_range_mode(bool on, char *err, size_t err_size)
 		for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
 			rp_api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
 		nvtx_bridge_set_range_hooks(&range_hooks);
+		inject_range_set_graph_check(inject_graphs_replayable_whole);
 		set_up = true;
 	} else if (on && !subscriber) {
 		snprintf(err, err_size, "--replay-mode range: the CUPTI callbacks are not set up");

@@ -118,6 +118,11 @@ void range_ops_finish(struct range_ops *ops);
 enum range_call range_ops_on_call(struct range_ops *ops, CUpti_CallbackId cbid,
 				  const CUpti_CallbackData *cb);
 
+/* Refuses the range at this call for a reason found outside range_ops.c (a graph that
+ * cannot be relaunched with it): why must live as long as ops. */
+void range_ops_refuse(struct range_ops *ops, CUpti_CallbackId cbid,
+		      const CUpti_CallbackData *cb, const char *why);
+
 /* What a replay of the recorded calls uses besides them: a shadow event for each event
  * of the application that the range records or waits on (the application's own events
  * are never recorded by a replay, so its own timings stay its own). */
@@ -175,6 +180,13 @@ static inline bool inject_range_kernel_fallback(void)
 {
 	return atomic_load_explicit(&inject_range_fallback_flag, memory_order_relaxed);
 }
+
+/* How a graph launched inside a range is judged (launch.c hands graph_measure.c's
+ * inject_graphs_replayable_whole): false with why when it cannot be relaunched with the
+ * range. NULL: every graph launch is recorded. */
+typedef bool (*inject_range_graph_check)(CUgraphExec exec, CUcontext ctx, char *why,
+					 size_t why_size);
+void inject_range_set_graph_check(inject_range_graph_check check);
 
 /* launch.c's NVTX hooks, with the replay lock held and rangeprof's own driver calls
  * marked as such. opened: a range took effect on the calling thread; selected says

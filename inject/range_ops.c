@@ -972,6 +972,14 @@ static void refuse(struct range_ops *ops, CUpti_CallbackId cbid, const CUpti_Cal
 	ops->refusal.kernels_before = ops->kernels;
 }
 
+void range_ops_refuse(struct range_ops *ops, CUpti_CallbackId cbid,
+		      const CUpti_CallbackData *cb, const char *why)
+{
+	uint64_t call = ops->calls++;
+	if (!ops->refused)
+		refuse(ops, cbid, cb, call, why);
+}
+
 enum range_call range_ops_on_call(struct range_ops *ops, CUpti_CallbackId cbid,
 				  const CUpti_CallbackData *cb)
 {

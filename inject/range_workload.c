@@ -177,6 +177,21 @@ static void refuse_range(const struct range_refusal *r)
 	pthread_mutex_unlock(&record_lock);
 }
 
+static inject_range_graph_check graph_check;
+/* Why a graph launch was refused: the refusal points to it until it is said. */
+static char graph_why[320];
+
+void inject_range_set_graph_check(inject_range_graph_check check)
+{
+	graph_check = check;
+}
+
+static bool is_graph_launch(CUpti_CallbackId cbid)
+{
+	return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+	       cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
 bool inject_range_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	/* Another thread's call in a push/pop range is not the range's: it goes on without
@@ -187,8 +202,17 @@ bool inject_range_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	inject_replay_lock();
 	bool ours = rw.active && (rw.key.start_end || pthread_equal(rw.thread, pthread_self()));
 	if (ours) {
+		/* A graph whose relaunch would wait for peers or repeat a side effect is refused
+		 * as graph mode refuses it (graph_measure.c). */
+		bool graph_refused = is_graph_launch(cbid) && graph_check &&
+			!graph_check(((const cuGraphLaunch_params *)cb->functionParams)->hGraph,
+				     cb->context, graph_why, sizeof(graph_why));
 		pthread_mutex_lock(&record_lock);
-		enum range_call verdict = range_ops_on_call(&recorded, cbid, cb);
+		enum range_call verdict = RANGE_CALL_REFUSED;
+		if (graph_refused)
+			range_ops_refuse(&recorded, cbid, cb, graph_why);
+		else
+			verdict = range_ops_on_call(&recorded, cbid, cb);
 		struct range_refusal refusal = recorded.refusal;
 		pthread_mutex_unlock(&record_lock);
 		if (verdict == RANGE_CALL_REFUSED)

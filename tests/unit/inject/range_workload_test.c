@@ -399,3 +399,25 @@ Test(range_workload, a_capture_under_way_at_the_end_leaves_the_range_unmeasured)
 	cr_assert_eq(fake_records("run"), 0);
 	cr_assert_not(inject_range_recording());
 }
+
+static bool graph_with_host_node(CUgraphExec exec, CUcontext ctx, char *why, size_t size)
+{
+	(void)exec, (void)ctx;
+	snprintf(why, size, "launches graph 4, which has a host node");
+	return false;
+}
+
+Test(range_workload, a_graph_that_cannot_be_relaunched_refuses_the_range)
+{
+	inject_range_set_graph_check(graph_with_host_node);
+	struct nvtx_bridge_range_key key = open_range("graph");
+	launch_kernel(NULL);
+	cuGraphLaunch_params p = { .hGraph = (CUgraphExec)(uintptr_t)0x6000 };
+	cr_assert(call(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, &p));
+	cr_assert_not(inject_range_recording());
+	cr_assert_eq(fake_messages("warning", "launches graph 4, which has a host node"), 1);
+	cr_assert(inject_range_kernel_fallback());
+	close_range(key);
+	cr_assert_eq(fake_records("run"), 0);
+	inject_range_set_graph_check(NULL);
+}

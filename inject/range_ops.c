@@ -33,6 +33,11 @@ static const char WHY_UNDESCRIBED[] = "copies memory the driver could not descri
 static const char WHY_COLLECTIVE[] = "launches a kernel that waits for other GPUs or "
 	"processes (a collective), which would wait for ever replayed alone";
 
+/* Id 271 is cuMemHostAlloc_v2 in the CUDA 13 toolkit's CUPTI headers and an unnamed
+ * "cuda271" in the newer CUPTI of the pip wheels the package is also built against; the
+ * ids never move, so the number names it in both. */
+#define CBID_cuMemHostAlloc_v2 ((CUpti_CallbackId)271)
+
 /* The driver accepts at most 32764 bytes of kernel parameters, hence at most this many. */
 #define MAX_PARAMETERS 32764
 /* An extra array of more entries than this is not a launch's: there are three keys. */
@@ -451,7 +456,6 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	/* Questions: they change nothing on the device. */
 	case CUPTI_DRIVER_TRACE_CBID_cuInit:
 	case CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion:
-	case CUPTI_DRIVER_TRACE_CBID_cuDriverGetGpuCodeIsaVersion:
 	case CUPTI_DRIVER_TRACE_CBID_cuDeviceGet:
 	case CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount:
 	case CUPTI_DRIVER_TRACE_CBID_cuDeviceGetName:
@@ -638,7 +642,7 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc_v2:
+	case CBID_cuMemHostAlloc_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:

@@ -69,7 +69,8 @@ typedef struct {
 	X(cuptiRangeProfilerDecodeData) X(cuptiRangeProfilerGetCounterDataSize)        \
 	X(cuptiRangeProfilerCounterDataImageInitialize)                                \
 	X(cuptiRangeProfilerGetCounterDataInfo) X(cuptiRangeProfilerPushRange)          \
-	X(cuptiRangeProfilerPopRange) X(cuptiGetCallbackName) X(cuptiGetContextId)
+	X(cuptiRangeProfilerPopRange) X(cuptiGetCallbackName) X(cuptiGetContextId)      \
+	X(cuptiEnableDomain)
 
 typedef CUptiResult (*rp_checkpoint_fn)(RP_CUpti_Checkpoint *const handle);
 

@@ -279,10 +279,13 @@ int inject_launch_set_range_mode(bool on, char *err, size_t err_size)
 {
 	static bool set_up;   /* under the replay lock or before the callbacks (init.c) */
 	if (on && !set_up && subscriber) {
-		/* Every driver call a range makes must be seen to be recorded or refused;
-		 * ids the driver does not have are refused by CUPTI and skipped. */
-		for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
-			rp_api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+		/* Every driver call a range makes must be seen to be recorded or refused: the
+		 * whole domain, also the ids of a CUPTI newer than the headers built against
+		 * (the loop below covers only those). */
+		if (rp_api.cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) !=
+		    CUPTI_SUCCESS)
+			for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
+				rp_api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
 		nvtx_bridge_set_range_hooks(&range_hooks);
 		inject_range_set_graph_check(inject_graphs_replayable_whole);
 		set_up = true;

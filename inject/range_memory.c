@@ -134,26 +134,6 @@ bool range_memory_begin(struct range_policy *p, struct measurement *m,
 	return inject_save_checkpoint(m);
 }
 
-/* Adds the whole allocation holding [p, p + bytes) to u. false when none is tracked
- * there (memory allocated before rangeprof attached): the reach is then unknown. */
-static bool add_allocation(struct mem_reach *u, const struct mem_range *known, size_t count,
-			   CUdeviceptr p)
-{
-	long i = mem_ranges_find(known, count, p);
-	if (i < 0)
-		return false;
-	if (u->count == u->capacity) {
-		size_t cap = u->capacity ? 2 * u->capacity : 16;
-		struct mem_range *grown = realloc(u->ranges, cap * sizeof(*grown));
-		if (!grown)
-			return false;
-		u->ranges = grown;
-		u->capacity = cap;
-	}
-	u->ranges[u->count++] = known[i];
-	return true;
-}
-
 /* What the recorded calls reach, as whole allocations and globals, into u; false with
  * why when it cannot be known. Needs the context synchronised (reach.c reads small
  * allocations). */
@@ -177,27 +157,22 @@ static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *
 				snprintf(why, why_size, "the reach of %s: %s", op->kernel.name ?
 					 op->kernel.name : "a kernel", r.unknown);
 				ok = false;
-			}
-			for (size_t k = 0; ok && k < r.count; k++) {
-				if (u->count == u->capacity) {
-					size_t cap = u->capacity ? 2 * u->capacity : 16;
-					struct mem_range *grown = realloc(u->ranges, cap * sizeof(*grown));
-					if (!grown) {
-						snprintf(why, why_size, "out of host memory");
-						ok = false;
-						break;
-					}
-					u->ranges = grown;
-					u->capacity = cap;
-				}
-				u->ranges[u->count++] = r.ranges[k];
+			} else if (mem_reach_add(u, r.ranges, r.count)) {
+				snprintf(why, why_size, "out of host memory");
+				ok = false;
 			}
 			mem_reach_finish(&r);
 		} else if (op->kind == RANGE_OP_MEMSET || op->kind == RANGE_OP_COPY) {
+			/* The whole allocation written: the hashes at the begin and end are taken
+			 * per allocation, so only whole ones can account for a change. */
 			CUdeviceptr dst = op->kind == RANGE_OP_MEMSET ? op->memset.dst : op->copy.dst;
-			if (!add_allocation(u, known, known_count, dst)) {
+			long k = mem_ranges_find(known, known_count, dst);
+			if (k < 0) {
 				snprintf(why, why_size, "a %s writes memory rangeprof did not see "
 					 "allocated", op->kind == RANGE_OP_MEMSET ? "memset" : "copy");
+				ok = false;
+			} else if (mem_reach_add(u, &known[k], 1)) {
+				snprintf(why, why_size, "out of host memory");
 				ok = false;
 			}
 		} else if (op->kind == RANGE_OP_GRAPH_LAUNCH) {
@@ -207,42 +182,9 @@ static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *
 		}
 	}
 	free(known);
-	if (ok) {
-		u->count = mem_ranges_normalize(u->ranges, u->count);
-		u->bytes = 0;
-		for (size_t i = 0; i < u->count; i++)
-			u->bytes += u->ranges[i].size;
-	} else {
+	if (!ok)
 		mem_reach_finish(u);
-	}
 	return ok;
-}
-
-/* Whether every range of inner lies inside one range of outer (both sorted, disjoint). */
-static bool reach_within(const struct mem_reach *inner, const struct mem_reach *outer)
-{
-	for (size_t i = 0; i < inner->count; i++) {
-		long k = mem_ranges_find(outer->ranges, outer->count, inner->ranges[i].base);
-		if (k < 0 || inner->ranges[i].base + inner->ranges[i].size >
-			     outer->ranges[k].base + outer->ranges[k].size)
-			return false;
-	}
-	return true;
-}
-
-/* The first allocation the range changed outside u, or -1: the hashes of its begin
- * against its end. */
-static long changed_outside(const struct mem_hashes *before, const struct mem_hashes *after,
-			    const struct mem_reach *u)
-{
-	for (size_t i = 0; i < before->count && i < after->count; i++) {
-		if (before->sums[i] == after->sums[i])
-			continue;
-		struct mem_reach one = { .ranges = &before->segments[i], .count = 1 };
-		if (!reach_within(&one, u))
-			return (long)i;
-	}
-	return -1;
 }
 
 /* A learning occurrence's end: what its calls reached, and whether that was all it wrote.
@@ -267,7 +209,7 @@ static void learn(struct range_policy *p, struct measurement *m, const struct ra
 		mem_reach_finish(&u);   /* nothing shown: learns again next time */
 		return;
 	}
-	long outside = changed_outside(before, &after, &u);
+	long outside = mem_hashes_differ_outside(before, &after, u.ranges, u.count);
 	if (outside >= 0) {
 		p->state = RANGE_WHOLE;
 		inject_report("range-whole", INJECT_CONCERNS(.kernel = m->kernel,
@@ -298,7 +240,9 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 		 * nothing beyond it. */
 		char why[320] = "";
 		struct mem_reach u;
-		bool within = calls_reach(ops, &u, why, sizeof(why)) && reach_within(&u, &m->save.reach);
+		bool within = calls_reach(ops, &u, why, sizeof(why)) &&
+			      mem_ranges_cover(m->save.reach.ranges, m->save.reach.count, u.ranges,
+					       u.count);
 		mem_reach_finish(&u);
 		if (!within) {
 			if (p) {

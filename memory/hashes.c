@@ -14,6 +14,16 @@ long mem_hashes_differ(const struct mem_hashes *before, const struct mem_hashes 
 	return -1;
 }
 
+long mem_hashes_differ_outside(const struct mem_hashes *before, const struct mem_hashes *after,
+			       const struct mem_range *kept, size_t kept_count)
+{
+	for (size_t i = 0; i < before->count && i < after->count; i++)
+		if (before->sums[i] != after->sums[i] &&
+		    !mem_ranges_cover(kept, kept_count, &before->segments[i], 1))
+			return (long)i;
+	return -1;
+}
+
 void mem_hashes_finish(struct mem_hashes *h)
 {
 	free(h->kinds);

@@ -37,6 +37,9 @@ long mem_ranges_find(const struct mem_range *ranges, size_t count, CUdeviceptr p
  * out, which has room for n + cut_count ranges; returns their count. */
 size_t mem_ranges_subtract(const struct mem_range *all, size_t n, const struct mem_range *cut,
 			   size_t cut_count, struct mem_range *out);
+/* Whether every range of inner (count) lies inside one range of outer (sorted, disjoint). */
+bool mem_ranges_cover(const struct mem_range *outer, size_t outer_count,
+		      const struct mem_range *inner, size_t count);
 
 /* ---- track.c ---------------------------------------------------------------------- */
 
@@ -96,6 +99,10 @@ struct mem_reach {
 int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_params,
 		      void **extra);
 void mem_reach_finish(struct mem_reach *reach);
+/* Adds the ranges of add to reach's set (growing its array), then sorts and merges it and
+ * counts its bytes: the union of what several launches reach (inject/range_memory.c). Pure
+ * host code, in track.c. 0, or RP_ERR_NO_MEMORY with the set unchanged. */
+int mem_reach_add(struct mem_reach *reach, const struct mem_range *add, size_t count);
 
 /* ---- save.c ----------------------------------------------------------------------- */
 
@@ -162,6 +169,10 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 		   struct mem_hashes *after, char *err, size_t err_size);
 /* Index of the first segment whose hash differs, or -1 when none does. */
 long mem_hashes_differ(const struct mem_hashes *before, const struct mem_hashes *after);
+/* The same, among the segments not inside kept (sorted, disjoint): what changed that
+ * kept does not account for. */
+long mem_hashes_differ_outside(const struct mem_hashes *before, const struct mem_hashes *after,
+			       const struct mem_range *kept, size_t kept_count);
 void mem_hashes_finish(struct mem_hashes *h);
 
 #endif

@@ -76,6 +76,37 @@ size_t mem_ranges_subtract(const struct mem_range *all, size_t n, const struct m
 	return count;
 }
 
+bool mem_ranges_cover(const struct mem_range *outer, size_t outer_count,
+		      const struct mem_range *inner, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		long k = mem_ranges_find(outer, outer_count, inner[i].base);
+		if (k < 0 || inner[i].base + inner[i].size > outer[k].base + outer[k].size)
+			return false;
+	}
+	return true;
+}
+
+int mem_reach_add(struct mem_reach *reach, const struct mem_range *add, size_t count)
+{
+	if (reach->count + count > reach->capacity) {
+		size_t capacity = reach->capacity ? reach->capacity : 16;
+		while (capacity < reach->count + count)
+			capacity *= 2;
+		struct mem_range *grown = realloc(reach->ranges, capacity * sizeof(*grown));
+		if (!grown)
+			return RP_ERR_NO_MEMORY;
+		reach->ranges = grown;
+		reach->capacity = capacity;
+	}
+	memcpy(reach->ranges + reach->count, add, count * sizeof(*add));
+	reach->count = mem_ranges_normalize(reach->ranges, reach->count + count);
+	reach->bytes = 0;
+	for (size_t i = 0; i < reach->count; i++)
+		reach->bytes += reach->ranges[i].size;
+	return 0;
+}
+
 /* Position of the first allocation whose base is >= base. */
 static size_t lower_bound(CUdeviceptr base)
 {

@@ -1,6 +1,7 @@
 /* tests/unit/memory/track_test.c - the allocation list and range arithmetic that decide
  * what a measured launch saves and what verification hashes (memory/track.c). Linked with
- * -Wl,--wrap=malloc (tests/meson.build), so that a snapshot can meet a failing malloc. */
+ * -Wl,--wrap=malloc and --wrap=realloc (tests/meson.build), so that a snapshot and a growing
+ * reach can meet a failing allocation. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,13 @@ static bool malloc_fails;
 void *__wrap_malloc(size_t size)
 {
 	return malloc_fails ? NULL : __real_malloc(size);
+}
+/* realloc too: a growing array (mem_reach_add) meets the failure there. */
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size)
+{
+	return malloc_fails ? NULL : __real_realloc(p, size);
 }
 
 /* "base+size base+size ..." of r[0..n), in hex. */
@@ -70,6 +78,59 @@ Test(ranges, subtract_leaves_exactly_what_is_outside)
 	assert_ranges(out, n, (struct mem_range[]){ { 0x1000, 0x400 }, { 0x1600, 0xa00 },
 						    { 0x5080, 0x80 } }, 3);
 	cr_assert_eq(mem_ranges_subtract(all, 3, NULL, 0, out), 3);
+}
+
+Test(ranges, cover_needs_each_inner_range_inside_one_outer_range)
+{
+	struct mem_range outer[] = { { 0x1000, 0x1000 }, { 0x3000, 0x100 } };
+	struct mem_range inside[] = { { 0x1000, 0x1000 }, { 0x3080, 0x80 } };
+	struct mem_range across[] = { { 0x1f00, 0x200 } };  /* runs past the first's end */
+	struct mem_range gap[] = { { 0x2000, 0x10 } };
+	cr_assert(mem_ranges_cover(outer, 2, inside, 2));
+	cr_assert_not(mem_ranges_cover(outer, 2, across, 1));
+	cr_assert_not(mem_ranges_cover(outer, 2, gap, 1));
+	cr_assert(mem_ranges_cover(outer, 2, NULL, 0), "nothing is covered by anything");
+	cr_assert_not(mem_ranges_cover(NULL, 0, gap, 1));
+}
+
+Test(ranges, reach_add_keeps_a_sorted_merged_union_and_its_bytes)
+{
+	struct mem_reach u = { 0 };
+	struct mem_range a[] = { { 0x3000, 0x100 }, { 0x1000, 0x100 } };
+	struct mem_range b[] = { { 0x1080, 0x100 }, { 0x3000, 0x100 } };
+	cr_assert_eq(mem_reach_add(&u, a, 2), 0);
+	cr_assert_eq(mem_reach_add(&u, b, 2), 0);
+	assert_ranges(u.ranges, u.count, (struct mem_range[]){ { 0x1000, 0x180 }, { 0x3000, 0x100 } },
+		      2);
+	cr_assert_eq(u.bytes, 0x280);
+	/* Past its capacity with malloc failing: refused, the set as it was. */
+	struct mem_range many[40];
+	for (size_t i = 0; i < 40; i++)
+		many[i] = (struct mem_range){ 0x10000 + i * 0x1000, 0x10 };
+	free(u.ranges);
+	u = (struct mem_reach){ 0 };
+	malloc_fails = true;
+	int rc = mem_reach_add(&u, many, 40);
+	malloc_fails = false;
+	cr_assert_eq(rc, RP_ERR_NO_MEMORY);
+	cr_assert_eq(u.count, 0);
+	cr_assert_eq(mem_reach_add(&u, many, 40), 0);
+	cr_assert_eq(u.count, 40);
+	free(u.ranges);
+}
+
+Test(ranges, hashes_differ_outside_ignores_changes_the_kept_ranges_account_for)
+{
+	struct mem_range segments[] = { { 0x1000, 0x100 }, { 0x2000, 0x100 }, { 0x3000, 0x100 } };
+	uint64_t was[] = { 1, 2, 3 }, now[] = { 1, 9, 9 };
+	struct mem_hashes before = { .segments = segments, .sums = was, .count = 3 };
+	struct mem_hashes after = { .segments = segments, .sums = now, .count = 3 };
+	struct mem_range kept[] = { { 0x2000, 0x100 } };
+	cr_assert_eq(mem_hashes_differ_outside(&before, &after, kept, 1), 2,
+		     "segment 1 changed inside kept; segment 2 outside it");
+	struct mem_range both[] = { { 0x2000, 0x1100 } };
+	cr_assert_eq(mem_hashes_differ_outside(&before, &after, both, 1), -1);
+	cr_assert_eq(mem_hashes_differ_outside(&before, &after, NULL, 0), 1);
 }
 
 static size_t snapshot(struct mem_range **out)

@@ -41,12 +41,18 @@ struct range_policy {
 
 static struct range_policy *policies;
 static size_t policy_count, policy_capacity;
+/* Range names remembered at most: a program that numbers its ranges ("step 1", "step 2",
+ * ...) must not grow rangeprof's memory without bound. Past it a new name gets no policy:
+ * saved whole, learning nothing, refused again each time. */
+#define RANGE_POLICIES_MAX 4096
 
 struct range_policy *range_policy_of(const char *name)
 {
 	for (size_t i = 0; i < policy_count; i++)
 		if (!strcmp(policies[i].name, name))
 			return &policies[i];
+	if (policy_count == RANGE_POLICIES_MAX)
+		return NULL;
 	if (policy_count == policy_capacity) {
 		size_t cap = policy_capacity ? 2 * policy_capacity : 8;
 		struct range_policy *grown = realloc(policies, cap * sizeof(*grown));

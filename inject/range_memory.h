@@ -12,8 +12,8 @@
 /* What earlier occurrences of a range name showed. */
 struct range_policy;
 
-/* The policy of ranges named name, learning at first; NULL when out of memory (the range
- * is then saved whole, and learns nothing). */
+/* The policy of ranges named name, learning at first; NULL when out of memory or past
+ * the names remembered (4096): the range is then saved whole, and learns nothing. */
 struct range_policy *range_policy_of(const char *name);
 /* Whether ranges of this name fall back to kernel replay (a refused call). */
 bool range_policy_refused(const struct range_policy *p);

@@ -122,11 +122,13 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	struct measurement *m = inject_measurement_new(&inject_range_workload);
 	if (!m)
 		return;
-	const char *interned = NULL;
-	m->kernel = inject_name_intern(name, &interned);
-	m->launch = (struct inject_launch){
-		.ctx = ctx, .context_id = context_id, .mangled = interned ? interned : m->kernel,
-		.index = first_launch };
+	/* The range's own name, kept in rw until the next range begins (after this one's
+	 * measurement): interning every range name would keep each for good, and a program
+	 * may number its ranges. */
+	snprintf(rw.name, sizeof(rw.name), "%s", name);
+	m->kernel = rw.name;
+	m->launch = (struct inject_launch){ .ctx = ctx, .context_id = context_id,
+					    .mangled = rw.name, .index = first_launch };
 	if (!inject_get_ready(m) || !range_memory_begin(policy, m, &rw.before)) {
 		range_memory_drop(m, &rw.before);
 		inject_measurement_finish(m);
@@ -135,7 +137,6 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	rw.active = true;
 	rw.key = *key;
 	rw.thread = pthread_self();
-	snprintf(rw.name, sizeof(rw.name), "%s", name);
 	rw.m = m;
 	rw.policy = policy;
 	rw.begin_ms = collector_cost_now() - m->started;

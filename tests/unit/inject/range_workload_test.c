@@ -13,6 +13,7 @@
 #include "collector/api.h"
 #include "inject/inject.h"
 #include "inject/range.h"
+#include "inject/range_memory.h"
 #include "memory/memory.h"
 #include "nvtx_bridge/slots.h"
 #include "tests/unit/inject/fake_world.h"
@@ -420,4 +421,16 @@ Test(range_workload, a_graph_that_cannot_be_relaunched_refuses_the_range)
 	close_range(key);
 	cr_assert_eq(fake_records("run"), 0);
 	inject_range_set_graph_check(NULL);
+}
+
+/* A program that numbers its ranges must not grow rangeprof's memory without bound. */
+Test(range_workload, range_names_remembered_are_bounded)
+{
+	char name[32];
+	for (int i = 0; i < 4096; i++) {
+		snprintf(name, sizeof(name), "step %d", i);
+		cr_assert_not_null(range_policy_of(name));
+	}
+	cr_assert_null(range_policy_of("step 4096"), "past 4096 names: none kept");
+	cr_assert_not_null(range_policy_of("step 7"), "a name already known is still found");
 }

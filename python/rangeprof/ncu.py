@@ -201,8 +201,9 @@ def _range_match(key, ncu):
     range's text; cudaProfilerStart/Stop ranges get a generated name that no NVTX range
     of rangeprof's has), an ID per result, and no launch configuration of its own (Grid
     Size and Block Size empty or zero). This must be checked against a CSV that ncu
-    --replay-mode range wrote on the GPU machine: the tests use a copy of vadd.ncu.csv
-    edited into this shape, not such a recording. Where ncu names range results
+    --replay-mode range wrote on the GPU machine, and is untested until one is recorded
+    into the fixtures (tests/gpu/run.sh section 6 writes ncu_chain.csv and others). Where
+    ncu names range results
     otherwise (a 'Range Name' column, a domain prefix), this is the function to change."""
     path, name = key[0], str(key[1])
     by_name = getattr(ncu, "by_name", None)

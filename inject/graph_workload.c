@@ -29,7 +29,7 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 	CUstream stream = rr->launch->stream;
 	/* The timed runs, whose length is not known yet, are bounded one by one (a single
 	 * relaunch of over 10 s would be extraordinary); the counter passes as a whole, from
-	 * what the timed runs took (measure_graph_batch). */
+	 * what the timed runs took (inject_whole_batch). */
 	if (rr->events || run == 0)
 		inject_watchdog_arm(rr->events ? 10 : m->watchdog_seconds, m->kernel,
 				    m->launch.mangled, m->device, m->launch.context_id,

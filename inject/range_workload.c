@@ -2,8 +2,8 @@
  * doc/range-replay.md): a selected NVTX range measured as one workload.
  *   - At the range's begin (launch.c's NVTX hook, on the thread that opened it) the
  *     application's queued work is waited for, this process's turn and the profiler are
- *     made ready, and the context's memory is saved whole (CUPTI checkpoint): the range's
- *     calls are not known yet, so neither is what they reach.
+ *     made ready, and the memory it starts from is saved (range_memory.c: the whole
+ *     context until the range's name has shown what its calls reach, then only that).
  *   - While it runs, its driver calls are recorded (range_ops.c): every call of the
  *     thread that pushed it (push/pop), of any thread (start/end). The application's own
  *     calls run as they would.
@@ -14,13 +14,13 @@
  *     each run, none between its calls), and the end state is put back: the application
  *     goes on from its own results, as in kernel replay.
  *   - A call that cannot be replayed ends the recording: one warning names the call and
- *     where, the saved state is dropped, and the range's later kernels, and every later
- *     range of that name, are measured kernel by kernel (launch.c asks
- *     inject_range_kernel_fallback).
+ *     where, the saved state is dropped, and the range's later kernels, and the later
+ *     ranges of that name (after three refusals only, for an allocation or a capture's
+ *     begin), are measured kernel by kernel (launch.c asks inject_range_kernel_fallback).
  * One range workload at a time in the process. Its state is under the replay lock, but
  * for the recorded calls, which the recording threads add under record_lock (a push/pop
- * range has one such thread, a start/end range any). Calls measure.c, save.c, session.c,
- * range_ops.c, names.c, output.c, nvtx_bridge/ and collector/. */
+ * range has one such thread, a start/end range any). Calls measure.c, session.c,
+ * range_memory.c (what is saved), range_ops.c, output.c, nvtx_bridge/ and collector/. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

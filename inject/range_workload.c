@@ -55,7 +55,7 @@ static struct {
 	bool active;
 	struct nvtx_bridge_range_key key;
 	pthread_t thread;            /* push/pop: the thread whose stack holds it */
-	char name[256];
+	char name[NVTX_BRIDGE_MAX_TEXT + 1];   /* whole, as the bridge keeps it: names key policies */
 	struct measurement *m;       /* the begin state saved in m->save */
 	struct range_policy *policy; /* of its name (range_memory.c) */
 	struct mem_hashes before;    /* learning: every tracked allocation at the begin */
@@ -99,8 +99,9 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 {
 	if (rw.active || atomic_load(&inject_range_fallback_flag) || !selected)
 		return;
-	char name[sizeof(rw.name)];
-	range_name(key, name, sizeof(name));
+	/* Free while no range records: it names this one from here on. */
+	range_name(key, rw.name, sizeof(rw.name));
+	const char *name = rw.name;
 	struct range_policy *policy = range_policy_of(name);
 	if (range_policy_refused(policy)) {
 		fallback_key = *key;
@@ -125,7 +126,6 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	/* The range's own name, kept in rw until the next range begins (after this one's
 	 * measurement): interning every range name would keep each for good, and a program
 	 * may number its ranges. */
-	snprintf(rw.name, sizeof(rw.name), "%s", name);
 	m->kernel = rw.name;
 	m->launch = (struct inject_launch){ .ctx = ctx, .context_id = context_id,
 					    .mangled = rw.name, .index = first_launch };

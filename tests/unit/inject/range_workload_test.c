@@ -434,3 +434,17 @@ Test(range_workload, range_names_remembered_are_bounded)
 	cr_assert_null(range_policy_of("step 4096"), "past 4096 names: none kept");
 	cr_assert_not_null(range_policy_of("step 7"), "a name already known is still found");
 }
+
+/* A name is kept whole (the bridge's 4096 bytes at most): two long names that share a
+ * prefix must not share what a range learned. */
+Test(range_workload, a_long_range_name_is_kept_whole)
+{
+	char name[3001];
+	memset(name, 'r', 3000);
+	name[3000] = '\0';
+	struct nvtx_bridge_range_key key = open_range(name);
+	launch_kernel(NULL);
+	close_range(key);
+	cr_assert_eq(strlen(fake_string(fake_record("run", 0), "range/name")), 3000);
+	cr_assert_str_eq(fake_string(fake_record("run", 0), "range/name"), name);
+}

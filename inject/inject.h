@@ -4,7 +4,7 @@
  *     graph_measure.c -> graphs.c (graph copies)
  *   launch.c, graph_measure.c -> the measuring files, whose state is under the replay lock:
  *     save.c (the save policy, kernel launches), range_workload.c (an NVTX range: its calls
- *     recorded by range_ops.c) and graph_workload.c (a whole graph launch, a range's runs)
+ *     recorded by range_calls.c) and graph_workload.c (a whole graph launch, a range's runs)
  *       -> measure.c (the loop; workloads through struct inject_workload: kernel_workload.c,
  *          graph_workload.c) -> emit.c (records)
  *       -> session.c (the replay lock, turns, profilers, hand-over, early set-up)

@@ -1,12 +1,14 @@
 /* inject/range.h - range replay (--replay-mode range, issue 20; doc/range-replay.md): a
  * selected NVTX range measured as one workload.
- *   range_ops.c       the driver calls a range makes: each classified at its ENTER as
- *                     recorded (a deep copy, enough to issue it again), ignored (changes
- *                     nothing on the device) or refused (what a replay cannot repeat);
- *                     and the recorded calls issued again, once per run.
- *   range_workload.c  a range's life: its begin (the memory saved), its calls recorded,
- *                     its end (measured as one workload through measure.c), refusals and
- *                     the fallback to kernel replay.
+ *   range_workload.c  a range's life: its begin, its calls recorded, its end (measured
+ *                     as one workload through measure.c), refusals and the fallback to
+ *                     kernel replay;
+ *   range_memory.c    what a range saves (range_memory.h);
+ *   range_calls.c     each driver call a range makes, classified at its ENTER as recorded,
+ *                     ignored (changes nothing on the device) or refused (what a replay
+ *                     cannot repeat), through range_args.c (a call's arguments) into
+ *                     range_ops.c (the store of recorded calls and their deep copies);
+ *   range_replay.c    the recorded calls issued again, once per run.
  * Recording runs on the application's threads inside the driver calls, under the replay
  * lock; replay runs under the replay lock too. */
 #ifndef INJECT_RANGE_H
@@ -22,7 +24,7 @@
 #include "inject/inject.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 
-/* ---- range_ops.c --------------------------------------------------------------------- */
+/* ---- the recorded calls: range_ops.c, range_calls.c, range_replay.c ----------------- */
 
 enum range_op_kind {
 	RANGE_OP_KERNEL,       /* cuLaunchKernel(Ex), cuLaunchCooperativeKernel, _ptsz forms */
@@ -77,6 +79,12 @@ struct range_op {
 	};
 };
 
+/* Whether op's stream is what it runs on (a SYNC of an event or the context has none). */
+static inline bool range_op_runs_on_stream(const struct range_op *op)
+{
+	return op->kind != RANGE_OP_SYNC || op->event.sync == RANGE_SYNC_STREAM;
+}
+
 /* Why a range cannot be replayed: the first call that made it so. */
 struct range_refusal {
 	char call[64];               /* the driver call's name, e.g. "cuMemAlloc_v2" */
@@ -118,7 +126,7 @@ void range_ops_finish(struct range_ops *ops);
 enum range_call range_ops_on_call(struct range_ops *ops, CUpti_CallbackId cbid,
 				  const CUpti_CallbackData *cb);
 
-/* Refuses the range at this call for a reason found outside range_ops.c (a graph that
+/* Refuses the range at this call for a reason found outside range_calls.c (a graph that
  * cannot be relaunched with it): why must live as long as ops. */
 void range_ops_refuse(struct range_ops *ops, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *cb, const char *why);

@@ -1,5 +1,5 @@
-/* tests/unit/inject/range_ops_test.c - range replay's calls (inject/range_ops.c): each
- * driver call of a range recorded, ignored or refused at its ENTER, and the recorded ones
+/* tests/unit/inject/range_ops_test.c - range replay's calls (inject/range_calls.c,
+ * range_args.c, range_ops.c, range_replay.c): each driver call of a range recorded, ignored or refused at its ENTER, and the recorded ones
  * issued again. The driver and CUPTI (rp_api) are stand-ins here that log what they are
  * asked, and the callback data are built by hand as CUPTI gives them; launches.c and
  * names.c run as they are. No GPU. Device pointers are made-up addresses above the user

@@ -1,6 +1,6 @@
 /* tests/unit/inject/range_workload_test.c - range replay's life (inject/range_workload.c
- * with the real range_ops.c, measure.c, graph_workload.c's whole batch and emit.c): what a
- * range's begin saves, which calls of which thread it records, what its end measures and
+ * with the real range_calls.c, range_ops.c, range_replay.c, measure.c, graph_workload.c's
+ * whole batch and emit.c): what a range's begin saves, which calls of which thread it records, what its end measures and
  * puts back, the records, and the refusal with its fallback to kernel replay. The NVTX
  * hooks are called as launch.c calls them, with the key the bridge would give. On the
  * stand-ins of fake_world.c, plus the few driver calls a range's replay makes that the

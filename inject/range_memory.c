@@ -7,7 +7,9 @@
  * the kernel-mode verification does per kernel. Later occurrences of a range of that
  * name save only that union, into the context's saved copies (inputs at the begin, result
  * at the end), so their cost does not grow with the memory the application holds; one
- * whose calls reach beyond it is not measured and the range learns again. Owns the policy
+ * whose calls reach beyond it is not measured, and what it reached joins the union (a
+ * caching allocator hands a loop's tensors out in turns: PyTorch's MLP block reached new
+ * memory at its second occurrence only). Owns the policy
  * of each range name. Under the replay lock. Calls session.c, save.c, output.c,
  * range_ops.c's structures and memory/. */
 #include <stdio.h>
@@ -31,7 +33,13 @@ struct range_policy {
 	enum range_save_state state;
 	struct mem_reach reach;      /* RANGE_REACH: the union, whole allocations, verified */
 	unsigned transient_refusals; /* occurrences refused for a call that may not recur */
+	unsigned misses;             /* occurrences that reached beyond the union */
 };
+
+/* Occurrences that may reach beyond the learned union, each unmeasured and each growing
+ * it, before the name is saved whole for good: memory handed out in turns is covered
+ * after a few, memory new at every occurrence never is. */
+#define RANGE_MISSES_MAX 8
 
 /* How many occurrences of a name a call that may not recur (an allocation, a capture's
  * begin) refuses before the name falls back to kernel replay for good: a caching
@@ -236,6 +244,36 @@ static void learn(struct range_policy *p, struct measurement *m, const struct ra
 	mem_hashes_finish(&after);
 }
 
+/* A later occurrence whose calls reached beyond the union it saved: not measured (the
+ * memory outside was not saved at its begin), and the policy grows by what it reached,
+ * so that the next occurrences save that too. Where the reach cannot be known, or after
+ * RANGE_MISSES_MAX such occurrences, the name is saved whole from now on. */
+static void range_reach_missed(struct range_policy *p, struct measurement *m,
+			       const struct mem_reach *reached, const char *why)
+{
+	size_t before = p ? p->reach.bytes : 0;
+	bool grown = p && reached && ++p->misses < RANGE_MISSES_MAX &&
+		     mem_reach_add(&p->reach, reached->ranges, reached->count) == 0;
+	char detail[32];
+	snprintf(detail, sizeof(detail), "%u", p ? p->misses : 0);
+	if (grown) {
+		inject_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = detail),
+			      false, "range '%s' reached memory its earlier occurrences did not "
+			      "(%zu bytes more); this occurrence is not measured, and the next ones "
+			      "save that memory too", m->kernel, p->reach.bytes - before);
+		return;
+	}
+	if (p) {
+		mem_reach_finish(&p->reach);
+		p->state = RANGE_WHOLE;
+	}
+	inject_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = detail),
+		      false, "range '%s' reached memory its earlier occurrences did not%s%s; this "
+		      "occurrence is not measured, and each next one saves and restores the whole "
+		      "context's memory", m->kernel, why[0] ? ": " : "",
+		      why[0] ? why : "at too many occurrences");
+}
+
 bool range_memory_end(struct range_policy *p, struct measurement *m,
 		      const struct range_ops *ops, struct mem_hashes *before,
 		      RP_CUpti_Checkpoint *end_state)
@@ -246,23 +284,14 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 		 * nothing beyond it. */
 		char why[320] = "";
 		struct mem_reach u;
-		bool within = calls_reach(ops, &u, why, sizeof(why)) &&
-			      mem_ranges_cover(m->save.reach.ranges, m->save.reach.count, u.ranges,
-					       u.count);
-		mem_reach_finish(&u);
-		if (!within) {
-			if (p) {
-				mem_reach_finish(&p->reach);
-				p->state = RANGE_LEARN;
-			}
-			inject_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel,
-								     .detail = why), false,
-				      "range '%s' reached memory its earlier occurrences did not%s%s; "
-				      "this occurrence is not measured, and the next one saves the "
-				      "whole context and learns again", m->kernel, why[0] ? ": " : "",
-				      why);
+		bool known = calls_reach(ops, &u, why, sizeof(why));
+		if (!known || !mem_ranges_cover(m->save.reach.ranges, m->save.reach.count, u.ranges,
+						u.count)) {
+			range_reach_missed(p, m, known ? &u : NULL, why);
+			mem_reach_finish(&u);
 			return false;
 		}
+		mem_reach_finish(&u);
 		if (mem_save(&m->c->result, &m->save.reach, NULL, err, sizeof(err)) == 0)
 			return true;
 		inject_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),

@@ -336,12 +336,30 @@ Test(range_workload, an_occurrence_reaching_beyond_the_learned_reach_is_not_meas
 	mem_track_add(0x3000, 4096);
 	step(0x1000);
 	step(0x3000);   /* the memset now writes an allocation the first did not */
-	cr_assert_eq(fake_messages("warning", "reached memory its earlier occurrences did not"), 1);
+	cr_assert_eq(fake_messages("warning", "reached memory its earlier occurrences did not "
+				   "(4096 bytes more)"), 1);
 	cr_assert_eq(fake_records("run"), 5, "only the first measured");
 	cr_assert_eq(fw.restores_inputs, 0, "nothing put back: the memory is the application's");
+	/* Memory handed out in turns, as a caching allocator does: both are covered now. */
 	step(0x3000);
-	cr_assert_eq(fake_records("run"), 10, "the next learns again, saved whole");
-	cr_assert_eq(fw.hashes_outside, 2);
+	step(0x1000);
+	cr_assert_eq(fake_records("run"), 15, "the next ones measured");
+	cr_assert_eq(fw.checkpoint_saves, 2, "from the grown union, not saved whole");
+	cr_assert_eq(fw.hashes_outside, 1, "nor learned again");
+	cr_assert_eq(fake_number(fake_record("summary", 2), "save/bytes"), 256 + 2 * 4096,
+		     "the kernel's reach and both allocations");
+}
+
+Test(range_workload, a_range_reaching_new_memory_every_time_is_saved_whole_in_the_end)
+{
+	for (CUdeviceptr a = 0x10000; a < 0x10000 + 16 * 0x1000; a += 0x1000)
+		mem_track_add(a, 4096);
+	for (CUdeviceptr a = 0x10000; a < 0x10000 + 10 * 0x1000; a += 0x1000)
+		step(a);
+	cr_assert_eq(fake_messages("warning", "bytes more"), 7, "the union grows 7 times");
+	cr_assert_eq(fake_messages("warning", "each next one saves and restores the whole"), 1);
+	cr_assert_eq(fake_records("run"), 10, "the first and the last measured");
+	cr_assert_eq(fw.checkpoint_saves, 4, "the first learning and the last saved whole");
 }
 
 Test(range_workload, a_range_with_a_graph_launch_is_saved_whole)

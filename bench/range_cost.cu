@@ -10,6 +10,13 @@
 //   range gpu time: median X us (min A, max B) over N ranges
 // With IDLE_GIB > 0 it first allocates and touches that much device memory that the range
 // never reaches (40 on the H200): the cost must not grow with it.
+// It also times, on the host (CLOCK_MONOTONIC), what issuing the range's 10 launches takes
+// (from just after the push to just before the pop: under rangeprof, the recording of each
+// call), and afterwards 3 batches of 2000 empty-kernel launches outside any range (an
+// unselected launch's cost in range mode); plain and under rangeprof, the difference is
+// rangeprof's:
+//   range host issue time: median X us over N ranges
+//   unselected launch host time: median X us per launch (3 x 2000)
 // Prints a checksum too. Under rangeprof the printed times hold the replays and mean nothing;
 // take them from a plain run.
 // Build (no GPU needed):
@@ -25,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include <time.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -70,6 +78,22 @@ __global__ void sweep(const float *p, size_t n, float *sink)
 		*sink = s;
 }
 
+__global__ void empty() {}
+
+static double now_us()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
 	int iterations = argc > 1 ? atoi(argv[1]) : 10;
@@ -101,15 +125,19 @@ int main(int argc, char **argv)
 	sweep<<<GRID, BLOCK>>>(sweep_buf, SWEEP, sink);
 	CK(cudaDeviceSynchronize());
 
-	std::vector<double> us;
+	std::vector<double> us, issue_us;
 	for (int it = 0; it < iterations; it++) {
 		sweep<<<GRID, BLOCK>>>(sweep_buf, SWEEP, sink);
 		CK(cudaEventRecord(start, 0));
 		nvtxRangePushA("step");
+		double t0 = now_us();
 		for (int k = 0; k < KERNELS; k++)
 			step_kernel<<<GRID, BLOCK>>>(buf[(k + 1) % BUFFERS], buf[k % BUFFERS], N,
 			                             0.999f, 0.001f * (float)(k + 1));
+		double t1 = now_us();
 		nvtxRangePop();
+		if (it > 0)
+			issue_us.push_back(t1 - t0);
 		CK(cudaEventRecord(stop, 0));
 		CK(cudaEventSynchronize(stop));
 		CK(cudaGetLastError());
@@ -123,6 +151,20 @@ int main(int argc, char **argv)
 	double med = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
 	printf("range gpu time: median %.1f us (min %.1f, max %.1f) over %zu ranges; %d kernels, "
 	       "idle %.0f GiB\n", med, us.front(), us.back(), n, KERNELS, idle_gib);
+
+	printf("range host issue time: median %.1f us over %zu ranges\n", median(issue_us),
+	       issue_us.size());
+	std::vector<double> per_launch;
+	for (int batch = 0; batch < 3; batch++) {
+		double t0 = now_us();
+		for (int i = 0; i < 2000; i++)
+			empty<<<1, 32>>>();
+		double t1 = now_us();
+		CK(cudaDeviceSynchronize());
+		per_launch.push_back((t1 - t0) / 2000);
+	}
+	printf("unselected launch host time: median %.3f us per launch (3 x 2000)\n",
+	       median(per_launch));
 
 	std::vector<float> h(N);
 	double sum = 0;

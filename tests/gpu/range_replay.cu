@@ -57,7 +57,10 @@
 // A kernel launch's own error, and an asynchronous one from earlier work.
 #define CK_LAUNCH() CK(cudaGetLastError())
 
-static const size_t N = (size_t)1 << 24;
+// Floats per buffer: 16M (64 MiB, more than the H200's 60 MiB L2), or RANGE_REPLAY_MIB
+// MiB per buffer (1-1024) from the environment: the fusion lesson at a size whose
+// intermediate stays in the L2 between a range's kernels (README, "Kernel or range?").
+static size_t N = (size_t)1 << 24;
 static const unsigned GRID = 132 * 8, BLOCK = 256;
 static const int NCOEF = 256;
 
@@ -170,6 +173,18 @@ static void print_checksum(const char *name, const float *d)
 	free(h);
 }
 
+// With RANGE_REPLAY_TIME=1 in the environment, each range is also timed by the program's
+// own CUDA events, recorded on the legacy stream just outside it, after the L2 was flushed
+// by a 256 MiB memset (as --cache-control all does before each run): the range's GPU time
+// the way the application sees it, printed on stderr as "range NAME time us: median X
+// (N ranges)", for tests/gpu/check_range.py vs-ncu --app-time. Plain runs only: under a
+// profiler the events would hold its replays.
+static bool timing_wanted()
+{
+	const char *v = getenv("RANGE_REPLAY_TIME");
+	return v && !strcmp(v, "1");
+}
+
 // Runs body(i) for the warm-up (i = -1, outside any range) and then ITERATIONS times inside
 // the NVTX range named name.
 template <typename Body> static void run(const char *name, int iterations, bool warm_up, Body body)
@@ -178,12 +193,48 @@ template <typename Body> static void run(const char *name, int iterations, bool 
 		body(-1);
 		CK(cudaDeviceSynchronize());
 	}
+	const bool timing = timing_wanted();
+	const size_t flush_bytes = (size_t)256 << 20;
+	void *flush = nullptr;
+	cudaEvent_t begin, end;
+	float times_us[50];
+	if (timing) {
+		CK(cudaMalloc(&flush, flush_bytes));
+		CK(cudaEventCreate(&begin));
+		CK(cudaEventCreate(&end));
+	}
 	for (int i = 0; i < iterations; i++) {
+		if (timing) {
+			CK(cudaMemsetAsync(flush, i & 0xff, flush_bytes, 0));
+			CK(cudaEventRecord(begin, 0));
+		}
 		nvtxRangePushA(name);
 		body(i);
 		nvtxRangePop();
+		if (timing) {
+			CK(cudaEventRecord(end, 0));
+			CK(cudaEventSynchronize(end));
+			float ms;
+			CK(cudaEventElapsedTime(&ms, begin, end));
+			times_us[i] = ms * 1e3f;
+		}
 	}
 	CK(cudaDeviceSynchronize());
+	if (timing) {
+		// Median by insertion sort: at most 50 values.
+		for (int i = 1; i < iterations; i++)
+			for (int j = i; j > 0 && times_us[j - 1] > times_us[j]; j--) {
+				float t = times_us[j];
+				times_us[j] = times_us[j - 1];
+				times_us[j - 1] = t;
+			}
+		float median = iterations % 2 ? times_us[iterations / 2]
+		                              : 0.5f * (times_us[iterations / 2 - 1] + times_us[iterations / 2]);
+		fprintf(stderr, "range %s time us: median %.2f (%d ranges)\n", name, median, iterations);
+		CK(cudaEventDestroy(begin));
+		CK(cudaEventDestroy(end));
+		CK(cudaFree(flush));
+	}
 }
 
 static void chain_launches(cudaStream_t s, float *x, float *y)
@@ -431,6 +482,14 @@ int main(int argc, char **argv)
 	if (iterations < 1 || iterations > 50) {
 		fprintf(stderr, "usage: range_replay MODE [ITERATIONS 1-50]\n");
 		return 2;
+	}
+	if (const char *mib = getenv("RANGE_REPLAY_MIB")) {
+		long v = atol(mib);
+		if (v < 1 || v > 1024) {
+			fprintf(stderr, "range_replay: RANGE_REPLAY_MIB=%s: expected 1-1024\n", mib);
+			return 2;
+		}
+		N = (size_t)v << 18;
 	}
 	printf("mode %s iterations %d\n", mode, iterations);
 	if (!strcmp(mode, "chain"))

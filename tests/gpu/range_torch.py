@@ -15,8 +15,16 @@ Before the ranges, every step runs outside any range (3 times): the cuBLAS handl
 workspace, the modules' lazy loading and the caching allocator's blocks are all in place,
 so that no range allocates (cudaMalloc inside a range would refuse it). The loop after the
 warm-up makes exactly the allocations the warm-up made. Prints a digest of every range's
-output (outside the ranges), which must not change under rangeprof or ncu."""
+output (outside the ranges), which must not change under rangeprof or ncu.
+
+With RANGE_REPLAY_TIME=1 in the environment (plain runs only: under a profiler the events
+would hold its replays), each range is also timed by CUDA events recorded just outside it,
+after a 256 MiB write flushed the L2 (as --cache-control all does), and
+"range NAME time us: median X (N ranges)" is printed on stderr, as tests/gpu/range_replay.cu
+does, for tests/gpu/check_range.py vs-ncu --app-time."""
 import hashlib
+import os
+import statistics
 import sys
 
 import torch
@@ -37,11 +45,33 @@ class MLPBlock(torch.nn.Module):
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm(x))))
 
 
+TIMING = os.environ.get("RANGE_REPLAY_TIME") == "1"
+_times = {}
+_flush = None
+
+
 def in_range(name, fn, *args):
+    global _flush
+    if TIMING:
+        if _flush is None:
+            _flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+        _flush.fill_(len(_times.get(name, ())) & 0xFF)
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
     torch.cuda.nvtx.range_push(name)
     out = fn(*args)
     torch.cuda.nvtx.range_pop()
+    if TIMING:
+        end.record()
+        end.synchronize()
+        _times.setdefault(name, []).append(begin.elapsed_time(end) * 1e3)
     return out
+
+
+def print_times():
+    for name, times in _times.items():
+        print(f"range {name} time us: median {statistics.median(times):.2f} ({len(times)} ranges)",
+              file=sys.stderr)
 
 
 def mlp(iterations):
@@ -93,6 +123,7 @@ def main():
             fusion(iterations)
         else:
             sys.exit(f"range_torch.py: unknown mode '{mode}' (mlp, fusion)")
+    print_times()
 
 
 if __name__ == "__main__":

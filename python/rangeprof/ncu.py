@@ -2,8 +2,8 @@
 values (from 'ncu --csv --page raw' output, or from running ncu on the same command) next to
 rangeprof's, with the difference in percent. Kernel names are matched despite the two
 demanglers' spellings. A range workload of rangeprof (--replay-mode range, workload
-"range") is matched with ncu's result for the same NVTX range under its own --replay-mode
-range, by the range's name (see _range_match). Standard library only.
+"range") is matched with ncu's results for the same NVTX range under its own --replay-mode
+range, by the range's NVTX path (see _range_match). Standard library only.
 
     rangeprof-compare-ncu run.jsonl ncu.csv
     rangeprof-compare-ncu run.jsonl --run -- python3 train.py"""
@@ -59,12 +59,18 @@ class NcuError(Exception):
 
 class NcuRows(OrderedDict):
     """read_ncu_csv's result: {(NVTX path or None, canonical kernel, grid): {metric:
-    ([values], unit)}}, with by_name {the 'Kernel Name' cell as ncu wrote it (stripped):
-    [keys]} for finding a range result by its range's name."""
+    ([values], unit)}}, with by_path {NVTX path: [keys]} of the rows without a grid (no
+    launch configuration: ncu's range results) for _range_match."""
 
     def __init__(self):
         super().__init__()
-        self.by_name = {}
+        self.by_path = {}
+
+
+# The 'Kernel Name' cell of every result row that ncu --replay-mode range wrote into the
+# recorded files (python/tests/fixtures/recorded_range/): literally 'range', whatever the
+# range's name.
+_RANGE_RESULT = "range"
 
 
 class RangeName(str):
@@ -82,8 +88,8 @@ def read_ncu_csv(path, bad=None):
     (a list of 'FILE:LINE: reason' strings, when given) and skipped; cells that are not
     finite numbers ('n/a') are left out. OSError, or NcuError when there is no header.
     The result is an NcuRows: ncu --replay-mode range writes one row per range result
-    instead of one per kernel; those rows are read as any other, keyed on their 'Kernel
-    Name' cell (which names the range: see _range_match), and found through .by_name."""
+    instead of one per kernel; those rows are read as any other (their 'Kernel Name' is
+    'range', they have no grid: see _range_match), and found through .by_path."""
     line_number = [0]
 
     def lines(f):
@@ -125,7 +131,8 @@ def read_ncu_csv(path, bad=None):
             entry = out.get(key)
             if entry is None:
                 entry = out[key] = {}
-                out.by_name.setdefault(row[ki].strip(), []).append(key)
+                if not grid:
+                    out.by_path.setdefault(path_, []).append(key)
             for i, name in metric_columns:
                 if i >= len(row) or not row[i]:
                     continue
@@ -187,37 +194,34 @@ def match(key, ncu):
 
 
 def _range_match(key, ncu):
-    """ncu's result for a rangeprof range workload (key: its NVTX path, RangeName, ''): the
-    rows whose 'Kernel Name' is the range's name, or failing that its whole NVTX path,
-    and whose NVTX path column is the range's path, else that of the ranges around it
-    (whether ncu lists a range in the stack of its own result is not known here), else
-    empty (ncu ran without --nvtx); the first of those that has rows counts, and rows of
-    several grid cells are pooled.
+    """ncu's result for a rangeprof range workload (key: its NVTX path, RangeName, ''):
+    the rows without a grid whose NVTX path column is the range's path, the range itself
+    innermost as in rangeprof's nvtx_path, and whose 'Kernel Name' is 'range' (what ncu
+    wrote) or the range's name (what its documentation suggests; no recorded file has it).
+    Their values are pooled (one row per occurrence of the range); None if there is none.
 
-    THE SHAPE IS FROM THE DOCUMENTATION, NOT FROM A RECORDED FILE. As Nsight Compute's
-    documentation describes range replay (--replay-mode range, the ranges taken from
-    --nvtx --nvtx-include), it gives one result per range, and the raw page CSV one row
-    per result with the usual columns: 'Kernel Name' holding the range's name (the NVTX
-    range's text; cudaProfilerStart/Stop ranges get a generated name that no NVTX range
-    of rangeprof's has), an ID per result, and no launch configuration of its own (Grid
-    Size and Block Size empty or zero). This must be checked against a CSV that ncu
-    --replay-mode range wrote on the GPU machine, and is untested until one is recorded
-    into the fixtures (tests/gpu/run.sh section 6 writes ncu_chain.csv and others). Where
-    ncu names range results
-    otherwise (a 'Range Name' column, a domain prefix), this is the function to change."""
+    The shape is that of the files in python/tests/fixtures/recorded_range/ (their README
+    says how they were made): ncu 2025.3.1 on an H200, 'ncu --replay-mode range --nvtx
+    --nvtx-include "MODE/" --csv --page raw' on tests/gpu/range_replay.cu and
+    tests/gpu/range_torch.py. Each occurrence of a range is one row: 'Kernel Name' holds
+    'range' literally, the push/pop column the range's own entry (e.g. '1449
+    "<default domain>:mlp:none:none:none:none:none:none"'), Stream 'n/a', and there is
+    no Grid Size column. Those ranges were all outermost: a nested range's stack
+    ('outer/chain') is taken to list the ranges around it first, as nvtx_path reads a
+    kernel's, which no recorded file shows (python/tests/test_ncu_range.py checks it on
+    an edited copy only). NVTX start/end ranges, which rangeprof also measures, were not
+    recorded: the CSV's 'Id:Domain:Start/Stop_Range' column (empty in every recorded
+    row) is not read, so a start/end range workload is not matched (nor are ncu's
+    cudaProfilerStart/Stop ranges)."""
     path, name = key[0], str(key[1])
-    by_name = getattr(ncu, "by_name", None)
-    if by_name is None:  # a plain dict (compare() called with a hand-made ncu side)
-        by_name = {}
-        for k in ncu:
-            by_name.setdefault(k[1], []).append(k)
-    candidates = by_name.get(name) or by_name.get(path) or []
-    parent = path.rpartition("/")[0] if "/" in path else None
-    for wanted in (path, parent, None):
-        keys = [k for k in candidates if k[0] == wanted]
-        if keys:
-            break
+    by_path = getattr(ncu, "by_path", None)
+    if by_path is None:  # a plain dict (compare() called with a hand-made ncu side)
+        candidates = [k for k in ncu if k[0] == path and not k[2]]
     else:
+        candidates = by_path.get(path, [])
+    names = (_RANGE_RESULT, canonical_kernel(name))
+    keys = [k for k in candidates if k[1] in names]
+    if not keys:
         return None
     if len(keys) == 1:
         return ncu[keys[0]]
@@ -322,10 +326,9 @@ def parser():
     p = Parser(prog="rangeprof-compare-ncu", description="rangeprof against ncu on the same "
                "program, per kernel and metric (medians), kernels matched by NVTX path, "
                "name (despite the two demanglers' spellings) and grid, range workloads "
-               "(--replay-mode range) with ncu's range results by the range's name. A "
-               "metric whose units "
-               "cannot be converted is not compared (said on stderr). Exit status 2 when "
-               "nothing can be compared.")
+               "(--replay-mode range) with ncu's range results by the range's NVTX "
+               "path. A metric whose units cannot be converted is not compared (said on "
+               "stderr). Exit status 2 when nothing can be compared.")
     add_version(p)
     p.add_argument("jsonl", help="rangeprof JSONL: file, directory or glob")
     p.add_argument("ncu_csv", nargs="?", help="output of 'ncu --csv --page raw' (not with "

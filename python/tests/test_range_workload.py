@@ -4,17 +4,14 @@ NVTX path, Kernel the record's kernel text (its kernels' count and names), Range
 RangeKernelNames the range's kernel count and names; files without the member (all of
 fixtures/recorded) read as before.
 
-No range workload has been recorded on a GPU yet, so the range records here are SCHEMA
-TRANSFORMATIONS of recorded kernel records, not measurements: a recorded launch's run and
-summary records get the members collector/records.c writes for a range (workload "range",
-graph null, grid, block and shared_mem_bytes null, and the "range" object of
-doc/records.md, in the writer's member order; tests/unit/collector/records_test.c checks
-the writer itself), while their metric values stay those the recording measured for that
-one launch. No ncu --replay-mode range output has been recorded either, so matching a
-range to ncu's rows (ncu.py's _range_match) is not tested here: a CSV edited into the
-shape the documentation suggests would only test that guess. The first GPU run of
-tests/gpu/run.sh section 6 writes ncu_chain.csv and the others; one of them recorded into
-fixtures/recorded is what such a test needs."""
+The range records here are SCHEMA TRANSFORMATIONS of recorded kernel records, not
+measurements: a recorded launch's run and summary records get the members
+collector/records.c writes for a range (workload "range", graph null, grid, block and
+shared_mem_bytes null, and the "range" object of doc/records.md, in the writer's member
+order; tests/unit/collector/records_test.c checks the writer itself), while their metric
+values stay those the recording measured for that one launch. They were made before any
+range was recorded on a GPU; recorded range runs and ncu --replay-mode range output are in
+fixtures/recorded_range, where test_ncu_range.py matches them (ncu.py's _range_match)."""
 import io
 import json
 import re

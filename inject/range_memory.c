@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "inject/config.h"
 #include "inject/range.h"
 #include "inject/range_memory.h"
 #include "inject/session.h"
@@ -127,7 +128,12 @@ bool range_memory_begin(struct range_policy *p, struct measurement *m,
 			      "this occurrence saves the whole context", m->kernel,
 			      err[0] ? err : "out of host memory");
 	}
+	/* --memory-save checkpoint: saved whole at every occurrence, as every kernel is. */
+	bool whole_asked = inject_config()->memory_save == RP_MEMORY_SAVE_CHECKPOINT;
+	if (whole_asked && p)
+		p->state = RANGE_WHOLE;
 	snprintf(m->save.why, sizeof(m->save.why), "a range: %s",
+		 whole_asked ? "--memory-save checkpoint" :
 		 p && p->state == RANGE_WHOLE ? "its calls' reach cannot be shown to be all it "
 		 "writes, so all the context's memory is saved" : "its calls are not known at its "
 		 "first occurrence, so all the context's memory is saved while it learns what "

@@ -362,6 +362,22 @@ Test(range_workload, a_range_reaching_new_memory_every_time_is_saved_whole_in_th
 	cr_assert_eq(fw.checkpoint_saves, 4, "the first learning and the last saved whole");
 }
 
+Test(range_workload, memory_save_checkpoint_saves_every_occurrence_whole)
+{
+	struct inject_config c = fake_config();
+	c.memory_save = RP_MEMORY_SAVE_CHECKPOINT;
+	inject_replay_configure(&c);
+	mem_track_add(0x1000, 4096);
+	step(0x1000);
+	step(0x1000);
+	cr_assert_eq(fw.checkpoint_saves, 4, "begin and end of both occurrences, whole");
+	cr_assert_eq(fw.saves_inputs, 0, "no learned reach used");
+	cr_assert_eq(fw.hashes_outside, 0, "nothing learned");
+	cr_assert_str_eq(fake_string(fake_record("summary", 1), "save/why"),
+			 "a range: --memory-save checkpoint");
+	cr_assert_eq(fake_records("run"), 10);
+}
+
 Test(range_workload, a_range_with_a_graph_launch_is_saved_whole)
 {
 	struct nvtx_bridge_range_key key = open_range("graph");

@@ -16,6 +16,8 @@
 // unselected launch's cost in range mode); plain and under rangeprof, the difference is
 // rangeprof's:
 //   range host issue time: median X us over N ranges
+//   range host total time: median X us over N ranges   (push to just after the pop:
+//     under rangeprof the whole measurement, to set beside its summaries' cost_ms.total)
 //   unselected launch host time: median X us per launch (3 x 2000)
 // Prints a checksum too. Under rangeprof the printed times hold the replays and mean nothing;
 // take them from a plain run.
@@ -125,7 +127,7 @@ int main(int argc, char **argv)
 	sweep<<<GRID, BLOCK>>>(sweep_buf, SWEEP, sink);
 	CK(cudaDeviceSynchronize());
 
-	std::vector<double> us, issue_us;
+	std::vector<double> us, issue_us, total_us;
 	for (int it = 0; it < iterations; it++) {
 		sweep<<<GRID, BLOCK>>>(sweep_buf, SWEEP, sink);
 		CK(cudaEventRecord(start, 0));
@@ -136,8 +138,11 @@ int main(int argc, char **argv)
 			                             0.999f, 0.001f * (float)(k + 1));
 		double t1 = now_us();
 		nvtxRangePop();
-		if (it > 0)
+		double t2 = now_us();
+		if (it > 0) {
 			issue_us.push_back(t1 - t0);
+			total_us.push_back(t2 - t0);
+		}
 		CK(cudaEventRecord(stop, 0));
 		CK(cudaEventSynchronize(stop));
 		CK(cudaGetLastError());
@@ -154,6 +159,8 @@ int main(int argc, char **argv)
 
 	printf("range host issue time: median %.1f us over %zu ranges\n", median(issue_us),
 	       issue_us.size());
+	printf("range host total time: median %.1f us over %zu ranges\n", median(total_us),
+	       total_us.size());
 	std::vector<double> per_launch;
 	for (int batch = 0; batch < 3; batch++) {
 		double t0 = now_us();

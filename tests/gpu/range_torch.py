@@ -19,7 +19,10 @@ output (outside the ranges), which must not change under rangeprof or ncu.
 
 With RANGE_REPLAY_TIME=1 in the environment (plain runs only: under a profiler the events
 would hold its replays), each range is also timed by CUDA events recorded just outside it,
-after a 256 MiB write flushed the L2 (as --cache-control all does), and
+after a 256 MiB write flushed the L2 (as --cache-control all does) and torch.cuda._sleep
+held the GPU for ~5 ms, so that the range's kernels are all queued when the first starts
+(the range's GPU time without Python's launch gaps, as a replay issues them back to back:
+without the hold the MLP block took 959 us by events, its kernels 754), and
 "range NAME time us: median X (N ranges)" is printed on stderr, as tests/gpu/range_replay.cu
 does, for tests/gpu/check_range.py vs-ncu --app-time."""
 import hashlib
@@ -56,6 +59,7 @@ def in_range(name, fn, *args):
         if _flush is None:
             _flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
         _flush.fill_(len(_times.get(name, ())) & 0xFF)
+        torch.cuda._sleep(10_000_000)
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         begin.record()
     torch.cuda.nvtx.range_push(name)

@@ -13,7 +13,7 @@
 # and prints one table: label, median DRAM write bytes, min-max, n, % against the reference,
 # the median of each repetition, reads against the reference, time.
 # Never locks clocks: ncu with --clock-control none, rangeprof with its default.
-# Not yet run on a GPU.
+# Run once, in session 9: its table and what it showed are in bench/NOTES.md, "Session 9".
 #
 # Run on the GPU machine, from the repository root with build/ built, LD_LIBRARY_PATH set
 # as bench/NOTES.md says:  bench/l2_write_probe.sh
@@ -21,7 +21,7 @@
 # (two files: the device tool brings back at most 8), else left in a temporary directory
 # named at the end.
 #
-# GPU time, estimated (nothing here has run yet): 3 nvcc builds ~15 s; 22 ncu processes
+# GPU time, estimated before the first run (which took 79 s with BUDGET_S=200): 3 nvcc builds ~15 s; 22 ncu processes
 # (18 variant runs, 4 reference runs) at ~4-5 s each (ncu's start, the probe's 120 MB flush
 # buffer and PTX JIT, 6 profiled launches) ~110 s; 16 CUPTI-mode processes at ~2 s (profiler
 # set-up ~0.3 s, 40 runs) ~30 s; 8 rangeprof processes at ~3 s ~25 s. About 3 minutes; every

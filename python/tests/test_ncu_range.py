@@ -166,3 +166,24 @@ def test_a_nested_range_matches_by_its_whole_path(range_file, derived):
         [(r["Metric"], r["NcuMedian"]) for r in plain_rows]
     assert _compare(range_file("rm_chain.jsonl"), nested_csv)[0] == 2
     assert _compare(nested_jsonl, range_file("ncu_chain.csv"))[0] == 2
+
+
+@pytest.mark.parametrize("mode,kernels", [("chain", 3), ("fused", 1), ("unfused", 2), ("mlp", 5)])
+def test_recorded_range_runs_read_like_kernels_in_the_dataframe(range_file, mode, kernels):
+    """The recorded range runs, as the DataFrame reads them: Annotation the range, Kernel
+    the record's 'N kernels: ...' text, RangeKernels N, one row per run and metric, the
+    values the records hold."""
+    pytest.importorskip("pandas")
+    from rangeprof import frame
+    path = range_file(f"rm_{mode}.jsonl")
+    runs = [r for r in map(json.loads, path.read_text().splitlines())
+            if r.get("type") == "run" and r.get("workload") == "range"]
+    df = frame.load(str(path))
+    rng = df[df["Workload"] == "range"]
+    assert set(rng["Annotation"]) == {mode}
+    assert set(rng["RangeKernels"]) == {kernels}
+    assert set(rng["Kernel"]) == {r["kernel"] for r in runs}
+    assert all(k.startswith(f"{kernels} kernel") for k in rng["Kernel"])
+    assert len(rng) == sum(len(r["metrics"]) for r in runs)
+    time = rng[rng["Metric"] == "gpu__time_duration.sum"]
+    assert sorted(time["Value"]) == sorted(r["metrics"]["gpu__time_duration.sum"] for r in runs)

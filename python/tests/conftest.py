@@ -11,12 +11,17 @@ import pytest
 RECORDED = Path(os.environ.get("RANGEPROF_FIXTURES", Path(__file__).parent / "fixtures" / "recorded"))
 
 
-def recorded_path(name):
-    path = RECORDED / name
+def fixture_path(folder, name):
+    """folder/name, or the test skipped where that recorded file is absent."""
+    path = Path(folder) / name
     if not path.exists():
-        pytest.skip(f"recorded fixture {name} is not in {RECORDED} "
-                    "(fixtures/recorded/README.md says how each was recorded)")
+        pytest.skip(f"recorded fixture {name} is not in {folder} "
+                    f"(fixtures/{Path(folder).name}/README.md says how each was recorded)")
     return path
+
+
+def recorded_path(name):
+    return fixture_path(RECORDED, name)
 
 
 @pytest.fixture

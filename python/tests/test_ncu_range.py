@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import fixture_path
 from rangeprof import ncu
 
 RECORDED_RANGE = Path(__file__).parent / "fixtures" / "recorded_range"
@@ -21,13 +22,7 @@ NVTX_COLUMN = "thread Domain:Push/Pop_Range"
 
 @pytest.fixture
 def range_file():
-    def path(name):
-        p = RECORDED_RANGE / name
-        if not p.exists():
-            pytest.skip(f"recorded fixture {name} is not in {RECORDED_RANGE} "
-                        "(fixtures/recorded_range/README.md says how each was recorded)")
-        return p
-    return path
+    return lambda name: fixture_path(RECORDED_RANGE, name)
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ Each LABEL names one program run (e.g. '64MiB'); KERNEL.jsonl was recorded with
 --replay-mode kernel and RANGE.jsonl with --replay-mode range, with the same
 --nvtx-include and metrics (gpu__time_duration.sum, dram__bytes_read.sum,
 dram__bytes_write.sum). Kernel replay's figure for a range is the sum over its kernels of
-each kernel's median (over its runs and the range's occurrences); range replay's is the
-median over the range's runs. Prints one Markdown table row per label and range.
+each kernel's median (over its runs and the range's occurrences), the kernels told apart
+by name: a range that launches one kernel twice would count it once (the fusion ranges
+do not); range replay's is the median over the range's runs. Prints one Markdown table row per label and range.
 Standard library only; exits 1 when a file holds no runs for a range the other has."""
 import json
 import statistics

@@ -490,14 +490,13 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		inside_replay = true;
 		bool ranges = inject_range_on_call(cbid, cb);
 		inside_replay = false;
-		bool graph = cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
-			     cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
-		if (ranges && (is_kernel_launch(cbid) || graph)) {
+		if (ranges && (is_kernel_launch(cbid) ||
+			       cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+			       cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz)) {
 			/* Still a launch of the process: the indexes of every later launch,
-			 * and the next occurrence's first, count it. */
+			 * and the next occurrence's first, count it. Not counted as a graph
+			 * launch left unreplayed (the exit line's): the range replays it. */
 			inject_select_next_index();
-			if (graph)
-				inject_select_count_graph_launch();
 			return;
 		}
 	}

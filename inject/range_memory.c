@@ -37,9 +37,9 @@ struct range_policy {
 	unsigned misses;             /* occurrences that reached beyond the union */
 };
 
-/* Occurrences that may reach beyond the learned union, each unmeasured and each growing
- * it, before the name is saved whole for good: memory handed out in turns is covered
- * after a few, memory new at every occurrence never is. */
+/* Occurrences that may reach beyond the learned union, each unmeasured: the first
+ * RANGE_MISSES_MAX - 1 grow it, the next one saves the name whole from then on (memory
+ * handed out in turns is covered after a few, memory new at every occurrence never is). */
 #define RANGE_MISSES_MAX 8
 
 /* How many occurrences of a name a call that may not recur (an allocation, a capture's
@@ -89,6 +89,7 @@ bool range_policy_refuse(struct range_policy *p, bool transient)
 	mem_reach_finish(&p->reach);
 	if (transient && ++p->transient_refusals < TRANSIENT_REFUSALS) {
 		p->state = RANGE_LEARN;
+		p->misses = 0;   /* learning anew: its union starts anew too */
 		return false;
 	}
 	p->state = RANGE_REFUSED;
@@ -117,8 +118,8 @@ bool range_memory_begin(struct range_policy *p, struct measurement *m,
 	if (p && p->state == RANGE_REACH) {
 		m->save.strategy = "reach";
 		snprintf(m->save.why, sizeof(m->save.why), "a range: the memory its calls reached "
-			 "at its earlier occurrences (%zu bytes), shown to be all it writes",
-			 p->reach.bytes);
+			 "at its earlier occurrences (%zu bytes); the first of them was shown to "
+			 "write nothing else", p->reach.bytes);
 		if (copy_reach(&m->save.reach, &p->reach) &&
 		    mem_save(&m->c->inputs, &m->save.reach, NULL, err, sizeof(err)) == 0)
 			return true;
@@ -258,8 +259,12 @@ static void range_reach_missed(struct range_policy *p, struct measurement *m,
 			       const struct mem_reach *reached, const char *why)
 {
 	size_t before = p ? p->reach.bytes : 0;
-	bool grown = p && reached && ++p->misses < RANGE_MISSES_MAX &&
+	bool too_many = p && ++p->misses >= RANGE_MISSES_MAX;
+	bool grown = p && reached && !too_many &&
 		     mem_reach_add(&p->reach, reached->ranges, reached->count) == 0;
+	if (!grown && !why[0])
+		why = !p ? "no policy is kept for its name" : too_many ?
+		      "at too many occurrences" : "out of host memory";
 	char detail[32];
 	snprintf(detail, sizeof(detail), "%u", p ? p->misses : 0);
 	if (grown) {
@@ -274,10 +279,9 @@ static void range_reach_missed(struct range_policy *p, struct measurement *m,
 		p->state = RANGE_WHOLE;
 	}
 	inject_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = detail),
-		      false, "range '%s' reached memory its earlier occurrences did not%s%s; this "
+		      false, "range '%s' reached memory its earlier occurrences did not: %s; this "
 		      "occurrence is not measured, and each next one saves and restores the whole "
-		      "context's memory", m->kernel, why[0] ? ": " : "",
-		      why[0] ? why : "at too many occurrences");
+		      "context's memory", m->kernel, why);
 }
 
 bool range_memory_end(struct range_policy *p, struct measurement *m,

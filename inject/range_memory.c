@@ -265,8 +265,10 @@ static void range_reach_missed(struct range_policy *p, struct measurement *m,
 	if (!grown && !why[0])
 		why = !p ? "no policy is kept for its name" : too_many ?
 		      "at too many occurrences" : "out of host memory";
+	/* Each miss is said: the detail tells them apart (inject_report says each once). */
+	static unsigned long misses_said;
 	char detail[32];
-	snprintf(detail, sizeof(detail), "%u", p ? p->misses : 0);
+	snprintf(detail, sizeof(detail), "%lu", ++misses_said);
 	if (grown) {
 		inject_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = detail),
 			      false, "range '%s' reached memory its earlier occurrences did not "

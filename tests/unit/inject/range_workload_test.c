@@ -362,6 +362,37 @@ Test(range_workload, a_range_reaching_new_memory_every_time_is_saved_whole_in_th
 	cr_assert_eq(fw.checkpoint_saves, 4, "the first learning and the last saved whole");
 }
 
+/* An occurrence of range "mixed": step's calls, then an allocation when asked. */
+static void mixed_step(CUdeviceptr dst, bool allocate)
+{
+	struct nvtx_bridge_range_key key = open_range("mixed");
+	if (inject_range_recording())
+		launch_kernel(NULL);
+	cuMemsetD8Async_params m = { .dstDevice = dst, .uc = 1, .N = 16 };
+	if (inject_range_recording())
+		call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, &m);
+	cuMemAlloc_v2_params a = { 0 };
+	if (allocate && inject_range_recording())
+		call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &a);
+	close_range(key);
+}
+
+Test(range_workload, learning_anew_after_a_refusal_counts_misses_anew)
+{
+	for (CUdeviceptr a = 0x10000; a < 0x10000 + 12 * 0x1000; a += 0x1000)
+		mem_track_add(a, 4096);
+	mixed_step(0x10000, false);   /* learns */
+	for (CUdeviceptr a = 0x11000; a <= 0x17000; a += 0x1000)
+		mixed_step(a, false);     /* 7 misses, each growing the union */
+	cr_assert_eq(fake_messages("warning", "bytes more"), 7);
+	mixed_step(0x10000, true);    /* an allocation: refused, tried whole again */
+	mixed_step(0x10000, false);   /* learns anew */
+	mixed_step(0x18000, false);   /* a miss, the first since */
+	cr_assert_eq(fake_messages("warning", "bytes more"), 8, "the union grows again");
+	cr_assert_eq(fake_messages("warning", "each next one saves and restores the whole"), 0,
+		     "not the eighth miss of the name: its count started anew with the learning");
+}
+
 Test(range_workload, memory_save_checkpoint_saves_every_occurrence_whole)
 {
 	struct inject_config c = fake_config();

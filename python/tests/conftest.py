@@ -72,3 +72,22 @@ def stepped(damaged):
             return out
         return damaged("vadd.jsonl", edit)
     return make
+
+
+@pytest.fixture
+def stand_in_ncu(tmp_path):
+    """stand_in_ncu(csv) -> (path of a stand-in ncu, path of its argv log): it logs its
+    argv as JSON and copies csv (a CSV ncu wrote on the H200) to its --log-file, for
+    rangeprof-compare-ncu --run on this machine, which has no GPU."""
+    def make(csv_path):
+        argv_log = tmp_path / "argv.json"
+        fake = tmp_path / "ncu"
+        fake.write_text(
+            "#!/usr/bin/env python3\n"
+            "import json, shutil, sys\n"
+            f"json.dump(sys.argv[1:], open({str(argv_log)!r}, 'w'))\n"
+            "log = sys.argv[sys.argv.index('--log-file') + 1]\n"
+            f"shutil.copy({str(csv_path)!r}, log)\n")
+        fake.chmod(0o755)
+        return fake, argv_log
+    return make

@@ -115,21 +115,12 @@ def test_text_table_tells_the_two_unfused_kernels_apart(recorded, capsys):
     assert len(kernels) == 2, kernels
 
 
-def test_run_calls_ncu_as_the_recording_was_made(recorded, tmp_path):
+def test_run_calls_ncu_as_the_recording_was_made(recorded, stand_in_ncu):
     """--run starts ncu itself: never locking clocks, with the session's metrics and NVTX
     includes, the user's command last, and compares its CSV. A stand-in ncu on this
     machine (no GPU) logs its argv and writes the CSV ncu wrote for the same program on
     the H200 into --log-file."""
-    csv_path = recorded("vadd.ncu.csv")
-    argv_log = tmp_path / "argv.json"
-    fake = tmp_path / "ncu"
-    fake.write_text(
-        "#!/usr/bin/env python3\n"
-        "import json, shutil, sys\n"
-        f"json.dump(sys.argv[1:], open({str(argv_log)!r}, 'w'))\n"
-        "log = sys.argv[sys.argv.index('--log-file') + 1]\n"
-        f"shutil.copy({str(csv_path)!r}, log)\n")
-    fake.chmod(0o755)
+    fake, argv_log = stand_in_ncu(recorded("vadd.ncu.csv"))
     out = io.StringIO()
     rc = ncu.main([str(recorded("vadd.jsonl")), "--ncu", str(fake), "--json", "--run", "--",
                    "python3", "vector_add.py", "--launches", "5"], out=out)

@@ -182,3 +182,22 @@ def test_recorded_range_runs_read_like_kernels_in_the_dataframe(range_file, mode
     assert len(rng) == sum(len(r["metrics"]) for r in runs)
     time = rng[rng["Metric"] == "gpu__time_duration.sum"]
     assert sorted(time["Value"]) == sorted(r["metrics"]["gpu__time_duration.sum"] for r in runs)
+
+
+def test_run_compares_a_range_with_the_range_ncu_wrote(range_file, stand_in_ncu):
+    """--run on a range file asks ncu for range replay of the session's ranges, and
+    compares the range CSV ncu wrote for the same program on the H200 (a stand-in ncu
+    hands back the recorded ncu_chain.csv): every metric matched, 4 ncu values each."""
+    fake, argv_log = stand_in_ncu(range_file("ncu_chain.csv"))
+    out = io.StringIO()
+    rc = ncu.main([str(range_file("rm_chain.jsonl")), "--ncu", str(fake), "--json", "--run",
+                   "--", "./range_replay", "chain", "4"], out=out)
+    assert rc == 0
+    argv = json.load(open(argv_log))
+    assert argv[argv.index("--replay-mode") + 1] == "range"
+    assert argv[argv.index("--nvtx-include") + 1] == "chain/"
+    assert argv[argv.index("--clock-control") + 1] == "none"
+    rows = json.loads(out.getvalue())
+    assert {r["Metric"] for r in rows} == {"gpu__time_duration.sum", "dram__bytes_read.sum",
+                                           "dram__bytes_write.sum", "smsp__inst_executed.sum"}
+    assert {r["NcuRuns"] for r in rows} == {4} and {r["Annotation"] for r in rows} == {"chain"}

@@ -244,20 +244,13 @@ def test_a_range_ncu_did_not_measure_as_a_range_is_named(damaged, recorded, vadd
     assert "no kernel of the JSONL is in ncu's output" in err
 
 
-def test_run_passes_replay_mode_range_from_the_session(vadd_ranges, recorded, tmp_path, capsys):
+def test_run_passes_replay_mode_range_from_the_session(vadd_ranges, recorded, stand_in_ncu,
+                                                      capsys):
     """--run asks ncu for range replay when the file's session measured ranges. The stand-in
     ncu hands back the recorded kernel-replay CSV: no range rows, so nothing is compared
-    and the note says so."""
-    argv_log = tmp_path / "argv.json"
-    fake = tmp_path / "ncu"
-    fake.write_text(
-        "#!/usr/bin/env python3\n"
-        "import json, shutil, sys\n"
-        f"json.dump(sys.argv[1:], open({str(argv_log)!r}, 'w'))\n"
-        "log = sys.argv[sys.argv.index('--log-file') + 1]\n"
-        f"shutil.copy({str(recorded('vadd.ncu.csv'))!r}, log)\n")
-    fake.chmod(0o755)
-    assert ncu.main([str(vadd_ranges), "--ncu", str(fake), "--json", "--run", "--",
+    and the note says so (test_ncu_range.py has --run on a recorded range CSV)."""
+    stand_in, argv_log = stand_in_ncu(recorded("vadd.ncu.csv"))
+    assert ncu.main([str(vadd_ranges), "--ncu", str(stand_in), "--json", "--run", "--",
                      "python3", "vector_add.py"], out=io.StringIO()) == 2
     argv = json.load(open(argv_log))
     assert argv[argv.index("--replay-mode") + 1] == "range"

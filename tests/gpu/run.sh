@@ -727,7 +727,7 @@ for mib in 64 8; do
 		cat "rl_range_${mode}_$mib.jsonl" >>"rl_range_$mib.jsonl"
 	done
 done
-check range-lesson python3 "$root/bench/range_lesson.py" 64MiB=rl_kernel_64.jsonl,rl_range_64.jsonl \
+check range-lesson env PYTHONPATH="$root/python" python3 "$root/bench/range_lesson.py" 64MiB=rl_kernel_64.jsonl,rl_range_64.jsonl \
 	8MiB=rl_kernel_8.jsonl,rl_range_8.jsonl
 cat range-lesson.log
 # Cost of a measured range (bench/range_cost.cu: 10 kernels of ~30 us, 20 runs): at most the

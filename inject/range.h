@@ -199,7 +199,8 @@ void inject_range_set_graph_check(inject_range_graph_check check);
 /* launch.c's NVTX hooks, with the replay lock held and rangeprof's own driver calls
  * marked as such. opened: a range took effect on the calling thread; selected says
  * whether the filters make it a workload (-s/-c already counted); first_launch is the
- * process-wide index the range's first kernel launch will get (the records' "launch").
+ * process-wide index the range's first kernel or graph launch will get (the records'
+ * "launch"; launch.c counts the launches a recording takes, so later ones follow on).
  * closing: a range is about to end; the one being recorded is measured here. */
 void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 			 uint64_t first_launch);

@@ -37,7 +37,8 @@
 #include "inject/session.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 
-/* A range is relaunched whole from the full checkpoint, like a graph launch. */
+/* A range is relaunched whole, like a graph launch, from the memory range_memory.c saved
+ * at its begin (the full checkpoint, or the learned reach). */
 const struct inject_workload inject_range_workload = { inject_whole_need, inject_whole_batch };
 
 /* range.h's flags, read inline by launch.c at every launch. */

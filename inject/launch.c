@@ -454,6 +454,7 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 			mem_globals_learn(md->pCubin, md->cubinSize);
 		} else if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
 			mem_globals_forget_modules();
+			mem_param_layouts_forget();
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !inside_replay) {
 			on_context_created(rd->context);
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && !inside_replay) {

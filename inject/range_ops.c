@@ -3,8 +3,9 @@
  * host bytes of copies to the device), so that the application may reuse its buffers at
  * once. range_calls.c says which call is what and hands the recorded ones here;
  * range_replay.c issues them again. Under the replay lock. Calls launches.c (decode),
- * names.c, collectives.c and the driver through collector/api. */
+ * names.c, collectives.c, memory/layout.c and the driver through collector/api. */
 #include <cupti.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,8 @@
 #include "inject/inject.h"
 #include "inject/range.h"
 #include "inject/range_calls.h"
+#include "memory/memory.h"
 
-/* The driver accepts at most 32764 bytes of kernel parameters, hence at most this many. */
-#define MAX_PARAMETERS 32764
 /* An extra array of more entries than this is not a launch's: there are three keys. */
 #define MAX_EXTRA 64
 
@@ -108,39 +108,17 @@ CUstream range_per_thread(CUstream stream)
 
 /* ---- kernel launches ----------------------------------------------------------------- */
 
-/* Offset and size of parameter i of f: 0, 1 past the last parameter, -1 when the driver
- * gives no layout. The runtime launches CUkernel handles (CUDA 12 library loading)
- * through cuLaunchKernel, and cuFuncGetParamInfo calls those invalid: *kernel_handle
- * then switches to cuKernelGetParamInfo (as memory/reach.c does). */
-static int parameter(CUfunction f, size_t i, size_t *offset, size_t *size, bool *kernel_handle)
-{
-	CUresult cr = *kernel_handle ? rp_api.cuKernelGetParamInfo((CUkernel)f, i, offset, size) :
-		rp_api.cuFuncGetParamInfo(f, i, offset, size);
-	if (cr == CUDA_ERROR_INVALID_HANDLE && i == 0 && !*kernel_handle) {
-		*kernel_handle = true;
-		return parameter(f, i, offset, size, kernel_handle);
-	}
-	if (cr == CUDA_ERROR_INVALID_VALUE)
-		return 1;
-	return cr == CUDA_SUCCESS ? 0 : -1;
-}
-
 /* The parameter bytes of a kernelParams launch copied into k->args, and k->params rebuilt
- * over them: NULL, or why not. The layout is asked twice (count and size, then each
- * parameter's place) rather than kept, so that nothing but the copy is allocated. */
+ * over them: NULL, or why not. The layout is memory/layout.c's, asked of the driver once
+ * per kernel: asking it at each launch cost microseconds inside the range. */
 static const char *copy_kernel_params(struct range_op *op, const struct inject_launch *l)
 {
-	size_t count = 0, total = 0, offset, size;
-	bool kernel_handle = false;
-	for (;; count++) {
-		int rc = parameter(l->function, count, &offset, &size, &kernel_handle);
-		if (rc > 0)
-			break;
-		if (rc < 0 || count == MAX_PARAMETERS)
-			return range_why_parameters;
-		if (offset + size > total)
-			total = offset + size;
-	}
+	const struct mem_param_layout *layout;
+	CUresult error;
+	int rc = mem_param_layout_of(l->function, &layout, &error);
+	if (rc)
+		return rc == RP_ERR_NO_MEMORY ? range_why_memory : range_why_parameters;
+	size_t count = layout->count, total = layout->total;
 	if (!l->kernel_params && count)
 		return range_why_parameters;
 	if (!l->kernel_params)
@@ -152,11 +130,9 @@ static const char *copy_kernel_params(struct range_op *op, const struct inject_l
 		return range_why_memory;
 	op->kernel.args_size = total;
 	for (size_t i = 0; i < count; i++) {
-		if (parameter(l->function, i, &offset, &size, &kernel_handle))
-			return range_why_parameters;
-		unsigned char *at = (unsigned char *)op->kernel.args + offset;
+		unsigned char *at = (unsigned char *)op->kernel.args + layout->offsets[i];
 		if (l->kernel_params[i])
-			memcpy(at, l->kernel_params[i], size);
+			memcpy(at, l->kernel_params[i], layout->sizes[i]);
 		op->kernel.params[i] = at;
 	}
 	return NULL;
@@ -226,6 +202,24 @@ static const char *copy_kernel_config(struct range_op *op, const struct inject_l
 	return NULL;
 }
 
+/* Whether a kernel is a collective, by its mangled or demangled name. The answer for a
+ * name that is not (nearly every one) is kept, by the interned name's address, which
+ * names.c keeps for good: reading long template names against every pattern at each
+ * launch cost time inside the range. Under the replay lock. */
+static bool is_collective(const char *interned, const char *demangled)
+{
+	static const char *not_collective[256];
+	size_t slot = ((uintptr_t)interned >> 4) % 256;
+	if (interned && not_collective[slot] == interned)
+		return false;
+	if (inject_is_collective(interned ? interned : "", NULL) ||
+	    (demangled && inject_is_collective(demangled, NULL)))
+		return true;
+	if (interned)
+		not_collective[slot] = interned;
+	return false;
+}
+
 const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 				 const CUpti_CallbackData *cb, uint64_t call)
 {
@@ -240,8 +234,7 @@ const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 	op.kernel.name = inject_name_intern(l->mangled, &interned);
 	/* The driver's name lives only as long as its call. */
 	l->mangled = interned;
-	if (inject_is_collective(l->mangled ? l->mangled : "", NULL) ||
-	    (op.kernel.name && inject_is_collective(op.kernel.name, NULL)))
+	if (is_collective(interned, op.kernel.name))
 		return range_why_collective;
 	size_t events = 0;
 	const char *why = range_why_memory;

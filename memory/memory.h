@@ -79,6 +79,23 @@ void mem_globals_forget_modules(void);
  * an answer. */
 bool mem_globals_known(const char *name);
 
+/* ---- layout.c --------------------------------------------------------------------- */
+
+/* A kernel's parameters as the driver lays them out: count, each one's offset and size,
+ * and total, the end of the furthest (the size of the packed buffer). */
+struct mem_param_layout {
+	size_t count, total;
+	const size_t *offsets, *sizes;
+};
+/* The layout of f (a CUfunction, or a CUkernel handle launched as one), asked of the
+ * driver at its first use and kept: *layout stays valid until the process ends. 0, or
+ * RP_ERR_FAILED (*error: the driver's result, CUDA_SUCCESS for more parameters than CUDA
+ * allows) or RP_ERR_NO_MEMORY. */
+int mem_param_layout_of(CUfunction f, const struct mem_param_layout **layout, CUresult *error);
+/* A module was unloaded: its functions' handles may come back for others, so every
+ * layout is asked again. */
+void mem_param_layouts_forget(void);
+
 /* ---- reach.c ---------------------------------------------------------------------- */
 
 /* What a launch can reach. When unknown[0] is set the set is incomplete, for the reason

@@ -1,5 +1,5 @@
 /* memory/reach.c - the memory a launch can reach. Every 8-byte word of the parameter
- * buffer (layout from cuFuncGetParamInfo) that the driver knows as a pointer brings in its
+ * buffer (layout from cuFuncGetParamInfo, kept by layout.c) that the driver knows as a pointer brings in its
  * whole allocation. Allocations of up to REACH_SCAN_MAX bytes are read once more for
  * pointers, so pointer arrays (batched GEMM) and device-side lists are covered; the
  * module's __device__ variables come from globals.c and are read for pointers the same
@@ -148,78 +148,34 @@ static int scan_words(struct mem_reach *r, const unsigned char *bytes, size_t si
 	return 0;
 }
 
-/* Offset and size of parameter i of f: 0, 1 past the last parameter, RP_ERR_FAILED with
- * the driver's result in *error.
- * The runtime launches CUkernel handles (CUDA 12 library loading) through cuLaunchKernel,
- * and cuFuncGetParamInfo calls those invalid: *kernel_handle then switches to
- * cuKernelGetParamInfo. */
-static int parameter_info(CUfunction f, size_t i, size_t *offset, size_t *size,
-			  bool *kernel_handle, CUresult *error)
-{
-	CUresult cr = *kernel_handle ?
-		rp_api.cuKernelGetParamInfo((CUkernel)f, i, offset, size) :
-		rp_api.cuFuncGetParamInfo(f, i, offset, size);
-	if (cr == CUDA_ERROR_INVALID_HANDLE && i == 0 && !*kernel_handle) {
-		*kernel_handle = true;
-		return parameter_info(f, i, offset, size, kernel_handle, error);
-	}
-	if (cr == CUDA_ERROR_INVALID_VALUE)
-		return 1;
-	*error = cr;
-	return cr == CUDA_SUCCESS ? 0 : RP_ERR_FAILED;
-}
-
 /* The parameter buffer as the kernel sees it, from kernelParams or extra, in *out (caller
  * frees) and its size: 0, or a code with unknown saying why. Runs on the application's
  * thread inside its launch call: nothing large on the stack. */
 static int parameter_buffer(struct mem_reach *r, CUfunction f, void **kernel_params,
 			    void **extra, unsigned char **out, size_t *size_out)
 {
-	/* The driver accepts at most 32764 bytes of parameters, hence this many. */
-	enum { MAX_PARAMETERS = 32764 };
-	size_t *offsets = NULL, *sizes = NULL, count = 0, capacity = 0, total = 0;
-	unsigned char *buffer = NULL;
-	bool kernel_handle = false;
-	int rc = RP_ERR_FAILED;
-	for (;; count++) {
-		if (count == capacity) {
-			capacity = capacity ? 2 * capacity : 64;
-			size_t *o = realloc(offsets, capacity * sizeof(*o));
-			if (o)
-				offsets = o;
-			size_t *z = o ? realloc(sizes, capacity * sizeof(*z)) : NULL;
-			if (z)
-				sizes = z;
-			if (!o || !z || count > MAX_PARAMETERS) {
-				snprintf(r->unknown, sizeof(r->unknown), !o || !z ?
-					 "out of host memory" : "more parameters than CUDA allows");
-				rc = !o || !z ? RP_ERR_NO_MEMORY : RP_ERR_FAILED;
-				goto fail;
-			}
-		}
-		CUresult error = CUDA_SUCCESS;
-		int info = parameter_info(f, count, &offsets[count], &sizes[count], &kernel_handle,
-					  &error);
-		if (info > 0)
-			break;
-		if (info < 0) {
+	const struct mem_param_layout *layout;
+	CUresult error;
+	int rc = mem_param_layout_of(f, &layout, &error);
+	if (rc) {
+		if (rc == RP_ERR_NO_MEMORY || error == CUDA_SUCCESS)
+			snprintf(r->unknown, sizeof(r->unknown), "%s", rc == RP_ERR_NO_MEMORY ?
+				 "out of host memory" : "more parameters than CUDA allows");
+		else
 			snprintf(r->unknown, sizeof(r->unknown), "the kernel's parameter layout: %s",
 				 collector_cu_error(error));
-			goto fail;
-		}
-		if (offsets[count] + sizes[count] > total)
-			total = offsets[count] + sizes[count];
+		return rc;
 	}
-	buffer = calloc(1, total + 8);
+	size_t total = layout->total;
+	unsigned char *buffer = calloc(1, total + 8);
 	if (!buffer) {
 		snprintf(r->unknown, sizeof(r->unknown), "out of host memory");
-		rc = RP_ERR_NO_MEMORY;
-		goto fail;
+		return RP_ERR_NO_MEMORY;
 	}
 	if (kernel_params) {
-		for (size_t i = 0; i < count; i++)
+		for (size_t i = 0; i < layout->count; i++)
 			if (kernel_params[i])
-				memcpy(buffer + offsets[i], kernel_params[i], sizes[i]);
+				memcpy(buffer + layout->offsets[i], kernel_params[i], layout->sizes[i]);
 	} else if (extra) {
 		void *packed = NULL;
 		size_t packed_size = 0;
@@ -234,24 +190,19 @@ static int parameter_buffer(struct mem_reach *r, CUfunction f, void **kernel_par
 		if (!packed && total) {
 			snprintf(r->unknown, sizeof(r->unknown), "launch 'extra' without a "
 				 "parameter buffer");
-			goto fail;
+			free(buffer);
+			return RP_ERR_FAILED;
 		}
 		if (packed)
 			memcpy(buffer, packed, packed_size < total ? packed_size : total);
 	} else if (total) {
 		snprintf(r->unknown, sizeof(r->unknown), "launch without its parameters");
-		goto fail;
+		free(buffer);
+		return RP_ERR_FAILED;
 	}
-	free(offsets);
-	free(sizes);
 	*out = buffer;
 	*size_out = total;
 	return 0;
-fail:
-	free(buffer);
-	free(offsets);
-	free(sizes);
-	return rc;
 }
 
 int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, void **extra)

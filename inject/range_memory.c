@@ -55,6 +55,49 @@ static size_t policy_count, policy_capacity;
  * saved whole, learning nothing, refused again each time. */
 #define RANGE_POLICIES_MAX 4096
 
+/* A first occurrence's memory, saved as its calls are issued (RANGE_LEARN): at each call's
+ * ENTER, what it reaches directly (its parameters' allocations, its module's globals, a
+ * memset's or copy's destination) and no earlier call did is copied on the call's own
+ * stream, just before the call. Nothing the range writes is saved after it was written:
+ * each allocation is saved before the first call that reaches it, and the end checks
+ * that every call's whole reach (one level through small allocations, read then) was
+ * saved before that call. It replaces the whole-context checkpoint that learning took
+ * at the begin, whose cost grew with the memory the application holds (~470 ms at
+ * 40 GiB, bench/NOTES.md "Session 9"). A call whose reach cannot be known (a graph
+ * launch, a pointer into memory the driver cannot describe) saves the whole context at
+ * that call instead (after waiting for the context), and the begin state is that
+ * checkpoint with what was saved before it put back over it. One recording at a time:
+ * under the replay lock. */
+struct saved_part {
+	size_t at;                  /* the index of the op it was saved before */
+	struct mem_reach reach;     /* whole allocations, sorted */
+	struct mem_backup backup;
+};
+static struct {
+	bool on;                    /* this recording saves as its calls are issued */
+	bool whole;                 /* a call's reach was unknown: the context saved there */
+	bool checkpointed;          /* mid holds the context as that call found it */
+	RP_CUpti_Checkpoint mid;
+	struct mem_reach saved;     /* the union of the parts */
+	struct saved_part *parts;
+	size_t count, capacity;
+	char why[320];              /* why whole, or why saving failed */
+	bool failed;                /* a save failed: the occurrence cannot be measured */
+} as_issued;
+
+static void as_issued_reset(void)
+{
+	for (size_t i = 0; i < as_issued.count; i++) {
+		mem_reach_finish(&as_issued.parts[i].reach);
+		mem_backup_trim(&as_issued.parts[i].backup, 0);
+	}
+	free(as_issued.parts);
+	mem_reach_finish(&as_issued.saved);
+	if (as_issued.checkpointed)
+		rp_api.cuptiCheckpointFree(&as_issued.mid);
+	memset(&as_issued, 0, sizeof(as_issued));
+}
+
 struct range_policy *range_policy_of(const char *name)
 {
 	for (size_t i = 0; i < policy_count; i++)
@@ -133,26 +176,78 @@ bool range_memory_begin(struct range_policy *p, struct measurement *m,
 	bool whole_asked = inject_config()->memory_save == RP_MEMORY_SAVE_CHECKPOINT;
 	if (whole_asked && p)
 		p->state = RANGE_WHOLE;
+	as_issued_reset();
+	/* Learning: every tracked allocation hashed now, to see at the end which ones the
+	 * range changed, and its calls' memory saved as they are issued. Where the hashes
+	 * cannot be taken, saved whole and learning nothing. */
+	if (p && p->state == RANGE_LEARN && m->c->verifier_ready) {
+		if (mem_hash_outside(&m->c->verifier, &(struct mem_reach){ 0 }, NULL, before, err,
+				     sizeof(err)) == 0) {
+			as_issued.on = true;
+			m->save.strategy = "reach";
+			snprintf(m->save.why, sizeof(m->save.why), "a range's first occurrence: "
+				 "the memory of each of its calls saved as the call was issued, "
+				 "while it learned what the range reaches");
+			return true;
+		}
+		mem_hashes_finish(before);
+	}
 	snprintf(m->save.why, sizeof(m->save.why), "a range: %s",
 		 whole_asked ? "--memory-save checkpoint" :
 		 p && p->state == RANGE_WHOLE ? "its calls' reach cannot be shown to be all it "
-		 "writes, so all the context's memory is saved" : "its calls are not known at its "
-		 "first occurrence, so all the context's memory is saved while it learns what "
-		 "they reach");
+		 "writes, so all the context's memory is saved" : "what it writes cannot be "
+		 "checked (no hashes of the device memory), so all the context's memory is "
+		 "saved");
 	/* The kernel launches' saved copies are freed first, as around a graph's checkpoint
 	 * (graph_measure.c): a copy grown or freed while the checkpoint holds it would be
 	 * restored into memory that is gone. */
 	inject_replay_drop_backups(m->launch.ctx);
-	/* Learning hashes every tracked allocation now, to see at the end which ones the
-	 * range changed. A failure only leaves it learning. */
-	if (p && p->state == RANGE_LEARN && m->c->verifier_ready &&
-	    mem_hash_outside(&m->c->verifier, &(struct mem_reach){ 0 }, NULL, before, err,
-			     sizeof(err)))
-		mem_hashes_finish(before);
 	/* The sums buffer the hashes used is freed again before the checkpoint holds it. */
 	if (m->c->verifier_ready)
 		mem_verifier_drop_sums(&m->c->verifier);
 	return inject_save_checkpoint(m);
+}
+
+/* What one recorded call reaches, as whole allocations and globals, into r (empty for a
+ * call that writes no memory); false with why when it cannot be known. direct: not
+ * reading device memory (at the call's ENTER), else one level through small allocations
+ * (the context synchronised). known: the tracked allocations, sorted. */
+static bool op_reach(const struct range_op *op, const struct mem_range *known,
+		     size_t known_count, bool direct, struct mem_reach *r, char *why,
+		     size_t why_size)
+{
+	*r = (struct mem_reach){ 0 };
+	if (op->kind == RANGE_OP_KERNEL) {
+		void **extra = op->kernel.params ? NULL : (void **)op->kernel.extra;
+		int rc = direct ?
+			mem_reach_collect_direct(r, op->kernel.launch.function, op->kernel.params,
+						 extra) :
+			mem_reach_collect(r, op->kernel.launch.function, op->kernel.params, extra);
+		if (rc) {
+			snprintf(why, why_size, "the reach of %s: %s", op->kernel.name ?
+				 op->kernel.name : "a kernel", r->unknown);
+			mem_reach_finish(r);
+			return false;
+		}
+	} else if (op->kind == RANGE_OP_MEMSET || op->kind == RANGE_OP_COPY) {
+		/* The whole allocation written: the hashes at the begin and end are taken
+		 * per allocation, so only whole ones can account for a change. */
+		CUdeviceptr dst = op->kind == RANGE_OP_MEMSET ? op->memset.dst : op->copy.dst;
+		long k = mem_ranges_find(known, known_count, dst);
+		if (k < 0) {
+			snprintf(why, why_size, "a %s writes memory rangeprof did not see "
+				 "allocated", op->kind == RANGE_OP_MEMSET ? "memset" : "copy");
+			return false;
+		}
+		if (mem_reach_add(r, &known[k], 1)) {
+			snprintf(why, why_size, "out of host memory");
+			return false;
+		}
+	} else if (op->kind == RANGE_OP_GRAPH_LAUNCH) {
+		snprintf(why, why_size, "a graph launch: what its nodes reach is not collected");
+		return false;
+	}
+	return true;
 }
 
 /* What the recorded calls reach, as whole allocations and globals, into u; false with
@@ -170,42 +265,174 @@ static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *
 	}
 	bool ok = true;
 	for (size_t i = 0; ok && i < ops->count; i++) {
-		const struct range_op *op = &ops->ops[i];
-		if (op->kind == RANGE_OP_KERNEL) {
-			struct mem_reach r = { 0 };
-			if (mem_reach_collect(&r, op->kernel.launch.function, op->kernel.params,
-					      op->kernel.params ? NULL : (void **)op->kernel.extra)) {
-				snprintf(why, why_size, "the reach of %s: %s", op->kernel.name ?
-					 op->kernel.name : "a kernel", r.unknown);
-				ok = false;
-			} else if (mem_reach_add(u, r.ranges, r.count)) {
-				snprintf(why, why_size, "out of host memory");
-				ok = false;
-			}
-			mem_reach_finish(&r);
-		} else if (op->kind == RANGE_OP_MEMSET || op->kind == RANGE_OP_COPY) {
-			/* The whole allocation written: the hashes at the begin and end are taken
-			 * per allocation, so only whole ones can account for a change. */
-			CUdeviceptr dst = op->kind == RANGE_OP_MEMSET ? op->memset.dst : op->copy.dst;
-			long k = mem_ranges_find(known, known_count, dst);
-			if (k < 0) {
-				snprintf(why, why_size, "a %s writes memory rangeprof did not see "
-					 "allocated", op->kind == RANGE_OP_MEMSET ? "memset" : "copy");
-				ok = false;
-			} else if (mem_reach_add(u, &known[k], 1)) {
-				snprintf(why, why_size, "out of host memory");
-				ok = false;
-			}
-		} else if (op->kind == RANGE_OP_GRAPH_LAUNCH) {
-			snprintf(why, why_size, "a graph launch: what its nodes reach is not "
-				 "collected");
+		struct mem_reach r;
+		ok = op_reach(&ops->ops[i], known, known_count, false, &r, why, why_size);
+		if (ok && mem_reach_add(u, r.ranges, r.count)) {
+			snprintf(why, why_size, "out of host memory");
 			ok = false;
 		}
+		mem_reach_finish(&r);
 	}
 	free(known);
 	if (!ok)
 		mem_reach_finish(u);
 	return ok;
+}
+
+/* ---- saving a first occurrence's memory as its calls are issued --------------------- */
+
+/* Queues, on stream before op at, the copy of what r holds that no earlier call reached:
+ * NULL, or why not (in as_issued.why). */
+static const char *save_before(size_t at, const struct mem_reach *r, CUstream stream)
+{
+	struct mem_reach fresh = { 0 };
+	for (size_t i = 0; i < r->count; i++) {
+		if (mem_ranges_cover(as_issued.saved.ranges, as_issued.saved.count, &r->ranges[i], 1))
+			continue;
+		if (mem_reach_add(&fresh, &r->ranges[i], 1))
+			goto out_of_memory;
+	}
+	if (!fresh.count)
+		return NULL;
+	if (as_issued.count == as_issued.capacity) {
+		size_t cap = as_issued.capacity ? 2 * as_issued.capacity : 16;
+		struct saved_part *grown = realloc(as_issued.parts, cap * sizeof(*grown));
+		if (!grown)
+			goto out_of_memory;
+		as_issued.parts = grown;
+		as_issued.capacity = cap;
+	}
+	struct saved_part *part = &as_issued.parts[as_issued.count];
+	*part = (struct saved_part){ .at = at, .reach = fresh };
+	char err[256] = "";
+	if (mem_save_queued(&part->backup, &part->reach, stream, err, sizeof(err))) {
+		mem_backup_trim(&part->backup, 0);
+		mem_reach_finish(&fresh);
+		snprintf(as_issued.why, sizeof(as_issued.why), "saving the memory of its call %zu "
+			 "failed (%s)", at + 1, err);
+		return as_issued.why;
+	}
+	as_issued.count++;
+	if (mem_reach_add(&as_issued.saved, fresh.ranges, fresh.count))
+		goto out_of_memory_kept;
+	return NULL;
+out_of_memory:
+	mem_reach_finish(&fresh);
+out_of_memory_kept:
+	snprintf(as_issued.why, sizeof(as_issued.why), "rangeprof ran out of host memory");
+	return as_issued.why;
+}
+
+/* A call whose reach cannot be known: the whole context saved as that call finds it, once
+ * the work before it ended. */
+static void whole_at(struct measurement *m, size_t at, const char *why)
+{
+	as_issued.whole = true;
+	snprintf(as_issued.why, sizeof(as_issued.why), "%s", why);
+	CUresult cr = rp_api.cuCtxSynchronize();
+	/* As at a whole begin: the checkpoint must not hold memory freed or grown later. */
+	if (m->c->verifier_ready)
+		mem_verifier_drop_sums(&m->c->verifier);
+	inject_replay_drop_backups(m->launch.ctx);
+	if (cr == CUDA_SUCCESS && inject_checkpoint_save(m->launch.ctx, &as_issued.mid) ==
+	    CUPTI_SUCCESS) {
+		as_issued.checkpointed = true;
+		return;
+	}
+	as_issued.failed = true;
+	snprintf(as_issued.why, sizeof(as_issued.why), "saving the whole context at its call %zu "
+		 "(%s) failed", at + 1, why);
+}
+
+void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, size_t from)
+{
+	if (!as_issued.on || as_issued.whole || as_issued.failed)
+		return;
+	struct mem_range *known = NULL;
+	size_t known_count = 0;
+	for (size_t i = from; i < ops->count; i++) {
+		enum range_op_kind kind = ops->ops[i].kind;
+		if ((kind == RANGE_OP_MEMSET || kind == RANGE_OP_COPY) && !known &&
+		    mem_track_snapshot(&known, &known_count)) {
+			as_issued.failed = true;
+			snprintf(as_issued.why, sizeof(as_issued.why), "rangeprof ran out of host "
+				 "memory");
+			return;
+		}
+	}
+	for (size_t i = from; i < ops->count; i++) {
+		const struct range_op *op = &ops->ops[i];
+		struct mem_reach r;
+		char why[320] = "";
+		if (!op_reach(op, known, known_count, true, &r, why, sizeof(why))) {
+			whole_at(m, i, why);
+			break;
+		}
+		bool failed = r.count && save_before(i, &r, op->stream);
+		mem_reach_finish(&r);
+		if (failed) {
+			as_issued.failed = true;
+			break;
+		}
+	}
+	free(known);
+}
+
+/* Whether every call's whole reach (one level through small allocations, read now) was
+ * saved before that call; false with why. The context synchronised. */
+static bool saved_in_time(const struct range_ops *ops, char *why, size_t why_size)
+{
+	struct mem_range *known = NULL;
+	size_t known_count = 0;
+	if (mem_track_snapshot(&known, &known_count)) {
+		snprintf(why, why_size, "rangeprof ran out of host memory");
+		return false;
+	}
+	struct mem_reach before_call = { 0 };
+	size_t next_part = 0;
+	bool ok = true;
+	for (size_t i = 0; ok && i < ops->count; i++) {
+		const struct range_op *op = &ops->ops[i];
+		for (; next_part < as_issued.count && as_issued.parts[next_part].at <= i; next_part++) {
+			const struct mem_reach *part = &as_issued.parts[next_part].reach;
+			if (mem_reach_add(&before_call, part->ranges, part->count)) {
+				snprintf(why, why_size, "rangeprof ran out of host memory");
+				ok = false;
+				break;
+			}
+		}
+		struct mem_reach r;
+		if (!ok || !op_reach(op, known, known_count, false, &r, why, why_size)) {
+			ok = false;
+			break;
+		}
+		if (r.count && !mem_ranges_cover(before_call.ranges, before_call.count, r.ranges,
+						 r.count)) {
+			snprintf(why, why_size, "its call %zu (%s) reached memory through pointers "
+				 "stored in device memory, which no call before it pointed to and "
+				 "which was not saved before it", i + 1, op->kind != RANGE_OP_KERNEL ?
+				 "a memset or copy" : op->kernel.name ? op->kernel.name : "a kernel");
+			ok = false;
+		}
+		mem_reach_finish(&r);
+	}
+	mem_reach_finish(&before_call);
+	free(known);
+	return ok;
+}
+
+/* The saved parts put back, the newest first, so that memory two parts hold gets the
+ * older copy: the one taken before any call wrote it. */
+static bool put_parts_back(char *err, size_t err_size)
+{
+	for (size_t k = as_issued.count; k-- > 0;)
+		if (mem_restore(&as_issued.parts[k].backup, &as_issued.parts[k].reach, NULL, err,
+				err_size))
+			return false;
+	CUresult cr = rp_api.cuCtxSynchronize();
+	if (cr != CUDA_SUCCESS)
+		snprintf(err, err_size, "%s", collector_cu_error(cr));
+	return cr == CUDA_SUCCESS;
 }
 
 /* A learning occurrence's end: what its calls reached, and whether that was all it wrote.
@@ -286,10 +513,93 @@ static void range_reach_missed(struct range_policy *p, struct measurement *m,
 		      "context's memory", m->kernel, why);
 }
 
+/* The end of an occurrence saved as its calls were issued, the context synchronised:
+ * learns, then makes the begin state the runs restore (the reach's inputs, or a
+ * checkpoint where a call's reach was unknown) and saves the end state. */
+static bool end_as_issued(struct range_policy *p, struct measurement *m,
+			  const struct range_ops *ops, struct mem_hashes *before,
+			  RP_CUpti_Checkpoint *end_state)
+{
+	char err[320] = "";
+	if (p && p->state == RANGE_LEARN)
+		learn(p, m, ops, before);
+	mem_hashes_finish(before);
+	if (m->c->verifier_ready)
+		mem_verifier_drop_sums(&m->c->verifier);
+	if (as_issued.failed) {
+		inject_report("range-save", INJECT_CONCERNS(.kernel = m->kernel,
+							    .detail = as_issued.why), true,
+			      "range '%s': %s; this occurrence is not measured", m->kernel,
+			      as_issued.why);
+		return false;
+	}
+	if (as_issued.whole) {
+		/* The end state whole; then the begin state: the context as the unknown call
+		 * found it, with what the calls before it reached put back over it. */
+		if (inject_checkpoint_save(m->launch.ctx, end_state) != CUPTI_SUCCESS) {
+			inject_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel), true,
+				      "range '%s': saving the memory its end left "
+				      "(cuptiCheckpointSave) failed; not measured", m->kernel);
+			return false;
+		}
+		bool rebuilt = rp_api.cuptiCheckpointRestore(&as_issued.mid) == CUPTI_SUCCESS &&
+			       put_parts_back(err, sizeof(err));
+		rp_api.cuptiCheckpointFree(&as_issued.mid);
+		as_issued.checkpointed = false;
+		if (rebuilt && inject_save_checkpoint(m)) {
+			snprintf(m->save.why, sizeof(m->save.why), "a range: %.160s, so all "
+				 "the context's memory was saved at that call, and what the calls before "
+				 "it reached as each was issued", as_issued.why);
+			return true;
+		}
+		if (!rebuilt)
+			inject_report("range-save", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),
+				      true, "range '%s': putting together the memory it began with "
+				      "failed (%s); not measured", m->kernel, err);
+		range_memory_put_back(m, end_state);
+		return false;
+	}
+	if (!p || p->state != RANGE_REACH) {
+		/* learn() said why where it could tell (the range wrote outside its calls'
+		 * reach); otherwise the hashes could not be taken again. */
+		if (p && p->state == RANGE_LEARN)
+			inject_report("range-learn", INJECT_CONCERNS(.kernel = m->kernel), false,
+				      "range '%s': what it wrote could not be checked against what "
+				      "its calls reach; this occurrence is not measured, and the next "
+				      "one learns again", m->kernel);
+		return false;
+	}
+	if (!saved_in_time(ops, err, sizeof(err))) {
+		inject_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = "late"),
+			      false, "range '%s': %s; this occurrence is not measured, and the next "
+			      "ones save all it reached at their begin", m->kernel, err);
+		return false;
+	}
+	/* The end state first, then the begin state put back from the parts and saved as
+	 * the runs' inputs: the application's memory is its own again after the runs. */
+	if (!copy_reach(&m->save.reach, &p->reach) ||
+	    mem_save(&m->c->result, &m->save.reach, NULL, err, sizeof(err))) {
+		inject_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),
+			      true, "range '%s': saving the memory its end left failed (%s); not "
+			      "measured", m->kernel, err[0] ? err : "out of host memory");
+		return false;
+	}
+	if (put_parts_back(err, sizeof(err)) &&
+	    mem_save(&m->c->inputs, &m->save.reach, NULL, err, sizeof(err)) == 0)
+		return true;
+	inject_report("range-save", INJECT_CONCERNS(.kernel = m->kernel, .detail = err), true,
+		      "range '%s': putting together the memory it began with failed (%s); not "
+		      "measured", m->kernel, err);
+	range_memory_put_back(m, end_state);
+	return false;
+}
+
 bool range_memory_end(struct range_policy *p, struct measurement *m,
 		      const struct range_ops *ops, struct mem_hashes *before,
 		      RP_CUpti_Checkpoint *end_state)
 {
+	if (as_issued.on)
+		return end_as_issued(p, m, ops, before, end_state);
 	char err[256] = "";
 	if (!m->save.checkpoint_saved) {
 		/* Saved from the learned reach: enough only when this occurrence's calls reached
@@ -348,4 +658,6 @@ void range_memory_drop(struct measurement *m, struct mem_hashes *before)
 		rp_api.cuptiCheckpointFree(&m->save.checkpoint);
 		m->save.checkpoint_saved = false;
 	}
+	/* After the checkpoints that may hold the parts' memory are gone. */
+	as_issued_reset();
 }

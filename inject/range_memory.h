@@ -22,11 +22,16 @@ bool range_policy_refused(const struct range_policy *p);
 bool range_policy_refuse(struct range_policy *p, bool transient);
 
 /* At the range's begin, m ready (inject_get_ready): saves the memory it starts from into
- * m->save - the learned reach into the context's inputs, else the whole context (CUPTI
- * checkpoint), and while learning the hashes of every tracked allocation into before.
+ * m->save - the learned reach into the context's inputs; while learning, the hashes of
+ * every tracked allocation into before, and nothing yet (range_memory_on_calls saves as
+ * the calls are issued); else the whole context (CUPTI checkpoint).
  * false (said) when nothing could be saved. */
 bool range_memory_begin(struct range_policy *p, struct measurement *m,
 			struct mem_hashes *before);
+/* A recorded call's ENTER (ops->ops[from..count) are its new ops), m the range's: while a
+ * first occurrence learns, queues on each call's stream the copy of what it reaches that
+ * no earlier call did, before the call. */
+void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, size_t from);
 /* At its end, the context synchronised: learns from this occurrence, and saves its end
  * state (the reach into the context's result, or a second checkpoint into end_state).
  * false (said) when the occurrence cannot be measured: its calls reached beyond what was

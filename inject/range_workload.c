@@ -211,10 +211,14 @@ bool inject_range_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 				     cb->context, graph_why, sizeof(graph_why));
 		pthread_mutex_lock(&record_lock);
 		enum range_call verdict = RANGE_CALL_REFUSED;
+		size_t recorded_before = recorded.count;
 		if (graph_refused)
 			range_ops_refuse(&recorded, cbid, cb, graph_why);
 		else
 			verdict = range_ops_on_call(&recorded, cbid, cb);
+		/* A first occurrence saves what the call reaches before the call runs. */
+		if (verdict == RANGE_CALL_RECORDED)
+			range_memory_on_calls(rw.m, &recorded, recorded_before);
 		struct range_refusal refusal = recorded.refusal;
 		pthread_mutex_unlock(&record_lock);
 		if (verdict == RANGE_CALL_REFUSED)

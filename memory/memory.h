@@ -115,6 +115,12 @@ struct mem_reach {
  * cannot be bounded) with unknown saying why; the set must then not be used. */
 int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_params,
 		      void **extra);
+/* The same without reading device memory: the allocations the parameter words point
+ * into and the module's globals, not what small allocations hold. For a launch's ENTER,
+ * when its stream's earlier work may still run (inject/range_memory.c saves a range's
+ * memory as its calls are issued). */
+int mem_reach_collect_direct(struct mem_reach *reach, CUfunction f, void **kernel_params,
+			     void **extra);
 void mem_reach_finish(struct mem_reach *reach);
 /* Adds the ranges of add to reach's set (growing its array), then sorts and merges it and
  * counts its bytes: the union of what several launches reach (inject/range_memory.c). Pure
@@ -139,6 +145,10 @@ size_t mem_backup_host_limit(void);
 /* Copies the ranges of reach into b (queued on stream, then synchronised). 0, or with the
  * message in err RP_ERR_NO_MEMORY when neither device memory nor bounded pinned host
  * memory has room, RP_ERR_FAILED when a copy fails. */
+/* mem_save's copies queued on stream, not waited for: the copy is taken when the stream
+ * reaches it (a range's memory, saved in its calls' order). */
+int mem_save_queued(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+		    char *err, size_t err_size);
 int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 	     char *err, size_t err_size);
 /* Queues the copies back into place on stream. 0, or RP_ERR_RESTORE with the driver's

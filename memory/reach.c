@@ -205,7 +205,9 @@ static int parameter_buffer(struct mem_reach *r, CUfunction f, void **kernel_par
 	return 0;
 }
 
-int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, void **extra)
+/* The reach, one level through small allocations when scan (reading device memory). */
+static int collect(struct mem_reach *r, CUfunction f, void **kernel_params, void **extra,
+		   bool scan)
 {
 	memset(r, 0, sizeof(*r));
 	size_t size = 0;
@@ -245,7 +247,7 @@ int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, v
 	}
 	/* One level further: pointers stored in the allocations the parameters point into,
 	 * and in the module's globals (a __device__ pointer set with cudaMemcpyToSymbol). */
-	size_t direct = r->count;
+	size_t direct = scan ? r->count : 0;
 	unsigned char *copy = NULL;
 	for (size_t i = 0; i < direct; i++) {
 		size_t bytes = r->ranges[i].size;
@@ -285,6 +287,17 @@ out:
 	for (size_t i = 0; i < r->count; i++)
 		r->bytes += r->ranges[i].size;
 	return 0;
+}
+
+int mem_reach_collect(struct mem_reach *r, CUfunction f, void **kernel_params, void **extra)
+{
+	return collect(r, f, kernel_params, extra, true);
+}
+
+int mem_reach_collect_direct(struct mem_reach *r, CUfunction f, void **kernel_params,
+			     void **extra)
+{
+	return collect(r, f, kernel_params, extra, false);
 }
 
 void mem_reach_finish(struct mem_reach *r)

@@ -77,8 +77,8 @@ static CUdeviceptr slot(const struct mem_backup *b, size_t offset)
 	return b->on_host ? (CUdeviceptr)((char *)b->host + offset) : b->device + offset;
 }
 
-int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
-	     char *err, size_t err_size)
+int mem_save_queued(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+		    char *err, size_t err_size)
 {
 	int rc = reserve(b, reach->bytes ? reach->bytes : 1, err, err_size);
 	if (rc)
@@ -94,6 +94,15 @@ int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream strea
 		}
 		offset += reach->ranges[i].size;
 	}
+	return 0;
+}
+
+int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+	     char *err, size_t err_size)
+{
+	int rc = mem_save_queued(b, reach, stream, err, err_size);
+	if (rc)
+		return rc;
 	CUresult cr = rp_api.cuStreamSynchronize(stream);
 	if (cr != CUDA_SUCCESS) {
 		snprintf(err, err_size, "saving: %s", collector_cu_error(cr));

@@ -421,7 +421,19 @@ int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_param
 	reach->count = reach->capacity = 1;
 	reach->bytes = 256;
 	reach->pointers = 1;
+	if (fw.reach_through_memory && !fw.collecting_direct)
+		return mem_reach_add(reach, &(struct mem_range){ fw.reach_through_memory, 4096 }, 1);
 	return 0;
+}
+
+int mem_reach_collect_direct(struct mem_reach *reach, CUfunction f, void **kernel_params,
+			     void **extra)
+{
+	fw.reach_collects_direct++;
+	fw.collecting_direct = true;
+	int rc = mem_reach_collect(reach, f, kernel_params, extra);
+	fw.collecting_direct = false;
+	return rc;
 }
 
 void mem_reach_finish(struct mem_reach *reach)
@@ -446,6 +458,19 @@ int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream strea
 	return 0;
 }
 
+/* A range's memory saved as its calls are issued (inject/range_memory.c): into backups of
+ * its own, neither the inputs nor the result. */
+int mem_save_queued(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+		    char *err, size_t err_size)
+{
+	(void)stream, (void)err, (void)err_size;
+	fw.saves_queued++;
+	b->device = 0x8800;
+	b->device_size = reach->bytes ? reach->bytes : 1;
+	b->on_host = false;
+	return 0;
+}
+
 int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 		char *err, size_t err_size)
 {
@@ -455,6 +480,8 @@ int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstr
 		fw.restores_inputs++;
 	else if (c && b == &c->result)
 		fw.restores_result++;
+	else
+		fw.restores_other++;
 	return 0;
 }
 

@@ -54,6 +54,12 @@ struct fake_world {
 	unsigned relaunches;          /* cuLaunchKernel (inject_relaunch) */
 	unsigned flushes;             /* inject_flush_launch */
 	unsigned reach_collects;
+	unsigned reach_collects_direct;   /* mem_reach_collect_direct (a range's call's ENTER) */
+	/* mem_reach_collect: 4096 bytes here too, found through memory (not directly). */
+	CUdeviceptr reach_through_memory;
+	bool collecting_direct;
+	unsigned saves_queued;            /* mem_save_queued (a first occurrence's calls) */
+	unsigned restores_other;          /* mem_restore from another backup (those parts) */
 	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */
 	unsigned restores_inputs, restores_result;  /* mem_restore from them */
 	unsigned hashes_outside, hashes_again;

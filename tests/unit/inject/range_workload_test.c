@@ -116,24 +116,35 @@ static void memset_in_range(void)
 	call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, &p);
 }
 
-Test(range_workload, a_range_is_saved_at_its_begin_replayed_whole_and_its_end_put_back)
+Test(range_workload, a_range_is_saved_as_its_calls_are_issued_replayed_whole_and_its_end_put_back)
 {
+	mem_track_add(0x7000, 256);    /* the stand-in kernel's reach */
+	mem_track_add(0x1000, 4096);   /* the memset's allocation */
 	struct nvtx_bridge_range_key key = open_range("mlp");
 	cr_assert(inject_range_recording());
-	cr_assert_eq(fw.checkpoint_saves, 1, "the begin state, before the range's calls");
+	cr_assert_eq(fw.checkpoint_saves, 0, "nothing saved whole at a first occurrence");
+	cr_assert_eq(fw.hashes_outside, 1, "every allocation hashed, to learn what it writes");
 	launch_kernel(NULL);
+	cr_assert_eq(fw.reach_collects_direct, 1, "the kernel's reach, at its ENTER");
+	cr_assert_eq(fw.saves_queued, 1, "saved on its stream before it runs");
 	memset_in_range();
+	cr_assert_eq(fw.saves_queued, 2, "the memset's allocation before the memset");
 	launch_kernel(NULL);
 	launch_kernel(NULL);
+	cr_assert_eq(fw.saves_queued, 2, "memory an earlier call reached is not saved again: "
+		     "it may have been written since");
 	cr_assert_eq(fw.relaunches, 0, "nothing is replayed while the range runs");
 	close_range(key);
 	cr_assert_not(inject_range_recording());
-	cr_assert_eq(fw.checkpoint_saves, 2, "and the end state");
+	cr_assert_eq(fw.checkpoint_saves, 0, "nor at its end");
+	cr_assert_eq(fw.saves_result, 1, "the end state of what it reaches");
+	cr_assert_eq(fw.restores_other, 2, "then the begin state put together from the copies "
+		     "taken as the calls were issued");
+	cr_assert_eq(fw.saves_inputs, 1, "and saved as the runs' inputs");
 	cr_assert_eq(fw.relaunches, 3 * 5, "every kernel of the range in each of the 5 runs");
 	cr_assert_eq(memsets, 5, "and its memset");
-	cr_assert_eq(fw.checkpoint_restores, 5 + 1, "the begin state for each run, then the "
-		     "end state for the application");
-	cr_assert_eq(fw.checkpoint_frees, 2);
+	cr_assert_eq(fw.restores_inputs, 5, "the begin state for each run");
+	cr_assert_eq(fw.restores_result, 1, "then the end state for the application");
 	cr_assert_eq(fw.flushes, 5, "one flush before each run, none between its kernels");
 	cr_assert_eq(fake_records("run"), 5);
 	cJSON *run = fake_record("run", 0);
@@ -146,7 +157,31 @@ Test(range_workload, a_range_is_saved_at_its_begin_replayed_whole_and_its_end_pu
 	cr_assert_eq(fake_number(run, "launch"), 40);
 	cr_assert_str_eq(fake_string(run, "nvtx_path"), "mlp", "written while the range is open");
 	cJSON *summary = fake_record("summary", 0);
+	cr_assert_str_eq(fake_string(summary, "save/strategy"), "reach");
+}
+
+Test(range_workload, a_call_whose_reach_is_unknown_saves_the_whole_context_at_that_call)
+{
+	struct nvtx_bridge_range_key key = open_range("mlp");
+	launch_kernel(NULL);
+	cr_assert_eq(fw.saves_queued, 1);
+	memset_in_range();   /* into memory rangeprof did not see allocated */
+	cr_assert_eq(fw.checkpoint_saves, 1, "the context as the memset finds it");
+	launch_kernel(NULL);
+	cr_assert_eq(fw.saves_queued, 1, "nothing more saved call by call");
+	close_range(key);
+	cr_assert_eq(fw.checkpoint_saves, 3, "then the end state, and the begin state put "
+		     "together");
+	cr_assert_eq(fw.restores_other, 1, "from that checkpoint with the kernel's memory, "
+		     "saved before the kernel, put back over it");
+	cr_assert_eq(fw.checkpoint_restores, 1 + 5 + 1, "that checkpoint, each run's begin "
+		     "state, the end state for the application");
+	cr_assert_eq(fw.checkpoint_frees, 3);
+	cr_assert_eq(fake_records("run"), 5);
+	cJSON *summary = fake_record("summary", 0);
 	cr_assert_str_eq(fake_string(summary, "save/strategy"), "checkpoint");
+	cr_assert(strstr(fake_string(summary, "save/why"), "a memset writes memory rangeprof "
+			 "did not see allocated"), "%s", fake_string(summary, "save/why"));
 }
 
 Test(range_workload, two_streams_are_forked_from_the_first_and_joined_back)
@@ -208,8 +243,8 @@ Test(range_workload, a_refused_call_is_named_and_the_range_falls_back_to_kernel_
 				   "host function"), 1);
 	cr_assert_eq(fake_messages("warning", "after 1 of its kernel launches"), 1);
 	cr_assert_eq(fake_messages("warning", "as do its later occurrences"), 1);
-	cr_assert_eq(fw.checkpoint_frees, 1, "the begin state dropped");
-	cr_assert_eq(fw.checkpoint_restores, 0, "and not put back: the memory is the app's");
+	cr_assert_eq(fw.saves_queued, 1, "the kernel's memory was saved before it");
+	cr_assert_eq(fw.restores_other, 0, "and is not put back: the memory is the app's");
 	close_range(key);
 	cr_assert_not(inject_range_kernel_fallback());
 	cr_assert_eq(fake_records("run"), 0);
@@ -217,7 +252,8 @@ Test(range_workload, a_refused_call_is_named_and_the_range_falls_back_to_kernel_
 	key = open_range("hostfn");
 	cr_assert(inject_range_kernel_fallback());
 	cr_assert_not(inject_range_recording());
-	cr_assert_eq(fw.checkpoint_saves, 1);
+	cr_assert_eq(fw.checkpoint_saves, 0);
+	cr_assert_eq(fw.saves_queued, 1);
 	close_range(key);
 	cr_assert_not(inject_range_kernel_fallback());
 }
@@ -256,8 +292,8 @@ Test(range_workload, a_range_without_device_work_is_said_and_not_measured)
 	close_range(key);
 	cr_assert_eq(fake_messages("warning", "made no call that runs on the GPU"), 1);
 	cr_assert_eq(fake_records("run"), 0);
-	cr_assert_eq(fw.checkpoint_frees, 1);
-	cr_assert_eq(fw.checkpoint_restores, 0);
+	cr_assert_eq(fw.saves_queued + fw.checkpoint_saves, 0, "nothing was saved");
+	cr_assert_eq(fw.restores_other + fw.checkpoint_restores, 0, "nor put back");
 }
 
 Test(range_workload, an_unselected_range_records_nothing)
@@ -291,19 +327,40 @@ Test(range_workload, a_range_learns_its_reach_then_saves_only_that)
 	cr_assert_eq(fw.hashes_outside, 1, "the first occurrence hashes every allocation at its "
 		     "begin");
 	cr_assert_eq(fw.hashes_again, 1, "and at its end");
-	cr_assert_eq(fw.checkpoint_saves, 2, "saved whole while it learns");
-	cr_assert_str_eq(fake_string(fake_record("summary", 0), "save/strategy"), "checkpoint");
+	cr_assert_eq(fw.checkpoint_saves, 0, "nothing saved whole while it learns");
+	cr_assert_eq(fw.saves_queued, 2, "each call's memory as it was issued");
+	cr_assert_str_eq(fake_string(fake_record("summary", 0), "save/strategy"), "reach");
+	cr_assert_eq(fake_records("run"), 5, "the first occurrence measured");
 	step(0x1000);
-	cr_assert_eq(fw.checkpoint_saves, 2, "the second saves no checkpoint");
-	cr_assert_eq(fw.saves_inputs, 1, "the learned reach at its begin");
-	cr_assert_eq(fw.saves_result, 1, "and at its end");
-	cr_assert_eq(fw.restores_inputs, 5, "each run starts from it");
-	cr_assert_eq(fw.restores_result, 1, "the application's end state put back");
+	cr_assert_eq(fw.checkpoint_saves, 0, "the second saves no checkpoint");
+	cr_assert_eq(fw.saves_queued, 2, "nor as its calls are issued");
+	cr_assert_eq(fw.hashes_outside, 1, "nor learns again");
+	cr_assert_eq(fw.saves_inputs, 2, "the learned reach at its begin");
+	cr_assert_eq(fw.saves_result, 2, "and at its end");
+	cr_assert_eq(fw.restores_inputs, 10, "each run starts from it");
+	cr_assert_eq(fw.restores_result, 2, "the application's end state put back");
 	cJSON *summary = fake_record("summary", 1);
 	cr_assert_str_eq(fake_string(summary, "save/strategy"), "reach");
 	cr_assert_eq(fake_number(summary, "save/bytes"), 256 + 4096,
 		     "the kernel's reach and the memset's whole allocation");
 	cr_assert_eq(fake_records("run"), 10);
+}
+
+Test(range_workload, memory_reached_only_through_device_memory_is_saved_from_the_next_occurrence)
+{
+	mem_track_add(0x7000, 256);
+	mem_track_add(0x1000, 4096);
+	mem_track_add(0xa000, 4096);
+	fw.reach_through_memory = 0xa000;   /* a pointer array's target: not seen at ENTER */
+	step(0x1000);
+	cr_assert_eq(fake_messages("warning", "reached memory through pointers stored in device "
+				   "memory, which no call before it pointed to"), 1);
+	cr_assert_eq(fake_records("run"), 0, "the first is not measured: that memory's begin "
+		     "state was not saved");
+	step(0x1000);
+	cr_assert_eq(fake_records("run"), 5, "the second saves it at its begin");
+	cr_assert_eq(fake_number(fake_record("summary", 0), "save/bytes"), 256 + 2 * 4096);
+	cr_assert_eq(fw.checkpoint_saves, 0);
 }
 
 Test(range_workload, a_range_that_writes_outside_its_reach_keeps_saving_whole)
@@ -313,11 +370,13 @@ Test(range_workload, a_range_that_writes_outside_its_reach_keeps_saving_whole)
 	step(0x1000);
 	cr_assert_eq(fake_messages("warning", "wrote outside the memory its calls' parameters "
 				   "reach"), 1);
+	cr_assert_eq(fake_records("run"), 0, "the first is not measured: what it wrote outside "
+		     "was not saved as its calls were issued");
 	step(0x1000);
-	cr_assert_eq(fw.checkpoint_saves, 4, "both occurrences saved whole");
+	cr_assert_eq(fw.checkpoint_saves, 2, "the next one saved whole, begin and end");
 	cr_assert_eq(fw.saves_inputs, 0);
 	cr_assert_eq(fw.hashes_outside, 1, "learning stopped after the first");
-	cr_assert_eq(fake_records("run"), 10, "both measured");
+	cr_assert_eq(fake_records("run"), 5, "and measured");
 }
 
 Test(range_workload, a_range_writing_untracked_memory_keeps_saving_whole)
@@ -325,9 +384,12 @@ Test(range_workload, a_range_writing_untracked_memory_keeps_saving_whole)
 	step(0x1000);   /* no allocation tracked there */
 	cr_assert_eq(fake_messages("warning", "a memset writes memory rangeprof did not see "
 				   "allocated"), 1);
+	cr_assert_eq(fw.checkpoint_saves, 3, "saved whole at the memset (then the end state, "
+		     "and the begin state put together)");
 	step(0x1000);
 	cr_assert_eq(fw.saves_inputs, 0);
-	cr_assert_eq(fw.checkpoint_saves, 4);
+	cr_assert_eq(fw.checkpoint_saves, 5, "the next one saved whole at its begin and end");
+	cr_assert_eq(fake_records("run"), 10);
 }
 
 Test(range_workload, an_occurrence_reaching_beyond_the_learned_reach_is_not_measured)
@@ -339,12 +401,13 @@ Test(range_workload, an_occurrence_reaching_beyond_the_learned_reach_is_not_meas
 	cr_assert_eq(fake_messages("warning", "reached memory its earlier occurrences did not "
 				   "(4096 bytes more)"), 1);
 	cr_assert_eq(fake_records("run"), 5, "only the first measured");
-	cr_assert_eq(fw.restores_inputs, 0, "nothing put back: the memory is the application's");
+	cr_assert_eq(fw.restores_inputs, 5, "the second put nothing back: the memory is the "
+		     "application's");
 	/* Memory handed out in turns, as a caching allocator does: both are covered now. */
 	step(0x3000);
 	step(0x1000);
 	cr_assert_eq(fake_records("run"), 15, "the next ones measured");
-	cr_assert_eq(fw.checkpoint_saves, 2, "from the grown union, not saved whole");
+	cr_assert_eq(fw.checkpoint_saves, 0, "from the grown union, not saved whole");
 	cr_assert_eq(fw.hashes_outside, 1, "nor learned again");
 	cr_assert_eq(fake_number(fake_record("summary", 2), "save/bytes"), 256 + 2 * 4096,
 		     "the kernel's reach and both allocations");
@@ -359,7 +422,7 @@ Test(range_workload, a_range_reaching_new_memory_every_time_is_saved_whole_in_th
 	cr_assert_eq(fake_messages("warning", "bytes more"), 7, "the union grows 7 times");
 	cr_assert_eq(fake_messages("warning", "each next one saves and restores the whole"), 1);
 	cr_assert_eq(fake_records("run"), 10, "the first and the last measured");
-	cr_assert_eq(fw.checkpoint_saves, 4, "the first learning and the last saved whole");
+	cr_assert_eq(fw.checkpoint_saves, 2, "the last saved whole, begin and end");
 }
 
 /* An occurrence of range "mixed": step's calls, then an allocation when asked. */
@@ -429,8 +492,8 @@ Test(range_workload, switching_to_kernel_replay_abandons_the_range_being_recorde
 	inject_range_set_mode(false);
 	cr_assert_not(inject_range_recording(), "no call is recorded any more");
 	cr_assert_eq(fake_messages("warning", "--replay-mode was set to kernel"), 1);
-	cr_assert_eq(fw.checkpoint_frees, 1, "the begin state dropped, not put back");
-	cr_assert_eq(fw.checkpoint_restores, 0);
+	cr_assert_eq(fw.saves_queued, 1, "the kernel's memory, saved before it, dropped");
+	cr_assert_eq(fw.restores_other, 0, "not put back");
 	close_range(key);
 	cr_assert_eq(fake_records("run"), 0);
 	inject_range_set_mode(true);

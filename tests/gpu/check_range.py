@@ -41,6 +41,10 @@ when a check fails, 2 on a usage error.
       output's 'range gpu time: median X us') against each range summary's cost_ms.total:
       the median over the executions after the first must be at most
       runs x that time + extra-ms.
+  cost-growth RP_SMALL RP_LARGE --max-ms X
+      the same program measured holding little and much device memory (range_cost's
+      IDLE_GIB 0 and 40): each execution's cost_ms.total, the first (which learns what the
+      range reaches) and the median of the later ones, may grow by at most X ms.
 
 Standard library only (the post-processing package's unit parser is used when present)."""
 import csv
@@ -609,12 +613,30 @@ def cmd_cost(args):
     print("ok")
 
 
+def cmd_cost_growth(args):
+    small, large = args[0], args[1]
+    limit = float(opt(args, "--max-ms") or 50)
+    def totals(path):
+        sums = [s for s in load(path) if s.get("type") == "summary" and s.get("workload") == "range"]
+        need(len(sums) >= 2, f"{path}: {len(sums)} range summaries: need the first and more")
+        t = [s["cost_ms"]["total"] for s in sums]
+        return t[0], statistics.median(t[1:])
+    (f0, l0), (f1, l1) = totals(small), totals(large)
+    print(f"first execution: {f0:.2f} ms small, {f1:.2f} ms large (+{f1 - f0:.2f} ms); later "
+          f"executions, median: {l0:.2f} ms small, {l1:.2f} ms large (+{l1 - l0:.2f} ms); "
+          f"allowed +{limit:g} ms")
+    need(f1 - f0 <= limit, "the first execution grows with the memory held")
+    need(l1 - l0 <= limit, "the later executions grow with the memory held")
+    print("ok")
+
+
 def opt(args, name):
     return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
 
 
 COMMANDS = {"runs": (cmd_runs, 2), "range": (cmd_range, 3), "refused": (cmd_refused, 2),
-            "vs-ncu": (cmd_vs_ncu, 2), "cost": (cmd_cost, 2)}
+            "vs-ncu": (cmd_vs_ncu, 2), "cost": (cmd_cost, 2),
+            "cost-growth": (cmd_cost_growth, 2)}
 
 
 def main():

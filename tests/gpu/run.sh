@@ -748,6 +748,14 @@ for gib in 0 40; do
 	grep -h "host" "rc_plain_$gib.txt" | sed 's/^/plain: /'
 	grep -h "host" "rc_rp_$gib.txt" | sed 's/^/rangeprof: /'
 done
+# Neither the first execution (which learns what the range reaches, saving each call's
+# memory as it is issued) nor the later ones cost more with 40 GiB held: the first pays
+# only the hashes of every allocation at the range's begin and end (~30 ms at 40 GiB
+# predicted, bench/NOTES.md "Session 10").
+if [ -z "${QUICK:-}" ]; then
+	check range-cost-growth $R cost-growth rc_0.jsonl rc_40.jsonl --max-ms 60
+	cat range-cost-growth.log
+fi
 fi
 rm -f range_replay range_cost
 

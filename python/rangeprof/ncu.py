@@ -254,8 +254,8 @@ def compare(rp, ncu, skipped=None):
             else:
                 try:
                     factor = conversion_factor(parse_unit(nunit), parse_unit(unit))
-                except UnitError as e:
-                    why = f"ncu's unit {e.args[0].partition(' ')[2]}"
+                except UnitError:
+                    why = f"ncu's unit '{nunit}' cannot be converted to the JSONL's '{unit}'"
             if why is None and not math.isfinite(factor):
                 why = f"no finite factor from '{nunit}' to '{unit}'"
             if why is not None:

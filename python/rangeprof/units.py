@@ -70,6 +70,11 @@ def _atom(token):
         return Unit()
     m = re.fullmatch(r"(.*?)\^?(-?\d+)?", token)
     word, power = m.group(1), int(m.group(2) or 1)
+    # CUPTI names the clock a cycle counter counts ('gpc_cycle', 'sm_cycle', 'dram_cycle');
+    # ncu's CSV gives the same metric's unit as plain 'cycle'. The metric's name says the
+    # clock: as a unit, a cycle of any clock is a cycle, so that the two compare.
+    if re.fullmatch(r"[a-z][a-z0-9]*_cycle", word):
+        word = "cycle"
     if word in _PREFIX and word:  # a bare prefix ('T' in 'T/s') is a scale
         return Unit(_PREFIX[word] ** power)
     prefixes = dict(_PREFIX, **_LONG_PREFIX)

@@ -12,10 +12,12 @@ RECORDED = Path(os.environ.get("RANGEPROF_FIXTURES", Path(__file__).parent / "fi
 
 
 def fixture_path(folder, name):
-    """folder/name, or the test skipped where that recorded file is absent."""
+    """folder/name; the test fails where that recorded file is absent: the fixtures are
+    part of the repository, and one that went missing (as the range recordings did once,
+    left out by .gitignore) must not pass as a skip."""
     path = Path(folder) / name
     if not path.exists():
-        pytest.skip(f"recorded fixture {name} is not in {folder} "
+        pytest.fail(f"recorded fixture {name} is not in {folder} "
                     f"(fixtures/{Path(folder).name}/README.md says how each was recorded)")
     return path
 

@@ -99,3 +99,16 @@ def test_every_recorded_unit_is_understood(recorded):
     from rangeprof.table import default_combine
     assert [default_combine(parse_unit(u)) for u in ("nanosecond", "byte", "percent", "1/second")] \
         == ["sum", "sum", "max", "max"]
+
+
+def test_a_cycle_of_a_named_clock_is_a_cycle():
+    """CUPTI writes a cycle counter's unit with its clock ('gpc_cycle', 'sm_cycle'), ncu's
+    CSV the same metric's as 'cycle' (recorded_range/ncu_chain.csv against rm_chain.jsonl):
+    they convert 1:1, and stay apart from other dimensions."""
+    cycle = parse_unit("cycle")
+    assert conversion_factor(parse_unit("gpc_cycle"), cycle) == 1.0
+    assert conversion_factor(parse_unit("sm_cycle"), parse_unit("gpc_cycle")) == 1.0
+    assert conversion_factor(parse_unit("gpc_cycle/nsecond"), parse_unit("cycle/second")) \
+        == pytest.approx(1e9)
+    assert parse_unit("gpc_cycle").dims == {"cycle": 1}
+    assert parse_unit("byte_count").dims == {"byte_count": 1}

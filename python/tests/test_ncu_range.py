@@ -55,12 +55,17 @@ def _compare(jsonl, csv_path):
     return rc, (json.loads(out.getvalue()) if rc == 0 else []), err.getvalue()
 
 
+# Occurrences of each range in the recorded programs (tests/gpu/run.sh section 6: 4 of
+# range_replay.cu's, 8 of range_torch.py's mlp), one ncu result each.
+OCCURRENCES = {"chain": 4, "fused": 4, "unfused": 4, "mlp": 8}
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_the_recorded_ncu_rows_name_the_range_range(range_file, mode):
     """The shape _range_match relies on, as ncu wrote it: one row per occurrence of the
-    range (4), 'Kernel Name' 'range', the range itself in the push/pop stack, no grid."""
+    range, 'Kernel Name' 'range', the range itself in the push/pop stack, no grid."""
     rows = _ncu_results(range_file(f"ncu_{mode}.csv"))
-    assert len(rows) == 4
+    assert len(rows) == OCCURRENCES[mode]
     nvtx = next(h for h in rows[0] if h.startswith(NVTX_COLUMN))
     assert "Grid Size" not in rows[0]
     for r in rows:
@@ -71,9 +76,10 @@ def test_the_recorded_ncu_rows_name_the_range_range(range_file, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_range_matches_ncus_range_results(range_file, mode):
-    """Each metric of the range is compared with ncu's 4 results; the instructions are the
-    same count and the DRAM reads within 3 % (tests/gpu/check_range.py's tables of the same
-    files in suite-section6.log), every median the one of the files' own values."""
+    """Each metric of the range is compared with ncu's results, the cycle counters too
+    (CUPTI's 'gpc_cycle' against ncu's 'cycle'); the instructions are the same count and
+    the DRAM reads within 3 % (tests/gpu/check_range.py's tables of the same files in
+    suite-section6.log), every median the one of the files' own values."""
     jsonl, csv_path = range_file(f"rm_{mode}.jsonl"), range_file(f"ncu_{mode}.csv")
     rc, rows, _ = _compare(jsonl, csv_path)
     assert rc == 0
@@ -82,9 +88,10 @@ def test_a_range_matches_ncus_range_results(range_file, mode):
     metrics = runs[0]["metrics"].keys()
     by_metric = {r["Metric"]: r for r in rows}
     assert set(by_metric) == set(metrics) and len(rows) == len(metrics)
+    assert {"sm__cycles_active.max", "gpc__cycles_elapsed.max"} <= set(by_metric)
     for metric, r in by_metric.items():
         assert r["Annotation"] == mode and r["Kernel"] == runs[0]["kernel"]
-        assert r["NcuRuns"] == 4
+        assert r["NcuRuns"] == OCCURRENCES[mode]
         assert r["RangeprofRuns"] == len(runs)
         assert r["NcuMedian"] == statistics.median(
             float(t[metric].replace(",", "")) for t in theirs)
@@ -154,7 +161,7 @@ def test_a_nested_range_matches_by_its_whole_path(range_file, derived):
     rc, rows, _ = _compare(nested_jsonl, nested_csv)
     assert rc == 0
     assert {r["Annotation"] for r in rows} == {"outer/chain"}
-    assert all(r["NcuRuns"] == 4 for r in rows) and len(rows) == 4
+    assert all(r["NcuRuns"] == 4 for r in rows) and len(rows) == 6
     plain_rc, plain_rows, _ = _compare(range_file("rm_chain.jsonl"), range_file("ncu_chain.csv"))
     assert plain_rc == 0
     assert [(r["Metric"], r["NcuMedian"]) for r in rows] == \
@@ -199,5 +206,6 @@ def test_run_compares_a_range_with_the_range_ncu_wrote(range_file, stand_in_ncu)
     assert argv[argv.index("--clock-control") + 1] == "none"
     rows = json.loads(out.getvalue())
     assert {r["Metric"] for r in rows} == {"gpu__time_duration.sum", "dram__bytes_read.sum",
-                                           "dram__bytes_write.sum", "smsp__inst_executed.sum"}
+                                           "dram__bytes_write.sum", "smsp__inst_executed.sum",
+                                           "sm__cycles_active.max", "gpc__cycles_elapsed.max"}
     assert {r["NcuRuns"] for r in rows} == {4} and {r["Annotation"] for r in rows} == {"chain"}

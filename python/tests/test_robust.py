@@ -353,7 +353,8 @@ def test_ncu_unknown_units_stop_that_metric_and_say_why(damaged, recorded, capsy
     rows = json.loads(out.getvalue())
     assert rows and not any(r["Metric"] == TIME for r in rows)
     notes = [l for l in err.splitlines() if "not compared" in l]
-    assert len(notes) == 3 and all("furlong" in n and "nsecond" in n for n in notes)
+    assert len(notes) == 3 and all("'furlong' cannot be converted" in n and "nanosecond" in n
+                                   for n in notes)
 
 
 # -- arguments ---------------------------------------------------------------------------

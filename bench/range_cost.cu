@@ -18,6 +18,10 @@
 //   range host issue time: median X us over N ranges
 //   range host total time: median X us over N ranges   (push to just after the pop:
 //     under rangeprof the whole measurement, to set beside its summaries' cost_ms.total)
+//   unselected range host issue time after a synchronisation: median X us over N ranges
+//     (the same 10 launches in a range "other" that step/ does not select, each after a
+//     cudaDeviceSynchronize as rangeprof's begin of a selected range does: under rangeprof,
+//     step's issue time less this is what recording the 10 calls costs)
 //   unselected launch host time: median X us per launch (3 x 2000)
 // Prints a checksum too. Under rangeprof the printed times hold the replays and mean nothing;
 // take them from a plain run.
@@ -161,6 +165,25 @@ int main(int argc, char **argv)
 	       issue_us.size());
 	printf("range host total time: median %.1f us over %zu ranges\n", median(total_us),
 	       total_us.size());
+	// The same 10 launches inside a range --nvtx-include step/ does not select ("other"),
+	// each after a synchronisation: rangeprof begins a selected range with one, so this is
+	// the issue time of step under rangeprof less what recording its calls costs.
+	std::vector<double> other_us;
+	for (int it = 0; it < iterations; it++) {
+		CK(cudaDeviceSynchronize());
+		nvtxRangePushA("other");
+		double t0 = now_us();
+		for (int k = 0; k < KERNELS; k++)
+			step_kernel<<<GRID, BLOCK>>>(buf[(k + 1) % BUFFERS], buf[k % BUFFERS], N,
+			                             0.999f, 0.001f * (float)(k + 1));
+		double t1 = now_us();
+		nvtxRangePop();
+		if (it > 0)
+			other_us.push_back(t1 - t0);
+	}
+	CK(cudaDeviceSynchronize());
+	printf("unselected range host issue time after a synchronisation: median %.1f us over "
+	       "%zu ranges\n", median(other_us), other_us.size());
 	std::vector<double> per_launch;
 	for (int batch = 0; batch < 3; batch++) {
 		double t0 = now_us();

@@ -17,15 +17,25 @@
  *   S5  A: inside a pass (Start, no Stop yet) - the turn-taking's own case
  *   S6  A: enabled and idle again; B retries every 0.2 ms while A disables after 50 ms:
  *       the time from A's Disable returning to B's first successful Start
+ * A second mode, hold, is a profiler outside rangeprof that keeps the hardware: one
+ * process (no fork) puts itself in S3 on device 0 for SECONDS, then disables. ncu's kernel
+ * replay lets go between kernels, so it never showed rangeprof's --busy-timeout wait on
+ * the GPU; this does (tests/gpu/concurrency.sh, case holder; doc/concurrency.md). It
+ * prints "holding the profiling hardware for SECONDS s" once S3 is reached, then
+ * "released after X s" once Disable returned; SIGTERM or SIGINT ends the wait early and
+ * still disables, so that a script that stops it never leaves the hardware held.
  * Build: meson setup build-bench -Dbench=true && meson compile -C build-bench bench
  * (bench/meson.build), or by hand from the repository root after `ninja -C build`:
  *   cc -std=c11 -O2 -D_GNU_SOURCE -I. -I/usr/local/cuda/include -Icommon/cshim bench/busy_probe.c \
  *      build/collector/librp_collector.a build/collector/librp_collector_core.a \
  *      build/common/librp_common.a -lcjson -ldl -lm -lpthread -o /tmp/busy_probe
- * Run: busy_probe [metrics] (default gpu__time_duration.sum,dram__bytes_read.sum).
+ * Run: busy_probe [metrics] (default gpu__time_duration.sum,dram__bytes_read.sum): S0-S6;
+ *      busy_probe hold SECONDS [metrics]: the holder (exit 0 once released, 1 when it could
+ *      not reach S3, 2 on bad arguments).
  * Result (H200, 2026-12-02, doc/concurrency.md): S3 and S5 fail, every other state lets B
  * measure; Disable takes ~12 ms and B's next try succeeds. Cited by inject/devlock.h and
  * inject/devlock.c and inject/session.c (the hand-over of the profiling hardware). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +45,9 @@
 
 #include "collector/api.h"
 #include "collector/profiler.h"
+
+/* A counter beside the timer: B then fails at the availability query in S3, not at Start. */
+static const char default_metrics[] = "gpu__time_duration.sum,dram__bytes_read.sum";
 
 static double now_ms(void)
 {
@@ -147,9 +160,78 @@ static int ask_inside_pass(void *arg, unsigned run, unsigned pass)
 	return 0;
 }
 
+static volatile sig_atomic_t stop_holding;
+
+static void on_stop(int sig)
+{
+	stop_holding = sig;
+}
+
+/* hold: S3 in this process alone (metric set, Enable, one pass, as A reaches it), kept for
+ * seconds, then Disable. Nothing else runs on the GPU here: whoever asks for the
+ * profiling hardware meanwhile gets CUPTI_ERROR_HARDWARE_BUSY from a client that takes no
+ * part in rangeprof's lock file, which is what --busy-timeout is for. */
+static int hold(double seconds, const char *metrics)
+{
+	/* No SA_RESTART: the signal cuts the sleep short rather than being noticed after it. */
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	CUcontext ctx = context();
+	char err[2048] = "";
+	struct collector_metric_set *set = NULL;
+	struct collector_profiler *prof = NULL;
+	const char *step = "metric set";
+	if (collector_metric_set_create(ctx, 0, metrics, &set, err, sizeof(err)) == 0) {
+		step = "enable";
+		if (collector_profiler_create(ctx, COLLECTOR_RANGE_PER_KERNEL, &prof, err,
+					      sizeof(err)) == 0) {
+			step = "pass";
+			if (collector_profiler_warm_up(prof, set, 4, err, sizeof(err)) == 0)
+				step = NULL;
+		}
+	}
+	if (step) {
+		/* Not in S3: whoever waits for the holding line must not believe it held. */
+		fprintf(stderr, "hold: FAILS at %s: %s\n", step, err);
+		collector_profiler_destroy(prof);
+		collector_metric_set_destroy(set);
+		return 1;
+	}
+	printf("holding the profiling hardware for %g s\n", seconds);
+	fflush(stdout);
+	double held_at = now_ms(), until = held_at + seconds * 1e3;
+	/* nanosleep in a loop: a signal ends it early (stop_holding), nothing else does. */
+	for (double left = until - now_ms(); left > 0 && !stop_holding; left = until - now_ms()) {
+		long long ns = (long long)(left * 1e6);
+		struct timespec t = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+		nanosleep(&t, NULL);
+	}
+	collector_profiler_destroy(prof);
+	if (stop_holding)
+		printf("released after %.2f s (signal %d)\n", (now_ms() - held_at) / 1e3,
+		       (int)stop_holding);
+	else
+		printf("released after %.2f s\n", (now_ms() - held_at) / 1e3);
+	fflush(stdout);
+	collector_metric_set_destroy(set);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *metrics = argc > 1 ? argv[1] : "gpu__time_duration.sum,dram__bytes_read.sum";
+	if (argc > 1 && !strcmp(argv[1], "hold")) {
+		char *end = NULL;
+		double seconds = argc > 2 ? strtod(argv[2], &end) : -1;
+		if (argc < 3 || argc > 4 || end == argv[2] || *end || !(seconds >= 0) ||
+		    seconds > 86400) {
+			fprintf(stderr, "usage: busy_probe hold SECONDS [metrics]\n");
+			return 2;
+		}
+		return hold(seconds, argc > 3 ? argv[3] : default_metrics);
+	}
+	const char *metrics = argc > 1 ? argv[1] : default_metrics;
 	int a_to_b[2], b_to_a[2];
 	if (pipe(a_to_b) || pipe(b_to_a))
 		return 1;

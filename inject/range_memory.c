@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "inject/captures.h"
 #include "inject/config.h"
 #include "inject/range.h"
 #include "inject/range_memory.h"
@@ -75,6 +76,7 @@ struct saved_part {
 };
 static struct {
 	bool on;                    /* this recording saves as its calls are issued */
+	CUcontext ctx;              /* the range's */
 	bool whole;                 /* a call's reach was unknown: the context saved there */
 	bool checkpointed;          /* mid holds the context as that call found it */
 	RP_CUpti_Checkpoint mid;
@@ -83,13 +85,62 @@ static struct {
 	size_t count, capacity;
 	char why[320];              /* why whole, or why saving failed */
 	bool failed;                /* a save failed: the occurrence cannot be measured */
+	bool capture;               /* because a capture began meanwhile */
 } as_issued;
+
+/* Saved copies whose freeing waits until no stream capture is under way: synchronising,
+ * or freeing device memory, while another thread captures would invalidate the
+ * application's capture (a range abandoned for a capture under way at its end). Freed at
+ * the next reset that can. */
+struct deferred_backup {
+	CUcontext ctx;
+	struct mem_backup backup;
+};
+static struct deferred_backup *deferred;
+static size_t deferred_count;
+
+static void synchronize_context(CUcontext ctx)
+{
+	CUcontext was = NULL;
+	rp_api.cuCtxGetCurrent(&was);
+	if (was != ctx)
+		rp_api.cuCtxSetCurrent(ctx);
+	rp_api.cuCtxSynchronize();
+	if (was != ctx)
+		rp_api.cuCtxSetCurrent(was);
+}
 
 static void as_issued_reset(void)
 {
+	bool capturing = inject_captures_under_way();
+	if (!capturing) {
+		/* A copy queued on the application's stream may still run (a range refused
+		 * or abandoned before its end synchronised): it ends before its memory is
+		 * freed. The calling thread's context may be another (a call refused for
+		 * that). */
+		if (as_issued.count && as_issued.ctx)
+			synchronize_context(as_issued.ctx);
+		for (size_t i = 0; i < deferred_count; i++) {
+			synchronize_context(deferred[i].ctx);
+			mem_backup_trim(&deferred[i].backup, 0);
+		}
+		free(deferred);
+		deferred = NULL;
+		deferred_count = 0;
+	}
 	for (size_t i = 0; i < as_issued.count; i++) {
 		mem_reach_finish(&as_issued.parts[i].reach);
-		mem_backup_trim(&as_issued.parts[i].backup, 0);
+		if (!capturing) {
+			mem_backup_trim(&as_issued.parts[i].backup, 0);
+			continue;
+		}
+		struct deferred_backup *grown = realloc(deferred, (deferred_count + 1) *
+							sizeof(*grown));
+		if (grown) {   /* else the copy is lost to rangeprof until the process ends */
+			deferred = grown;
+			deferred[deferred_count++] = (struct deferred_backup){
+				.ctx = as_issued.ctx, .backup = as_issued.parts[i].backup };
+		}
 	}
 	free(as_issued.parts);
 	mem_reach_finish(&as_issued.saved);
@@ -158,6 +209,7 @@ bool range_memory_begin(struct range_policy *p, struct measurement *m,
 {
 	*before = (struct mem_hashes){ 0 };
 	char err[256];
+	as_issued_reset();
 	if (p && p->state == RANGE_REACH) {
 		m->save.strategy = "reach";
 		snprintf(m->save.why, sizeof(m->save.why), "a range: the memory its calls reached "
@@ -176,7 +228,6 @@ bool range_memory_begin(struct range_policy *p, struct measurement *m,
 	bool whole_asked = inject_config()->memory_save == RP_MEMORY_SAVE_CHECKPOINT;
 	if (whole_asked && p)
 		p->state = RANGE_WHOLE;
-	as_issued_reset();
 	/* Learning: every tracked allocation hashed now, to see at the end which ones the
 	 * range changed, and its calls' memory saved as they are issued. Where the hashes
 	 * cannot be taken, saved whole and learning nothing. */
@@ -184,6 +235,7 @@ bool range_memory_begin(struct range_policy *p, struct measurement *m,
 		if (mem_hash_outside(&m->c->verifier, &(struct mem_reach){ 0 }, NULL, before, err,
 				     sizeof(err)) == 0) {
 			as_issued.on = true;
+			as_issued.ctx = m->launch.ctx;
 			m->save.strategy = "reach";
 			snprintf(m->save.why, sizeof(m->save.why), "a range's first occurrence: "
 				 "the memory of each of its calls saved as the call was issued, "
@@ -348,6 +400,15 @@ void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, s
 {
 	if (!as_issued.on || as_issued.whole || as_issued.failed)
 		return;
+	/* Allocating, or waiting for the context, while another thread captures would
+	 * invalidate the application's capture (a range whose end finds it still under way
+	 * is abandoned anyway). */
+	if (inject_captures_under_way()) {
+		as_issued.failed = as_issued.capture = true;
+		snprintf(as_issued.why, sizeof(as_issued.why), "a stream capture began while it "
+			 "ran, and saving its memory then would have invalidated the capture");
+		return;
+	}
 	struct mem_range *known = NULL;
 	size_t known_count = 0;
 	for (size_t i = from; i < ops->count; i++) {
@@ -527,8 +588,10 @@ static bool end_as_issued(struct range_policy *p, struct measurement *m,
 	if (m->c->verifier_ready)
 		mem_verifier_drop_sums(&m->c->verifier);
 	if (as_issued.failed) {
+		/* A capture is the application's doing, not a failure of rangeprof's. */
 		inject_report("range-save", INJECT_CONCERNS(.kernel = m->kernel,
-							    .detail = as_issued.why), true,
+							    .detail = as_issued.why),
+			      !as_issued.capture,
 			      "range '%s': %s; this occurrence is not measured", m->kernel,
 			      as_issued.why);
 		return false;

@@ -487,8 +487,17 @@ int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstr
 
 void mem_backup_trim(struct mem_backup *b, size_t keep)
 {
-	if (b->device_size > keep)
+	if (b->device_size > keep) {
+		if (b->device == 0x8800)
+			fw.frees_queued++;
 		b->device = 0, b->device_size = 0;
+	}
+}
+
+/* inject/captures.h: whether a stream capture is under way (launch.c's; here the test's). */
+bool inject_captures_under_way(void)
+{
+	return fw.capture_under_way;
 }
 
 int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_size)

@@ -59,6 +59,8 @@ struct fake_world {
 	CUdeviceptr reach_through_memory;
 	bool collecting_direct;
 	unsigned saves_queued;            /* mem_save_queued (a first occurrence's calls) */
+	unsigned frees_queued;            /* and those copies freed */
+	bool capture_under_way;           /* inject_captures_under_way() */
 	unsigned restores_other;          /* mem_restore from another backup (those parts) */
 	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */
 	unsigned restores_inputs, restores_result;  /* mem_restore from them */

@@ -521,12 +521,38 @@ Test(range_workload, a_capture_under_way_at_the_end_leaves_the_range_unmeasured)
 {
 	struct nvtx_bridge_range_key key = open_range("mlp");
 	launch_kernel(NULL);
+	cr_assert_eq(fw.saves_queued, 1);
+	fw.capture_under_way = true;   /* begun on another thread */
+	launch_kernel(NULL);
 	inject_range_closing(&key, true);
 	bridge_range_pop();
 	cr_assert_eq(fake_messages("warning", "a stream capture was under way"), 1);
-	cr_assert_eq(fw.syncs, 1, "only the begin's wait for queued work");
+	cr_assert_eq(fw.syncs, 1, "only the begin's wait for queued work: a wait now would "
+		     "invalidate the capture");
+	cr_assert_eq(fw.frees_queued, 0, "nor is the copy freed, which might wait");
 	cr_assert_eq(fake_records("run"), 0);
 	cr_assert_not(inject_range_recording());
+	/* The capture over, the next range frees it, after waiting for the work queued. */
+	fw.capture_under_way = false;
+	key = open_range("other");
+	cr_assert_eq(fw.frees_queued, 1);
+	cr_assert_eq(fw.syncs, 3, "the begin's, and the wait before freeing");
+	close_range(key);
+}
+
+Test(range_workload, a_capture_begun_while_a_first_occurrence_records_stops_its_saving)
+{
+	mem_track_add(0x7000, 256);
+	struct nvtx_bridge_range_key key = open_range("mlp");
+	fw.capture_under_way = true;
+	launch_kernel(NULL);
+	cr_assert_eq(fw.saves_queued, 0, "no allocation while another thread captures");
+	fw.capture_under_way = false;
+	launch_kernel(NULL);
+	cr_assert_eq(fw.saves_queued, 0, "nor later: the occurrence cannot be measured");
+	close_range(key);
+	cr_assert_eq(fake_messages("warning", "a stream capture began while it ran"), 1);
+	cr_assert_eq(fake_records("run"), 0);
 }
 
 static bool graph_with_host_node(CUgraphExec exec, CUcontext ctx, char *why, size_t size)

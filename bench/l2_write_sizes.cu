@@ -4,7 +4,9 @@
 // profiler's own traffic, or a write-back of something it does at a range's end - or a
 // share of what the kernel dirties? The same read-modify-write (out[i] += in[i]) over
 // arrays of 1, 4, 16 and 32 MB each (L2-resident up to 16 MB: two arrays in the H200's 60
-// MB L2), a kernel that touches no memory (spin, ~20 us) and an empty one, each launched
+// MB L2), a kernel that touches no memory (spin, ~20 us), an empty one, and one that only
+// reads 64 MB (more than the L2: it evicts whatever was there, and any write it is charged
+// with is a line left dirty before it began), each launched
 // ITER times, each kind in its own NVTX range of its name. bench/l2_write_sizes.sh measures
 // them with rangeprof and with ncu and prints each one's DRAM writes both ways, with the
 // difference in bytes: a constant difference (the empty and spin kernels included) is the
@@ -33,6 +35,26 @@ __global__ void rmw(const float *in, float *out)
 	const unsigned n = (unsigned)MB << 18;   // floats in MB megabytes
 	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
 		out[i] += in[i];
+}
+
+// Reads both 32 MB arrays (64 MB, more than the L2) and writes nothing: whatever DRAM
+// writes it is charged with are lines someone else left dirty in the L2 before it began.
+__global__ void read_only(const float *a, const float *b, int *sink)
+{
+	const unsigned n = 32u << 18;
+	float s = 0;
+	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		s += a[i] + b[i];
+	if (s == -1.0f)
+		*sink = 1;
+}
+
+// tests/gpu/l2_rmw.cu's kernel, the issue's: a gather and a read-modify-write over 16 MB.
+__global__ void gather_rmw(const float *in, float *out)
+{
+	const unsigned n = 16u << 18;
+	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		out[i] = in[(unsigned)(((unsigned long long)i * 7) % n)] + out[i];
 }
 
 __global__ void spin(long long cycles, int *sink)
@@ -76,6 +98,14 @@ int main(int argc, char **argv)
 		nvtxRangePop();
 		nvtxRangePushA("spin");
 		spin<<<132, 32>>>(40000, sink);   // ~20 us at 1.98 GHz
+		nvtxRangePop();
+		nvtxRangePushA("read_only");
+		read_only<<<1056, 256>>>(in, out, sink);
+		nvtxRangePop();
+	}
+	for (int it = 0; it < iterations; it++) {
+		nvtxRangePushA("gather");
+		gather_rmw<<<1056, 256>>>(in, out);
 		nvtxRangePop();
 	}
 	run<1>("w1", in, out, iterations);

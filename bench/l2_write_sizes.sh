@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/l2_write_sizes.sh - issue 22: rangeprof's and ncu's DRAM writes of the kernels of
-# bench/l2_write_sizes.cu (empty, spin, and a read-modify-write over 1, 4, 16 and 32 MB
+# bench/l2_write_sizes.cu (empty, spin, a 64 MB read, and a read-modify-write over 1-32 MB
 # arrays), side by side, twice, with the difference in bytes: is the extra a fixed amount
 # per measured range or a share of what the kernel dirties? On the GPU machine, from the
 # repository root, with build/ built and LD_LIBRARY_PATH as tests/gpu/run.sh wants it
@@ -24,7 +24,7 @@ import csv, json, re, statistics, sys
 SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-3,
          "usecond": 1, "msecond": 1e3}
 def kind(name):
-    m = re.search(r"\b(empty|spin)\b|rmw<(\d+)>", name)
+    m = re.search(r"\b(empty|spin|read_only|gather_rmw)\b|rmw<(\d+)>", name)
     return None if not m else m.group(1) or f"rmw {m.group(2)} MB"
 def rangeprof(path):
     out = {}
@@ -41,7 +41,7 @@ def ncu(path):
         if k:
             out.setdefault(k, []).append(float(r[col].replace(",", "")) * SCALE[units[col]])
     return out
-order = ["empty", "spin", "rmw 1 MB", "rmw 4 MB", "rmw 16 MB", "rmw 32 MB"]
+order = ["empty", "spin", "read_only", "gather_rmw", "rmw 1 MB", "rmw 4 MB", "rmw 16 MB", "rmw 32 MB"]
 args = sys.argv[1:]
 for rep in range(len(args) // 2):
     rp, nc = rangeprof(args[2 * rep]), ncu(args[2 * rep + 1])

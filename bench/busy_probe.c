@@ -70,22 +70,29 @@ static CUcontext context(void)
 	return ctx;
 }
 
+/* A metric set built, a range profiler enabled and one pass made (S3): NULL, or the step
+ * that failed with CUPTI's message in err. *set and *prof are what was made, either way. */
+static const char *one_pass(CUcontext ctx, const char *metrics, struct collector_metric_set **set,
+			    struct collector_profiler **prof, char *err, size_t err_size)
+{
+	*set = NULL;
+	*prof = NULL;
+	if (collector_metric_set_create(ctx, 0, metrics, set, err, err_size))
+		return "metric set";
+	if (collector_profiler_create(ctx, COLLECTOR_RANGE_PER_KERNEL, prof, err, err_size))
+		return "enable";
+	if (collector_profiler_warm_up(*prof, *set, 4, err, err_size))
+		return "pass";
+	return NULL;
+}
+
 /* B's measurement from nothing: "ok" or the failing step and CUPTI's message. */
 static const char *try_measurement(CUcontext ctx, const char *metrics, char *out, size_t size)
 {
 	char err[2048] = "";
-	struct collector_metric_set *set = NULL;
-	struct collector_profiler *prof = NULL;
-	const char *step = "metric set";
-	if (collector_metric_set_create(ctx, 0, metrics, &set, err, sizeof(err)) == 0) {
-		step = "enable";
-		if (collector_profiler_create(ctx, COLLECTOR_RANGE_PER_KERNEL, &prof, err,
-					      sizeof(err)) == 0) {
-			step = "pass";
-			if (collector_profiler_warm_up(prof, set, 4, err, sizeof(err)) == 0)
-				step = NULL;
-		}
-	}
+	struct collector_metric_set *set;
+	struct collector_profiler *prof;
+	const char *step = one_pass(ctx, metrics, &set, &prof, err, sizeof(err));
 	collector_profiler_destroy(prof);
 	collector_metric_set_destroy(set);
 	if (!step)
@@ -180,18 +187,9 @@ static int hold(double seconds, const char *metrics)
 	sigaction(SIGINT, &sa, NULL);
 	CUcontext ctx = context();
 	char err[2048] = "";
-	struct collector_metric_set *set = NULL;
-	struct collector_profiler *prof = NULL;
-	const char *step = "metric set";
-	if (collector_metric_set_create(ctx, 0, metrics, &set, err, sizeof(err)) == 0) {
-		step = "enable";
-		if (collector_profiler_create(ctx, COLLECTOR_RANGE_PER_KERNEL, &prof, err,
-					      sizeof(err)) == 0) {
-			step = "pass";
-			if (collector_profiler_warm_up(prof, set, 4, err, sizeof(err)) == 0)
-				step = NULL;
-		}
-	}
+	struct collector_metric_set *set;
+	struct collector_profiler *prof;
+	const char *step = one_pass(ctx, metrics, &set, &prof, err, sizeof(err));
 	if (step) {
 		/* Not in S3: whoever waits for the holding line must not believe it held. */
 		fprintf(stderr, "hold: FAILS at %s: %s\n", step, err);

@@ -713,6 +713,25 @@ if [ $torch_ok = yes ]; then
 	check range-vs-ncu-mlp $R vs-ncu rm_mlp.jsonl ncu_mlp.csv --judge-time --app-time rt_time_mlp.txt
 	cat range-vs-ncu-mlp.log
 fi
+# CuPy and Triton, programs nobody here wrote, in range mode (tests/gpu/cupy_triton.py: a
+# Triton vector add, CuPy's elementwise kernel and its reduction; 8 ranges of each):
+# results identical, every occurrence measured, and against ncu --replay-mode range.
+if python3 -c "import cupy, triton, torch" 2>/dev/null; then
+	python3 "$root/tests/gpu/cupy_triton.py" >rct_plain.txt 2>&1
+	$TL "$RP" -q -o r_ct.jsonl --replay-mode range --runs 5 --metrics $RM --nvtx-include triton/ \
+		--nvtx-include cupy/ python3 "$root/tests/gpu/cupy_triton.py" >rct_rp.txt 2>rct_rp.err
+	same rct_plain.txt rct_rp.txt range-cupy-triton
+	check range-cupy-triton-runs $R runs 80 r_ct.jsonl
+	cat range-cupy-triton-runs.log
+	$TL /usr/local/cuda/bin/ncu --clock-control none --cache-control all --replay-mode range --nvtx \
+		--nvtx-include triton/ --nvtx-include cupy/ --metrics $RM --csv --page raw \
+		--log-file ncu_ct_range.csv python3 "$root/tests/gpu/cupy_triton.py" >rct_ncu.txt 2>&1
+	check range-vs-ncu-cupy-triton $R vs-ncu r_ct.jsonl ncu_ct_range.csv
+	cat range-vs-ncu-cupy-triton.log
+else
+	echo "SKIP range replay on CuPy and Triton: not importable by python3"
+	skip=$((skip + 1))
+fi
 # The fusion lesson both ways (README, "Kernel or range?"): kernel replay sums kernels that
 # each start from a flushed L2; range replay measures the range whole. At 64 MiB per buffer
 # (more than the L2) and at 8 MiB (the unfused product stays in the L2 between its kernels).

@@ -12,7 +12,8 @@
 // difference in bytes: a constant difference (the empty and spin kernels included) is the
 // instrument's own; one that grows with the size is the kernel's.
 // Build: nvcc -O2 -arch=sm_90 -std=c++17 bench/l2_write_sizes.cu -o l2_write_sizes
-// Run:   ./l2_write_sizes [ITER]  (prints a checksum, which rangeprof must not change)
+// Run:   ./l2_write_sizes [ITER [PAD_MB]]  (prints a checksum, which rangeprof must not
+//        change; PAD_MB of device memory allocated before the arrays moves them)
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -81,6 +82,12 @@ static void run(const char *name, const float *in, float *out, int iterations)
 int main(int argc, char **argv)
 {
 	int iterations = argc > 1 ? atoi(argv[1]) : 5;
+	// PAD_MB allocated first, so that the arrays lie that much further on: does the gap
+	// between the tools follow where the arrays are?
+	size_t pad_mb = argc > 2 ? (size_t)atol(argv[2]) : 0;
+	void *pad = nullptr;
+	if (pad_mb)
+		CK(cudaMalloc(&pad, pad_mb << 20));
 	const size_t most = (size_t)32 << 20;
 	float *in, *out;
 	int *sink;
@@ -120,5 +127,7 @@ int main(int argc, char **argv)
 		sum += h[i];
 	printf("l2_write_sizes checksum %.0f\n", sum);
 	free(h);
+	if (pad)
+		CK(cudaFree(pad));
 	return 0;
 }

@@ -149,6 +149,17 @@ static void as_issued_reset(void)
 	memset(&as_issued, 0, sizeof(as_issued));
 }
 
+void range_memory_context_destroyed(CUcontext ctx)
+{
+	/* Its memory goes with it: freeing an address later could free another context's
+	 * allocation that was given the same address meanwhile. */
+	size_t kept = 0;
+	for (size_t i = 0; i < deferred_count; i++)
+		if (deferred[i].ctx != ctx)
+			deferred[kept++] = deferred[i];
+	deferred_count = kept;
+}
+
 struct range_policy *range_policy_of(const char *name)
 {
 	for (size_t i = 0; i < policy_count; i++)

@@ -41,6 +41,9 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 		      RP_CUpti_Checkpoint *end_state);
 /* After the runs: the end state back, for the application. */
 void range_memory_put_back(struct measurement *m, RP_CUpti_Checkpoint *end_state);
+/* A context is being destroyed: saved copies in it that wait to be freed (a range
+ * abandoned while a capture was under way) are forgotten, not freed. */
+void range_memory_context_destroyed(CUcontext ctx);
 /* Drops the begin state without putting it back, and the hashes. */
 void range_memory_drop(struct measurement *m, struct mem_hashes *before);
 

@@ -396,6 +396,7 @@ void inject_range_context_destroyed(CUcontext ctx)
 {
 	if (rw.active && rw.m->launch.ctx == ctx)
 		abandon("its context was destroyed while it ran");
+	range_memory_context_destroyed(ctx);
 }
 
 void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_under_way)

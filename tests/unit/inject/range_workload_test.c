@@ -540,6 +540,21 @@ Test(range_workload, a_capture_under_way_at_the_end_leaves_the_range_unmeasured)
 	close_range(key);
 }
 
+Test(range_workload, copies_waiting_for_a_capture_are_forgotten_with_their_context)
+{
+	struct nvtx_bridge_range_key key = open_range("mlp");
+	launch_kernel(NULL);
+	fw.capture_under_way = true;
+	inject_range_closing(&key, true);
+	bridge_range_pop();
+	inject_range_context_destroyed(fw.current);
+	fw.capture_under_way = false;
+	key = open_range("other");
+	cr_assert_eq(fw.frees_queued, 0, "its memory went with the context: an address freed "
+		     "now could be another allocation's");
+	close_range(key);
+}
+
 Test(range_workload, a_capture_begun_while_a_first_occurrence_records_stops_its_saving)
 {
 	mem_track_add(0x7000, 256);

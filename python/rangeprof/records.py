@@ -164,10 +164,19 @@ _KIND = {str: "a string", int: "an integer", float: "a number", bool: "true or f
          list: "a list", dict: "an object", type(None): "null"}
 
 
+def _said(where):
+    """A member's path as a message shows it: its names come from the file (a metric's, a
+    unit's), so a newline or another control character in one is escaped, as JSON writes
+    it, and a long one cut: a message stays one line."""
+    if not where.isprintable():
+        where = json.dumps(where)[1:-1]
+    return where if len(where) <= 80 else where[:77] + "..."
+
+
 def _fail(where, value, expected):
     got = _KIND.get(type(value), type(value).__name__)
     detail = f" ({_shown(value)})" if isinstance(value, (str, int, float)) else ""
-    raise _Invalid(f"'{where}' should be {expected}, not {got}{detail}")
+    raise _Invalid(f"'{_said(where)}' should be {expected}, not {got}{detail}")
 
 
 def _number(rec, key, where=None, null=True):
@@ -182,14 +191,14 @@ def _number(rec, key, where=None, null=True):
     if t is float:
         if v - v == 0:  # finite (inf - inf and nan - nan are nan)
             return
-        raise _Invalid(f"'{where or key}' is not finite")
+        raise _Invalid(f"'{_said(where or key)}' is not finite")
     if t is int:
         try:
             float(v)
             return
         except OverflowError:
-            raise _Invalid(f"'{where or key}' is an integer of {len(str(abs(v)))} digits, "
-                           "too large for a number") from None
+            raise _Invalid(f"'{_said(where or key)}' is an integer of {len(str(abs(v)))} "
+                           "digits, too large for a number") from None
     _fail(where or key, v, "a number or null" if null else "a number")
 
 
@@ -200,8 +209,8 @@ def _integer(rec, key, where=None):
     if type(v) is not int:
         _fail(where or key, v, "an integer or null")
     if not -_INT_LIMIT < v < _INT_LIMIT:
-        raise _Invalid(f"'{where or key}' is an integer of {len(str(abs(v)))} digits, out "
-                       "of range")
+        raise _Invalid(f"'{_said(where or key)}' is an integer of {len(str(abs(v)))} digits, "
+                       "out of range")
 
 
 def _string(rec, key, where=None):

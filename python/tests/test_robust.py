@@ -89,6 +89,14 @@ BAD_LINES = [
     ("kernel number", set_member("kernel", 5), RUN_LINE, ["'kernel'", "a string"]),
     ("grid strings", set_member("grid", ["4", 1, 1]), RUN_LINE, ["'grid[0]'"]),
     ("throttle number", set_member("throttle_reasons", [7]), RUN_LINE, ["'throttle_reasons[0]'"]),
+    # A name from the file is said escaped and cut: the message stays one line (a finding
+    # of tests/fuzz_readers.py: a metric named "\n" split the bad-line message in two).
+    ("metric named with a newline", text_edit('"gpu__time_duration.sum":2304',
+                                              '"gpu__time_duration.sum":2304,"a\\nb":false'),
+     RUN_LINE, ["'metrics.a\\nb'", "true or false"]),
+    ("metric of a 300-character name", text_edit('"gpu__time_duration.sum":2304',
+                                                 '"gpu__time_duration.sum":2304,"' + "m" * 300 + '":"x"'),
+     RUN_LINE, ["mmm...' should be", "a string"]),
     ("summary stable string", set_member(f"metrics/{TIME}/stable", "yes"), 23,
      ["summary record", f"'metrics.{TIME}.stable'"]),
 ]

@@ -185,5 +185,13 @@ const char *inject_demangle(const char *mangled);
 /* The same, also giving the cache's own copy of mangled (stable until exit, NULL when out
  * of memory) so that callers can keep a pointer to it. */
 const char *inject_name_intern(const char *mangled, const char **interned);
+/* What is known of a kernel name, worked out at its first sight and kept until exit. */
+struct inject_name {
+	const char *mangled;      /* the cache's own copy */
+	const char *demangled;    /* itself when not mangled */
+	const char *collective;   /* why the kernel waits for peers (collectives.c), or NULL */
+};
+/* The entry of mangled; NULL when out of memory. */
+const struct inject_name *inject_name_of(const char *mangled);
 
 #endif

@@ -1,12 +1,16 @@
-/* inject/names.c - demangled kernel names, cached. Called on the launching thread for
- * launches that pass the NVTX filter (kernel-name filter, records). The C++ runtime's
- * demangler is found at run time: a C application may not have libstdc++ loaded.
- * Calls libc and libdl. */
+/* inject/names.c - what rangeprof knows of a kernel name, worked out once per name and kept
+ * until exit: its demangled form and whether it waits for peers (collectives.c). Called on
+ * the launching thread for launches that pass the NVTX filter (kernel-name filter,
+ * records) and for every launch a range records, where asking collectives.c's patterns of
+ * a long template name at each launch cost time inside the application's range. The C++
+ * runtime's demangler is found at run time: a C application may not have libstdc++
+ * loaded. Calls collectives.c, libc and libdl. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "inject/collectives.h"
 #include "inject/inject.h"
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
@@ -14,6 +18,7 @@ typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 struct name_entry {
 	struct name_entry *next;
 	char *mangled, *demangled;
+	struct inject_name name;   /* the two above, and the collective verdict */
 };
 
 #define BUCKETS 1024
@@ -37,14 +42,20 @@ const char *inject_demangle(const char *mangled)
 
 const char *inject_name_intern(const char *mangled, const char **interned)
 {
+	const struct inject_name *n = inject_name_of(mangled);
+	if (interned)
+		*interned = n ? n->mangled : NULL;
+	return n ? n->demangled : mangled;
+}
+
+const struct inject_name *inject_name_of(const char *mangled)
+{
 	unsigned b = hash(mangled);
 	pthread_mutex_lock(&names_lock);
 	for (struct name_entry *e = buckets[b]; e; e = e->next) {
 		if (!strcmp(e->mangled, mangled)) {
 			pthread_mutex_unlock(&names_lock);
-			if (interned)
-				*interned = e->mangled;
-			return e->demangled;
+			return &e->name;
 		}
 	}
 	if (!demangle_looked_up) {
@@ -65,17 +76,17 @@ const char *inject_name_intern(const char *mangled, const char **interned)
 		free(e);
 		free(demangled);
 		pthread_mutex_unlock(&names_lock);
-		if (interned)
-			*interned = NULL;
-		return mangled;
+		return NULL;
 	}
 	e->demangled = status == 0 && demangled ? demangled : e->mangled;
 	if (e->demangled != demangled)
 		free(demangled);
+	const char *why = NULL;
+	if (!inject_is_collective(e->mangled, &why))
+		inject_is_collective(e->demangled, &why);
+	e->name = (struct inject_name){ e->mangled, e->demangled, why };
 	e->next = buckets[b];
 	buckets[b] = e;
 	pthread_mutex_unlock(&names_lock);
-	if (interned)
-		*interned = e->mangled;
-	return e->demangled;
+	return &e->name;
 }

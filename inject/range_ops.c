@@ -3,16 +3,14 @@
  * host bytes of copies to the device), so that the application may reuse its buffers at
  * once. range_calls.c says which call is what and hands the recorded ones here;
  * range_replay.c issues them again. Under the replay lock. Calls launches.c (decode),
- * names.c, collectives.c, memory/layout.c and the driver through collector/api. */
+ * names.c, memory/layout.c and the driver through collector/api. */
 #include <cupti.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collector/api.h"
 #include "common/error.h"
-#include "inject/collectives.h"
 #include "inject/inject.h"
 #include "inject/range.h"
 #include "inject/range_calls.h"
@@ -202,24 +200,6 @@ static const char *copy_kernel_config(struct range_op *op, const struct inject_l
 	return NULL;
 }
 
-/* Whether a kernel is a collective, by its mangled or demangled name. The answer for a
- * name that is not (nearly every one) is kept, by the interned name's address, which
- * names.c keeps for good: reading long template names against every pattern at each
- * launch cost time inside the range. Under the replay lock. */
-static bool is_collective(const char *interned, const char *demangled)
-{
-	static const char *not_collective[256];
-	size_t slot = ((uintptr_t)interned >> 4) % 256;
-	if (interned && not_collective[slot] == interned)
-		return false;
-	if (inject_is_collective(interned ? interned : "", NULL) ||
-	    (demangled && inject_is_collective(demangled, NULL)))
-		return true;
-	if (interned)
-		not_collective[slot] = interned;
-	return false;
-}
-
 const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 				 const CUpti_CallbackData *cb, uint64_t call)
 {
@@ -230,19 +210,19 @@ const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 	if (!inject_launch_decode((int)cbid, cb->functionParams, l))
 		return range_why_outside;
 	op.stream = l->stream;
-	const char *interned = NULL;
-	op.kernel.name = inject_name_intern(l->mangled, &interned);
+	const struct inject_name *name = inject_name_of(l->mangled);
+	op.kernel.name = name ? name->demangled : NULL;
 	/* The driver's name lives only as long as its call. */
-	l->mangled = interned;
-	if (is_collective(interned, op.kernel.name))
+	l->mangled = name ? name->mangled : NULL;
+	if (name && name->collective)
 		return range_why_collective;
 	size_t events = 0;
 	const char *why = range_why_memory;
-	if (interned && (l->kernel_params || !l->extra)) {
+	if (name && (l->kernel_params || !l->extra)) {
 		/* The driver refuses a launch that passes both; the copy keeps kernelParams. */
 		l->extra = NULL;
 		why = copy_kernel_params(&op, l);
-	} else if (interned) {
+	} else if (name) {
 		why = copy_kernel_extra(&op, l->extra);
 		l->extra = op.kernel.extra;
 	}

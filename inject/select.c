@@ -155,9 +155,14 @@ bool inject_select_kernel(CUfunction function, const char *mangled, const char *
  * it, unmeasured: replayed alone it would wait for ever. */
 static bool waits_for_peers(const struct inject_launch *l, const char *demangled)
 {
+	/* The verdict names.c keeps per name; asked here only when it could keep none. */
+	const struct inject_name *name = inject_name_of(l->mangled);
 	const char *why = NULL;
-	if (!inject_is_collective(l->mangled, &why) &&
-	    !(demangled && inject_is_collective(demangled, &why)))
+	if (name)
+		why = name->collective;
+	else if (!inject_is_collective(l->mangled, &why) && demangled)
+		inject_is_collective(demangled, &why);
+	if (!why)
 		return false;
 	atomic_fetch_add(&collective_launches, 1);
 	const char *kernel = demangled ? demangled : inject_demangle(l->mangled);

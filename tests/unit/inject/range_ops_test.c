@@ -1186,6 +1186,28 @@ Test(range_ops, a_collective_kernel_is_refused)
 	cr_assert_eq(ops.count, 0);
 }
 
+/* names.c keeps the verdict per name: at a name's second launch the collective is still
+ * refused and the other kernel still recorded, with its demangled name. */
+Test(range_ops, the_collective_verdict_kept_per_name_holds_at_every_launch)
+{
+	void *params[1] = { NULL };
+	cuLaunchKernel_params p = { .f = F_NONE, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+				    .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1,
+				    .kernelParams = params };
+	for (int i = 0; i < 2; i++) {
+		range_ops_finish(&ops);
+		range_ops_init(&ops, CTX);
+		cr_assert_eq(call_in(CTX, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p,
+				     "_Z16all_gather_smallPf"), RANGE_CALL_REFUSED, "launch %d", i);
+		cr_assert(strstr(ops.refusal.why, "waits for other GPUs"), "%s", ops.refusal.why);
+		range_ops_finish(&ops);
+		range_ops_init(&ops, CTX);
+		cr_assert_eq(call_in(CTX, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p,
+				     "_Z12small_reducePf"), RANGE_CALL_RECORDED, "launch %d", i);
+		cr_assert_str_eq(ops.ops[0].kernel.name, "small_reduce(float*)");
+	}
+}
+
 Test(range_ops, tma_descriptors_encoded_on_the_host_are_ignored)
 {
 	cuTensorMapEncodeTiled_params p = { 0 };

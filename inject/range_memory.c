@@ -315,9 +315,11 @@ static bool op_reach(const struct range_op *op, const struct mem_range *known,
 
 /* What the recorded calls reach, as whole allocations and globals, into u; false with
  * why when it cannot be known. Needs the context synchronised (reach.c reads small
- * allocations). */
+ * allocations). With late (a first occurrence saved as its calls were issued), also
+ * whether each call's reach was among what was saved before that call: late gets why
+ * not, or stays empty. */
 static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *why,
-			size_t why_size)
+			size_t why_size, char *late, size_t late_size)
 {
 	*u = (struct mem_reach){ 0 };
 	struct mem_range *known = NULL;
@@ -326,16 +328,34 @@ static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *
 		snprintf(why, why_size, "out of host memory");
 		return false;
 	}
+	struct mem_reach saved_before = { 0 };   /* the parts saved before call i */
+	size_t next_part = 0;
 	bool ok = true;
 	for (size_t i = 0; ok && i < ops->count; i++) {
+		const struct range_op *op = &ops->ops[i];
 		struct mem_reach r;
-		ok = op_reach(&ops->ops[i], known, known_count, false, &r, why, why_size);
+		ok = op_reach(op, known, known_count, false, &r, why, why_size);
 		if (ok && mem_reach_add(u, r.ranges, r.count)) {
 			snprintf(why, why_size, "out of host memory");
 			ok = false;
 		}
+		for (; ok && late && next_part < as_issued.count &&
+		       as_issued.parts[next_part].at <= i; next_part++) {
+			const struct mem_reach *part = &as_issued.parts[next_part].reach;
+			if (mem_reach_add(&saved_before, part->ranges, part->count)) {
+				snprintf(why, why_size, "out of host memory");
+				ok = false;
+			}
+		}
+		if (ok && late && !late[0] && r.count &&
+		    !mem_ranges_cover(saved_before.ranges, saved_before.count, r.ranges, r.count))
+			snprintf(late, late_size, "its call %zu (%s) reached memory through pointers "
+				 "stored in device memory, which no call before it pointed to and "
+				 "which was not saved before it", i + 1, op->kind != RANGE_OP_KERNEL ?
+				 "a memset or copy" : op->kernel.name ? op->kernel.name : "a kernel");
 		mem_reach_finish(&r);
 	}
+	mem_reach_finish(&saved_before);
 	free(known);
 	if (!ok)
 		mem_reach_finish(u);
@@ -450,49 +470,6 @@ void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, s
 	free(known);
 }
 
-/* Whether every call's whole reach (one level through small allocations, read now) was
- * saved before that call; false with why. The context synchronised. */
-static bool saved_in_time(const struct range_ops *ops, char *why, size_t why_size)
-{
-	struct mem_range *known = NULL;
-	size_t known_count = 0;
-	if (mem_track_snapshot(&known, &known_count)) {
-		snprintf(why, why_size, "rangeprof ran out of host memory");
-		return false;
-	}
-	struct mem_reach before_call = { 0 };
-	size_t next_part = 0;
-	bool ok = true;
-	for (size_t i = 0; ok && i < ops->count; i++) {
-		const struct range_op *op = &ops->ops[i];
-		for (; next_part < as_issued.count && as_issued.parts[next_part].at <= i; next_part++) {
-			const struct mem_reach *part = &as_issued.parts[next_part].reach;
-			if (mem_reach_add(&before_call, part->ranges, part->count)) {
-				snprintf(why, why_size, "rangeprof ran out of host memory");
-				ok = false;
-				break;
-			}
-		}
-		struct mem_reach r;
-		if (!ok || !op_reach(op, known, known_count, false, &r, why, why_size)) {
-			ok = false;
-			break;
-		}
-		if (r.count && !mem_ranges_cover(before_call.ranges, before_call.count, r.ranges,
-						 r.count)) {
-			snprintf(why, why_size, "its call %zu (%s) reached memory through pointers "
-				 "stored in device memory, which no call before it pointed to and "
-				 "which was not saved before it", i + 1, op->kind != RANGE_OP_KERNEL ?
-				 "a memset or copy" : op->kernel.name ? op->kernel.name : "a kernel");
-			ok = false;
-		}
-		mem_reach_finish(&r);
-	}
-	mem_reach_finish(&before_call);
-	free(known);
-	return ok;
-}
-
 /* The saved parts put back, the newest first, so that memory two parts hold gets the
  * older copy: the one taken before any call wrote it. */
 static bool put_parts_back(char *err, size_t err_size)
@@ -508,13 +485,14 @@ static bool put_parts_back(char *err, size_t err_size)
 }
 
 /* A learning occurrence's end: what its calls reached, and whether that was all it wrote.
- * The policy becomes REACH, WHOLE, or stays LEARN where nothing could be shown. */
+ * The policy becomes REACH, WHOLE, or stays LEARN where nothing could be shown. late, for
+ * an occurrence saved as its calls were issued (else NULL): calls_reach's. */
 static void learn(struct range_policy *p, struct measurement *m, const struct range_ops *ops,
-		  struct mem_hashes *before)
+		  struct mem_hashes *before, char *late, size_t late_size)
 {
 	char why[320] = "";
 	struct mem_reach u;
-	if (!calls_reach(ops, &u, why, sizeof(why))) {
+	if (!calls_reach(ops, &u, why, sizeof(why), late, late_size)) {
 		p->state = RANGE_WHOLE;
 		inject_report("range-whole", INJECT_CONCERNS(.kernel = m->kernel, .detail = why),
 			      false, "range '%s': %s; each of its occurrences saves and restores the "
@@ -592,9 +570,11 @@ static bool end_as_issued(struct range_policy *p, struct measurement *m,
 			  const struct range_ops *ops, struct mem_hashes *before,
 			  RP_CUpti_Checkpoint *end_state)
 {
-	char err[320] = "";
+	char err[320] = "", late[320] = "";
+	/* Whole: the checkpoint holds what was not saved call by call, so lateness does not
+	 * matter. */
 	if (p && p->state == RANGE_LEARN)
-		learn(p, m, ops, before);
+		learn(p, m, ops, before, as_issued.whole ? NULL : late, sizeof(late));
 	mem_hashes_finish(before);
 	if (m->c->verifier_ready)
 		mem_verifier_drop_sums(&m->c->verifier);
@@ -643,10 +623,10 @@ static bool end_as_issued(struct range_policy *p, struct measurement *m,
 				      "one learns again", m->kernel);
 		return false;
 	}
-	if (!saved_in_time(ops, err, sizeof(err))) {
+	if (late[0]) {
 		inject_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = "late"),
 			      false, "range '%s': %s; this occurrence is not measured, and the next "
-			      "ones save all it reached at their begin", m->kernel, err);
+			      "ones save all it reached at their begin", m->kernel, late);
 		return false;
 	}
 	/* The end state first, then the begin state put back from the parts and saved as
@@ -680,7 +660,7 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 		 * nothing beyond it. */
 		char why[320] = "";
 		struct mem_reach u;
-		bool known = calls_reach(ops, &u, why, sizeof(why));
+		bool known = calls_reach(ops, &u, why, sizeof(why), NULL, 0);
 		if (!known || !mem_ranges_cover(m->save.reach.ranges, m->save.reach.count, u.ranges,
 						u.count)) {
 			range_reach_missed(p, m, known ? &u : NULL, why);
@@ -696,7 +676,7 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 		return false;
 	}
 	if (p && p->state == RANGE_LEARN)
-		learn(p, m, ops, before);
+		learn(p, m, ops, before, NULL, 0);
 	mem_hashes_finish(before);
 	if (m->c->verifier_ready)
 		mem_verifier_drop_sums(&m->c->verifier);

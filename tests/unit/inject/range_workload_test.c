@@ -329,6 +329,9 @@ Test(range_workload, a_range_learns_its_reach_then_saves_only_that)
 	cr_assert_eq(fw.hashes_again, 1, "and at its end");
 	cr_assert_eq(fw.checkpoint_saves, 0, "nothing saved whole while it learns");
 	cr_assert_eq(fw.saves_queued, 2, "each call's memory as it was issued");
+	cr_assert_eq(fw.reach_collects - fw.reach_collects_direct, 1, "the kernel's whole reach "
+		     "read once at the end, for the union and the check that it was saved in "
+		     "time alike");
 	cr_assert_str_eq(fake_string(fake_record("summary", 0), "save/strategy"), "reach");
 	cr_assert_eq(fake_records("run"), 5, "the first occurrence measured");
 	step(0x1000);

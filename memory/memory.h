@@ -145,12 +145,12 @@ size_t mem_backup_host_limit(void);
 /* Copies the ranges of reach into b (queued on stream, then synchronised). 0, or with the
  * message in err RP_ERR_NO_MEMORY when neither device memory nor bounded pinned host
  * memory has room, RP_ERR_FAILED when a copy fails. */
+int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
+	     char *err, size_t err_size);
 /* mem_save's copies queued on stream, not waited for: the copy is taken when the stream
  * reaches it (a range's memory, saved in its calls' order). */
 int mem_save_queued(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 		    char *err, size_t err_size);
-int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
-	     char *err, size_t err_size);
 /* Queues the copies back into place on stream. 0, or RP_ERR_RESTORE with the driver's
  * error name (CUDA_ERROR_...) in err, which the caller names to the user. */
 int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream,

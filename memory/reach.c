@@ -1,13 +1,14 @@
 /* memory/reach.c - the memory a launch can reach. Every 8-byte word of the parameter
- * buffer (layout from cuFuncGetParamInfo, kept by layout.c) that the driver knows as a pointer brings in its
- * whole allocation. Allocations of up to REACH_SCAN_MAX bytes are read once more for
- * pointers, so pointer arrays (batched GEMM) and device-side lists are covered; the
- * module's __device__ variables come from globals.c and are read for pointers the same
- * way. Memory mapped with cuMemMap is taken
- * as the contiguously mapped run of its reservation around the pointer, since a tensor in
- * an expandable segment can span several mappings. What cannot be bounded this way makes
- * the set unknown: mem_reach_collect returns a code with the reason in unknown, and the
- * caller falls back to the full checkpoint. Calls the driver through collector/api. */
+ * buffer (layout from cuFuncGetParamInfo, kept by layout.c) that the driver knows as a
+ * pointer brings in its whole allocation. Allocations of up to REACH_SCAN_MAX bytes are
+ * read once more for pointers, so pointer arrays (batched GEMM) and device-side lists are
+ * covered (not by mem_reach_collect_direct, which reads no device memory); the module's
+ * __device__ variables come from globals.c and are read for pointers the same way. Memory
+ * mapped with cuMemMap is taken as the contiguously mapped run of its reservation around
+ * the pointer, since a tensor in an expandable segment can span several mappings. What
+ * cannot be bounded this way makes the set unknown: mem_reach_collect returns a code with
+ * the reason in unknown, and the caller falls back to the full checkpoint. Calls the
+ * driver through collector/api. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

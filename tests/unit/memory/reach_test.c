@@ -189,6 +189,43 @@ Test(reach, follows_pointers_stored_in_small_allocations, .init = stand_ins)
 	mem_track_remove(pb);
 }
 
+static unsigned copies;
+
+static CUresult counted_copy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	copies++;
+	return fake_copy(dst, src, n);
+}
+
+/* At a launch's ENTER its stream's earlier work may still run: the direct reach reads no
+ * device memory, so the pointer list's targets are not in it (range replay checks them
+ * at the range's end, inject/range_memory.c). */
+Test(reach, the_direct_reach_reads_no_device_memory, .init = stand_ins)
+{
+	static uint64_t list[1];
+	static char a[2048];
+	CUdeviceptr l = allocation(list, sizeof(list), CU_MEMORYTYPE_DEVICE, true);
+	CUdeviceptr pa = allocation(a, sizeof(a), CU_MEMORYTYPE_DEVICE, true);
+	list[0] = pa;
+	params[3] = l;
+	rp_api.cuMemcpy = counted_copy;
+	copies = 0;
+	void *kernel_params[4] = { &params[0], &params[1], &params[2], &params[3] };
+	struct mem_reach reach;
+	cr_assert_eq(mem_reach_collect_direct(&reach, (CUfunction)(uintptr_t)0x5678,
+					      kernel_params, NULL), 0, "%s", reach.unknown);
+	cr_assert_eq(copies, 0, "device memory read");
+	cr_assert(saved(&reach, l, sizeof(list)));
+	cr_assert_not(saved(&reach, pa, sizeof(a)), "a pointer stored in device memory");
+	mem_reach_finish(&reach);
+	collect(&reach);
+	cr_assert_eq(copies, 1, "the whole reach reads the small list");
+	cr_assert(saved(&reach, pa, sizeof(a)));
+	mem_reach_finish(&reach);
+	mem_track_remove(l);
+	mem_track_remove(pa);
+}
+
 static CUresult no_module(CUmodule *m, CUfunction f)
 {
 	(void)m, (void)f;

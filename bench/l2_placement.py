@@ -1,0 +1,121 @@
+"""bench/l2_placement.py - issue 22: DRAM writes of tests/gpu/l2_resident.cu's kernels per
+place of their arrays, under several recordings (rangeprof's JSON Lines, ncu's raw CSV with
+--nvtx), side by side.
+
+usage: l2_placement.py LABEL=FILE [LABEL=FILE ...] [--metric dram__bytes_write.sum]
+
+For each kind (gather, overwrite, histogram) and place (NVTX range '<kind>/pNN'): each
+recording's median over its launches (and runs). Then per kind and recording: the median
+over places, its gap to the first recording's, how many places are within 3 % of the first
+recording's same place, and the shift (in places) at which the recording's figures follow
+the first one's best (Pearson's r over the places both have): a shift other than 0 with a
+high r means the same physical layouts occur in both, at other offsets of the allocation.
+"""
+import math
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from rangeprof import ncu as rangeprof_ncu  # noqa: E402
+from rangeprof import units as rangeprof_units  # noqa: E402
+
+PLACE = re.compile(r"(?:^|/)(gather|overwrite|histogram)/p(\d+)$")
+
+
+def per_place(path, metric):
+    """{kind: {place: median value in the metric's base unit}} of one recording."""
+    if path.endswith(".csv"):
+        rows = rangeprof_ncu.read_ncu_csv(path)
+    else:
+        _, rows = rangeprof_ncu.read_rangeprof([path])
+    values = {}
+    for key, entry in rows.items():
+        m = PLACE.search(key[0] or "")
+        metrics = entry["metrics"] if "metrics" in entry else entry
+        if not m or metric not in metrics:
+            continue
+        vals, unit = metrics[metric]
+        # Bytes and nanoseconds whatever unit each tool wrote (shown / 1000: KB, us).
+        base = "byte" if "byte" in unit else "nsecond" if "second" in unit else None
+        factor = rangeprof_units.conversion_factor(
+            rangeprof_units.parse_unit(unit), rangeprof_units.parse_unit(base)) if base else 1.0
+        values.setdefault(m.group(1), {}).setdefault(int(m.group(2)), []).extend(
+            v * factor for v in vals)
+    return {k: {p: statistics.median(v) for p, v in places.items()} for k, places in values.items()}
+
+
+def pearson(a, b):
+    if len(a) < 3:
+        return float("nan")
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    sa = math.sqrt(sum((x - ma) ** 2 for x in a))
+    sb = math.sqrt(sum((y - mb) ** 2 for y in b))
+    return float("nan") if sa == 0 or sb == 0 else sum(
+        (x - ma) * (y - mb) for x, y in zip(a, b)) / (sa * sb)
+
+
+def best_shift(ref, other, least=8):
+    """(shift, r): other[p + shift] against ref[p] over at least `least` common places."""
+    best = (0, float("nan"))
+    n = max(max(ref), max(other)) + 1
+    for s in range(-n + least, n - least + 1):
+        common = [p for p in ref if p + s in other]
+        if len(common) < least:
+            continue
+        r = pearson([ref[p] for p in common], [other[p + s] for p in common])
+        if not math.isnan(r) and (math.isnan(best[1]) or r > best[1]):
+            best = (s, r)
+    return best
+
+
+def main(argv):
+    metric = "dram__bytes_write.sum"
+    if "--metric" in argv:
+        i = argv.index("--metric")
+        metric = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    recordings = []
+    for arg in argv:
+        label, sep, path = arg.partition("=")
+        if not sep:
+            sys.exit(f"l2_placement.py: '{arg}' is not LABEL=FILE")
+        recordings.append((label, per_place(path, metric)))
+    if not recordings:
+        sys.exit(__doc__)
+    ref_label, ref = recordings[0]
+    for kind in ("gather", "overwrite", "histogram"):
+        if kind not in ref:
+            continue
+        places = sorted(ref[kind])
+        print(f"\n{kind}: {metric} / 1000 (KB, us), median over launches and runs, per place")
+        print("place " + " ".join(f"{label:>10}" for label, _ in recordings))
+        for p in places:
+            cells = []
+            for _, rec in recordings:
+                v = rec.get(kind, {}).get(p)
+                cells.append(f"{v / 1e3:>10.1f}" if v is not None else f"{'-':>10}")
+            print(f"p{p:02d}   " + " ".join(cells))
+        print(f"summary against {ref_label}: median over places, gap, places within 3 %, "
+              "r at shift 0, best shift and its r")
+        ref_median = statistics.median(ref[kind].values())
+        for label, rec in recordings:
+            mine = rec.get(kind)
+            if not mine:
+                print(f"  {label:>10}: no places")
+                continue
+            med = statistics.median(mine.values())
+            gap = 100 * (med - ref_median) / ref_median if ref_median else float("nan")
+            common = [p for p in places if p in mine]
+            within = sum(1 for p in common
+                         if abs(mine[p] - ref[kind][p]) <= 0.03 * abs(ref[kind][p]))
+            r0 = pearson([ref[kind][p] for p in common], [mine[p] for p in common])
+            shift, r = best_shift(ref[kind], mine)
+            print(f"  {label:>10}: {med / 1e3:10.1f}  {gap:+6.1f} %  {within:>3}/{len(common)}"
+                  f"  r0 {r0:+.2f}  shift {shift:+d} r {r:+.2f}"
+                  f"  (places {min(mine.values()) / 1e3:.1f}-{max(mine.values()) / 1e3:.1f})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

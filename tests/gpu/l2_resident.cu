@@ -1,0 +1,156 @@
+// tests/gpu/l2_resident.cu - issue 22: L2-resident kernels that write, each run with its
+// arrays at several places in one device allocation, so that a comparison of DRAM writes
+// between two tools is made over the same set of places.
+//
+// Why places: a kernel whose footprint is near the L2's capacity writes back to DRAM the
+// dirty lines the L2 evicts during it, and which lines collide in the L2 follows their
+// physical addresses. Each tool's own device allocations (rangeprof's flush buffer, ncu's
+// buffers) move the application's allocations, so one place under one tool is another
+// place under the other; bench/l2_placement.sh measures how much that moves the figures.
+//
+// Kernels (each launch in NVTX range "<kind>/p<place>"):
+//   gather     out[i] = in[(i*7) % n] + out[i] over two 16 MB arrays (tests/gpu/l2_rmw.cu's)
+//   overwrite  writes half the L2 (L2 bytes / 2) with values of i, reads nothing
+//   histogram  atomicAdd into 4 M bins (16 MB) from 4 M keys (16 MB) read from memory
+// Build: nvcc -O2 -arch=sm_90 -std=c++17 tests/gpu/l2_resident.cu -o l2_resident
+// Run:   ./l2_resident [ITER [PLACES [STEP_KB [KINDS [USED_MB]]]]]
+//        (defaults 3 16 2048 gather,overwrite,histogram 0)
+// Prints a checksum of the whole allocation, which rangeprof must not change; the device
+// memory in use before the allocation goes to stderr (what a tool took before it). With
+// USED_MB, a padding allocation first brings the device memory in use to USED_MB, so that
+// under two tools that take different amounts before the application, its allocation lands
+// at the same physical addresses (bench/l2_placement.sh shows that it does).
+#include <cstdio>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#define CK(call)                                                                          \
+	do {                                                                              \
+		cudaError_t err_ = (call);                                                \
+		if (err_ != cudaSuccess) {                                                \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,      \
+			        cudaGetErrorName(err_));                                  \
+			exit(1);                                                          \
+		}                                                                         \
+	} while (0)
+
+static const unsigned GATHER_N = 4u << 20;  // floats in 16 MB
+static const unsigned KEYS = 4u << 20;      // 16 MB of keys
+static const unsigned BINS = 4u << 20;      // 16 MB of bins
+
+__global__ void gather(const float *in, float *out)
+{
+	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < GATHER_N; i += gridDim.x * blockDim.x)
+		out[i] = in[(unsigned)(((unsigned long long)i * 7) % GATHER_N)] + out[i];
+}
+
+__global__ void overwrite(unsigned *out, unsigned n, unsigned seed)
+{
+	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		out[i] = i ^ seed;
+}
+
+__global__ void histogram(const unsigned *keys, unsigned *bins)
+{
+	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < KEYS; i += gridDim.x * blockDim.x)
+		atomicAdd(&bins[keys[i] & (BINS - 1)], 1u);
+}
+
+// Pseudo-random words over the whole allocation: keys spread over every bin, and gather's
+// inputs are not all zero.
+__global__ void fill(unsigned *p, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		unsigned x = (unsigned)i * 2654435761u + 12345u;
+		x ^= x >> 15;
+		x *= 2246822519u;
+		x ^= x >> 13;
+		p[i] = x & 0x00ffffffu;   // small enough that gather's float sums stay exact
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int iterations = argc > 1 ? atoi(argv[1]) : 3;
+	int places = argc > 2 ? atoi(argv[2]) : 16;
+	size_t step = (size_t)(argc > 3 ? atol(argv[3]) : 2048) << 10;
+	const char *kinds = argc > 4 ? argv[4] : "gather,overwrite,histogram";
+	long used_mb = argc > 5 ? atol(argv[5]) : 0;
+	if (iterations < 1 || places < 1 || step == 0 || used_mb < 0) {
+		fprintf(stderr, "usage: l2_resident [ITER>=1 [PLACES>=1 [STEP_KB>=1 [KINDS [USED_MB>=0]]]]]\n");
+		return 2;
+	}
+	int l2 = 0;
+	CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+	const unsigned half_l2_words = (unsigned)(l2 / 2 / 4);
+	const size_t span = (size_t)32 << 20;   // what one place holds: every kernel fits
+	size_t free_before, free_after, total;
+	CK(cudaFree(0));
+	CK(cudaMemGetInfo(&free_before, &total));
+	void *pad = nullptr;
+	size_t used = total - free_before, wanted = (size_t)used_mb << 20;
+	if (wanted > used) {
+		CK(cudaMalloc(&pad, wanted - used));
+		fprintf(stderr, "l2_resident: %zu MiB used, %zu MiB padding allocated\n", used >> 20,
+		        (wanted - used) >> 20);
+		CK(cudaMemGetInfo(&free_before, &total));
+	} else if (used_mb) {
+		fprintf(stderr, "l2_resident: %zu MiB used already, more than USED_MB %ld\n", used >> 20, used_mb);
+	}
+	size_t bytes = span + (size_t)(places - 1) * step;
+	unsigned char *pool;
+	CK(cudaMalloc(&pool, bytes));
+	CK(cudaMemGetInfo(&free_after, &total));
+	fprintf(stderr, "l2_resident: %zu MiB used before the allocation, %zu MiB allocation at %p, "
+	        "%zd MiB more used by then, L2 %d bytes\n", (total - free_before) >> 20, bytes >> 20,
+	        (void *)pool, ((ptrdiff_t)free_before - (ptrdiff_t)free_after - (ptrdiff_t)bytes) / (1 << 20), l2);
+	fill<<<1056, 256>>>((unsigned *)pool, bytes / 4);
+	CK(cudaGetLastError());
+	char name[64];
+	if (strstr(kinds, "gather"))
+		for (int p = 0; p < places; p++)
+			for (int it = 0; it < iterations; it++) {
+				float *base = (float *)(pool + p * step);
+				snprintf(name, sizeof(name), "gather/p%02d", p);
+				nvtxRangePushA(name);
+				gather<<<1056, 256>>>(base, base + GATHER_N);
+				nvtxRangePop();
+			}
+	if (strstr(kinds, "overwrite"))
+		for (int p = 0; p < places; p++)
+			for (int it = 0; it < iterations; it++) {
+				snprintf(name, sizeof(name), "overwrite/p%02d", p);
+				nvtxRangePushA(name);
+				overwrite<<<1056, 256>>>((unsigned *)(pool + p * step), half_l2_words, (unsigned)(p * 131 + it));
+				nvtxRangePop();
+			}
+	if (strstr(kinds, "histogram"))
+		for (int p = 0; p < places; p++)
+			for (int it = 0; it < iterations; it++) {
+				unsigned *keys = (unsigned *)(pool + p * step);
+				snprintf(name, sizeof(name), "histogram/p%02d", p);
+				nvtxRangePushA(name);
+				histogram<<<1056, 256>>>(keys, keys + KEYS);
+				nvtxRangePop();
+			}
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	unsigned *h = (unsigned *)malloc(bytes);
+	if (!h) {
+		fprintf(stderr, "out of host memory\n");
+		return 1;
+	}
+	CK(cudaMemcpy(h, pool, bytes, cudaMemcpyDeviceToHost));
+	unsigned long long sum = 0;
+	for (size_t i = 0; i < bytes / 4; i++)
+		sum = sum * 1099511628211ull + h[i];
+	printf("l2_resident checksum %016llx\n", sum);
+	free(h);
+	CK(cudaFree(pool));
+	if (pad)
+		CK(cudaFree(pad));
+	return 0;
+}

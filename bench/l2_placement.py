@@ -13,38 +13,11 @@ high r means the same physical layouts occur in both, at other offsets of the al
 """
 import math
 import os
-import re
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from rangeprof import ncu as rangeprof_ncu  # noqa: E402
-from rangeprof import units as rangeprof_units  # noqa: E402
-
-PLACE = re.compile(r"(?:^|/)(gather|overwrite|histogram)/p(\d+)$")
-
-
-def per_place(path, metric):
-    """{kind: {place: median value in the metric's base unit}} of one recording."""
-    if path.endswith(".csv"):
-        rows = rangeprof_ncu.read_ncu_csv(path)
-    else:
-        _, rows = rangeprof_ncu.read_rangeprof([path])
-    values = {}
-    for key, entry in rows.items():
-        m = PLACE.search(key[0] or "")
-        metrics = entry["metrics"] if "metrics" in entry else entry
-        if not m or metric not in metrics:
-            continue
-        vals, unit = metrics[metric]
-        # Bytes and nanoseconds whatever unit each tool wrote (shown / 1000: KB, us).
-        base = "byte" if "byte" in unit else "nsecond" if "second" in unit else None
-        factor = rangeprof_units.conversion_factor(
-            rangeprof_units.parse_unit(unit), rangeprof_units.parse_unit(base)) if base else 1.0
-        values.setdefault(m.group(1), {}).setdefault(int(m.group(2)), []).extend(
-            v * factor for v in vals)
-    return {k: {p: statistics.median(v) for p, v in places.items()} for k, places in values.items()}
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+from check_l2_resident import per_place  # noqa: E402
 
 def pearson(a, b):
     if len(a) < 3:

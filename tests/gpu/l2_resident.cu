@@ -11,7 +11,8 @@
 // Kernels (each launch in NVTX range "<kind>/p<place>"):
 //   gather     out[i] = in[(i*7) % n] + out[i] over two 16 MB arrays (tests/gpu/l2_rmw.cu's)
 //   overwrite  writes half the L2 (L2 bytes / 2) with values of i, reads nothing
-//   histogram  atomicAdd into 4 M bins (16 MB) from 4 M keys (16 MB) read from memory
+//   histogram  atomicAdd into 8 M bins (32 MB) from 4 M keys (16 MB) read from memory (with
+//              16 MB of bins it wrote nothing back to DRAM under either tool)
 // Build: nvcc -O2 -arch=sm_90 -std=c++17 tests/gpu/l2_resident.cu -o l2_resident
 // Run:   ./l2_resident [ITER [PLACES [STEP_KB [KINDS [USED_MB]]]]]
 //        (defaults 3 16 2048 gather,overwrite,histogram 0)
@@ -39,7 +40,7 @@
 
 static const unsigned GATHER_N = 4u << 20;  // floats in 16 MB
 static const unsigned KEYS = 4u << 20;      // 16 MB of keys
-static const unsigned BINS = 4u << 20;      // 16 MB of bins
+static const unsigned BINS = 8u << 20;      // 32 MB of bins
 
 __global__ void gather(const float *in, float *out)
 {
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 	int l2 = 0;
 	CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
 	const unsigned half_l2_words = (unsigned)(l2 / 2 / 4);
-	const size_t span = (size_t)32 << 20;   // what one place holds: every kernel fits
+	const size_t span = (size_t)48 << 20;   // what one place holds: every kernel fits
 	size_t free_before, free_after, total;
 	CK(cudaFree(0));
 	CK(cudaMemGetInfo(&free_before, &total));

@@ -58,7 +58,7 @@ def main(argv):
     if not recordings:
         sys.exit(__doc__)
     ref_label, ref = recordings[0]
-    for kind in ("gather", "overwrite", "histogram"):
+    for kind in ("gather", "overwrite", "histogram", "readonly"):
         if kind not in ref:
             continue
         places = sorted(ref[kind])

@@ -18,7 +18,7 @@ work=$(mktemp -d)
 cd "$work" || exit 1
 nvcc -O2 -arch=sm_90 -std=c++17 "$root/tests/gpu/l2_resident.cu" -o l2_resident || exit 1
 M=dram__bytes_write.sum,dram__bytes_read.sum,gpu__time_duration.sum
-ARGS="${ITER:-3} ${PLACES:-64} ${STEP_KB:-2048} ${KINDS:-gather,overwrite,histogram}"
+ARGS="${ITER:-3} ${PLACES:-64} ${STEP_KB:-2048} ${KINDS:-gather,overwrite,histogram,readonly}"
 ./l2_resident $ARGS >plain.txt 2>plain.err
 cat plain.err
 labels=()
@@ -29,7 +29,7 @@ record() {
 	local tool=$1 label=$2 used=$3 rp=$root/build/scripts/rangeprof setup=$1
 	if [ "$tool" = ncu ]; then
 		/usr/local/cuda/bin/ncu --clock-control none --cache-control all --metrics $M --csv \
-			--page raw --nvtx -k 'regex:^(gather|overwrite|histogram)$' --log-file "$label.csv" \
+			--page raw --nvtx -k 'regex:^(gather|overwrite|histogram|readonly)$' --log-file "$label.csv" \
 			./l2_resident $ARGS "$used" >"$label.txt" 2>"$label.err"
 		labels+=("$label=$label.csv")
 	else

@@ -32,7 +32,8 @@ from rangeprof import ncu as rangeprof_ncu  # noqa: E402
 from rangeprof import units as rangeprof_units  # noqa: E402
 
 KINDS = ("gather", "overwrite", "histogram")
-PLACE = re.compile(r"(?:^|/)(" + "|".join(KINDS) + r")/p(\d+)$")
+# readonly: the probe's kernel that shows what a tool leaves dirty (read, not judged).
+PLACE = re.compile(r"(?:^|/)(" + "|".join(KINDS + ("readonly",)) + r")/p(\d+)$")
 WRITES, READS, TIME = "dram__bytes_write.sum", "dram__bytes_read.sum", "gpu__time_duration.sum"
 TOLERANCE = {"writes": 3.0, "reads": 3.0, "time": 4.0}
 

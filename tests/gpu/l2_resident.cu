@@ -13,6 +13,8 @@
 //   overwrite  writes half the L2 (L2 bytes / 2) with values of i, reads nothing
 //   histogram  atomicAdd into 8 M bins (32 MB) from 4 M keys (16 MB) read from memory (with
 //              16 MB of bins it wrote nothing back to DRAM under either tool)
+//   readonly   reads twice the L2 and writes nothing: the DRAM writes it is charged with are
+//              lines the tool left dirty before it (not a kernel of the check: a probe)
 // Build: nvcc -O2 -arch=sm_90 -std=c++17 tests/gpu/l2_resident.cu -o l2_resident
 // Run:   ./l2_resident [ITER [PLACES [STEP_KB [KINDS [USED_MB]]]]]
 //        (defaults 3 16 2048 gather,overwrite,histogram 0)
@@ -60,6 +62,17 @@ __global__ void histogram(const unsigned *keys, unsigned *bins)
 		atomicAdd(&bins[keys[i] & (BINS - 1)], 1u);
 }
 
+__global__ void readonly(const uint4 *in, size_t n, unsigned *sink)
+{
+	unsigned x = 0;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		uint4 v = in[i];
+		x ^= v.x ^ v.y ^ v.z ^ v.w;
+	}
+	if (x == 0x7e57ab1eu)
+		*sink = x;
+}
+
 // Pseudo-random words over the whole allocation: keys spread over every bin, and gather's
 // inputs are not all zero.
 __global__ void fill(unsigned *p, size_t n)
@@ -87,7 +100,8 @@ int main(int argc, char **argv)
 	int l2 = 0;
 	CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
 	const unsigned half_l2_words = (unsigned)(l2 / 2 / 4);
-	const size_t span = (size_t)48 << 20;   // what one place holds: every kernel fits
+	// What one place holds: every kernel fits (readonly's twice the L2 only if asked for).
+	const size_t span = strstr(kinds, "readonly") ? 2 * (size_t)l2 : (size_t)48 << 20;
 	size_t free_before, free_after, total;
 	CK(cudaFree(0));
 	CK(cudaMemGetInfo(&free_before, &total));
@@ -135,6 +149,15 @@ int main(int argc, char **argv)
 				snprintf(name, sizeof(name), "histogram/p%02d", p);
 				nvtxRangePushA(name);
 				histogram<<<1056, 256>>>(keys, keys + KEYS);
+				nvtxRangePop();
+			}
+	if (strstr(kinds, "readonly"))
+		for (int p = 0; p < places; p++)
+			for (int it = 0; it < iterations; it++) {
+				snprintf(name, sizeof(name), "readonly/p%02d", p);
+				nvtxRangePushA(name);
+				readonly<<<1056, 256>>>((const uint4 *)(pool + p * step), 2 * (size_t)l2 / 16,
+				                        (unsigned *)pool);
 				nvtxRangePop();
 			}
 	CK(cudaGetLastError());

@@ -11,7 +11,11 @@ hold the same places of every kind, and for every kind the two medians over plac
 by at most the tolerance in percent of ncu's: DRAM writes 3 %, DRAM reads 3 %, time 4 %
 (these kernels last 9-21 us: tests/gpu/run.sh's 3c' allows l2_rmw's 4 %). A DRAM count of
 ncu's under 1 % of the kernel's DRAM traffic (reads + writes) is compared in bytes instead:
-at most 1 % of the traffic apart (compare_ncu.py's 'small').
+at most 1 % of the traffic apart (compare_ncu.py's 'small'). Where both recordings hold
+the readonly kernel (twice the L2 read, nothing written: the DRAM writes it is charged with
+are lines the tool left dirty before it), rangeprof's writes may also be lower than ncu's
+by the difference between the two tools' medians of it: ncu leaves tens of KB dirty before
+a kernel, rangeprof 3 KB, and a kernel that evicts them is charged with them.
 
 Why over places and not place by place: the DRAM writes of a kernel whose footprint is near
 the L2's capacity follow the physical addresses of its arrays (1.3-2.0 MB for the gather
@@ -75,11 +79,27 @@ def parse_tolerance(text):
     return tol
 
 
+def residue(data, label):
+    """The median over places of what the readonly kernel (twice the L2 read, nothing
+    written) is charged with in DRAM writes: the dirty lines the tool left before a
+    kernel. 0 where the recording has no readonly kernel."""
+    places = data[label][WRITES].get("readonly")
+    return statistics.median(places.values()) if places else 0.0
+
+
 def judge(rp_path, ncu_path, tol, out):
     """Prints one line per kind and metric; returns the number of disagreements."""
     data = {}
     for label, path in (("rangeprof", rp_path), ("ncu", ncu_path)):
         data[label] = {m: per_place(path, m) for m in (WRITES, READS, TIME)}
+    left = {label: residue(data, label) for label in data}
+    # A kernel that evicts lines another left dirty is charged with their write-back: ncu
+    # leaves more than rangeprof (tens of KB against 3 KB), so rangeprof's writes may be
+    # lower than ncu's by that difference besides the tolerance, never higher.
+    allowance = max(0.0, left["ncu"] - left["rangeprof"])
+    print(f"left dirty before a kernel (readonly's DRAM writes, median over places): "
+          f"rangeprof {left['rangeprof'] / 1e3:.1f} KB, ncu {left['ncu'] / 1e3:.1f} KB; "
+          f"rangeprof's writes may be lower by {allowance / 1e3:.1f} KB more", file=out)
     bad = 0
     for kind in KINDS:
         places = {label: set(data[label][WRITES].get(kind, {})) for label in data}
@@ -97,13 +117,15 @@ def judge(rp_path, ncu_path, tol, out):
         for metric, name in ((WRITES, "writes"), (READS, "reads"), (TIME, "time")):
             a, b = medians["rangeprof"][metric], medians["ncu"][metric]
             traffic = medians["ncu"][READS] + medians["ncu"][WRITES]
+            below = allowance if metric == WRITES else 0.0
             if metric != TIME and b < 0.01 * traffic:
-                ok = abs(a - b) <= 0.01 * traffic
+                ok = -(0.01 * traffic + below) <= a - b <= 0.01 * traffic
                 verdict = f"{a - b:+.0f} B (under 1 % of the traffic: {0.01 * traffic:.0f} B allowed)"
             else:
                 pct = 100 * (a - b) / b if b else float("inf")
-                ok = abs(pct) <= tol[name]
-                verdict = f"{pct:+.2f} % (tolerance {tol[name]:g} %)"
+                ok = -(tol[name] / 100 * b + below) <= a - b <= tol[name] / 100 * b
+                verdict = f"{pct:+.2f} % (tolerance {tol[name]:g} %"
+                verdict += f", or {below / 1e3:.1f} KB more below)" if below else ")"
             scale, unit = (1e-3, "us") if metric == TIME else (1e-3, "KB")
             print(f"{kind:<9} {name:<6} rangeprof {a * scale:10.1f} {unit}  ncu {b * scale:10.1f} "
                   f"{unit}  {verdict}  over {len(places['ncu'])} places  "

@@ -8,7 +8,10 @@
  * kernel starts from invalid lines as after ncu's cache control) changed nothing
  * measurable (tests/gpu/l2_rmw.cu's DRAM writes 1.729 MB with and without) and cost a
  * kernel per run (20 runs 3.4-3.6 ms instead of 3.2-3.4): tried and withdrawn (issue 11;
- * doc/measurements.md, "The flush"). */
+ * doc/measurements.md, "The flush"). Tried again over 64 places of L2-resident arrays
+ * (issue 22): it raised a half-L2 overwrite's DRAM writes by 2.7 % toward ncu's, left a
+ * gather's, and cost 30-50 us per run (doc/measurements.md, "DRAM writes of L2-resident
+ * kernels"). */
 #ifndef INJECT_FLUSH_H
 #define INJECT_FLUSH_H
 

@@ -4,7 +4,10 @@
 // flush leaves the L2 in (issue 11 reported ~18 % above ncu's; on the H200 in this suite
 // +10.7 to +11.8 % in session 3, with ncu's own launches spread over 100 %, and -7.2 to
 // +0.4 % since the flush change of session 4: doc/measurements.md, "Agreement with ncu").
-// Launched ITER times (first
+// Those writes follow where its arrays lie physically, which each tool moves (+14.5 % in
+// session 10, -12 to +17 % with padding): the suite judges its time and reads here, and
+// L2-resident writes over many places with l2_resident.cu (doc/measurements.md, "DRAM
+// writes of L2-resident kernels"). Launched ITER times (first
 // argument) inside NVTX range "rmw"; prints a checksum that must not change under
 // rangeprof.
 #include <cstdio>

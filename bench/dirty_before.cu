@@ -15,34 +15,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
-#define CK(call)                                                                          \
-	do {                                                                              \
-		cudaError_t err_ = (call);                                                \
-		if (err_ != cudaSuccess) {                                                \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,      \
-			        cudaGetErrorName(err_));                                  \
-			exit(1);                                                          \
-		}                                                                         \
-	} while (0)
-
-static const unsigned GATHER_N = 4u << 20;   // floats in 16 MB
-
-__global__ void gather(const float *in, float *out)
-{
-	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < GATHER_N; i += gridDim.x * blockDim.x)
-		out[i] = in[(unsigned)(((unsigned long long)i * 7) % GATHER_N)] + out[i];
-}
-
-__global__ void readonly(const uint4 *in, size_t n, unsigned *sink)
-{
-	unsigned x = 0;
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-		uint4 v = in[i];
-		x ^= v.x ^ v.y ^ v.z ^ v.w;
-	}
-	if (x == 0x7e57ab1eu)
-		*sink = x;
-}
+#include "../tests/gpu/l2_kernels.cuh"
 
 // rangeprof's flush without its code segments: every 16-byte word of twice the L2 read
 // with ld.global.cg, so that the L2 holds only clean lines of this buffer afterwards.

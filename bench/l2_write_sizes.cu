@@ -19,15 +19,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
-#define CK(call)                                                                          \
-	do {                                                                              \
-		cudaError_t err_ = (call);                                                \
-		if (err_ != cudaSuccess) {                                                \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,      \
-			        cudaGetErrorName(err_));                                  \
-			exit(1);                                                          \
-		}                                                                         \
-	} while (0)
+#include "../tests/gpu/l2_kernels.cuh"   // CK
 
 // One kernel per size, so that each is its own name in both tools' output.
 template <int MB>

@@ -30,25 +30,10 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
-#define CK(call)                                                                          \
-	do {                                                                              \
-		cudaError_t err_ = (call);                                                \
-		if (err_ != cudaSuccess) {                                                \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,      \
-			        cudaGetErrorName(err_));                                  \
-			exit(1);                                                          \
-		}                                                                         \
-	} while (0)
+#include "l2_kernels.cuh"
 
-static const unsigned GATHER_N = 4u << 20;  // floats in 16 MB
 static const unsigned KEYS = 4u << 20;      // 16 MB of keys
 static const unsigned BINS = 8u << 20;      // 32 MB of bins
-
-__global__ void gather(const float *in, float *out)
-{
-	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < GATHER_N; i += gridDim.x * blockDim.x)
-		out[i] = in[(unsigned)(((unsigned long long)i * 7) % GATHER_N)] + out[i];
-}
 
 __global__ void overwrite(unsigned *out, unsigned n, unsigned seed)
 {
@@ -62,17 +47,6 @@ __global__ void histogram(const unsigned *keys, unsigned *bins)
 		atomicAdd(&bins[keys[i] & (BINS - 1)], 1u);
 }
 
-__global__ void readonly(const uint4 *in, size_t n, unsigned *sink)
-{
-	unsigned x = 0;
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-		uint4 v = in[i];
-		x ^= v.x ^ v.y ^ v.z ^ v.w;
-	}
-	if (x == 0x7e57ab1eu)
-		*sink = x;
-}
-
 // Pseudo-random words over the whole allocation: keys spread over every bin, and gather's
 // inputs are not all zero.
 __global__ void fill(unsigned *p, size_t n)
@@ -84,6 +58,23 @@ __global__ void fill(unsigned *p, size_t n)
 		x ^= x >> 13;
 		p[i] = x & 0x00ffffffu;   // small enough that gather's float sums stay exact
 	}
+}
+
+// launch(place, iteration) ITER times at each place, each in NVTX range "<kind>/pNN",
+// where kinds names the kind.
+template <typename Launch>
+static void at_each_place(const char *kinds, const char *kind, int places, int iterations, Launch launch)
+{
+	if (!strstr(kinds, kind))
+		return;
+	char name[64];
+	for (int p = 0; p < places; p++)
+		for (int it = 0; it < iterations; it++) {
+			snprintf(name, sizeof(name), "%s/p%02d", kind, p);
+			nvtxRangePushA(name);
+			launch(p, it);
+			nvtxRangePop();
+		}
 }
 
 int main(int argc, char **argv)
@@ -124,42 +115,20 @@ int main(int argc, char **argv)
 	        (void *)pool, ((ptrdiff_t)free_before - (ptrdiff_t)free_after - (ptrdiff_t)bytes) / (1 << 20), l2);
 	fill<<<1056, 256>>>((unsigned *)pool, bytes / 4);
 	CK(cudaGetLastError());
-	char name[64];
-	if (strstr(kinds, "gather"))
-		for (int p = 0; p < places; p++)
-			for (int it = 0; it < iterations; it++) {
-				float *base = (float *)(pool + p * step);
-				snprintf(name, sizeof(name), "gather/p%02d", p);
-				nvtxRangePushA(name);
-				gather<<<1056, 256>>>(base, base + GATHER_N);
-				nvtxRangePop();
-			}
-	if (strstr(kinds, "overwrite"))
-		for (int p = 0; p < places; p++)
-			for (int it = 0; it < iterations; it++) {
-				snprintf(name, sizeof(name), "overwrite/p%02d", p);
-				nvtxRangePushA(name);
-				overwrite<<<1056, 256>>>((unsigned *)(pool + p * step), half_l2_words, (unsigned)(p * 131 + it));
-				nvtxRangePop();
-			}
-	if (strstr(kinds, "histogram"))
-		for (int p = 0; p < places; p++)
-			for (int it = 0; it < iterations; it++) {
-				unsigned *keys = (unsigned *)(pool + p * step);
-				snprintf(name, sizeof(name), "histogram/p%02d", p);
-				nvtxRangePushA(name);
-				histogram<<<1056, 256>>>(keys, keys + KEYS);
-				nvtxRangePop();
-			}
-	if (strstr(kinds, "readonly"))
-		for (int p = 0; p < places; p++)
-			for (int it = 0; it < iterations; it++) {
-				snprintf(name, sizeof(name), "readonly/p%02d", p);
-				nvtxRangePushA(name);
-				readonly<<<1056, 256>>>((const uint4 *)(pool + p * step), 2 * (size_t)l2 / 16,
-				                        (unsigned *)pool);
-				nvtxRangePop();
-			}
+	at_each_place(kinds, "gather", places, iterations, [&](int p, int) {
+		float *base = (float *)(pool + p * step);
+		gather<<<1056, 256>>>(base, base + GATHER_N);
+	});
+	at_each_place(kinds, "overwrite", places, iterations, [&](int p, int it) {
+		overwrite<<<1056, 256>>>((unsigned *)(pool + p * step), half_l2_words, (unsigned)(p * 131 + it));
+	});
+	at_each_place(kinds, "histogram", places, iterations, [&](int p, int) {
+		unsigned *keys = (unsigned *)(pool + p * step);
+		histogram<<<1056, 256>>>(keys, keys + KEYS);
+	});
+	at_each_place(kinds, "readonly", places, iterations, [&](int p, int) {
+		readonly<<<1056, 256>>>((const uint4 *)(pool + p * step), 2 * (size_t)l2 / 16, (unsigned *)pool);
+	});
 	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
 	unsigned *h = (unsigned *)malloc(bytes);

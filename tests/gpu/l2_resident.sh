@@ -12,18 +12,9 @@
 # directory of its own and ends with the suite's summary line and exit status. About 3
 # minutes on an H200, most of it ncu.
 
-if ! declare -F check >/dev/null; then
-	l2r_alone=1
-	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-	RP="$root/build/scripts/rangeprof"
-	work=$(mktemp -d)
-	cd "$work" || exit 1
-	pass=0
-	fail=0
-	. "$root/tests/gpu/checks.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/alone.sh"
+if [ -n "$alone" ]; then
 	nvcc -O2 -arch=sm_90 -std=c++17 "$root/tests/gpu/l2_resident.cu" -o l2_resident || exit 1
-else
-	l2r_alone=
 fi
 l2r_start=$SECONDS
 L2R_M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
@@ -40,8 +31,4 @@ for i in 1 2; do
 	cat "$work/l2-resident-vs-ncu-$i.log"
 done
 echo "L2-resident kernels: $((SECONDS - l2r_start)) s"
-if [ -n "$l2r_alone" ]; then
-	echo "$pass passed, $fail failed (work directory $work)"
-	[ "$fail" -eq 0 ]
-	exit
-fi
+alone_finish

@@ -19,19 +19,7 @@
 # and ends with the suite's summary line and exit status. About 1.5-2 minutes on an H200,
 # most of it ncu.
 
-if ! declare -F check >/dev/null; then
-	# Alone: run.sh's definitions, the same PASS/FAIL lines.
-	lk_alone=1
-	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-	RP="$root/build/scripts/rangeprof"
-	work=$(mktemp -d)
-	cd "$work" || exit 1
-	pass=0
-	fail=0
-	. "$root/tests/gpu/checks.sh"
-else
-	lk_alone=
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/alone.sh"
 lk_start=$SECONDS
 # The SM clock and a cycle count with the usual three, in both tools: compare_ncu.py puts
 # clock and cycle differences beside each time difference when both files hold them.
@@ -127,8 +115,4 @@ done
 lk_medians "control: cache-control none" res_none.jsonl -
 
 echo "library kernels and L2 residue: $((SECONDS - lk_start)) s"
-if [ -n "$lk_alone" ]; then
-	echo "$pass passed, $fail failed (work directory $work)"
-	[ "$fail" -eq 0 ]
-	exit
-fi
+alone_finish

@@ -4,15 +4,17 @@
 //
 // Why places: a kernel whose footprint is near the L2's capacity writes back to DRAM the
 // dirty lines the L2 evicts during it, and which lines collide in the L2 follows their
-// physical addresses. Each tool's own device allocations (rangeprof's flush buffer, ncu's
-// buffers) move the application's allocations, so one place under one tool is another
-// place under the other; bench/l2_placement.sh measures how much that moves the figures.
+// physical addresses. Each tool's own device memory moves the application's allocations
+// (ncu takes 126 MiB more than rangeprof before the application's first one), so one place
+// under one tool is another place under the other; bench/l2_placement.sh measures how much
+// that moves the figures (doc/measurements.md, "DRAM writes of L2-resident kernels").
 //
 // Kernels (each launch in NVTX range "<kind>/p<place>"):
 //   gather     out[i] = in[(i*7) % n] + out[i] over two 16 MB arrays (tests/gpu/l2_rmw.cu's)
 //   overwrite  writes half the L2 (L2 bytes / 2) with values of i, reads nothing
-//   histogram  atomicAdd into 8 M bins (32 MB) from 4 M keys (16 MB) read from memory (with
-//              16 MB of bins it wrote nothing back to DRAM under either tool)
+//   histogram  atomicAdd into 8 M bins (32 MB) from 4 M keys (16 MB) read from memory (it
+//              writes nothing back to DRAM during its run under either tool, with 16 MB
+//              of bins as with 32)
 //   readonly   reads twice the L2 and writes nothing: the DRAM writes it is charged with are
 //              lines the tool left dirty before it (not a kernel of the check: a probe)
 // Build: nvcc -O2 -arch=sm_90 -std=c++17 tests/gpu/l2_resident.cu -o l2_resident
@@ -20,9 +22,10 @@
 //        (defaults 3 16 2048 gather,overwrite,histogram 0)
 // Prints a checksum of the whole allocation, which rangeprof must not change; the device
 // memory in use before the allocation goes to stderr (what a tool took before it). With
-// USED_MB, a padding allocation first brings the device memory in use to USED_MB, so that
-// under two tools that take different amounts before the application, its allocation lands
-// at the same physical addresses (bench/l2_placement.sh shows that it does).
+// USED_MB, a padding allocation first brings the device memory in use to USED_MB: a padding
+// of N MB moves the allocation by N MB of physical memory under either tool, but padding
+// rangeprof to ncu's memory in use did not put it where it lies under ncu (bench/NOTES.md,
+// session 11, call 2).
 #include <cstdio>
 #include <cstddef>
 #include <cstdlib>

@@ -22,8 +22,10 @@ the L2's capacity follow the physical addresses of its arrays (1.3-2.0 MB for th
 over 64 places under either tool), and each tool's own device memory puts the
 application's allocation at other physical addresses (ncu takes 126 MiB more than
 rangeprof before the application's first allocation), so the same place number is another
-physical layout under each. The figures repeat after 47 places of 2 MB, so 64 places show
-each tool every layout: doc/measurements.md, "DRAM writes of L2-resident kernels".
+physical layout under each. The figures repeat after 47 places of 2 MB, so a whole number
+of those periods (tests/gpu/l2_resident.sh runs 94 places) shows each tool every layout
+equally often: doc/measurements.md, "DRAM writes of L2-resident kernels". The dirty lines
+a kernel is charged with are shown byte for byte by bench/dirty_before.sh (same section).
 Exit status: 0 when every kind agrees, 1 when one does not, 2 when a file cannot be used.
 """
 import os

@@ -17,7 +17,9 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
-from check_l2_resident import per_place  # noqa: E402
+from check_l2_resident import NoRuns, per_place  # noqa: E402
+from rangeprof import ncu as rangeprof_ncu  # noqa: E402
+from rangeprof import units as rangeprof_units  # noqa: E402
 
 def pearson(a, b):
     if len(a) < 3:
@@ -54,7 +56,10 @@ def main(argv):
         label, sep, path = arg.partition("=")
         if not sep:
             sys.exit(f"l2_placement.py: '{arg}' is not LABEL=FILE")
-        recordings.append((label, per_place(path, metric)))
+        try:
+            recordings.append((label, per_place(path, (metric,))[metric]))
+        except (OSError, rangeprof_ncu.NcuError, rangeprof_units.UnitError, NoRuns) as e:
+            sys.exit(f"l2_placement.py: {e}")
     if not recordings:
         sys.exit(__doc__)
     ref_label, ref = recordings[0]

@@ -76,8 +76,7 @@ def _as_rangeprof(tmp_path, l2_file, readonly_writes=None):
     """rp_small.jsonl with every run's DRAM writes, reads and time replaced by ncu's median
     for its place, so that the copy agrees with ncu exactly; then a change to one kind is
     the only disagreement."""
-    ncu_values = {m: check_l2_resident.per_place(str(l2_file("ncu_small.csv")), m)
-                  for m in (check_l2_resident.WRITES, check_l2_resident.READS, check_l2_resident.TIME)}
+    ncu_values = check_l2_resident.per_place(str(l2_file("ncu_small.csv")))
     out = tmp_path / f"as_ncu_{readonly_writes}.jsonl"
     units = {check_l2_resident.WRITES: "byte", check_l2_resident.READS: "byte",
              check_l2_resident.TIME: "nsecond"}
@@ -111,7 +110,7 @@ def test_rangeprof_may_be_lower_by_what_ncu_leaves_dirty_more(tmp_path, l2_file)
     """With rangeprof's readonly kernel charged nothing, rangeprof's writes may be lower
     than ncu's by 3 % and ncu's readonly median more, never higher by more than 3 %."""
     ncu_csv = str(l2_file("ncu_small.csv"))
-    ncu_writes = check_l2_resident.per_place(ncu_csv, check_l2_resident.WRITES)
+    ncu_writes = check_l2_resident.per_place(ncu_csv)[check_l2_resident.WRITES]
     left = statistics.median(ncu_writes["readonly"].values())
     gather = statistics.median(ncu_writes["gather"].values())
     assert left > 0.005 * gather, "the recording shows ncu leaving lines dirty"
@@ -139,6 +138,9 @@ def test_a_kind_missing_from_one_recording_fails(tmp_path, l2_file):
     ("writes=x", "--tol item 'writes=x'"),
     ("dram=3", "--tol item 'dram=3'"),
     ("writes=-1", "--tol item 'writes=-1'"),
+    ("writes=nan", "--tol item 'writes=nan'"),
+    ("writes=inf", "--tol item 'writes=inf'"),
+    ("writes=" + "9" * 100000, "--tol item 'writes=" + "9" * 53 + "'"),
 ])
 def test_a_bad_tolerance_is_named(l2_file, tol, said):
     rc, out, err = _check(l2_file("rp_small.jsonl"), l2_file("ncu_small.csv"), "--tol", tol)
@@ -150,6 +152,20 @@ def test_a_missing_file_is_named(tmp_path, l2_file):
     rc, out, err = _check(tmp_path / "absent.jsonl", l2_file("ncu_small.csv"))
     assert rc == 2
     assert "absent.jsonl" in err
+
+
+@pytest.mark.parametrize("content", [b"", bytes(range(256)) * 16, b"[" * 100000 + b"]" * 100000,
+                                     b'{"type": "run", "nvtx_path": "' + b"a" * 1000000 + b'"}\n'])
+def test_a_recording_without_l2_resident_runs_is_named_in_one_line(tmp_path, l2_file, content):
+    """Empty, binary, deeply nested or a 1 MB line: no traceback, one line naming the
+    file (the reader's own warnings for bad lines aside), exit status 2."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(content)
+    rc, out, err = _check(bad, l2_file("ncu_small.csv"))
+    assert rc == 2 and out == ""
+    lines = [line for line in err.splitlines() if line.startswith("check_l2_resident.py:")]
+    assert len(lines) == 1 and "bad.jsonl: no launch of l2_resident's kernels" in lines[0], err
+    assert "Traceback" not in err
 
 
 def test_a_csv_that_is_not_ncus_is_named(tmp_path, l2_file):

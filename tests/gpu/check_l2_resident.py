@@ -28,6 +28,7 @@ equally often: doc/measurements.md, "DRAM writes of L2-resident kernels". The di
 a kernel is charged with are shown byte for byte by bench/dirty_before.sh (same section).
 Exit status: 0 when every kind agrees, 1 when one does not, 2 when a file cannot be used.
 """
+import math
 import os
 import re
 import statistics
@@ -39,31 +40,46 @@ from rangeprof import units as rangeprof_units  # noqa: E402
 
 KINDS = ("gather", "overwrite", "histogram")
 # readonly: the probe's kernel that shows what a tool leaves dirty (read, not judged).
-PLACE = re.compile(r"(?:^|/)(" + "|".join(KINDS + ("readonly",)) + r")/p(\d+)$")
+PLACE_KINDS = KINDS + ("readonly",)
+PLACE = re.compile(r"(?:^|/)(" + "|".join(PLACE_KINDS) + r")/p(\d+)$")
 WRITES, READS, TIME = "dram__bytes_write.sum", "dram__bytes_read.sum", "gpu__time_duration.sum"
 TOLERANCE = {"writes": 3.0, "reads": 3.0, "time": 4.0}
 
 
-def per_place(path, metric):
-    """{kind: {place: median}} of one recording (ncu's raw CSV with --nvtx, or rangeprof's
-    JSON Lines) in bytes or nanoseconds, whatever unit the tool wrote."""
+class NoRuns(ValueError):
+    """A recording without any launch of l2_resident's kernels."""
+
+
+def per_place(path, metrics=(WRITES, READS, TIME)):
+    """{metric: {kind: {place: median}}} of one recording (ncu's raw CSV with --nvtx, or
+    rangeprof's JSON Lines), read once, in bytes or nanoseconds whatever unit the tool
+    wrote. NoRuns when it holds no launch of l2_resident's kernels."""
     if path.endswith(".csv"):
         rows = rangeprof_ncu.read_ncu_csv(path)
     else:
         _, rows = rangeprof_ncu.read_rangeprof([path])
-    values = {}
+    values = {metric: {} for metric in metrics}
     for key, entry in rows.items():
         m = PLACE.search(key[0] or "")
-        metrics = entry["metrics"] if "metrics" in entry else entry
-        if not m or metric not in metrics:
+        if not m:
             continue
-        vals, unit = metrics[metric]
-        base = "byte" if "byte" in unit else "nsecond" if "second" in unit else None
-        factor = rangeprof_units.conversion_factor(
-            rangeprof_units.parse_unit(unit), rangeprof_units.parse_unit(base)) if base else 1.0
-        values.setdefault(m.group(1), {}).setdefault(int(m.group(2)), []).extend(
-            v * factor for v in vals)
-    return {k: {p: statistics.median(v) for p, v in places.items()} for k, places in values.items()}
+        found = entry["metrics"] if "metrics" in entry else entry
+        for metric in metrics:
+            if metric not in found:
+                continue
+            vals, unit = found[metric]
+            base = "byte" if "byte" in unit else "nsecond" if "second" in unit else None
+            factor = rangeprof_units.conversion_factor(
+                rangeprof_units.parse_unit(unit), rangeprof_units.parse_unit(base)) if base else 1.0
+            values[metric].setdefault(m.group(1), {}).setdefault(int(m.group(2)), []).extend(
+                v * factor for v in vals)
+    if not any(values.values()):
+        raise NoRuns(f"{path}: no launch of l2_resident's kernels with "
+                     f"{' or '.join(metrics)} (NVTX ranges '<kind>/pNN', kind one of "
+                     f"{', '.join(PLACE_KINDS)})")
+    return {metric: {k: {p: statistics.median(v) for p, v in places.items()}
+                     for k, places in by_kind.items()}
+            for metric, by_kind in values.items()}
 
 
 def parse_tolerance(text):
@@ -74,9 +90,9 @@ def parse_tolerance(text):
             number = float(value)
         except ValueError:
             number = -1.0
-        if not sep or name not in tol or not number >= 0:
-            raise ValueError(f"--tol item '{item}': expected NAME=PERCENT with NAME one of "
-                             f"{', '.join(tol)} and PERCENT a number >= 0")
+        if not sep or name not in tol or not 0 <= number < math.inf:
+            raise ValueError(f"--tol item '{item[:60]}': expected NAME=PERCENT with NAME one of "
+                             f"{', '.join(tol)} and PERCENT a finite number >= 0")
         tol[name] = number
     return tol
 
@@ -93,7 +109,7 @@ def judge(rp_path, ncu_path, tol, out):
     """Prints one line per kind and metric; returns the number of disagreements."""
     data = {}
     for label, path in (("rangeprof", rp_path), ("ncu", ncu_path)):
-        data[label] = {m: per_place(path, m) for m in (WRITES, READS, TIME)}
+        data[label] = per_place(path)
     left = {label: residue(data, label) for label in data}
     # A kernel that evicts lines another left dirty is charged with their write-back: ncu
     # leaves more than rangeprof (tens of KB against 3 KB), so rangeprof's writes may be
@@ -155,7 +171,7 @@ def main(argv, out=sys.stdout):
         return 2
     try:
         bad = judge(args[0], args[1], tol, out)
-    except (OSError, rangeprof_ncu.NcuError, rangeprof_units.UnitError) as e:
+    except (OSError, rangeprof_ncu.NcuError, rangeprof_units.UnitError, NoRuns) as e:
         print(f"check_l2_resident.py: {e}", file=sys.stderr)
         return 2
     return 1 if bad else 0

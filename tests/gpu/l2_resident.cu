@@ -63,12 +63,31 @@ __global__ void fill(unsigned *p, size_t n)
 	}
 }
 
+// Whether kinds is a comma-separated list of known kinds only.
+static bool known_kinds(const char *kinds)
+{
+	static const char *const known[] = { "gather", "overwrite", "histogram", "readonly" };
+	if (!*kinds)
+		return false;
+	for (const char *k = kinds; k;) {
+		const char *end = strchr(k, ',');
+		size_t n = end ? (size_t)(end - k) : strlen(k);
+		bool ok = false;
+		for (const char *name : known)
+			ok |= n == strlen(name) && !strncmp(k, name, n);
+		if (!ok)
+			return false;
+		k = end ? end + 1 : nullptr;
+	}
+	return true;
+}
+
 // launch(place, iteration) ITER times at each place, each in NVTX range "<kind>/pNN",
 // where kinds names the kind.
 template <typename Launch>
 static void at_each_place(const char *kinds, const char *kind, int places, int iterations, Launch launch)
 {
-	if (!strstr(kinds, kind))
+	if (!strstr(kinds, kind))   // known_kinds: no kind's name is part of another's
 		return;
 	char name[64];
 	for (int p = 0; p < places; p++)
@@ -84,13 +103,18 @@ int main(int argc, char **argv)
 {
 	int iterations = argc > 1 ? atoi(argv[1]) : 3;
 	int places = argc > 2 ? atoi(argv[2]) : 16;
-	size_t step = (size_t)(argc > 3 ? atol(argv[3]) : 2048) << 10;
+	long step_kb = argc > 3 ? atol(argv[3]) : 2048;
 	const char *kinds = argc > 4 ? argv[4] : "gather,overwrite,histogram";
 	long used_mb = argc > 5 ? atol(argv[5]) : 0;
-	if (iterations < 1 || places < 1 || step == 0 || used_mb < 0) {
-		fprintf(stderr, "usage: l2_resident [ITER>=1 [PLACES>=1 [STEP_KB>=1 [KINDS [USED_MB>=0]]]]]\n");
+	// Bounds that keep every size below in range (1 TiB of places at most).
+	if (iterations < 1 || places < 1 || places > 4096 || step_kb < 1 || step_kb > (1L << 18) ||
+	    used_mb < 0 || used_mb > (1L << 20) || !known_kinds(kinds)) {
+		fprintf(stderr, "usage: l2_resident [ITER>=1 [PLACES 1-4096 [STEP_KB 1-262144 [KINDS "
+		        "[USED_MB 0-1048576]]]]]\n  KINDS: a comma-separated list of gather, overwrite, "
+		        "histogram, readonly\n");
 		return 2;
 	}
+	const size_t step = (size_t)step_kb << 10;
 	int l2 = 0;
 	CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
 	const unsigned half_l2_words = (unsigned)(l2 / 2 / 4);

@@ -9,8 +9,8 @@
 #
 # Sourced by tests/gpu/run.sh (section 3c') from its work directory after it has built
 # its programs; run alone (bash tests/gpu/l2_resident.sh) it builds l2_resident in a work
-# directory of its own and ends with the suite's summary line and exit status. About 3
-# minutes on an H200, most of it ncu.
+# directory of its own and ends with the suite's summary line and exit status. About 2
+# minutes on an H200 (111-118 s in session 11), most of it ncu.
 
 . "$(dirname "${BASH_SOURCE[0]}")/alone.sh"
 if [ -n "$alone" ]; then

@@ -17,19 +17,6 @@
 
 #include "../tests/gpu/l2_kernels.cuh"
 
-// rangeprof's flush without its code segments: every 16-byte word of twice the L2 read
-// with ld.global.cg, so that the L2 holds only clean lines of this buffer afterwards.
-__global__ void sweep(const uint4 *buf, size_t n, unsigned *sink)
-{
-	unsigned x = 0;
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-		uint4 v = __ldcg(buf + i);
-		x ^= v.x ^ v.y ^ v.z ^ v.w;
-	}
-	if (x == 0x7e57ab1eu)
-		*sink = x;
-}
-
 __global__ void dirty(unsigned *p, unsigned words, unsigned seed)
 {
 	for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += gridDim.x * blockDim.x)

@@ -22,20 +22,24 @@ ARGS="${ITER:-3} ${PLACES:-64} ${STEP_KB:-2048} ${KINDS:-gather,overwrite,histog
 ./l2_resident $ARGS >plain.txt 2>plain.err
 cat plain.err
 labels=()
-# One recording: TOOL (ncu; early, lazy: rangeprof with that --setup; disc: the issue 22
-# probe build of rangeprof in $DISC, whose flush ends with discard.global.L2) LABEL
-# USED_MB (0: no padding).
+# One recording: TOOL (ncu; ncu-own-sweep, ncu-own-empty: ncu --cache-control none, the
+# program flushing the L2 itself before each kernel, L2_RESIDENT_FLUSH=sweep or empty;
+# early, lazy: rangeprof with that --setup) LABEL USED_MB (0: no padding) [BUILD:
+# rangeprof's build directory, build/ if not given, e.g. one built with
+# -Dc_args=-DFLUSH_DISCARD_HALVES=0, whose flush sweeps without discarding].
 record() {
-	local tool=$1 label=$2 used=$3 rp=$root/build/scripts/rangeprof setup=$1
-	if [ "$tool" = ncu ]; then
-		/usr/local/cuda/bin/ncu --clock-control none --cache-control all --metrics $M --csv \
-			--page raw --nvtx -k 'regex:^(gather|overwrite|histogram|readonly)$' --log-file "$label.csv" \
-			./l2_resident $ARGS "$used" >"$label.txt" 2>"$label.err"
+	local tool=$1 label=$2 used=$3 rp=${4:-$root/build}/scripts/rangeprof setup=$1 cache=all
+	if [ "${tool%%-*}" = ncu ]; then
+		local own=
+		[ "$tool" = ncu ] || own=${tool#ncu-own-} cache=none
+		L2_RESIDENT_FLUSH=$own /usr/local/cuda/bin/ncu --clock-control none --cache-control $cache \
+			--metrics $M --csv --page raw --nvtx -k 'regex:^(gather|overwrite|histogram|readonly)$' \
+			--log-file "$label.csv" ./l2_resident $ARGS "$used" >"$label.txt" 2>"$label.err"
 		labels+=("$label=$label.csv")
 	else
-		[ "$tool" = disc ] && rp=$DISC/scripts/rangeprof setup=lazy
 		/usr/bin/time -f "%e s" -o "$label.time" "$rp" -q \
-			-o "$label.jsonl" --setup "$setup" --runs "${RUNS:-10}" --metrics $M \
+			-o "$label.jsonl" --setup "$setup" \
+			--runs "${RUNS:-10}" --metrics $M \
 			./l2_resident $ARGS "$used" >"$label.txt" 2>"$label.err"
 		cmp -s plain.txt "$label.txt" || echo "$label: rangeprof changed the checksum"
 		labels+=("$label=$label.jsonl")
@@ -43,10 +47,10 @@ record() {
 	grep -h l2_resident: "$label.txt" "$label.err" | sed "s/^/$label: /"
 }
 if [ -n "${RECORDINGS:-}" ]; then
-	# RECORDINGS="TOOL:LABEL:USED_MB ...", in that order.
+	# RECORDINGS="TOOL:LABEL:USED_MB[:BUILD] ...", in that order.
 	for spec in $RECORDINGS; do
-		IFS=: read -r tool label used <<<"$spec"
-		record "$tool" "$label" "$used"
+		IFS=: read -r tool label used build <<<"$spec"
+		record "$tool" "$label" "$used" "$build"
 	done
 elif [ -z "${MATCH:-}" ]; then
 	# Each tool as it is: the application's allocation wherever the tool leaves it.

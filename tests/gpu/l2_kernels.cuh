@@ -1,7 +1,8 @@
 // tests/gpu/l2_kernels.cuh - what tests/gpu/l2_resident.cu and bench/dirty_before.cu
 // share: the CUDA error check, the issue's gather + read-modify-write over two 16 MB
-// arrays (tests/gpu/l2_rmw.cu's kernel) and a kernel that reads and writes nothing, whose
-// DRAM writes are the lines left dirty before it.
+// arrays (tests/gpu/l2_rmw.cu's kernel), a kernel that reads and writes nothing, whose
+// DRAM writes are the lines left dirty before it, and a flush of the program's own
+// (rangeprof's sweep without its code segments, and the discard of --cache-control empty).
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -35,4 +36,26 @@ __global__ void readonly(const uint4 *in, size_t n, unsigned *sink)
 	}
 	if (x == 0x7e57ab1eu)
 		*sink = x;
+}
+
+// rangeprof's flush without its code segments: every 16-byte word of twice the L2 read
+// with ld.global.cg, so that the L2 holds only clean lines of this buffer afterwards.
+__global__ void sweep(const uint4 *buf, size_t n, unsigned *sink)
+{
+	unsigned x = 0;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+		uint4 v = __ldcg(buf + i);
+		x ^= v.x ^ v.y ^ v.z ^ v.w;
+	}
+	if (x == 0x7e57ab1eu)
+		*sink = x;
+}
+
+// What --cache-control empty adds to the sweep: the lines from line `from` of buf on
+// discarded (invalidated without a write-back), so that the L2 holds no valid line of
+// the sweep. Launched after sweep on the same stream.
+__global__ void discard_l2(unsigned char *buf, size_t from, size_t lines)
+{
+	for (size_t i = from + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < lines; i += (size_t)gridDim.x * blockDim.x)
+		asm volatile("discard.global.L2 [%0], 128;" : : "l"(buf + i * 128) : "memory");
 }

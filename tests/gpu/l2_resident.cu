@@ -82,16 +82,37 @@ static bool known_kinds(const char *kinds)
 	return true;
 }
 
+// L2_RESIDENT_FLUSH=sweep|empty: the program flushes the L2 itself before each launch,
+// outside its NVTX range (a tool then measures with its own cache control off): sweep
+// reads twice the L2 (rangeprof's sweep, tests/gpu/l2_kernels.cuh), empty then discards
+// the sweep's last L2 of lines (what --cache-control empty adds).
+struct own_flush {
+	unsigned char *buf = nullptr;
+	size_t bytes = 0;
+	bool discard = false;
+	void operator()() const
+	{
+		if (!buf)
+			return;
+		sweep<<<132, 1024>>>((const uint4 *)buf, bytes / 16, (unsigned *)buf);
+		if (discard)
+			discard_l2<<<132, 1024>>>(buf, bytes / 2 / 128, bytes / 128);
+		CK(cudaGetLastError());
+	}
+};
+
 // launch(place, iteration) ITER times at each place, each in NVTX range "<kind>/pNN",
-// where kinds names the kind.
+// where kinds names the kind; flush() before each.
 template <typename Launch>
-static void at_each_place(const char *kinds, const char *kind, int places, int iterations, Launch launch)
+static void at_each_place(const char *kinds, const char *kind, int places, int iterations,
+                          const own_flush &flush, Launch launch)
 {
 	if (!strstr(kinds, kind))   // known_kinds: no kind's name is part of another's
 		return;
 	char name[64];
 	for (int p = 0; p < places; p++)
 		for (int it = 0; it < iterations; it++) {
+			flush();
 			snprintf(name, sizeof(name), "%s/p%02d", kind, p);
 			nvtxRangePushA(name);
 			launch(p, it);
@@ -142,18 +163,31 @@ int main(int argc, char **argv)
 	        (void *)pool, ((ptrdiff_t)free_before - (ptrdiff_t)free_after - (ptrdiff_t)bytes) / (1 << 20), l2);
 	fill<<<1056, 256>>>((unsigned *)pool, bytes / 4);
 	CK(cudaGetLastError());
-	at_each_place(kinds, "gather", places, iterations, [&](int p, int) {
+	own_flush flush;
+	const char *how = getenv("L2_RESIDENT_FLUSH");
+	if (how && *how) {
+		if (strcmp(how, "sweep") && strcmp(how, "empty")) {
+			fprintf(stderr, "l2_resident: L2_RESIDENT_FLUSH='%s': expected sweep or empty\n", how);
+			return 2;
+		}
+		// After the pool, so that the pool lies where it does without the flush.
+		flush.bytes = 2 * (size_t)l2;
+		flush.discard = !strcmp(how, "empty");
+		CK(cudaMalloc(&flush.buf, flush.bytes));
+		CK(cudaMemset(flush.buf, 0, flush.bytes));
+	}
+	at_each_place(kinds, "gather", places, iterations, flush, [&](int p, int) {
 		float *base = (float *)(pool + p * step);
 		gather<<<1056, 256>>>(base, base + GATHER_N);
 	});
-	at_each_place(kinds, "overwrite", places, iterations, [&](int p, int it) {
+	at_each_place(kinds, "overwrite", places, iterations, flush, [&](int p, int it) {
 		overwrite<<<1056, 256>>>((unsigned *)(pool + p * step), half_l2_words, (unsigned)(p * 131 + it));
 	});
-	at_each_place(kinds, "histogram", places, iterations, [&](int p, int) {
+	at_each_place(kinds, "histogram", places, iterations, flush, [&](int p, int) {
 		unsigned *keys = (unsigned *)(pool + p * step);
 		histogram<<<1056, 256>>>(keys, keys + KEYS);
 	});
-	at_each_place(kinds, "readonly", places, iterations, [&](int p, int) {
+	at_each_place(kinds, "readonly", places, iterations, flush, [&](int p, int) {
 		readonly<<<1056, 256>>>((const uint4 *)(pool + p * step), 2 * (size_t)l2 / 16, (unsigned *)pool);
 	});
 	CK(cudaGetLastError());
@@ -170,6 +204,8 @@ int main(int argc, char **argv)
 	printf("l2_resident checksum %016llx\n", sum);
 	free(h);
 	CK(cudaFree(pool));
+	if (flush.buf)
+		CK(cudaFree(flush.buf));
 	if (pad)
 		CK(cudaFree(pad));
 	return 0;

@@ -287,7 +287,7 @@ struct context_state *inject_context_ready(CUcontext ctx, int device, uint32_t c
 			return NULL;
 		}
 		char err[2048];
-		if (inject_flush_init(&c->flush, device, err, sizeof(err)) ||
+		if (inject_flush_init(&c->flush, device, true, err, sizeof(err)) ||
 		    !(c->flush_ready = true) ||
 		    mem_verifier_init(&c->verifier, device, err, sizeof(err))) {
 			c->failed = true;

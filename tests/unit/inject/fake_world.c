@@ -560,10 +560,12 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 /* inject/flush.h                                                                       */
 /* ------------------------------------------------------------------------------------ */
 
-int inject_flush_init(struct inject_flush *flush, int device, char *err, size_t err_size)
+int inject_flush_init(struct inject_flush *flush, int device, bool empty, char *err,
+		      size_t err_size)
 {
 	(void)device, (void)err, (void)err_size;
-	*flush = (struct inject_flush){ .kernel = (CUfunction)(uintptr_t)0xf1, .blocks = 1 };
+	*flush = (struct inject_flush){ .kernel = (CUfunction)(uintptr_t)0xf1, .blocks = 1,
+					.empty = empty };
 	return 0;
 }
 

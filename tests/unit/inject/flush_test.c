@@ -10,7 +10,13 @@
 #include "inject/flush.h"
 
 static CUresult launched = CUDA_SUCCESS, allocated = CUDA_SUCCESS;
-static unsigned launches;
+static unsigned launches, cooperative_launches, memsets;
+static int compute_major = 9, cooperative = 1;
+static char loaded[1 << 20];
+static CUstream memset_stream;
+static CUdeviceptr memset_at;
+static size_t memset_bytes;
+static unsigned long long discard_from_launched, discard_from_launched_plain;
 
 static CUresult fake_device(CUdevice *d, int ordinal)
 {
@@ -27,13 +33,17 @@ static CUresult no_device(CUdevice *d, int ordinal)
 static CUresult fake_attribute(int *v, CUdevice_attribute a, CUdevice d)
 {
 	(void)d;
-	*v = a == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE ? 50 << 20 : 132;
+	*v = a == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE ? 50 << 20 :
+	     a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? compute_major :
+	     a == CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH ? cooperative : 132;
 	return CUDA_SUCCESS;
 }
 
 static CUresult fake_load(CUmodule *m, const void *image)
 {
 	cr_assert(strstr(image, ".entry rangeprof_l2_flush"));
+	cr_assert_lt(strlen(image), sizeof(loaded));
+	strcpy(loaded, image);
 	*m = (CUmodule)(uintptr_t)0x10;
 	return CUDA_SUCCESS;
 }
@@ -69,9 +79,28 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 			    void **extra)
 {
 	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s;
-	(void)params, (void)extra;
+	(void)extra;
+	discard_from_launched_plain = *(unsigned long long *)params[3];
 	launches++;
 	return launched;
+}
+
+static CUresult fake_cooperative(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+				 unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream s,
+				 void **params)
+{
+	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s;
+	discard_from_launched = *(unsigned long long *)params[3];
+	cooperative_launches++;
+	return launched;
+}
+
+static CUresult fake_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+	cr_assert_eq(v, 0);
+	memset_at = p, memset_bytes = n, memset_stream = s;
+	memsets++;
+	return CUDA_SUCCESS;
 }
 
 static CUresult fake_error_name(CUresult r, const char **name)
@@ -91,6 +120,8 @@ static void stand_ins(void)
 	rp_api.cuMemFree = fake_free;
 	rp_api.cuModuleUnload = fake_unload;
 	rp_api.cuLaunchKernel = fake_launch;
+	rp_api.cuLaunchCooperativeKernel = fake_cooperative;
+	rp_api.cuMemsetD8Async = fake_memset;
 	rp_api.cuGetErrorName = fake_error_name;
 }
 
@@ -98,11 +129,95 @@ Test(flush, a_flush_set_up_launches_one_kernel, .init = stand_ins)
 {
 	struct inject_flush f = { 0 };
 	char err[256] = "";
-	cr_assert_eq(inject_flush_init(&f, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(inject_flush_init(&f, 0, false, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(f.words, 2 * (size_t)(50 << 20) / 16, "twice the L2 in 16-byte words");
 	cr_assert_eq(f.blocks, 132, "one block per SM");
 	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
 	cr_assert_eq(launches, 1);
+	cr_assert_eq(cooperative_launches + memsets, 0, "the plain flush needs no grid barrier");
+	cr_assert(strstr(loaded, ".target sm_70") && !strstr(loaded, "discard"),
+		  "the plain flush runs on any GPU and discards nothing");
+	inject_flush_finish(&f);
+}
+
+/* The flush that leaves the L2 empty: one cooperative kernel (its grid barrier needs every
+ * block resident) that discards the swept buffer's last L2 of lines, the barrier's count
+ * cleared once, on the first flush's own stream. */
+Test(flush, the_empty_flush_discards_the_last_l2_of_the_sweep_after_a_grid_barrier,
+     .init = stand_ins)
+{
+	struct inject_flush f = { 0 };
+	char err[256] = "";
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(loaded, ".target sm_80") && strstr(loaded, "discard.global.L2") &&
+		  strstr(loaded, "atom.global.add.u64") && strstr(loaded, ".param .u64 discard_from"),
+		  "the empty flush's kernel has its barrier and discard");
+	cr_assert_str_eq(f.notice, "");
+	cr_assert_eq(memsets, 0, "set-up waits for nothing");
+	CUstream stream = (CUstream)(uintptr_t)0x5;
+	cr_assert_eq(inject_flush_launch(&f, stream), 0);
+	cr_assert_eq(inject_flush_launch(&f, stream), 0);
+	cr_assert_eq(cooperative_launches, 2);
+	cr_assert_eq(launches, 0);
+	cr_assert_eq(memsets, 1, "the barrier is cleared once");
+	cr_assert_eq(memset_stream, stream);
+	cr_assert_eq(memset_at, f.sink);
+	cr_assert_eq(memset_bytes, 16);
+	/* Buffer of 100 MB, 128-byte lines: the second half, lines 409600 on. */
+	cr_assert_eq(discard_from_launched, (size_t)(50 << 20) / 128);
+	inject_flush_finish(&f);
+}
+
+/* A GPU without discard.global.L2 (before compute capability 8.0) or without cooperative
+ * launches: the sweep alone, plainly launched, and a notice that says what that changes. */
+Test(flush, a_gpu_that_cannot_discard_gets_the_sweep_and_a_notice, .init = stand_ins)
+{
+	struct inject_flush f = { 0 };
+	char err[256] = "";
+	compute_major = 7;
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(loaded, ".target sm_70") && !strstr(loaded, "discard"));
+	cr_assert(strstr(f.notice, "cannot discard the lines it leaves on device 0 (compute "
+			  "capability before 8.0): each run starts from an L2 holding clean lines"),
+		  "%s", f.notice);
+	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
+	cr_assert_eq(launches, 1);
+	cr_assert_eq(cooperative_launches + memsets, 0);
+	inject_flush_finish(&f);
+	compute_major = 9, cooperative = 0;
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(f.notice, "(no cooperative launches)"), "%s", f.notice);
+	inject_flush_finish(&f);
+	cooperative = 1;
+	cr_assert_eq(inject_flush_init(&f, 0, false, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(f.notice, "", "the sweep asked for is no fallback");
+	inject_flush_finish(&f);
+}
+
+/* A cooperative launch refused as too large (fewer SMs for this context than the device
+ * has) turns the discard off from then on: the same kernel launched plainly with nothing
+ * to discard (its barrier skipped), and the notice names the driver's error. Any other
+ * error is the context's: the flush failed, and the discard stays. */
+Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_ins)
+{
+	struct inject_flush f = { 0 };
+	char err[256] = "";
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	launched = CUDA_ERROR_ILLEGAL_ADDRESS;
+	cr_assert_eq(inject_flush_launch(&f, NULL), RP_ERR_FLUSH);
+	cr_assert(f.empty);
+	cr_assert_str_eq(f.notice, "");
+	launched = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	cr_assert_eq(inject_flush_launch(&f, NULL), RP_ERR_FLUSH,
+		     "the plain launch is refused too here (fake_launch returns the same)");
+	launched = CUDA_SUCCESS;
+	cr_assert(!f.empty);
+	cr_assert(strstr(f.notice, "its cooperative launch was refused: CUDA_ERROR_OTHER"), "%s",
+		  f.notice);
+	unsigned before = cooperative_launches;
+	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
+	cr_assert_eq(cooperative_launches, before, "no cooperative launch once refused");
+	cr_assert_eq(discard_from_launched_plain, f.words / 8, "nothing to discard");
 	inject_flush_finish(&f);
 }
 
@@ -111,7 +226,7 @@ Test(flush, a_refused_launch_is_rp_err_flush, .init = stand_ins)
 {
 	struct inject_flush f = { 0 };
 	char err[256] = "";
-	cr_assert_eq(inject_flush_init(&f, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(inject_flush_init(&f, 0, false, err, sizeof(err)), 0, "%s", err);
 	launched = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 	cr_assert_eq(inject_flush_launch(&f, NULL), RP_ERR_FLUSH);
 	inject_flush_finish(&f);
@@ -124,11 +239,11 @@ Test(flush, a_failed_set_up_names_the_drivers_error, .init = stand_ins)
 	struct inject_flush f = { 0 };
 	char err[256] = "";
 	rp_api.cuDeviceGet = no_device;
-	cr_assert_eq(inject_flush_init(&f, 0, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert_eq(inject_flush_init(&f, 0, false, err, sizeof(err)), RP_ERR_FAILED);
 	cr_assert_str_eq(err, "L2 flush: device attributes: CUDA_ERROR_NO_DEVICE");
 	rp_api.cuDeviceGet = fake_device;
 	allocated = CUDA_ERROR_OUT_OF_MEMORY;
-	cr_assert_eq(inject_flush_init(&f, 0, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert_eq(inject_flush_init(&f, 0, false, err, sizeof(err)), RP_ERR_FAILED);
 	cr_assert(strstr(err, "L2 flush: cuMemAlloc(") && strstr(err, "CUDA_ERROR_OUT_OF_MEMORY"),
 		  "%s", err);
 	allocated = CUDA_SUCCESS;

@@ -147,6 +147,8 @@ grep -q checksum fd.txt && test \$(grep -c 'rangeprof: error' fd.err) -eq 1"
 # CUDA's own hook alone, without LD_PRELOAD or the launcher.
 check injection-path-only sh -c "CUDA_INJECTION64_PATH='$root/build/inject/librangeprof.so' \
 RANGEPROF_OUTPUT=ip.jsonl RANGEPROF_RUNS=2 RANGEPROF_NVTX_INCLUDE=outer/ RANGEPROF_QUIET=1 ./kernels >ip.txt"
+# plain.txt is section 1's; made here when section 1 did not run (SECTIONS without 1).
+[ -f plain.txt ] || ./kernels >plain.txt
 same plain.txt ip.txt injection-path-only
 check injection-path-only-records python3 "$root/tests/gpu/check_records.py" ip.jsonl --runs 2 --min-launches 9
 

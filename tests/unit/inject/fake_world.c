@@ -565,7 +565,9 @@ int inject_flush_init(struct inject_flush *flush, int device, bool empty, char *
 {
 	(void)device, (void)err, (void)err_size;
 	*flush = (struct inject_flush){ .kernel = (CUfunction)(uintptr_t)0xf1, .blocks = 1,
-					.empty = empty };
+					.empty = empty && !fw.flush_notice };
+	if (fw.flush_notice)
+		snprintf(flush->notice, sizeof(flush->notice), "%s", fw.flush_notice);
 	return 0;
 }
 

@@ -48,6 +48,7 @@ struct fake_world {
 	unsigned passes;              /* passes of every metric set (0 taken as 1) */
 	unsigned batch_sleep_ms;      /* each batch takes this long (--runs-time-budget) */
 	double (*value)(unsigned run, size_t metric);   /* run: over the whole test */
+	const char *flush_notice;     /* the flush's notice (it cannot discard), or NULL */
 	/* ---- counted ---- */
 	unsigned syncs;               /* cuCtxSynchronize */
 	unsigned checkpoint_saves, checkpoint_restores, checkpoint_frees;

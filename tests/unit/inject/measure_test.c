@@ -67,6 +67,20 @@ Test(measure, cache_control_none_runs_without_the_flush)
 	cr_assert_eq(fake_records("run"), 5);
 }
 
+/* A flush that cannot leave the L2 empty (inject/flush.c's notice) still flushes every
+ * run, and says so in one warning for the device, not one per launch. */
+Test(measure, a_flush_that_cannot_discard_is_said_once_per_device)
+{
+	fw.flush_notice = "the L2 flush cannot discard the lines it leaves on device 0 (test)";
+	launch(0, 1);
+	launch(0, 2);
+	cr_assert_eq(fw.flushes, 10, "every run still flushed");
+	cr_assert_eq(fake_records("run"), 10);
+	cr_assert_eq(fake_messages("warning", "cannot discard the lines it leaves"), 1);
+	cJSON *w = fake_record("warning", 0);
+	cr_assert_eq(fake_number(w, "concerns/device"), 0);
+}
+
 Test(measure, every_pass_of_a_multi_pass_set_replays_every_run)
 {
 	fw.passes = 3;

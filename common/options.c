@@ -63,7 +63,8 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "(--runs-min are always measured)", .real_min = 0, .real_max = 86400,
 	  .real_min_open = true, .field = offsetof(struct rp_options, runs_time_budget) },
 	{ RP_OPT_CACHE_CONTROL, "cache-control", 0, RP_KIND_CHOICE, "all|none", "all",
-	  "all|none", 0, 0, "all: flush the L2 cleanly before every replay; none: do not", .field = offsetof(struct rp_options, cache_control) },
+	  "all|none", 0, 0, "all: flush the L2 cleanly before every replay, leaving it without "
+	  "valid lines as ncu does; none: do not", .field = offsetof(struct rp_options, cache_control) },
 	{ RP_OPT_CLOCK_CONTROL, "clock-control", 0, RP_KIND_CHOICE, "none|base", "none",
 	  "none|base", 0, 0,
 	  "base: lock SM clocks to base for the session (needs root); none: leave them", .field = offsetof(struct rp_options, clock_control) },

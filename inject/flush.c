@@ -1,6 +1,6 @@
 /* inject/flush.c - loads and launches the cache flush (the SMs' instruction caches, then an
- * L2 read sweep, then the discard of the swept lines). Called by session.c for each context at its set-up (early or at its first
- * measured launch), and before every replay.
+ * L2 read sweep, then the discard of the swept lines). Called by session.c for each
+ * context at its set-up (early or at its first measured launch), and before every replay.
  * Calls the driver through collector/api. */
 #include "inject/flush.h"
 
@@ -198,8 +198,8 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	if (empty && (major < 8 || !cooperative)) {
 		snprintf(f->notice, sizeof(f->notice), "the L2 flush cannot discard the lines it "
 			 "leaves on device %d (%s): each run starts from an L2 holding clean "
-			 "lines instead of an empty one, which lowered DRAM writes of kernels near "
-			 "the L2's size by 2-3 %% against ncu on an H200", device,
+			 "lines instead of an empty one, which lowered a half-L2 overwrite's DRAM "
+			 "writes by 3 %% against ncu's on an H200", device,
 			 major < 8 ? "compute capability before 8.0" : "no cooperative launches");
 		empty = false;
 	}
@@ -256,8 +256,8 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 		f->empty = false;
 		snprintf(f->notice, sizeof(f->notice), "the L2 flush cannot discard the lines it "
 			 "leaves (its cooperative launch was refused: %s): each run starts from an "
-			 "L2 holding clean lines instead of an empty one, which lowered DRAM writes "
-			 "of kernels near the L2's size by 2-3 %% against ncu on an H200",
+			 "L2 holding clean lines instead of an empty one, which lowered a half-L2 "
+			 "overwrite's DRAM writes by 3 %% against ncu's on an H200",
 			 collector_cu_error(r));
 	}
 	/* Past the last line: no barrier, no discard (the sweep-only text ignores it). */

@@ -6,7 +6,7 @@ usage: l2_placement.py LABEL=FILE [LABEL=FILE ...] [--metric dram__bytes_write.s
 
 For each kind (gather, overwrite, histogram) and place (NVTX range '<kind>/pNN'): each
 recording's median over its launches (and runs). Then per kind and recording: the median
-over places, its gap to the first recording's, how many places are within 3 % of the first
+and the mean over places and their gaps to the first recording's, how many places are within 3 % of the first
 recording's same place, and the shift (in places) at which the recording's figures follow
 the first one's best (Pearson's r over the places both have): a shift other than 0 with a
 high r means the same physical layouts occur in both, at other offsets of the allocation.
@@ -75,9 +75,11 @@ def main(argv):
                 v = rec.get(kind, {}).get(p)
                 cells.append(f"{v / 1e3:>10.1f}" if v is not None else f"{'-':>10}")
             print(f"p{p:02d}   " + " ".join(cells))
-        print(f"summary against {ref_label}: median over places, gap, places within 3 %, "
-              "r at shift 0, best shift and its r")
+        print(f"summary against {ref_label}: median over places, gap; mean over places, gap "
+              "(what tests/gpu/check_l2_resident.py judges); places within 3 %, r at shift 0, "
+              "best shift and its r")
         ref_median = statistics.median(ref[kind].values())
+        ref_mean = statistics.fmean(ref[kind].values())
         for label, rec in recordings:
             mine = rec.get(kind)
             if not mine:
@@ -85,12 +87,15 @@ def main(argv):
                 continue
             med = statistics.median(mine.values())
             gap = 100 * (med - ref_median) / ref_median if ref_median else float("nan")
+            mean = statistics.fmean(mine.values())
+            mean_gap = 100 * (mean - ref_mean) / ref_mean if ref_mean else float("nan")
             common = [p for p in places if p in mine]
             within = sum(1 for p in common
                          if abs(mine[p] - ref[kind][p]) <= 0.03 * abs(ref[kind][p]))
             r0 = pearson([ref[kind][p] for p in common], [mine[p] for p in common])
             shift, r = best_shift(ref[kind], mine)
-            print(f"  {label:>10}: {med / 1e3:10.1f}  {gap:+6.1f} %  {within:>3}/{len(common)}"
+            print(f"  {label:>10}: {med / 1e3:10.1f}  {gap:+6.1f} %  {mean / 1e3:10.1f}  "
+                  f"{mean_gap:+6.2f} %  {within:>3}/{len(common)}"
                   f"  r0 {r0:+.2f}  shift {shift:+d} r {r:+.2f}"
                   f"  (places {min(mine.values()) / 1e3:.1f}-{max(mine.values()) / 1e3:.1f})")
 

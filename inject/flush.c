@@ -31,10 +31,10 @@
  * not inside the measured kernel (tests/gpu/l2_residual.cu: a kernel after the flush
  * writes a median 0 bytes to DRAM where dirty lines would be written back, same section).
  * Reading also leaves the L2 full of the sweep's clean lines, where ncu's cache control
- * leaves none valid; a half-L2 overwrite then wrote 3 % less back to DRAM than with none
- * valid. So the sweep ends, where the device can, with discard.global.L2 over the lines it
- * read last, after a grid barrier (flush_ptx_empty_tail): +5.2 us per run, and the
- * overwrite's DRAM writes equal to ncu's over the program's own sweep and discard
+ * leaves none valid; a half-L2 overwrite then wrote 2.3-2.5 % less back to DRAM than with
+ * none valid. So the sweep ends, where the device can, with discard.global.L2 over the
+ * lines it read last, after a grid barrier (flush_ptx_empty_tail): +5.2 us per run, and
+ * the overwrite's DRAM writes equal to ncu's over the program's own sweep and discard
  * (doc/measurements.md, "DRAM writes of L2-resident kernels"). */
 #define FLUSH_WARPS 32
 #define FLUSH_SEGMENT_INSTRUCTIONS 512
@@ -199,7 +199,7 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		snprintf(f->notice, sizeof(f->notice), "the L2 flush cannot discard the lines it "
 			 "leaves on device %d (%s): each run starts from an L2 holding clean "
 			 "lines instead of an empty one, which lowered a half-L2 overwrite's DRAM "
-			 "writes by 3 %% against ncu's on an H200", device,
+			 "writes by 2-3 %% against ncu's on an H200", device,
 			 major < 8 ? "compute capability before 8.0" : "no cooperative launches");
 		empty = false;
 	}
@@ -257,7 +257,7 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 		snprintf(f->notice, sizeof(f->notice), "the L2 flush cannot discard the lines it "
 			 "leaves (its cooperative launch was refused: %s): each run starts from an "
 			 "L2 holding clean lines instead of an empty one, which lowered a half-L2 "
-			 "overwrite's DRAM writes by 3 %% against ncu's on an H200",
+			 "overwrite's DRAM writes by 2-3 %% against ncu's on an H200",
 			 collector_cu_error(r));
 	}
 	/* Past the last line: no barrier, no discard (the sweep-only text ignores it). */

@@ -264,7 +264,8 @@ cat drift-slow-records.log
 # tool's own memory moves: one place is judged in time and DRAM reads only (l2_rmw, a ~10
 # us kernel: time within 4 %), and DRAM writes over 94 places of three kernels that write
 # (gather + read-modify-write, half the L2 overwritten, a histogram with atomics), their
-# medians over places against ncu's (tests/gpu/l2_resident.sh), twice.
+# means over places (of the medians per place) against ncu's (tests/gpu/l2_resident.sh),
+# twice.
 ./l2_rmw 8 >rmw_plain.txt
 MR=gpu__time_duration.sum,dram__bytes_read.sum
 for i in 1 2; do

@@ -1,7 +1,7 @@
-/* bench/flush_cost.c - what rangeprof's cache flush costs the GPU per run, plain
- * (--cache-control all: code segments, then the read sweep of twice the L2) and empty
- * (--cache-control empty: the same kernel, launched cooperatively, ending with a grid
- * barrier and the discard of the sweep's last L2 of lines), issue 22 item 3. It builds
+/* bench/flush_cost.c - what rangeprof's cache flush costs the GPU per run, plain (code
+ * segments, then the read sweep of twice the L2: the flush before session 12) and empty
+ * (the flush since: the same kernel, launched cooperatively, ending with a grid barrier and
+ * the discard of the sweep's last L2 of lines), issue 22 item 3. It builds
  * inject/flush.c itself (the library's flush, not a copy), and on device 0 times with CUDA
  * events N flushes queued back to back, as a pass queues its runs, after 20 untimed ones;
  * ROUNDS times, alternating plain and empty, and prints each round's microseconds per
@@ -78,6 +78,9 @@ int main(int argc, char **argv)
 			}
 			printf("round %d %-5s %8.2f us per flush\n", r, k ? "empty" : "plain", us[k][r]);
 		}
+	/* Set at set-up or by a refused cooperative launch: then "empty" timed the sweep. */
+	if (empty.notice[0])
+		fprintf(stderr, "flush_cost: %s; 'empty' above is the plain flush\n", empty.notice);
 	qsort(us[0], (size_t)rounds, sizeof(double), cmp_double);
 	qsort(us[1], (size_t)rounds, sizeof(double), cmp_double);
 	printf("flush_cost: %d flushes back to back, median of %d rounds: plain %.2f us, empty %.2f "

@@ -107,7 +107,9 @@ static const char flush_ptx_plain_tail[] =
  * wait ends), then discards the lines of the buffer from line [discard_from] on, the last
  * L2's worth that the sweep read, so that the L2 holds no valid line of it when the
  * kernel starts. Its loads have all returned (their values were folded) before bar.sync,
- * so no discarded line is read again. discard_from at or past the buffer's end (a plain
+ * so no discarded line is read again; the count's increment is a release and its reads
+ * acquires, as cooperative groups' grid sync does, so that the PTX memory model orders
+ * every block's loads before any block's discards too. discard_from at or past the buffer's end (a plain
  * launch, once a cooperative one was refused) skips both. */
 static const char flush_ptx_empty_tail[] =
 	"  ld.param.u64 %rd16, [discard_from];\n"
@@ -118,7 +120,7 @@ static const char flush_ptx_empty_tail[] =
 	"  setp.ne.u32 %p1, %r3, 0;\n"
 	"  @%p1 bra WAITED;\n"
 	"  add.u64 %rd12, %rd3, 8;\n"
-	"  atom.global.add.u64 %rd13, [%rd12], 1;\n"
+	"  atom.release.gpu.global.add.u64 %rd13, [%rd12], 1;\n"
 	"  div.u64 %rd14, %rd13, %rd8;\n"
 	"  add.u64 %rd14, %rd14, 1;\n"
 	"  mul.lo.u64 %rd14, %rd14, %rd8;\n"

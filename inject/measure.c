@@ -195,10 +195,12 @@ void inject_measure(struct measurement *m)
 					    clocks + done, &passes, err, sizeof(err));
 		inject_watchdog_disarm();
 		m->lap = collector_cost_now();
-		/* Said once per device: the flush leaves clean lines where it cannot discard. */
-		if (m->c->flush.notice[0])
-			inject_report("flush", INJECT_CONCERNS(INJECT_ON_DEVICE(m->device)), false,
-				      "%s", m->c->flush.notice);
+		/* Said once per device and reason: the flush leaves clean lines where it cannot
+		 * discard (nothing to say under --cache-control none, which does not flush). */
+		if (flush && m->c->flush.notice[0])
+			inject_report("flush", INJECT_CONCERNS(INJECT_ON_DEVICE(m->device),
+							       .detail = m->c->flush.notice),
+				      false, "%s", m->c->flush.notice);
 		/* The hardware taken by someone else between our turn and the Start (a profiler
 		 * outside rangeprof): the batch is tried again from a new profiler, the memory
 		 * being restored at every run anyway. */

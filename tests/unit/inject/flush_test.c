@@ -3,7 +3,10 @@
  * failure, and the driver's error in the set-up's message. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector/api.h"
 #include "common/error.h"
@@ -11,6 +14,7 @@
 
 static CUresult launched = CUDA_SUCCESS, allocated = CUDA_SUCCESS;
 static unsigned launches, cooperative_launches, memsets;
+static unsigned memset_before_first_cooperative;   /* memsets seen by the first one */
 static int compute_major = 9, cooperative = 1;
 static char loaded[1 << 20];
 static CUstream memset_stream;
@@ -91,7 +95,8 @@ static CUresult fake_cooperative(CUfunction f, unsigned gx, unsigned gy, unsigne
 {
 	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s;
 	discard_from_launched = *(unsigned long long *)params[3];
-	cooperative_launches++;
+	if (!cooperative_launches++)
+		memset_before_first_cooperative = memsets;
 	return launched;
 }
 
@@ -150,7 +155,9 @@ Test(flush, the_empty_flush_discards_the_last_l2_of_the_sweep_after_a_grid_barri
 	char err[256] = "";
 	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
 	cr_assert(strstr(loaded, ".target sm_80") && strstr(loaded, "discard.global.L2") &&
-		  strstr(loaded, "atom.global.add.u64") && strstr(loaded, ".param .u64 discard_from"),
+		  strstr(loaded, "atom.release.gpu.global.add.u64") &&
+		  strstr(loaded, "ld.acquire.gpu.global.u64") &&
+		  strstr(loaded, ".param .u64 discard_from"),
 		  "the empty flush's kernel has its barrier and discard");
 	cr_assert_str_eq(f.notice, "");
 	cr_assert_eq(memsets, 0, "set-up waits for nothing");
@@ -160,6 +167,7 @@ Test(flush, the_empty_flush_discards_the_last_l2_of_the_sweep_after_a_grid_barri
 	cr_assert_eq(cooperative_launches, 2);
 	cr_assert_eq(launches, 0);
 	cr_assert_eq(memsets, 1, "the barrier is cleared once");
+	cr_assert_eq(memset_before_first_cooperative, 1, "and before the first barrier");
 	cr_assert_eq(memset_stream, stream);
 	cr_assert_eq(memset_at, f.sink);
 	cr_assert_eq(memset_bytes, 16);
@@ -194,31 +202,75 @@ Test(flush, a_gpu_that_cannot_discard_gets_the_sweep_and_a_notice, .init = stand
 	inject_flush_finish(&f);
 }
 
-/* A cooperative launch refused as too large (fewer SMs for this context than the device
- * has) turns the discard off from then on: the same kernel launched plainly with nothing
- * to discard (its barrier skipped), and the notice names the driver's error. Any other
- * error is the context's: the flush failed, and the discard stays. */
+/* A cooperative launch refused (too large: fewer SMs for this context than the device has;
+ * not supported; not permitted) turns the discard off from then on: the same kernel
+ * launched plainly with nothing to discard (its barrier skipped), and the notice names the
+ * driver's error. Any other error is the context's: the flush failed, and the discard
+ * stays. */
+static CUresult refusal;
+
+static CUresult refusing_cooperative(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+				    unsigned bx, unsigned by, unsigned bz, unsigned smem,
+				    CUstream s, void **params)
+{
+	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s;
+	(void)params;
+	cooperative_launches++;
+	return refusal;
+}
+
 Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_ins)
 {
-	struct inject_flush f = { 0 };
-	char err[256] = "";
-	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
-	launched = CUDA_ERROR_ILLEGAL_ADDRESS;
-	cr_assert_eq(inject_flush_launch(&f, NULL), RP_ERR_FLUSH);
-	cr_assert(f.empty);
-	cr_assert_str_eq(f.notice, "");
-	launched = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-	cr_assert_eq(inject_flush_launch(&f, NULL), RP_ERR_FLUSH,
-		     "the plain launch is refused too here (fake_launch returns the same)");
-	launched = CUDA_SUCCESS;
-	cr_assert(!f.empty);
-	cr_assert(strstr(f.notice, "its cooperative launch was refused: CUDA_ERROR_OTHER"), "%s",
-		  f.notice);
-	unsigned before = cooperative_launches;
-	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
-	cr_assert_eq(cooperative_launches, before, "no cooperative launch once refused");
-	cr_assert_eq(discard_from_launched_plain, f.words / 8, "nothing to discard");
-	inject_flush_finish(&f);
+	const CUresult refusals[] = { CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+				      CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_PERMITTED };
+	rp_api.cuLaunchCooperativeKernel = refusing_cooperative;
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		struct inject_flush f = { 0 };
+		char err[256] = "";
+		cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+		refusal = CUDA_ERROR_ILLEGAL_ADDRESS;
+		launches = cooperative_launches = 0;
+		cr_assert_eq(inject_flush_launch(&f, NULL), RP_ERR_FLUSH);
+		cr_assert(f.empty && !f.notice[0] && launches == 0,
+			  "the context's error: no fallback");
+		refusal = refusals[i];
+		cr_assert_eq(inject_flush_launch(&f, NULL), 0, "refusal %d", refusals[i]);
+		cr_assert_eq(launches, 1, "the sweep launched plainly instead");
+		cr_assert_eq(discard_from_launched_plain, f.words / 8, "nothing to discard");
+		cr_assert(!f.empty);
+		cr_assert(strstr(f.notice, "its cooperative launch was refused: CUDA_ERROR_OTHER"),
+			  "%s", f.notice);
+		cr_assert_eq(inject_flush_launch(&f, NULL), 0);
+		cr_assert_eq(cooperative_launches, 2, "no cooperative launch once refused");
+		cr_assert_eq(launches, 2);
+		inject_flush_finish(&f);
+	}
+}
+
+/* Both texts the flush can load assemble (ptxas of the toolkit, for an H100/H200): the
+ * unit tests otherwise only look for words in them, and a text the driver cannot compile
+ * would leave every context unmeasured. Skipped where the toolkit has no ptxas. */
+Test(flush, both_kernel_texts_assemble, .init = stand_ins)
+{
+	const char *ptxas = "/usr/local/cuda/bin/ptxas";
+	if (access(ptxas, X_OK))
+		cr_skip_test("no %s", ptxas);
+	for (int empty = 0; empty < 2; empty++) {
+		struct inject_flush f = { 0 };
+		char err[256] = "", path[] = "/tmp/rangeprof_flush_XXXXXX.ptx", cmd[512];
+		cr_assert_eq(inject_flush_init(&f, 0, empty, err, sizeof(err)), 0, "%s", err);
+		int fd = mkstemps(path, 4);
+		cr_assert_geq(fd, 0);
+		size_t len = strlen(loaded);
+		cr_assert_eq(write(fd, loaded, len), (ssize_t)len);
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "%s -arch=sm_90 %s -o /dev/null", ptxas, path);
+		int rc = system(cmd);
+		unlink(path);
+		cr_assert_eq(rc, 0, "%s: the %s flush's PTX does not assemble", cmd,
+			     empty ? "discarding" : "plain");
+		inject_flush_finish(&f);
+	}
 }
 
 /* The launch fails with the code the measuring loop reports ("flushing the L2 failed"). */

@@ -68,8 +68,8 @@ Test(measure, cache_control_none_runs_without_the_flush)
 }
 
 /* A flush that cannot leave the L2 empty (inject/flush.c's notice) still flushes every
- * run, and says so in one warning for the device, not one per launch. */
-Test(measure, a_flush_that_cannot_discard_is_said_once_per_device)
+ * run, and says so in one warning for the device and reason, not one per launch. */
+Test(measure, a_flush_that_cannot_discard_is_said_once)
 {
 	fw.flush_notice = "the L2 flush cannot discard the lines it leaves on device 0 (test)";
 	launch(0, 1);
@@ -79,6 +79,18 @@ Test(measure, a_flush_that_cannot_discard_is_said_once_per_device)
 	cr_assert_eq(fake_messages("warning", "cannot discard the lines it leaves"), 1);
 	cJSON *w = fake_record("warning", 0);
 	cr_assert_eq(fake_number(w, "concerns/device"), 0);
+}
+
+/* Under --cache-control none no flush runs: nothing to say about one that cannot discard. */
+Test(measure, no_flush_no_word_about_its_discard)
+{
+	struct inject_config c = fake_config();
+	c.cache_control = RP_CACHE_NONE;
+	configure(c);
+	fw.flush_notice = "the L2 flush cannot discard the lines it leaves on device 0 (test)";
+	launch(0, 1);
+	cr_assert_eq(fake_records("run"), 5);
+	cr_assert_eq(fake_messages("warning", "cannot discard"), 0);
 }
 
 Test(measure, every_pass_of_a_multi_pass_set_replays_every_run)

@@ -109,8 +109,8 @@ static const char flush_ptx_plain_tail[] =
  * kernel starts. Its loads have all returned (their values were folded) before bar.sync,
  * so no discarded line is read again; the count's increment is a release and its reads
  * acquires, as cooperative groups' grid sync does, so that the PTX memory model orders
- * every block's loads before any block's discards too. discard_from at or past the buffer's end (a plain
- * launch, once a cooperative one was refused) skips both. */
+ * every block's loads before any block's discards too. discard_from at or past the
+ * buffer's end (a plain launch, once a cooperative one was refused) skips both. */
 static const char flush_ptx_empty_tail[] =
 	"  ld.param.u64 %rd16, [discard_from];\n"
 	"  shr.u64 %rd17, %rd2, 3;\n"

@@ -8,10 +8,11 @@
  * instead of ncu's 38 MB for a 64 MB in-place kernel, and +35 us: doc/measurements.md,
  * "Figures from GPU-FACTS.md"). The discard brought a half-L2 overwrite's DRAM writes from
  * 4.2-4.9 % below ncu's to 1.9-2.5 % below (means over 94 places of its arrays), and equal
- * (-0.06 %) to ncu measuring the program's own sweep and discard; it costs 5.2 us per run (80.6 against
- * 75.4 us per flush: bench/flush_cost.c; doc/measurements.md, "The flush" and "DRAM writes
- * of L2-resident kernels"). Where it cannot (a GPU before compute capability 8.0, or a refused
- * cooperative launch) the flush sweeps only, and says so once (notice). */
+ * (-0.06 %) to ncu measuring the program's own sweep and discard; it costs 5.2 us per run
+ * (80.6 against 75.4 us per flush: bench/flush_cost.c; doc/measurements.md, "The flush"
+ * and "DRAM writes of L2-resident kernels"). Where it cannot (a GPU before compute
+ * capability 8.0, or a refused cooperative launch) the flush sweeps only, and says so
+ * once per device and reason (notice, reported by measure.c). */
 #ifndef INJECT_FLUSH_H
 #define INJECT_FLUSH_H
 

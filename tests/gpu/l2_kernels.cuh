@@ -2,7 +2,7 @@
 // share: the CUDA error check, the issue's gather + read-modify-write over two 16 MB
 // arrays (tests/gpu/l2_rmw.cu's kernel), a kernel that reads and writes nothing, whose
 // DRAM writes are the lines left dirty before it, and a flush of the program's own
-// (rangeprof's sweep without its code segments, and the discard of --cache-control empty).
+// (inject/flush.c's sweep without its code segments, and its discard of the swept lines).
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -38,8 +38,8 @@ __global__ void readonly(const uint4 *in, size_t n, unsigned *sink)
 		*sink = x;
 }
 
-// rangeprof's flush without its code segments: every 16-byte word of twice the L2 read
-// with ld.global.cg, so that the L2 holds only clean lines of this buffer afterwards.
+// inject/flush.c's sweep without its code segments: every 16-byte word of twice the L2
+// read with ld.global.cg, so that the L2 holds only clean lines of this buffer afterwards.
 __global__ void sweep(const uint4 *buf, size_t n, unsigned *sink)
 {
 	unsigned x = 0;
@@ -51,9 +51,10 @@ __global__ void sweep(const uint4 *buf, size_t n, unsigned *sink)
 		*sink = x;
 }
 
-// What --cache-control empty adds to the sweep: the lines from line `from` of buf on
-// discarded (invalidated without a write-back), so that the L2 holds no valid line of
-// the sweep. Launched after sweep on the same stream.
+// What inject/flush.c does after its sweep (since session 12): the lines from line `from`
+// of buf on discarded (invalidated without a write-back), so that the L2 holds no valid
+// line of the sweep. Launched after sweep on the same stream, which orders the two as
+// flush.c's grid barrier does within its one kernel.
 __global__ void discard_l2(unsigned char *buf, size_t from, size_t lines)
 {
 	for (size_t i = from + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < lines; i += (size_t)gridDim.x * blockDim.x)

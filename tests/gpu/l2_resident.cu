@@ -19,7 +19,8 @@
 //              lines the tool left dirty before it (not a kernel of the check: a probe)
 // Build: nvcc -O2 -arch=sm_90 -std=c++17 tests/gpu/l2_resident.cu -o l2_resident
 // Run:   ./l2_resident [ITER [PLACES [STEP_KB [KINDS [USED_MB]]]]]
-//        (defaults 3 16 2048 gather,overwrite,histogram 0)
+//        (defaults 3 16 2048 gather,overwrite,histogram 0); with L2_RESIDENT_FLUSH=sweep or
+//        empty the program flushes the L2 itself before each launch (own_flush, below)
 // Prints a checksum of the whole allocation, which rangeprof must not change; the device
 // memory in use before the allocation goes to stderr (what a tool took before it). With
 // USED_MB, a padding allocation first brings the device memory in use to USED_MB: a padding
@@ -84,8 +85,8 @@ static bool known_kinds(const char *kinds)
 
 // L2_RESIDENT_FLUSH=sweep|empty: the program flushes the L2 itself before each launch,
 // outside its NVTX range (a tool then measures with its own cache control off): sweep
-// reads twice the L2 (rangeprof's sweep, tests/gpu/l2_kernels.cuh), empty then discards
-// the sweep's last L2 of lines (what --cache-control empty adds).
+// reads twice the L2 (inject/flush.c's sweep, tests/gpu/l2_kernels.cuh), empty then
+// discards the sweep's last L2 of lines (as inject/flush.c's flush now does).
 struct own_flush {
 	unsigned char *buf = nullptr;
 	size_t bytes = 0;
@@ -167,7 +168,7 @@ int main(int argc, char **argv)
 	const char *how = getenv("L2_RESIDENT_FLUSH");
 	if (how && *how) {
 		if (strcmp(how, "sweep") && strcmp(how, "empty")) {
-			fprintf(stderr, "l2_resident: L2_RESIDENT_FLUSH='%s': expected sweep or empty\n", how);
+			fprintf(stderr, "l2_resident: L2_RESIDENT_FLUSH='%.60s': expected sweep or empty\n", how);
 			return 2;
 		}
 		// After the pool, so that the pool lies where it does without the flush.

@@ -1,10 +1,13 @@
 #!/bin/sh
 # scripts/quickstart.sh - the README's first command: on a fresh Debian machine, sets up
 # everything and measures the bundled example.
-#   1. Debian's packages for the build and the tests (apt-get, as root or through sudo);
+#   1. Debian's packages for the build and the tests (apt-get, as root or through sudo),
+#      clang and its libFuzzer runtime for the fuzz targets' short runs among them;
 #   2. the build in build/ (meson), which compiles the example with the toolkit's nvcc;
-#   3. .venv/: a virtual environment with rangeprof installed by pip install . (the one
-#      install: library, launcher, commands, rangeprof.load) and the tests' extras;
+#   3. .venv/: a virtual environment with rangeprof installed by pip install '.[test]' (the
+#      one install: library, launcher, commands, rangeprof.load, matplotlib) and what the
+#      Python tests import (the [test] extra: pytest, hypothesis, scipy), so that
+#      'meson test -C build --suite unit' runs every test (python/run_tests.sh finds .venv);
 #   4. on a machine with an NVIDIA GPU, the main job:
 #        .venv/bin/rangeprof --runs 20 --nvtx-include outer/ -- build/examples/example_kernels
 #      Without one it says so in one line, and exits 0: everything else is set up.
@@ -28,8 +31,8 @@ quiet() {
 }
 
 # 1. Debian's packages.
-packages="meson ninja-build pkg-config gcc g++ libc6-dev libcjson-dev libcriterion-dev
-	patchelf python3 python3-venv"
+packages="meson ninja-build pkg-config gcc g++ libc6-dev binutils libcjson-dev
+	libcriterion-dev patchelf python3 python3-venv clang libclang-rt-dev"
 missing=$(for p in $packages; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
 	grep -q 'ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then
@@ -57,7 +60,7 @@ fi
 setup_args=-Dtoolkit=$(.venv/bin/python scripts/find_toolkit.py | sed -n 1p)
 say "installing rangeprof into .venv (pip install .)"
 quiet .venv/bin/pip install --disable-pip-version-check --config-settings=setup-args="$setup_args" \
-	'.[plots,test]'
+	'.[test]'
 
 # 2. The build (the example, the tests).
 if [ ! -f build/build.ninja ]; then

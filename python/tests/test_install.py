@@ -1,13 +1,18 @@
 """The one install (pip install ., the wheel): versions agree, the native parts are where
 rangeprof._native says, and the installed library needs nothing beyond the C library.
 
-Run on a source checkout by the unit suite (the build tree's library and launcher), and by
-.ci/run with the Python of a virtual environment the wheel was installed into, where the
-tests of the installed layout run instead of skipping."""
+Run three ways: on the source checkout by the unit suite (the build tree's library and
+launcher; the installed layout's tests skip, saying where they run); by the unit suite
+again, from outside python/, on the copy that scripts/quickstart.sh installed into .venv
+(python/run_tests.sh sets RANGEPROF_TEST_INSTALLED=1: not finding the installed layout
+there fails); and by .ci/wheel on the wheel installed into a fresh environment."""
+import filecmp
 import importlib.metadata
+import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -25,11 +30,15 @@ ALLOWED = {"linux-vdso.so.1", "libc.so.6", "libdl.so.2", "libm.so.6", "libpthrea
 
 
 def _wheel_layout():
-    """The library of an installed wheel (rangeprof/_lib/), or skip."""
+    """The library of an installed wheel (rangeprof/_lib/); or skip on a source checkout,
+    fail where the installed copy is asked for (RANGEPROF_TEST_INSTALLED)."""
     lib = _native.library_path()
     if lib is None or Path(lib).parent != PACKAGE / "_lib":
-        pytest.skip(f"rangeprof is not installed from a wheel here ({PACKAGE}; library "
-                    f"{lib}): .ci/run runs this on the installed wheel")
+        where = f"rangeprof is not installed from a wheel here ({PACKAGE}; library {lib})"
+        if os.environ.get("RANGEPROF_TEST_INSTALLED"):
+            pytest.fail(f"{where}: run scripts/quickstart.sh (pip install . into .venv)")
+        pytest.skip(f"{where}: the unit suite runs this again on .venv's installed copy, "
+                    ".ci/wheel on the wheel")
     return Path(lib)
 
 
@@ -76,10 +85,26 @@ def test_the_wheel_holds_every_module_of_the_package():
         pytest.skip("no source checkout here to compare with")
     missing = [p.name for p in source.glob("*.py") if not (PACKAGE / p.name).is_file()]
     assert not missing, f"not installed: {missing}"
+    # _version.py and _layout.py are generated; every other module is installed as it is.
+    stale = [p.name for p in source.glob("*.py") if p.name not in ("_version.py", "_layout.py")
+             and not filecmp.cmp(p, PACKAGE / p.name, shallow=False)]
+    assert not stale, (f"{PACKAGE} is older than {source} ({stale} differ): reinstall it "
+                       "(scripts/quickstart.sh, or pip install . with that environment's pip)")
     # The installed version is the generated one, not the source checkout's reader.
     assert "_from_meson_build" not in (PACKAGE / "_version.py").read_text()
     for name in ("librangeprof.so", "rangeprof", "rangeprof-list-metrics"):
         assert (PACKAGE / "_lib" / name).is_file(), name
+
+
+def test_the_wheel_installs_the_man_page():
+    """python/README.md, the wheel's description, says `man rangeprof`: the page is in the
+    environment's share/man/man1, where man-db looks for a bin directory on PATH."""
+    _wheel_layout()
+    page = Path(sys.prefix) / "share" / "man" / "man1" / "rangeprof.1"
+    assert page.is_file(), f"no man page at {page}"
+    source = ROOT / "doc" / "rangeprof.1"
+    if source.is_file():
+        assert page.read_bytes() == source.read_bytes()
 
 
 def test_the_rangeprof_command_runs_the_packaged_launcher():

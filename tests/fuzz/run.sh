@@ -3,7 +3,8 @@
 # (-fsanitize=fuzzer,address,undefined) and runs each for SECONDS seconds, one after
 # the other. Exits non-zero on the first finding (libFuzzer leaves crash-* in the work
 # directory) or build failure. Work and corpora: ${FUZZ_DIR:-build-fuzz} under the
-# repository root; corpora persist between runs.
+# repository root; corpora persist between runs. The unit suite runs each target for 15 s
+# (tests/meson.build), into the build directory.
 set -eu
 seconds=${1:?usage: tests/fuzz/run.sh SECONDS [TARGET...]}
 shift
@@ -11,6 +12,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${FUZZ_DIR:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 cuda=${CUDA_ROOT:-/usr/local/cuda}
+if ! command -v "$cc" >/dev/null; then
+	echo "no $cc here: the fuzz targets need clang with libFuzzer (apt-get install clang" \
+		"libclang-rt-dev; scripts/quickstart.sh does)"
+	exit 1
+fi
 mkdir -p "$dir"
 targets=${*:-"nvtx_expr options jsonl"}
 common="$root/common/log.c $root/common/regex.c $root/common/utf8.c"
@@ -27,7 +33,11 @@ for t in $targets; do
 	*) echo "unknown target '$t'; accepted: nvtx_expr options jsonl" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2086
-	$cc $flags "$root/tests/fuzz/fuzz_$t.c" $src $libs -o "$dir/fuzz_$t"
+	$cc $flags "$root/tests/fuzz/fuzz_$t.c" $src $libs -o "$dir/fuzz_$t" || {
+		echo "fuzz_$t: cannot build: needs $cc with libFuzzer, libcjson and $cuda/include" \
+			"(apt-get install clang libclang-rt-dev libcjson-dev; scripts/quickstart.sh does)"
+		exit 1
+	}
 done
 status=0
 for t in $targets; do

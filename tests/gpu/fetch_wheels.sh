@@ -11,9 +11,9 @@
 #   pandas (--no-deps) and its small dependencies, installed only where the GPU machine's
 #     Python lacks pandas (numpy must be there: it is not fetched); 12 of the ~32 MB, left
 #     out with FETCH_PANDAS=0 (the H200's image has pandas)
-# The rangeprof wheel is not fetched: the packaging work builds it here
-# ('python -m build --wheel --outdir .devwheels' at the root) as rangeprof-*.whl. With
-# --build-rangeprof this script runs that build too.
+# The rangeprof wheel is not fetched: scripts/build_wheel.sh builds it here (the manylinux
+# wheel, from HEAD's sdist) as rangeprof-*.whl. With --build-rangeprof this script runs that
+# build too, with $PYTHON, which then needs build, ziglang, auditwheel and twine.
 # Then it checks that the set resolves offline for ipykernel (a dry run of pip against DIR
 # alone) and prints DIR's size: everything carried to the GPU machine shares 64 MiB.
 set -eu
@@ -52,7 +52,8 @@ dl 'deepdiff<8.7' orderly-set nvtx
 [ "${FETCH_PANDAS:-1}" = 0 ] || dl --no-deps pandas python-dateutil six pytz tzdata
 
 if [ -n "$build_rangeprof" ]; then
-	"$PY" -m build --wheel --outdir "$dest" "$root"
+	PYTHON=$PY "$root/scripts/build_wheel.sh" "$dest"
+	rm -f "$dest"/rangeprof-*.tar.gz # the GPU machine installs the wheel
 fi
 
 # Two versions of one package stop an offline install: say so now, not on the GPU machine.
@@ -75,6 +76,6 @@ fi
 
 ls "$dest"/rangeprof-*.whl >/dev/null 2>&1 ||
 	echo "fetch_wheels.sh: note: no rangeprof-*.whl in $dest yet" \
-		"(python -m build --wheel --outdir $dest at the root)"
+		"(scripts/build_wheel.sh $dest, or this script with --build-rangeprof)"
 echo "fetch_wheels.sh: $(ls "$dest"/*.whl | wc -l) wheels, $(du -sh "$dest" | cut -f1) in $dest" \
 	"(everything carried to the GPU machine: 64 MiB at most)"

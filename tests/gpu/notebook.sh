@@ -3,8 +3,13 @@
 #                          rangeprof wheel, installed offline from .devwheels/
 #                          (tests/gpu/notebook_venv.sh; tests/gpu/fetch_wheels.sh fills it)
 #   notebook-cells         examples/tutorial/tutorial.ipynb executed headless by nbclient in
-#                          that venv's kernel: every cell runs without an error; the executed
-#                          notebook is kept as $out/tutorial.ipynb, to be committed
+#                          that venv's kernel: every cell runs without an error
+#   notebook-write-back    the executed notebook, stamped in its metadata.rangeprof with the
+#                          commit (RANGEPROF_COMMIT, else git rev-parse HEAD: the device
+#                          tool's copy has no .git) and the digest of the library it ran
+#                          (tests/gpu/notebook_stamp.py), written to $NOTEBOOK_WRITE_BACK or
+#                          $out/tutorial.ipynb, to be committed as the tutorial; refused when
+#                          the wheel's Python package is not this tree's
 #   notebook-values        its DataFrames: Nsight Python's columns, plausible H200 values,
 #                          each lesson's point, rangeprof against ncu (check_notebook.py)
 #   nsight-script-nsight   tests/gpu/nsight_script.py under Nsight Python 0.9.6 (over ncu)
@@ -58,12 +63,34 @@ nb_check() { # [--show] name command...: as check, but exit status 77 is a skip 
 	[ -z "$show" ] || cat "$work/$name.log"
 }
 
+# nb_write_back EXECUTED DEST: stamps EXECUTED and copies it to DEST, when the rangeprof the
+# notebook ran is this tree's: the Python package installed from the wheel must equal
+# python/rangeprof (the wheel in .devwheels is built from the commit, scripts/build_wheel.sh).
+nb_write_back() {
+	"$nb_py" - "$root" <<'EOF' || return 1
+import filecmp, pathlib, sys
+import rangeprof
+pkg = pathlib.Path(rangeprof.__file__).parent
+src = pathlib.Path(sys.argv[1]) / "python" / "rangeprof"
+stale = [p.name for p in sorted(src.glob("*.py")) if p.name not in ("_version.py", "_layout.py")
+         and not ((pkg / p.name).is_file() and filecmp.cmp(p, pkg / p.name, shallow=False))]
+if stale:
+    sys.exit(f"the rangeprof the notebook ran ({pkg}) is not this tree's: {stale} differ; "
+             "rebuild the wheel in .devwheels (tests/gpu/fetch_wheels.sh --build-rangeprof)")
+EOF
+	"$nb_py" "$root/tests/gpu/notebook_stamp.py" stamp "$1" "$root" || return 1
+	cp "$1" "$2" || return 1
+	echo "executed notebook: $2 (commit it as examples/tutorial/tutorial.ipynb)"
+}
+
 # Outside $work, which run.sh packs into gpu-work.tgz.
 nb_venv=${NOTEBOOK_VENV:-$(mktemp -d)/nbvenv}
 nb_py=$nb_venv/bin/python
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-	for name in notebook-venv notebook-cells notebook-values nsight-script-nsight \
-		nsight-script-rangeprof nsight-script-compare; do nb_skip $name "no GPU here"; done
+	for name in notebook-venv notebook-cells notebook-write-back notebook-values \
+		nsight-script-nsight nsight-script-rangeprof nsight-script-compare; do
+		nb_skip $name "no GPU here"
+	done
 else
 	# The wheel's library needs no libcjson and finds CUPTI itself (issue 17): nothing is
 	# put on LD_LIBRARY_PATH, and what the caller put there is taken away.
@@ -86,9 +113,16 @@ else
 			timeout 1500 "$nb_py" "$root/tests/gpu/check_notebook.py" run \
 			"$root/examples/tutorial/tutorial.ipynb" "$work/notebook/tutorial.ipynb" \
 			"$work/notebook/values.json" --kernel rangeprof-notebook --cwd "$work/notebook"
-		[ -f "$work/notebook/tutorial.ipynb" ] &&
-			cp "$work/notebook/tutorial.ipynb" "$out/tutorial.ipynb" &&
-			echo "executed notebook: $out/tutorial.ipynb (commit it as examples/tutorial/tutorial.ipynb)"
+		# The executed notebook, stamped with the commit and the library it ran
+		# (tests/gpu/notebook_stamp.py; python/tests/test_notebook_fresh.py compares them
+		# with HEAD), written back to $NOTEBOOK_WRITE_BACK, else $out/tutorial.ipynb.
+		if [ -f "$work/notebook/tutorial.ipynb" ]; then
+			nb_check --show notebook-write-back nb_write_back "$work/notebook/tutorial.ipynb" \
+				"${NOTEBOOK_WRITE_BACK:-$out/tutorial.ipynb}"
+		else
+			fail=$((fail + 1))
+			echo "FAIL notebook-write-back: no executed notebook ($work/notebook/tutorial.ipynb)"
+		fi
 		if [ -f "$work/notebook/values.json" ]; then
 			nb_check --show notebook-values "$nb_py" "$root/tests/gpu/check_notebook.py" verify \
 				"$work/notebook/values.json"
@@ -106,8 +140,8 @@ else
 		nb_check --show nsight-script-compare "${NS[@]}" compare "$work/nsight_script/nsight.json" \
 			"$work/nsight_script/rangeprof.json"
 	else
-		for name in notebook-cells notebook-values nsight-script-nsight nsight-script-rangeprof \
-			nsight-script-compare; do nb_skip $name "no notebook venv"; done
+		for name in notebook-cells notebook-write-back notebook-values nsight-script-nsight \
+			nsight-script-rangeprof nsight-script-compare; do nb_skip $name "no notebook venv"; done
 	fi
 fi
 # The rest of the suite (sourced from run.sh) runs the build's library, which does need it.

@@ -33,8 +33,8 @@ if ! ls "$wheels"/nbclient-*.whl "$wheels"/ipykernel-*.whl "$wheels"/pip-*.whl >
 fi
 rp_wheel=$(ls -t "$wheels"/rangeprof-*.whl 2>/dev/null | head -1)
 if [ -z "$rp_wheel" ]; then
-	echo "no rangeprof-*.whl in $wheels: build it where the packaging is" \
-		"('python -m build --wheel --outdir .devwheels' at the root)"
+	echo "no rangeprof-*.whl in $wheels: build it where PyPI is reachable" \
+		"(tests/gpu/fetch_wheels.sh --build-rangeprof, or scripts/build_wheel.sh .devwheels)"
 	exit 77
 fi
 fail() { echo "notebook venv: $*"; exit 1; }

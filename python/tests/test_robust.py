@@ -5,8 +5,10 @@ that would make a table silently wrong are refused in one line with exit status 
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -262,16 +264,46 @@ def test_a_directory_where_a_file_belongs(recorded, tmp_path, capsys):
     assert err == f"rangeprof-report: error: no *.jsonl file in directory '{empty}'\n"
 
 
+def _as_nobody(call):
+    """(call's return value, what it wrote to sys.stderr), run in a forked child that
+    has become the user nobody: root reads any file, nobody does not (CI runs as root)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        code = 99
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            sys.stderr = os.fdopen(w, "w")
+            code = call()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r) as f:
+        err = f.read()
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), err
+
+
 def test_unreadable_file_is_said_and_the_others_read(recorded, tmp_path, capsys):
-    if os.geteuid() == 0:
-        pytest.skip("root reads any file")
-    path = tmp_path / "locked.jsonl"
-    path.write_bytes(recorded("vadd.jsonl").read_bytes())
-    path.chmod(0)
-    out = io.StringIO()
-    assert report.main([str(path), str(recorded("vadd_again.jsonl")), "--json"], out=out) == 0
-    err = capsys.readouterr().err
-    assert f"{path}:0: cannot be read" in err
+    # In a folder anyone may enter (pytest's own is root's alone), the file itself locked.
+    folder = Path(tempfile.mkdtemp(prefix="rangeprof-locked-"))
+    try:
+        folder.chmod(0o755)
+        path = folder / "locked.jsonl"
+        path.write_bytes(recorded("vadd.jsonl").read_bytes())
+        path.chmod(0)
+        args = [str(path), str(recorded("vadd_again.jsonl")), "--json"]
+        if os.geteuid() == 0:
+            rc, err = _as_nobody(lambda: report.main(args, out=io.StringIO()))
+        else:
+            rc, err = report.main(args, out=io.StringIO()), capsys.readouterr().err
+    finally:
+        shutil.rmtree(folder)
+    assert rc == 0, err
+    assert f"{path}:0: cannot be read (Permission denied)" in err
 
 
 # -- ncu's CSV --------------------------------------------------------------------------

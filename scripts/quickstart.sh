@@ -58,7 +58,7 @@ if ! .venv/bin/python scripts/find_toolkit.py >/dev/null 2>&1; then
 fi
 # Named to both builds: pip's isolated build does not see .venv's packages.
 setup_args=-Dtoolkit=$(.venv/bin/python scripts/find_toolkit.py | sed -n 1p)
-say "installing rangeprof into .venv (pip install .)"
+say "installing rangeprof and the tests' packages into .venv (pip install '.[test]')"
 quiet .venv/bin/pip install --disable-pip-version-check --config-settings=setup-args="$setup_args" \
 	'.[test]'
 

@@ -26,10 +26,38 @@ def summarize(df, by=None):
     return _summarize(df, by=by)
 
 
-from rangeprof import _control, analyze, exceptions, experimental  # noqa: E402,F401
-from rangeprof.analyze import VerbosityLevel, col_panel, row_panel  # noqa: E402,F401
+from rangeprof import _control, analyze, annotation, exceptions, experimental  # noqa: E402,F401
+from rangeprof import info_collector, ncu, tools_manager, utils  # noqa: E402,F401
 from rangeprof.annotation import annotate  # noqa: E402,F401
 from rangeprof.info_collector import CollectionScope, InfoCollector  # noqa: E402,F401
+from rangeprof.tools_manager import Tool, activate, deactivate, get_active_tool  # noqa: E402,F401
+from rangeprof.utils import VerbosityLevel, col_panel, row_panel  # noqa: E402,F401
+
+# Nsight Python 1.1's __all__; load, summarize, read, attach and info are rangeprof's.
+__all__ = ["CollectionScope", "InfoCollector", "Tool", "VerbosityLevel", "activate",
+           "analyze", "annotate", "deactivate", "experimental", "get_active_tool"]
+
+# Modules of Nsight Python that are its machinery around ncu: no meaning here.
+_NO_MEANING = {
+    "collection": "Nsight Python's collectors (ncu, CUPTI activity records); rangeprof "
+                  "measures with its own library, loaded at import",
+    "thermovision": "Nsight Python's thermal guard in Python; rangeprof's runs in its "
+                    "library (analyze.kernel's thermal_mode, thermal_wait, thermal_cont, "
+                    "thermal_timeout)",
+    "transformation": "Nsight Python's aggregation of ncu's results; rangeprof's is "
+                      "rangeprof.summarize and ProfileResults.to_dataframe()",
+    "extraction": "Nsight Python's reader of .ncu-rep reports; rangeprof writes JSON Lines "
+                  "(rangeprof.load)",
+    "visualization": "Nsight Python's plotting; rangeprof's is analyze.plot",
+}
+
+
+def __getattr__(name):
+    if name in _NO_MEANING:
+        from rangeprof.exceptions import NoMeaning
+        raise NoMeaning(f"nsight.{name} has no meaning in rangeprof: it is "
+                        f"{_NO_MEANING[name]}")
+    raise AttributeError(f"module 'rangeprof' has no attribute '{name}'")
 
 
 def attach(library=None):

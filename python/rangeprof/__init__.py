@@ -60,12 +60,16 @@ def __getattr__(name):
     raise AttributeError(f"module 'rangeprof' has no attribute '{name}'")
 
 
-def attach(library=None):
+def attach(library=None, children=False):
     """Attaches this process to librangeprof.so (import does it already, except in the
-    command-line tools); library: a path to load
-    instead of the installed one. Returns info()."""
-    if library is not None:
-        _control.attach(library)
+    command-line tools); library: a path to load instead of the installed one. Child
+    processes are not measured (nothing of rangeprof's is in their environment) unless
+    children=True: then the processes this one starts from now on measure as under the
+    launcher, with the options of their environment (RANGEPROF_*), each into its own
+    rangeprof.<pid>.jsonl beside this process's. Returns info()."""
+    a = _control.attach(library) if library is not None else _control.attach()
+    if children:
+        _control.measure_children(a)
     return info()
 
 

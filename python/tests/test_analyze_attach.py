@@ -9,6 +9,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -37,28 +38,78 @@ def in_fresh_python(code, native, env=None, cwd=None):
     return json.loads(out.strip().splitlines()[-1]), err
 
 
+def _driver_here():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def test_import_attaches_to_the_installed_library(fake_path, tmp_path):
     result, err = in_fresh_python("""
-        import json, os, warnings
+        import json, os, subprocess, sys, warnings
         warnings.simplefilter("error")
         import rangeprof
         info = rangeprof.info()
         with open("/proc/self/maps") as f:
             maps = f.read().count("fake_control")
-        print(json.dumps(dict(info=info, output=os.environ.get("RANGEPROF_OUTPUT"), maps=maps)))
+        child = subprocess.run([sys.executable, "-c",
+                                "import os; print(os.environ.get('RANGEPROF_OUTPUT'))"],
+                               capture_output=True, text=True).stdout.strip()
+        print(json.dumps(dict(info=info, output=os.environ.get("RANGEPROF_OUTPUT"), maps=maps,
+                              child=child)))
     """, fake_path, cwd=tmp_path)
     info = result["info"]
-    assert info["attached"] is True and info["measuring"] is True
+    assert info["attached"] is True and info["children"] is False
     assert info["library"] == fake_path and info["found"] == "installed"
-    # The JSON Lines go to a per-process file in a fresh temporary directory.
-    output = result["output"]
-    assert output.endswith("/rangeprof.%p.jsonl")
-    assert os.path.basename(os.path.dirname(output)).startswith("rangeprof-")
+    # The JSON Lines go to a per-process file in a fresh temporary directory, which the
+    # library read at attach: neither this process's environment nor a child's keeps it.
+    assert result["output"] is None and result["child"] == "None"
+    output = info["output"]
+    assert re.fullmatch(r".*/rangeprof-[^/]+/rangeprof\.\d+\.jsonl", output), output
     assert not output.startswith(str(tmp_path))
-    assert info["output"] == output.replace("%p", str(info["output"]).split(".")[-2])
     assert list(tmp_path.iterdir()) == [], "nothing is written in the working directory"
     assert result["maps"] > 0
     assert err == ""
+    # Without the NVIDIA driver there is nothing to measure, and info() says so.
+    if _driver_here():
+        assert info["measuring"] is True
+    else:
+        assert info["measuring"] is False and "libcuda.so.1" in info["reason"]
+
+
+def test_import_leaves_nothing_in_the_temporary_directory(fake_path, tmp_path):
+    """A process that measured nothing leaves no empty rangeprof-XXXXXX behind."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    result, _ = in_fresh_python("""
+        import json, os, rangeprof
+        print(json.dumps(os.listdir(os.environ["TMPDIR"])))
+    """, fake_path, env={"TMPDIR": str(tmp)})
+    assert len(result) == 1 and result[0].startswith("rangeprof-"), "made while it ran"
+    assert list(tmp.iterdir()) == [], "and removed at exit, being empty"
+
+
+def test_children_are_measured_only_when_asked(fake_path, tmp_path):
+    """attach(children=True) puts the injection hook and the output in the environment
+    that child processes inherit (the stand-in library has no 'children' option)."""
+    result, _ = in_fresh_python("""
+        import json, os, subprocess, sys, rangeprof
+        probe = ("import json, os; print(json.dumps([os.environ.get(n) for n in "
+                 "('CUDA_INJECTION64_PATH', 'NVTX_INJECTION64_PATH', 'RANGEPROF_OUTPUT')]))")
+        def child():
+            return json.loads(subprocess.run([sys.executable, "-c", probe],
+                                             capture_output=True, text=True).stdout)
+        before = child()
+        info = rangeprof.attach(children=True)
+        print(json.dumps(dict(before=before, after=child(), info=info)))
+    """, fake_path)
+    assert result["before"] == [None, None, None]
+    hook, nvtx, output = result["after"]
+    assert hook == nvtx == os.path.realpath(fake_path)
+    assert output.endswith("/rangeprof.%p.jsonl")
+    assert result["info"]["children"] is True
 
 
 def test_a_user_chosen_output_is_kept(fake_path, tmp_path):

@@ -819,7 +819,7 @@ def plot(filename="plot.png", metric=None, *, title="Nsight Analyze Kernel Plot 
                 raise TypeError("analyze.plot decorates an analyze.kernel function; "
                                 f"{getattr(func, '__name__', func)} returned "
                                 f"{type(result).__name__}")
-            _plot.visualize(result.to_dataframe(extra=True), metric=metric, filename=filename,
+            _plot.visualize(_plot_frame(result), metric=metric, filename=filename,
                             title=title, ylabel=ylabel, annotate_points=annotate_points,
                             show_aggregate=show_aggregate, plot_type=plot_type,
                             plot_width=plot_width, plot_height=plot_height,
@@ -830,6 +830,20 @@ def plot(filename="plot.png", metric=None, *, title="Nsight Analyze Kernel Plot 
             return result
         return wrapper
     return decorator
+
+
+def _plot_frame(result):
+    """What analyze.plot draws (and prints with print_data): Nsight Python's columns, and
+    KernelIndex where an annotation has several kernels for one config (a line each)."""
+    df = result.to_dataframe()
+    keys = list(df.columns[:df.columns.get_loc("AvgValue")])
+    try:
+        several = df.duplicated(subset=keys).any()
+    except TypeError:   # a parameter holding unhashable values (lists, dicts)
+        several = df.astype({k: str for k in keys}).duplicated(subset=keys).any()
+    if several:
+        df["KernelIndex"] = result.to_dataframe(extra=True)["KernelIndex"]
+    return df
 
 
 @contextlib.contextmanager

@@ -246,3 +246,20 @@ def test_records_and_extra_columns_stay_reachable(fake):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(result.raw_dataframe()) == 5
+
+
+def test_plot_print_data_shows_nsight_pythons_columns_only(fake, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from rangeprof import _results
+    fake.use("vadd.jsonl")
+
+    @nsight.analyze.plot(str(tmp_path / "p.png"), print_data=True)
+    @nsight.analyze.kernel(configs=[4096, 16777216], runs=5, verbosity=SILENT)
+    def bench(n):
+        fake.set("RANGEPROF_FAKE_RANGE", f"vadd n={n}")
+        with nsight.annotate("vadd"):
+            pass
+    bench()
+    out = capsys.readouterr().out
+    assert "Aggregated Data" in out and "AvgValue" in out
+    assert [c for c in _results.OWN_COLUMNS if c in out] == []

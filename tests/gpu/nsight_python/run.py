@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""tests/gpu/nsight_python/run.py - Nsight Python's own examples and public-behaviour tests,
+unmodified, with 'import nsight' resolving to rangeprof (the shim in shim/nsight, put on
+PYTHONPATH here only). Run from the repository root on the GPU machine, with the Python
+that has rangeprof installed (and PyTorch, cuda-core, pytest):
+
+    /opt/torch/.venv/bin/python tests/gpu/nsight_python/run.py [--out DIR]
+
+The files are those pins.txt names, copied into upstream/ by fetch.sh (where GitHub is
+reachable) and carried here; their hashes are checked again before anything runs. Each
+example runs as its own process (python examples/NN_x.py, as its README says), each test
+file under pytest, in a scratch copy of upstream/ (examples write their PNGs and CSVs
+there). One line per example and per test case:
+
+    PASS example 00_minimal
+    FAIL example 09_advanced_metric_custom: <the last line of its error>
+    SKIP example 12_cutile: needs cuda.tile, which this Python lacks
+    DELIBERATE tests/test_annotate.py::test_active_annotations_nested: <README row>: <why>
+    PASS tests/test_profiler.py::test_simple
+
+An example also fails where its output shows one of rangeprof's own columns: printed
+under Nsight Python, to_dataframe() shows Nsight Python's columns only. A failing test case
+is DELIBERATE when deliberate.txt lists it (each a row of python/README.md's table of
+deliberate differences); any other failure, a listed case that passes and a listed case
+that never ran fail the suite. test_parameter_clock_control[base] is not run: it locks the
+SM clock, and the GPU suite never changes the card's settings.
+
+Exit status: 0 all passed (deliberate differences aside), 1 a failure, 77 nothing could run
+(no GPU, no upstream/, no rangeprof for this Python: the line says which), 2 bad arguments.
+Logs, pytest's XML and the examples' output go to --out (default: a temporary directory,
+named at the end)."""
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+UPSTREAM = HERE / "upstream"
+SHIM = HERE / "shim"
+PINS = HERE / "pins.txt"
+DELIBERATE = HERE / "deliberate.txt"
+# Not run, with why (one line each in the output).
+NOT_RUN = {"tests/test_profiler.py::test_parameter_clock_control[base]":
+           "locks the SM clock (clock_control='base'); the GPU suite never changes the "
+           "card's settings"}
+# rangeprof's own columns (rangeprof._results.OWN_COLUMNS): none may show in an example's
+# output, where Nsight Python prints its DataFrame.
+OWN_COLUMNS = ["MedianValue", "DriftPct", "Reasons", "SMClock", "TemperatureMax",
+               "ThrottleReasons", "KernelIndex", "Launches", "RangeKernels",
+               "RangeKernelNames"]
+
+
+def read_pins(path=PINS):
+    """(commit, {path: sha256}) of pins.txt."""
+    commit, files = None, {}
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        if line.startswith("commit "):
+            commit = line.split()[1]
+            continue
+        digest, name = line.split("  ", 1)
+        files[name] = digest
+    return commit, files
+
+
+def read_deliberate(path=DELIBERATE):
+    """{test id: (README row, why)} of deliberate.txt."""
+    out = {}
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        test, row, why = (part.strip() for part in line.split(" | ", 2))
+        out[test] = (row, why)
+    return out
+
+
+class Tally:
+    def __init__(self):
+        self.counts = {}
+        self.failed = []
+
+    def line(self, verdict, kind, name, detail=""):
+        self.counts[(kind, verdict)] = self.counts.get((kind, verdict), 0) + 1
+        if verdict == "FAIL":
+            self.failed.append(name)
+        text = f"{verdict} {name}" + (f": {detail}" if detail else "")
+        print(text, flush=True)
+
+    def summary(self, kind):
+        return ", ".join(f"{self.counts.get((kind, v), 0)} {v.lower()}"
+                         for v in ("PASS", "FAIL", "DELIBERATE", "SKIP"))
+
+
+def gpu_here():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def child_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SHIM)] + (
+        [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["MPLBACKEND"] = "Agg"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def last_error_line(text):
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b", line):
+            return line[:300]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+def missing_module(text):
+    """The module a ModuleNotFoundError names, unless it is nsight's or rangeprof's own."""
+    found = re.findall(r"ModuleNotFoundError: No module named '([^']+)'", text)
+    for name in found:
+        if not name.split(".")[0] in ("nsight", "rangeprof"):
+            return name
+    return None
+
+
+def run_examples(py, work, out, tally, timeout):
+    for path in sorted((work / "examples").glob("[0-9][0-9]_*.py")):
+        name = f"example {path.stem}"
+        try:
+            r = subprocess.run([py, "-u", str(path.relative_to(work))], cwd=work,
+                               env=child_env(), capture_output=True, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            tally.line("FAIL", "example", name, f"still running after {timeout} s")
+            continue
+        (out / f"{path.stem}.out").write_text(r.stdout)
+        (out / f"{path.stem}.err").write_text(r.stderr)
+        if r.returncode != 0:
+            module = missing_module(r.stderr)
+            if module:
+                tally.line("SKIP", "example", name, f"needs {module}, which this Python lacks")
+            else:
+                tally.line("FAIL", "example", name,
+                           f"exit {r.returncode}: {last_error_line(r.stderr)}")
+            continue
+        shown = [c for c in OWN_COLUMNS if re.search(rf"\b{c}\b", r.stdout)]
+        if shown:
+            tally.line("FAIL", "example", name, "its output shows rangeprof's own column(s) "
+                       f"{', '.join(shown)}, which Nsight Python's DataFrame has not")
+        else:
+            tally.line("PASS", "example", name)
+
+
+def junit_cases(xml_path, test_file):
+    """[(test id, verdict, detail)] of pytest's JUnit XML for one test file."""
+    out = []
+    module = test_file[:-len(".py")].replace("/", ".")
+    for case in ET.parse(xml_path).getroot().iter("testcase"):
+        classname, name = case.get("classname", ""), case.get("name", "")
+        cls = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
+        test_id = f"{test_file}::{cls + '::' if cls else ''}{name}"
+        failure = case.find("failure")
+        if failure is None:
+            failure = case.find("error")
+        skipped = case.find("skipped")
+        if failure is not None:
+            detail = (failure.get("message") or failure.text or "").strip().splitlines()
+            out.append((test_id, "FAIL", detail[0][:300] if detail else ""))
+        elif skipped is not None:
+            out.append((test_id, "SKIP", (skipped.get("message") or "skipped").strip()))
+        else:
+            out.append((test_id, "PASS", ""))
+    return out
+
+
+def run_tests(py, work, out, tally, deliberate, timeout):
+    seen = set()
+    for path in sorted((work / "tests").glob("test_*.py")):
+        test_file = str(path.relative_to(work))
+        xml_path = out / f"{path.stem}.xml"
+        cmd = [py, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN",
+               "-o", "junit_family=xunit1", f"--junitxml={xml_path}", test_file]
+        for test_id in NOT_RUN:
+            if test_id.startswith(test_file + "::"):
+                cmd += ["--deselect", test_id]
+        try:
+            r = subprocess.run(cmd, cwd=work, env=child_env(), capture_output=True,
+                               text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            tally.line("FAIL", "test", test_file, f"pytest still running after {timeout} s")
+            continue
+        (out / f"{path.stem}.log").write_text(r.stdout + r.stderr)
+        if not xml_path.exists():
+            tally.line("FAIL", "test", test_file,
+                       f"pytest exit {r.returncode}, no results: {last_error_line(r.stdout + r.stderr)}")
+            continue
+        for test_id, verdict, detail in junit_cases(xml_path, test_file):
+            seen.add(test_id)
+            if test_id in deliberate:
+                row, why = deliberate[test_id]
+                if verdict == "FAIL":
+                    tally.line("DELIBERATE", "test", test_id, f"{row}: {why}")
+                elif verdict == "PASS":
+                    tally.line("FAIL", "test", test_id, "listed as a deliberate difference "
+                               f"({row}) but passes: take it off deliberate.txt and "
+                               "python/README.md's table")
+                else:
+                    tally.line(verdict, "test", test_id, detail)
+            else:
+                tally.line(verdict, "test", test_id, detail)
+        for test_id, why in NOT_RUN.items():
+            if test_id.startswith(test_file + "::"):
+                tally.line("SKIP", "test", test_id, why)
+                seen.add(test_id)
+    for test_id, (row, _why) in deliberate.items():
+        if test_id not in seen:
+            tally.line("FAIL", "test", test_id, f"listed as a deliberate difference ({row}) "
+                       "but never ran")
+
+
+def check_upstream(files):
+    """Problems with upstream/: missing files or hashes other than the pinned ones."""
+    problems = []
+    for name, digest in files.items():
+        path = UPSTREAM / name
+        if not path.is_file():
+            problems.append(f"{name} missing")
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            problems.append(f"{name} differs from its pinned sha256")
+    return problems
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--python", default=sys.executable,
+                   help="the Python with rangeprof, PyTorch and pytest (default: this one)")
+    p.add_argument("--out", help="folder for the logs (default: a new temporary folder)")
+    p.add_argument("--timeout", type=int, default=900,
+                   help="seconds one example or one test file may take (default 900)")
+    args = p.parse_args(argv)
+    if args.timeout < 1:
+        p.error(f"--timeout {args.timeout}: expected seconds >= 1")
+    name = "nsight-python"
+    if not gpu_here():
+        print(f"SKIP {name}: no GPU here (nvidia-smi -L fails)")
+        return 77
+    commit, files = read_pins()
+    if not UPSTREAM.is_dir():
+        print(f"SKIP {name}: no {UPSTREAM.relative_to(HERE.parents[2])}: run "
+              "tests/gpu/nsight_python/fetch.sh where GitHub is reachable, and carry it")
+        return 77
+    problems = check_upstream(files)
+    if problems:
+        print(f"FAIL {name}: upstream/ is not NVIDIA/nsight-python@{commit[:7]} as pinned: "
+              f"{'; '.join(problems[:5])} (run fetch.sh again)")
+        return 1
+    probe = subprocess.run(
+        [args.python, "-c", "import nsight, rangeprof, pytest; assert nsight is rangeprof; "
+         "print(rangeprof.__version__, rangeprof.__file__)"],
+        env=child_env(), capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if probe.returncode != 0:
+        print(f"SKIP {name}: {args.python} cannot import rangeprof (through the nsight shim) "
+              f"and pytest: {last_error_line(probe.stderr)}")
+        return 77
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="nsight-python-"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"{name}: NVIDIA/nsight-python@{commit[:7]}, 'import nsight' is rangeprof "
+          f"{probe.stdout.strip()}", flush=True)
+    work = Path(tempfile.mkdtemp(prefix="nsight-python-work-"))
+    try:
+        shutil.copytree(UPSTREAM, work, dirs_exist_ok=True)
+        tally = Tally()
+        run_examples(args.python, work, out, tally, args.timeout)
+        run_tests(args.python, work, out, tally, read_deliberate(), args.timeout)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{name}: examples: {tally.summary('example')}; tests: {tally.summary('test')}; "
+          f"logs in {out}")
+    if tally.failed:
+        print(f"{name}: FAILED: {', '.join(tally.failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,9 +2,11 @@
 """tests/gpu/nsight_python/run.py - Nsight Python's own examples and public-behaviour tests,
 unmodified, with 'import nsight' resolving to rangeprof (the shim in shim/nsight, put on
 PYTHONPATH here only). Run from the repository root on the GPU machine, with the Python
-that has rangeprof installed (and PyTorch, cuda-core, pytest):
+that has rangeprof installed (and PyTorch, cuda-core, pytest), or through run.sh, which
+installs the carried wheel first:
 
-    /opt/torch/.venv/bin/python tests/gpu/nsight_python/run.py [--out DIR]
+    bash tests/gpu/nsight_python/run.sh [--out DIR] [--only TEXT]
+    /opt/torch/.venv/bin/python tests/gpu/nsight_python/run.py [--out DIR] [--only TEXT]
 
 The files are those pins.txt names, copied into upstream/ by fetch.sh (where GitHub is
 reachable) and carried here; their hashes are checked again before anything runs. Each
@@ -132,9 +134,15 @@ def missing_module(text):
     return None
 
 
-def run_examples(py, work, out, tally, timeout):
+def wanted(only, name):
+    return not only or any(o in name for o in only)
+
+
+def run_examples(py, work, out, tally, timeout, only=()):
     for path in sorted((work / "examples").glob("[0-9][0-9]_*.py")):
         name = f"example {path.stem}"
+        if not wanted(only, name):
+            continue
         try:
             r = subprocess.run([py, "-u", str(path.relative_to(work))], cwd=work,
                                env=child_env(), capture_output=True, text=True,
@@ -182,10 +190,14 @@ def junit_cases(xml_path, test_file):
     return out
 
 
-def run_tests(py, work, out, tally, deliberate, timeout):
+def run_tests(py, work, out, tally, deliberate, timeout, only=()):
     seen = set()
     for path in sorted((work / "tests").glob("test_*.py")):
         test_file = str(path.relative_to(work))
+        if not wanted(only, test_file):
+            deliberate = {t: v for t, v in deliberate.items()
+                          if not t.startswith(test_file + "::")}
+            continue
         xml_path = out / f"{path.stem}.xml"
         cmd = [py, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN",
                "-o", "junit_family=xunit1", f"--junitxml={xml_path}", test_file]
@@ -244,6 +256,9 @@ def main(argv=None):
     p.add_argument("--python", default=sys.executable,
                    help="the Python with rangeprof, PyTorch and pytest (default: this one)")
     p.add_argument("--out", help="folder for the logs (default: a new temporary folder)")
+    p.add_argument("--only", action="append", default=[], metavar="TEXT",
+                   help="run only the examples and test files whose name holds TEXT "
+                        "('example', 'tests/', '09_', 'test_profiler'); repeatable")
     p.add_argument("--timeout", type=int, default=900,
                    help="seconds one example or one test file may take (default 900)")
     args = p.parse_args(argv)
@@ -279,8 +294,8 @@ def main(argv=None):
     try:
         shutil.copytree(UPSTREAM, work, dirs_exist_ok=True)
         tally = Tally()
-        run_examples(args.python, work, out, tally, args.timeout)
-        run_tests(args.python, work, out, tally, read_deliberate(), args.timeout)
+        run_examples(args.python, work, out, tally, args.timeout, args.only)
+        run_tests(args.python, work, out, tally, read_deliberate(), args.timeout, args.only)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{name}: examples: {tally.summary('example')}; tests: {tally.summary('test')}; "

@@ -354,8 +354,11 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
     # they were first entered, configs in order (the sort is stable within those).
     rows.sort(key=lambda r: r["_order"])
 
-    columns = (NSIGHT_HEAD + list(param_names) + NSIGHT_STATS + NSIGHT_CONTEXT
-               + collector_columns + NSIGHT_TAIL)
+    # Nsight Python groups by the parameters that it can hash; one holding a list or a
+    # dict is aggregated after the other columns instead, and comes after the collectors'.
+    unhashable = [p for i, p in enumerate(param_names) if not _hashable(c[i] for c in configs)]
+    columns = (NSIGHT_HEAD + [p for p in param_names if p not in unhashable] + NSIGHT_STATS
+               + NSIGHT_CONTEXT + collector_columns + unhashable + NSIGHT_TAIL)
     if normalize_against is not None:
         _normalize(rows, normalize_against, param_names)
         columns.append("NormalizationValue")
@@ -367,6 +370,14 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
         r.pop("_config", None)
         r.pop("_order", None)
     return rows, raw, columns, raw_columns
+
+
+def _hashable(values):
+    try:
+        set(v for v in values if v is not None)
+    except TypeError:
+        return False
+    return True
 
 
 def _numeric(values):

@@ -263,3 +263,18 @@ def test_plot_print_data_shows_nsight_pythons_columns_only(fake, tmp_path, capsy
     out = capsys.readouterr().out
     assert "Aggregated Data" in out and "AvgValue" in out
     assert [c for c in _results.OWN_COLUMNS if c in out] == []
+
+
+def test_a_parameter_holding_lists_comes_after_unit_as_in_nsight_python(fake):
+    """Nsight Python groups by the parameters it can hash and aggregates one holding
+    lists after its other columns: so it stands after Unit."""
+    fake.use("vadd.jsonl")
+
+    @nsight.analyze.kernel(configs=[(4096, [1, 2])], verbosity=SILENT)
+    def bench(n, shape):
+        fake.set("RANGEPROF_FAKE_RANGE", f"vadd n={n}")
+        with nsight.annotate("vadd"):
+            pass
+    df = bench().to_dataframe()
+    assert list(df.columns) == HEAD + ["n"] + TAIL[:11] + ["shape"] + TAIL[11:]
+    assert df["shape"].tolist() == [[1, 2]]

@@ -181,8 +181,11 @@ def junit_cases(xml_path, test_file):
             failure = case.find("error")
         skipped = case.find("skipped")
         if failure is not None:
-            detail = (failure.get("message") or failure.text or "").strip().splitlines()
-            out.append((test_id, "FAIL", detail[0][:300] if detail else ""))
+            detail = (failure.get("message") or "").strip().splitlines()
+            if not detail or detail[0] in ("collection failure", "failed on setup"):
+                # pytest's generic words: the error itself is the last line of the text.
+                detail = [" ".join(detail[:1] + [last_error_line(failure.text or "")])]
+            out.append((test_id, "FAIL", detail[0][:300]))
         elif skipped is not None:
             out.append((test_id, "SKIP", (skipped.get("message") or "skipped").strip()))
         else:

@@ -91,20 +91,36 @@ def test_import_leaves_nothing_in_the_temporary_directory(fake_path, tmp_path):
     assert list(tmp.iterdir()) == [], "and removed at exit, being empty"
 
 
-def test_children_are_measured_only_when_asked(fake_path, tmp_path):
-    """attach(children=True) puts the injection hook and the output in the environment
-    that child processes inherit (the stand-in library has no 'children' option)."""
-    result, _ = in_fresh_python("""
-        import json, os, subprocess, sys, rangeprof
-        probe = ("import json, os; print(json.dumps([os.environ.get(n) for n in "
-                 "('CUDA_INJECTION64_PATH', 'NVTX_INJECTION64_PATH', 'RANGEPROF_OUTPUT')]))")
-        def child():
-            return json.loads(subprocess.run([sys.executable, "-c", probe],
-                                             capture_output=True, text=True).stdout)
-        before = child()
-        info = rangeprof.attach(children=True)
-        print(json.dumps(dict(before=before, after=child(), info=info)))
-    """, fake_path)
+_CHILD_PROBE = """
+    import json, os, subprocess, sys, rangeprof
+    probe = ("import json, os; print(json.dumps([os.environ.get(n) for n in "
+             "('CUDA_INJECTION64_PATH', 'NVTX_INJECTION64_PATH', 'RANGEPROF_OUTPUT')]))")
+    def child():
+        return json.loads(subprocess.run([sys.executable, "-c", probe],
+                                         capture_output=True, text=True).stdout)
+    before = child()
+    info = rangeprof.attach(children=True)
+    print(json.dumps(dict(before=before, after=child(), info=info)))
+"""
+
+
+def test_children_are_asked_for_through_the_librarys_option(fake_path, tmp_path):
+    """attach(children=True) asks the library (its runtime option 'children'), which then
+    puts what children need in the environment (doc/control-api.md)."""
+    log = tmp_path / "fake.log"
+    result, _ = in_fresh_python(_CHILD_PROBE, fake_path,
+                                env={"RANGEPROF_FAKE_LOG": str(log),
+                                     "RANGEPROF_FAKE_ACCEPT": "children"})
+    assert result["before"] == [None, None, None]
+    assert "rangeprof_set_option children true -> 0" in log.read_text().splitlines()
+    assert result["info"]["children"] is True
+
+
+def test_children_of_an_older_library_get_the_environment_from_python(fake_path):
+    """A library without the option: the injection hook and the output go in the
+    environment that child processes inherit."""
+    result, _ = in_fresh_python(_CHILD_PROBE, fake_path,
+                                env={"RANGEPROF_FAKE_REFUSE": "children"})
     assert result["before"] == [None, None, None]
     hook, nvtx, output = result["after"]
     assert hook == nvtx == os.path.realpath(fake_path)

@@ -227,6 +227,7 @@ def test_silent_verbosity_quiets_the_library_and_info_restores_it(fake, capsys):
 
 
 def test_a_library_without_the_quiet_option_still_measures(fake):
+    fake.set("RANGEPROF_FAKE_REFUSE", "quiet")   # a library older than the option
     df = _vadd(fake, [4096])().to_dataframe()
     assert len(df) == 1
     assert not [n for n, _ in fake.options() if n == "quiet"]

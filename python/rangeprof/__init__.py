@@ -6,8 +6,12 @@ but load(), summarize() and the plots run on the standard library alone.
 Importing it also makes the running interpreter measurable (a notebook, a script: no
 launcher, no restart): it loads the installed librangeprof.so, or uses the copy already
 in the process, and attaches to it (rangeprof/_control.py). Then annotate() and
-analyze.kernel/analyze.plot are Nsight Python's API ('import rangeprof as nsight'). A
-missing library or GPU never breaks the import: analyze.kernel says what is missing."""
+analyze.kernel/analyze.plot are Nsight Python's API ('import rangeprof as nsight'),
+with every public name of Nsight Python 1.1 (exceptions, utils, Tool, activate, ...; a
+name that has no meaning here, such as nsight.ncu's, raises exceptions.NoMeaning saying
+why). A missing library or GPU never breaks the import: analyze.kernel says what is
+missing. The import leaves nothing behind and changes nothing child processes see
+(attach(children=True) asks for that)."""
 from rangeprof.records import read  # noqa: F401
 
 from ._version import __version__  # noqa: F401
@@ -33,9 +37,10 @@ from rangeprof.info_collector import CollectionScope, InfoCollector  # noqa: E40
 from rangeprof.tools_manager import Tool, activate, deactivate, get_active_tool  # noqa: E402,F401
 from rangeprof.utils import VerbosityLevel, col_panel, row_panel  # noqa: E402,F401
 
-# Nsight Python 1.1's __all__; load, summarize, read, attach and info are rangeprof's.
+# Nsight Python 1.1's __all__, then rangeprof's own.
 __all__ = ["CollectionScope", "InfoCollector", "Tool", "VerbosityLevel", "activate",
-           "analyze", "annotate", "deactivate", "experimental", "get_active_tool"]
+           "analyze", "annotate", "deactivate", "experimental", "get_active_tool",
+           "load", "summarize", "read", "attach", "info"]
 
 # Modules of Nsight Python that are its machinery around ncu: no meaning here.
 _NO_MEANING = {

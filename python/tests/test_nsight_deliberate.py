@@ -2,8 +2,11 @@
 its list of deliberate differences (deliberate.txt) and python/README.md's table of them
 name the same test cases under the same rows, at most 13 in all; the pins are well formed;
 the runner reads pytest's results per test case and skips cleanly where there is no GPU."""
+import hashlib
 import importlib.util
+import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -100,3 +103,48 @@ def test_the_runner_skips_cleanly_without_a_gpu(monkeypatch, capsys):
 def test_the_runners_own_columns_are_rangeprofs():
     from rangeprof import _results
     assert set(runner.OWN_COLUMNS) <= set(_results.OWN_COLUMNS)
+
+
+def _repo_with(tmp_path, files):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "x"], check=True)
+    commit = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    return repo, commit
+
+
+def _fetch(tmp_path, repo, pins_text):
+    pins = tmp_path / "pins.txt"
+    pins.write_text(pins_text)
+    dest = tmp_path / "upstream"
+    r = subprocess.run(["bash", str(SUITE / "fetch.sh"), str(repo)], capture_output=True,
+                       text=True, env={**os.environ,
+                                       "NSIGHT_PYTHON_PINS": str(pins),
+                                       "NSIGHT_PYTHON_UPSTREAM": str(dest)})
+    return r, dest
+
+
+def test_fetch_copies_the_pinned_files_and_refuses_a_wrong_hash(tmp_path):
+    if subprocess.run(["git", "--version"], capture_output=True).returncode:
+        pytest.skip("no git")
+    files = {"examples/00_minimal.py": "print(1)\n", "tests/test_a.py": "def test(): pass\n"}
+    repo, commit = _repo_with(tmp_path, files)
+    sums = {n: hashlib.sha256(t.encode()).hexdigest() for n, t in files.items()}
+    good = f"# pins\ncommit {commit}\n" + "".join(f"{d}  {n}\n" for n, d in sums.items())
+    r, dest = _fetch(tmp_path, repo, good)
+    assert r.returncode == 0, r.stderr
+    assert {str(p.relative_to(dest)) for p in dest.rglob("*.py")} == set(files)
+    assert (dest / "COMMIT").read_text().strip() == commit
+    shutil.rmtree(dest)
+    bad = good.replace(sums["tests/test_a.py"], "0" * 64)
+    r, dest = _fetch(tmp_path, repo, bad)
+    assert r.returncode == 1
+    assert f"tests/test_a.py: sha256 {sums['tests/test_a.py']}, pinned {'0' * 64}" in r.stderr
+    assert not dest.exists(), "nothing is copied when a hash differs"

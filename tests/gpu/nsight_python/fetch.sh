@@ -9,8 +9,9 @@
 # no upstream/ behind), 2 on bad arguments.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-pins=$here/pins.txt
-dest=$here/upstream
+# The tests point these elsewhere (python/tests/test_nsight_deliberate.py).
+pins=${NSIGHT_PYTHON_PINS:-$here/pins.txt}
+dest=${NSIGHT_PYTHON_UPSTREAM:-$here/upstream}
 url=https://github.com/NVIDIA/nsight-python.git
 [ $# -le 1 ] || { echo "usage: $0 [GIT_DIR]" >&2; exit 2; }
 commit=$(awk '$1 == "commit" { print $2 }' "$pins")

@@ -151,7 +151,7 @@ def _run_sample(rec, metrics):
     range_kernels, range_names = (range_columns(rec.get("range"))
                                   if rec.get("workload") == "range" else (None, None))
     return dict(values=OrderedDict((m, _num(values.get(m))) for m in metrics),
-                units={m: ncu_unit(units.get(m, "")) for m in metrics},
+                units={m: ncu_unit(units.get(m, ""), m) for m in metrics},
                 kernel=RANGE_KERNEL if rec.get("workload") == "range" else rec.get("kernel", ""),
                 range_kernels=range_kernels, range_names=range_names,
                 device=rec.get("device"),

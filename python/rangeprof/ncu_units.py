@@ -20,9 +20,15 @@ def _word(word):
     return _WORDS.get(word, word)
 
 
-def ncu_unit(unit):
+def ncu_unit(unit, metric=None):
     """ncu's name of a CUPTI unit string; '' stays '', None stays None, and a unit that
-    is already ncu's (or a user's, such as a derived metric's) comes back unchanged."""
+    is already ncu's (or a user's, such as a derived metric's) comes back unchanged.
+    CUPTI gives a cycle counter's rate as '1/second' (sm__cycles_elapsed.avg.per_second),
+    where ncu counts cycles: with the metric named, that is 'cycle/s'. (The per-second
+    spellings follow ncu's 'ns'; no recorded ncu CSV holds a rate to confirm them.)"""
     if not isinstance(unit, str) or not unit:
         return unit
-    return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: _word(m.group(0)), unit)
+    out = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: _word(m.group(0)), unit)
+    if out.startswith("1/") and metric and "cycles" in metric.split(".", 1)[0]:
+        out = "cycle" + out[1:]
+    return out

@@ -147,6 +147,10 @@ def test_units_are_ncus_names_for_the_same_metrics():
     # ncu's percentages are '%' (its *_pct metrics), CUPTI's 'percent'.
     assert {ncu[m] for m in ncu if m.endswith("_pct")} == {ncu_unit("percent")} == {"%"}
     assert ncu_unit("byte/second") == "byte/s" and ncu_unit("TFLOP/s") == "TFLOP/s"
+    # A cycle counter's rate: CUPTI's '1/second', ncu's cycles per second.
+    assert _recorded_units()["sm__cycles_elapsed.avg.per_second"] == "1/second"
+    assert ncu_unit("1/second", "sm__cycles_elapsed.avg.per_second") == "cycle/s"
+    assert ncu_unit("1/second", "lts__t_sectors.avg.per_second") == "1/s"
     assert ncu_unit("") == "" and ncu_unit(None) is None
 
 

@@ -73,13 +73,13 @@ def read_pins(path=PINS):
 
 
 def read_deliberate(path=DELIBERATE):
-    """{test id: (README row, why)} of deliberate.txt."""
+    """{test id: (README row, how it fails: a compiled pattern, why)} of deliberate.txt."""
     out = {}
     for line in path.read_text().splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        test, row, why = (part.strip() for part in line.split(" | ", 2))
-        out[test] = (row, why)
+        test, row, how, why = (part.strip() for part in line.split(" | ", 3))
+        out[test] = (row, re.compile(how), why)
     return out
 
 
@@ -169,7 +169,8 @@ def run_examples(py, work, out, tally, timeout, only=()):
 
 
 def junit_cases(xml_path, test_file):
-    """[(test id, verdict, detail)] of pytest's JUnit XML for one test file."""
+    """[(test id, verdict, detail, the whole failure text)] of pytest's JUnit XML for one
+    test file."""
     out = []
     module = test_file[:-len(".py")].replace("/", ".")
     for case in ET.parse(xml_path).getroot().iter("testcase"):
@@ -181,15 +182,16 @@ def junit_cases(xml_path, test_file):
             failure = case.find("error")
         skipped = case.find("skipped")
         if failure is not None:
-            detail = (failure.get("message") or "").strip().splitlines()
+            message = (failure.get("message") or "").strip()
+            detail = message.splitlines()
             if not detail or detail[0] in ("collection failure", "failed on setup"):
                 # pytest's generic words: the error itself is the last line of the text.
                 detail = [" ".join(detail[:1] + [last_error_line(failure.text or "")])]
-            out.append((test_id, "FAIL", detail[0][:300]))
+            out.append((test_id, "FAIL", detail[0][:300], message + "\n" + (failure.text or "")))
         elif skipped is not None:
-            out.append((test_id, "SKIP", (skipped.get("message") or "skipped").strip()))
+            out.append((test_id, "SKIP", (skipped.get("message") or "skipped").strip(), ""))
         else:
-            out.append((test_id, "PASS", ""))
+            out.append((test_id, "PASS", "", ""))
     return out
 
 
@@ -218,12 +220,16 @@ def run_tests(py, work, out, tally, deliberate, timeout, only=()):
             tally.line("FAIL", "test", test_file,
                        f"pytest exit {r.returncode}, no results: {last_error_line(r.stdout + r.stderr)}")
             continue
-        for test_id, verdict, detail in junit_cases(xml_path, test_file):
+        for test_id, verdict, detail, text in junit_cases(xml_path, test_file):
             seen.add(test_id)
             if test_id in deliberate:
-                row, why = deliberate[test_id]
-                if verdict == "FAIL":
+                row, how, why = deliberate[test_id]
+                if verdict == "FAIL" and how.search(text):
                     tally.line("DELIBERATE", "test", test_id, f"{row}: {why}")
+                elif verdict == "FAIL":
+                    tally.line("FAIL", "test", test_id, f"{detail} (listed as a deliberate "
+                               f"difference, {row}, failing with '{how.pattern}', but it "
+                               "fails otherwise)")
                 elif verdict == "PASS":
                     tally.line("FAIL", "test", test_id, "listed as a deliberate difference "
                                f"({row}) but passes: take it off deliberate.txt and "
@@ -236,7 +242,7 @@ def run_tests(py, work, out, tally, deliberate, timeout, only=()):
             if test_id.startswith(test_file + "::"):
                 tally.line("SKIP", "test", test_id, why)
                 seen.add(test_id)
-    for test_id, (row, _why) in deliberate.items():
+    for test_id, (row, _how, _why) in deliberate.items():
         if test_id not in seen:
             tally.line("FAIL", "test", test_id, f"listed as a deliberate difference ({row}) "
                        "but never ran")

@@ -217,8 +217,8 @@ def run_tests(py, work, out, tally, deliberate, timeout, only=()):
             continue
         (out / f"{path.stem}.log").write_text(r.stdout + r.stderr)
         if not xml_path.exists():
-            tally.line("FAIL", "test", test_file,
-                       f"pytest exit {r.returncode}, no results: {last_error_line(r.stdout + r.stderr)}")
+            why = last_error_line(r.stdout + r.stderr)
+            tally.line("FAIL", "test", test_file, f"pytest exit {r.returncode}, no results: {why}")
             continue
         for test_id, verdict, detail, text in junit_cases(xml_path, test_file):
             seen.add(test_id)

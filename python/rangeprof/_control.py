@@ -261,19 +261,51 @@ def _default_output():
     if os.environ.get("RANGEPROF_OUTPUT"):
         return None
     directory = tempfile.mkdtemp(prefix="rangeprof-")
-    atexit.register(_remove_if_empty, directory, os.getpid())
+    atexit.register(_tidy_at_exit, directory, os.getpid())
     return os.path.join(directory, "rangeprof.%p.jsonl")
 
 
-def _remove_if_empty(directory, pid):
+# Records that say nothing was measured: written at CUDA's initialisation whatever follows.
+BOOKKEEPING = frozenset({"session", "device", "setup"})
+
+
+def _measured_nothing(path):
+    """Whether a JSON Lines file holds only bookkeeping records (or is unreadable as
+    records: then it is kept, to be looked at)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    kind = json.loads(line).get("type")
+                except (ValueError, AttributeError):
+                    return False
+                if kind not in BOOKKEEPING:
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def _tidy_at_exit(directory, pid):
+    """The temporary directory this process chose goes at its exit, with its file where
+    that holds no measurement (the session and device records the library writes at
+    CUDA's initialisation), so that a process that measured nothing leaves nothing."""
     # Only the process that made it: a forked child exiting must not take the directory
     # from a parent that has not written yet.
     if os.getpid() != pid:
         return
+    mine = os.path.join(directory, f"rangeprof.{pid}.jsonl")
+    if os.path.exists(mine) and _measured_nothing(mine):
+        try:
+            os.unlink(mine)
+        except OSError:
+            pass
     try:
         os.rmdir(directory)
     except OSError:
-        pass   # the library wrote its records there, or it is gone
+        pass   # records are there (this process's or a child's), or it is gone
 
 
 _driver = []

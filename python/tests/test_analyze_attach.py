@@ -104,6 +104,28 @@ _CHILD_PROBE = """
 """
 
 
+@pytest.mark.parametrize("kinds,kept", [(["session", "device", "setup"], False),
+                                         (["session", "device", "run"], True),
+                                         (["session", "warning"], True)])
+def test_a_file_of_bookkeeping_records_only_goes_at_exit(fake_path, tmp_path, kinds, kept):
+    """CUDA's initialisation makes the library write its session and device records: a
+    process that measured nothing more leaves no file nor directory; one that measured
+    keeps its records."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    result, _ = in_fresh_python(f"""
+        import json, os, rangeprof
+        path = rangeprof.info()["output"]
+        with open(path, "w") as f:
+            for kind in {kinds!r}:
+                f.write(json.dumps(dict(type=kind)) + "\\n")
+        print(json.dumps(path))
+    """, fake_path, env={"TMPDIR": str(tmp)})
+    assert os.path.exists(result) is kept
+    assert list(tmp.iterdir()) == ([] if not kept else [tmp / os.path.basename(
+        os.path.dirname(result))])
+
+
 def test_children_are_asked_for_through_the_librarys_option(fake_path, tmp_path):
     """attach(children=True) asks the library (its runtime option 'children'), which then
     puts what children need in the environment (doc/control-api.md)."""

@@ -20,6 +20,10 @@ there). One line per example and per test case:
     DELIBERATE tests/test_annotate.py::test_active_annotations_nested: <README row>: <why>
     PASS tests/test_profiler.py::test_simple
 
+Two checks of rangeprof's own come first: "check silent" (verbosity=SILENT prints nothing,
+the library's lines and exit table included) and "check import" (info() says it
+measures; a child process gets neither RANGEPROF_OUTPUT nor CUDA's hook and prints and
+writes nothing of rangeprof's; nothing is left in the temporary directory).
 An example also fails where its output shows one of rangeprof's own columns: printed
 under Nsight Python, to_dataframe() shows Nsight Python's columns only. A failing test case
 is DELIBERATE when deliberate.txt lists it (each a row of python/README.md's table of
@@ -33,6 +37,7 @@ Logs, pytest's XML and the examples' output go to --out (default: a temporary di
 named at the end)."""
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -248,6 +253,110 @@ def run_tests(py, work, out, tally, deliberate, timeout, only=()):
                        "but never ran")
 
 
+# rangeprof's own promises under Nsight Python's API, on the GPU (issue 32's items 6 and 7):
+# SILENT prints nothing at all, and 'import rangeprof' leaves nothing behind and gives child
+# processes nothing to measure with.
+SILENT_SCRIPT = """
+import nsight, torch
+@nsight.analyze.kernel(configs=[(256,), (512,)], runs=3,
+                       verbosity=nsight.VerbosityLevel.SILENT)
+def add(n):
+    a = torch.randn(n, n, device="cuda")
+    with nsight.annotate("add"):
+        a + a
+df = add().to_dataframe()
+assert len(df) == 2, df
+"""
+CHILD_SCRIPT = """
+import json, os, torch
+a = torch.ones(1 << 20, device="cuda")
+(a + a).sum().item()
+print(json.dumps({n: os.environ.get(n) for n in ("RANGEPROF_OUTPUT", "CUDA_INJECTION64_PATH")}))
+"""
+# Prints one JSON object last: what info() says, the child's environment and stderr, and
+# the files in this process's output directory.
+IMPORT_SCRIPT = """
+import json, os, subprocess, sys
+import rangeprof, torch
+torch.cuda.init()
+info = rangeprof.info()
+child = subprocess.run([sys.executable, "-c", sys.argv[1]], capture_output=True, text=True)
+out_dir = os.path.dirname(info.get("output") or "")
+files = sorted(os.listdir(out_dir)) if out_dir and os.path.isdir(out_dir) else []
+print(json.dumps(dict(pid=os.getpid(), measuring=info.get("measuring"), reason=info.get("reason"),
+                      child_rc=child.returncode, child_out=child.stdout.strip(),
+                      child_err=child.stderr.strip()[-500:], files=files)))
+"""
+
+
+def _script(py, code, cwd, env=None, args=(), timeout=300):
+    full = child_env()
+    full.update(env or {})
+    return subprocess.run([py, "-c", code, *args], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def check_silent(py, work, out, tally):
+    """verbosity=SILENT prints nothing: no line of rangeprof's, none of its library's
+    (==RANGEPROF== progress, the exit table)."""
+    name = "check silent"
+    try:
+        r = _script(py, SILENT_SCRIPT, work)
+    except subprocess.TimeoutExpired:
+        tally.line("FAIL", "check", name, "still running after 300 s")
+        return
+    (out / "check_silent.txt").write_text(f"rc {r.returncode}\n{r.stdout}{r.stderr}")
+    printed = (r.stdout + r.stderr).strip().splitlines()
+    if r.returncode != 0:
+        tally.line("FAIL", "check", name, f"exit {r.returncode}: {last_error_line(r.stderr)}")
+    elif printed:
+        tally.line("FAIL", "check", name, f"verbosity=SILENT printed {len(printed)} line(s), "
+                   f"the first: {printed[0][:200]}")
+    else:
+        tally.line("PASS", "check", name)
+
+
+def check_import(py, work, out, tally):
+    """'import rangeprof' (then CUDA's initialisation): info() says it measures; a child
+    process gets neither RANGEPROF_OUTPUT nor CUDA's hook, and prints and writes nothing
+    of rangeprof's; the temporary directory is gone once the process ends (it measured
+    nothing: its file holds the session and device records only)."""
+    name = "check import"
+    tmp = Path(tempfile.mkdtemp(prefix="nsight-python-tmp-"))
+    try:
+        r = _script(py, IMPORT_SCRIPT, work, env={"TMPDIR": str(tmp)}, args=[CHILD_SCRIPT])
+        left = sorted(p.name for p in tmp.iterdir())
+    except subprocess.TimeoutExpired:
+        tally.line("FAIL", "check", name, "still running after 300 s")
+        return
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    (out / "check_import.txt").write_text(f"rc {r.returncode}\n{r.stdout}{r.stderr}")
+    if r.returncode != 0:
+        tally.line("FAIL", "check", name, f"exit {r.returncode}: {last_error_line(r.stderr)}")
+        return
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    problems = []
+    if got["measuring"] is not True:
+        problems.append(f"info() says measuring {got['measuring']} ({got['reason']})")
+    if got["child_rc"] != 0:
+        problems.append(f"the child failed: {got['child_err'][-200:]}")
+    elif json.loads(got["child_out"].splitlines()[-1]) != {"RANGEPROF_OUTPUT": None,
+                                                           "CUDA_INJECTION64_PATH": None}:
+        problems.append(f"the child's environment holds {got['child_out']}")
+    if "rangeprof" in got["child_err"].lower():
+        problems.append(f"the child printed rangeprof's lines: {got['child_err'][:200]}")
+    others = [f for f in got["files"] if f != f"rangeprof.{got['pid']}.jsonl"]
+    if others:
+        problems.append(f"the child wrote into the output directory: {others}")
+    if left:
+        problems.append(f"left in the temporary directory: {left}")
+    if problems:
+        tally.line("FAIL", "check", name, "; ".join(problems))
+    else:
+        tally.line("PASS", "check", name)
+
+
 def check_upstream(files):
     """Problems with upstream/: missing files or hashes other than the pinned ones."""
     problems = []
@@ -303,12 +412,15 @@ def main(argv=None):
     try:
         shutil.copytree(UPSTREAM, work, dirs_exist_ok=True)
         tally = Tally()
+        if wanted(args.only, "check"):
+            check_silent(args.python, work, out, tally)
+            check_import(args.python, work, out, tally)
         run_examples(args.python, work, out, tally, args.timeout, args.only)
         run_tests(args.python, work, out, tally, read_deliberate(), args.timeout, args.only)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{name}: examples: {tally.summary('example')}; tests: {tally.summary('test')}; "
-          f"logs in {out}")
+    print(f"{name}: checks: {tally.summary('check')}; examples: {tally.summary('example')}; "
+          f"tests: {tally.summary('test')}; logs in {out}")
     if tally.failed:
         print(f"{name}: FAILED: {', '.join(tally.failed)}")
         return 1

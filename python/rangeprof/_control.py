@@ -8,7 +8,7 @@ calls rangeprof_attach(). The library reads its options from the environment onc
 cuInit, or at the first rangeprof_set_option, which attach() then makes), so the
 RANGEPROF_OUTPUT chosen here is taken out of the environment again: child processes see
 nothing of rangeprof's unless attach(children=True) asks for it. The temporary directory
-is removed at exit when the library wrote nothing there. Nothing here raises at import:
+is removed at exit when nothing was measured (_tidy_at_exit). Nothing here raises at import:
 a missing library, one that
 cannot be loaded or speaks another version, and a process where rangeprof cannot measure
 (another CUPTI client) are remembered, and require() raises them, naming what is missing,

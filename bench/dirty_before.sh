@@ -16,7 +16,7 @@ done
 ROOT=$root python3 - ncu_1.csv ncu_2.csv <<'PY' | tee table.txt
 import os, statistics, sys
 sys.path.insert(0, os.path.join(os.environ.get("ROOT", "."), "python"))
-from rangeprof import ncu
+from rangeprof import compare_ncu as ncu
 for path in sys.argv[1:]:
     rows = ncu.read_ncu_csv(path)
     per = {}

@@ -18,7 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
 from check_l2_resident import NoRuns, per_place  # noqa: E402
-from rangeprof import ncu as rangeprof_ncu  # noqa: E402
+from rangeprof import compare_ncu as rangeprof_ncu  # noqa: E402
 from rangeprof import units as rangeprof_units  # noqa: E402
 
 def pearson(a, b):

@@ -131,7 +131,7 @@ import re
 import statistics
 import sys
 
-from rangeprof import ncu as rp_ncu
+from rangeprof import compare_ncu as rp_ncu
 from rangeprof import units as rp_units
 
 work, variants = sys.argv[1], sys.argv[2].split()

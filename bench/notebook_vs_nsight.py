@@ -217,10 +217,10 @@ def ncu_values(csv_path):
     import statistics
 
     try:
-        from rangeprof.ncu import read_ncu_csv
+        from rangeprof.compare_ncu import read_ncu_csv
     except ImportError:  # no rangeprof installed: the repository's own package
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-        from rangeprof.ncu import read_ncu_csv
+        from rangeprof.compare_ncu import read_ncu_csv
     from rangeprof.units import conversion_factor, parse_unit
 
     by_n = {}

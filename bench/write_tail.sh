@@ -24,7 +24,7 @@ done
 ROOT=$root python3 - "${files[@]}" <<'PY' | tee table.txt
 import os, re, statistics, sys
 sys.path.insert(0, os.path.join(os.environ.get("ROOT", "."), "python"))
-from rangeprof import ncu, units
+from rangeprof import compare_ncu as ncu, units
 NAME = re.compile(r"(?:^|/)(overwrite|gather)/w(\d+)/p(\d+)$")
 def load(path):
     rows = ncu.read_ncu_csv(path) if path.endswith(".csv") else ncu.read_rangeprof([path])[1]

@@ -6,8 +6,12 @@ but load(), summarize() and the plots run on the standard library alone.
 Importing it also makes the running interpreter measurable (a notebook, a script: no
 launcher, no restart): it loads the installed librangeprof.so, or uses the copy already
 in the process, and attaches to it (rangeprof/_control.py). Then annotate() and
-analyze.kernel/analyze.plot are Nsight Python's API ('import rangeprof as nsight'). A
-missing library or GPU never breaks the import: analyze.kernel says what is missing."""
+analyze.kernel/analyze.plot are Nsight Python's API ('import rangeprof as nsight'),
+with every public name of Nsight Python 1.1 (exceptions, utils, Tool, activate, ...; a
+name that has no meaning here, such as nsight.ncu's, raises exceptions.NoMeaning saying
+why). A missing library or GPU never breaks the import: analyze.kernel says what is
+missing. The import leaves nothing behind and changes nothing child processes see
+(attach(children=True) asks for that)."""
 from rangeprof.records import read  # noqa: F401
 
 from ._version import __version__  # noqa: F401
@@ -26,18 +30,51 @@ def summarize(df, by=None):
     return _summarize(df, by=by)
 
 
-from rangeprof import _control, analyze, exceptions, experimental  # noqa: E402,F401
-from rangeprof.analyze import VerbosityLevel, col_panel, row_panel  # noqa: E402,F401
+from rangeprof import _control, analyze, annotation, exceptions, experimental  # noqa: E402,F401
+from rangeprof import info_collector, ncu, tools_manager, utils  # noqa: E402,F401
 from rangeprof.annotation import annotate  # noqa: E402,F401
 from rangeprof.info_collector import CollectionScope, InfoCollector  # noqa: E402,F401
+from rangeprof.tools_manager import Tool, activate, deactivate, get_active_tool  # noqa: E402,F401
+from rangeprof.utils import VerbosityLevel, col_panel, row_panel  # noqa: E402,F401
+
+# Nsight Python 1.1's __all__, then rangeprof's own.
+__all__ = ["CollectionScope", "InfoCollector", "Tool", "VerbosityLevel", "activate",
+           "analyze", "annotate", "deactivate", "experimental", "get_active_tool",
+           "load", "summarize", "read", "attach", "info"]
+
+# Modules of Nsight Python that are its machinery around ncu: no meaning here.
+_NO_MEANING = {
+    "collection": "Nsight Python's collectors (ncu, CUPTI activity records); rangeprof "
+                  "measures with its own library, loaded at import",
+    "thermovision": "Nsight Python's thermal guard in Python; rangeprof's runs in its "
+                    "library (analyze.kernel's thermal_mode, thermal_wait, thermal_cont, "
+                    "thermal_timeout)",
+    "transformation": "Nsight Python's aggregation of ncu's results; rangeprof's is "
+                      "rangeprof.summarize and ProfileResults.to_dataframe()",
+    "extraction": "Nsight Python's reader of .ncu-rep reports; rangeprof writes JSON Lines "
+                  "(rangeprof.load)",
+    "visualization": "Nsight Python's plotting; rangeprof's is analyze.plot",
+}
 
 
-def attach(library=None):
+def __getattr__(name):
+    if name in _NO_MEANING:
+        from rangeprof.exceptions import NoMeaning
+        raise NoMeaning(f"nsight.{name} has no meaning in rangeprof: it is "
+                        f"{_NO_MEANING[name]}")
+    raise AttributeError(f"module 'rangeprof' has no attribute '{name}'")
+
+
+def attach(library=None, children=False):
     """Attaches this process to librangeprof.so (import does it already, except in the
-    command-line tools); library: a path to load
-    instead of the installed one. Returns info()."""
-    if library is not None:
-        _control.attach(library)
+    command-line tools); library: a path to load instead of the installed one. Child
+    processes are not measured (nothing of rangeprof's is in their environment) unless
+    children=True: then the processes this one starts from now on measure as under the
+    launcher, with the options of their environment (RANGEPROF_*), each into its own
+    rangeprof.<pid>.jsonl beside this process's. Returns info()."""
+    a = _control.attach(library) if library is not None else _control.attach()
+    if children:
+        _control.measure_children(a)
     return info()
 
 

@@ -4,7 +4,12 @@ attach_at_import(): it uses the copy of the library already in the process (the 
 or LD_PRELOAD put it there: /proc/self/maps says so), else loads the installed one
 (rangeprof._native.library_path()) with RTLD_GLOBAL, pointing
 RANGEPROF_OUTPUT at a file in a temporary directory first unless the user set it, and
-calls rangeprof_attach(). Nothing here raises at import: a missing library, one that
+calls rangeprof_attach(). The library reads its options from the environment once (at
+cuInit, or at the first rangeprof_set_option, which attach() then makes), so the
+RANGEPROF_OUTPUT chosen here is taken out of the environment again: child processes see
+nothing of rangeprof's unless attach(children=True) asks for it. The temporary directory
+is removed at exit when nothing was measured (_tidy_at_exit). Nothing here raises at import:
+a missing library, one that
 cannot be loaded or speaks another version, and a process where rangeprof cannot measure
 (another CUPTI client) are remembered, and require() raises them, naming what is missing,
 when something needs the library. Standard library only.
@@ -12,6 +17,7 @@ when something needs the library. Standard library only.
 without_injection() is for the processes rangeprof starts (rangeprof-compare-ncu runs
 ncu): the library's constructor points CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH at
 itself in the process environment, which children would inherit."""
+import atexit
 import ctypes
 import json
 import os
@@ -203,6 +209,7 @@ class Attachment:
         self.library, self.path, self.how, self.problem = library, path, how, problem
         self.unavailable = None
         self.output_set = None     # the RANGEPROF_OUTPUT this package chose, if it did
+        self.children = False      # attach(children=True): child processes measured too
 
     def describe(self):
         if self.library is None:
@@ -249,12 +256,82 @@ def _find(library):
 
 def _default_output():
     """A per-process JSON Lines file in a fresh temporary directory, unless the user chose
-    one: a notebook's working directory gets no rangeprof.<pid>.jsonl files."""
+    one: a notebook's working directory gets no rangeprof.<pid>.jsonl files. The directory
+    is removed at exit if it is still empty (the library never wrote there)."""
     if os.environ.get("RANGEPROF_OUTPUT"):
         return None
     directory = tempfile.mkdtemp(prefix="rangeprof-")
-    os.environ["RANGEPROF_OUTPUT"] = os.path.join(directory, "rangeprof.%p.jsonl")
-    return os.environ["RANGEPROF_OUTPUT"]
+    atexit.register(_tidy_at_exit, directory, os.getpid())
+    return os.path.join(directory, "rangeprof.%p.jsonl")
+
+
+# Records that say nothing was measured: written at CUDA's initialisation whatever follows.
+BOOKKEEPING = frozenset({"session", "device", "setup"})
+
+
+def _measured_nothing(path):
+    """Whether a JSON Lines file holds only bookkeeping records (or is unreadable as
+    records: then it is kept, to be looked at)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    kind = json.loads(line).get("type")
+                except (ValueError, AttributeError):
+                    return False
+                if kind not in BOOKKEEPING:
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def _tidy_at_exit(directory, pid):
+    """The temporary directory this process chose goes at its exit, with its file where
+    that holds no measurement (the session and device records the library writes at
+    CUDA's initialisation), so that a process that measured nothing leaves nothing."""
+    # Only the process that made it: a forked child exiting must not take the directory
+    # from a parent that has not written yet.
+    if os.getpid() != pid:
+        return
+    mine = os.path.join(directory, f"rangeprof.{pid}.jsonl")
+    if os.path.exists(mine) and _measured_nothing(mine):
+        try:
+            os.unlink(mine)
+        except OSError:
+            pass
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass   # records are there (this process's or a child's), or it is gone
+
+
+_driver = []
+
+
+def cuda_driver_loadable():
+    """Whether the NVIDIA driver's libcuda.so.1 can be loaded (as the CUDA runtime loads
+    it): without it there is no GPU to measure."""
+    if _driver:
+        return _driver[0]
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    _driver.append(True)
+    return True
+
+
+def _read_options_now(lib):
+    """Makes the library read its options from the environment now, so that what this
+    package put there can be taken out again: any runtime option set to the value it has
+    (the environment's, else the default) does that and changes nothing."""
+    try:
+        lib.set_option("cache-control", os.environ.get("RANGEPROF_CACHE_CONTROL") or "all")
+    except (ValueError, MemoryError, Unavailable):
+        pass   # a bad RANGEPROF_CACHE_CONTROL: the library says so itself, once
 
 
 def attach(library=None, force=False):
@@ -274,24 +351,52 @@ def attach(library=None, force=False):
             _attachment = Attachment(problem=how)
             return _attachment
         output = None if how == "loaded" else _default_output()
+        if output is not None:
+            os.environ["RANGEPROF_OUTPUT"] = output
         try:
-            lib = Library(path)
-        except Unavailable as e:
-            _attachment = Attachment(path=path, how=how, problem=str(e))
-            return _attachment
-        except OSError as e:
-            _attachment = Attachment(path=path, how=how,
-                                     problem=f"cannot load {path}: {e}")
-            return _attachment
-        a = Attachment(lib, path, how)
-        a.output_set = output
-        if lib.version > CONTROL_VERSION:
-            _warn_once(("version", path), f"rangeprof: {path} speaks control API version "
-                       f"{lib.version}; this package knows version {CONTROL_VERSION} and "
-                       "uses only its functions")
-        _call_attach(a)
+            try:
+                lib = Library(path)
+            except Unavailable as e:
+                _attachment = Attachment(path=path, how=how, problem=str(e))
+                return _attachment
+            except OSError as e:
+                _attachment = Attachment(path=path, how=how,
+                                         problem=f"cannot load {path}: {e}")
+                return _attachment
+            a = Attachment(lib, path, how)
+            a.output_set = output
+            if lib.version > CONTROL_VERSION:
+                _warn_once(("version", path), f"rangeprof: {path} speaks control API "
+                           f"version {lib.version}; this package knows version "
+                           f"{CONTROL_VERSION} and uses only its functions")
+            _call_attach(a)
+            if output is not None:
+                _read_options_now(lib)
+        finally:
+            # Read by the library by now: children do not inherit it.
+            if output is not None and os.environ.get("RANGEPROF_OUTPUT") == output:
+                del os.environ["RANGEPROF_OUTPUT"]
         _attachment = a
         return a
+
+
+def measure_children(a):
+    """attach(children=True): child processes started from now on load the library through
+    CUDA's injection hook and measure as under the launcher (their options from the
+    environment, records in a file of their own beside this process's). The library is
+    asked through its runtime option 'children'; one without it gets the variables put in
+    this process's environment, which children inherit."""
+    if a.library is None:
+        raise Unavailable(f"rangeprof cannot measure in this process: {a.problem}")
+    try:
+        a.library.set_option("children", "true")
+    except ValueError:
+        path = os.path.realpath(a.path)
+        os.environ["CUDA_INJECTION64_PATH"] = path
+        os.environ["NVTX_INJECTION64_PATH"] = path
+        if a.output_set is not None:
+            os.environ["RANGEPROF_OUTPUT"] = a.output_set
+    a.children = True
 
 
 def _call_attach(a):
@@ -356,10 +461,19 @@ def info():
         return {"attached": False, "measuring": False, "reason": a.problem, "library": a.path}
     out = a.library.info()
     out["library"], out["found"] = a.path, a.how
+    out["children"] = a.children
+    if not out.get("output") and a.output_set is not None:
+        # What this package chose and the library read (a library that keeps the path
+        # to itself until it writes says null).
+        out["output"] = a.output_set.replace("%p", str(os.getpid()))
     if a.unavailable is not None:
         out["measuring"] = False
         out.setdefault("reason", a.unavailable)
         out["reason"] = out["reason"] or a.unavailable
+    elif out.get("measuring", True) and not cuda_driver_loadable():
+        out["measuring"] = False
+        out["reason"] = ("no NVIDIA driver: libcuda.so.1 cannot be loaded, so there is no "
+                         "GPU to measure")
     return out
 
 

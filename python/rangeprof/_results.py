@@ -17,6 +17,7 @@ import warnings
 from collections import OrderedDict
 
 from rangeprof import stats
+from rangeprof.ncu_units import ncu_unit
 
 DOMAIN = "rangeprof"
 
@@ -25,12 +26,17 @@ NSIGHT_STATS = ["AvgValue", "StdDev", "MinValue", "MaxValue", "NumRuns"]
 NSIGHT_CONTEXT = ["Kernel", "GPU", "Host", "ComputeClock", "MemoryClock", "Unit"]
 NSIGHT_TAIL = ["CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement",
                "Normalized"]
-# rangeprof's own columns, after Nsight Python's (Geomean is its last).
+# rangeprof's own columns, after Nsight Python's (Geomean is its last): only in
+# ProfileResults.to_dataframe(extra=True) and raw_dataframe(). RangeKernels and
+# RangeKernelNames are a range workload's (replay_mode="range", whose Kernel is "range" as
+# in ncu): its kernel count and names in launch order.
 OWN_COLUMNS = ["MedianValue", "DriftPct", "Reasons", "SMClock", "Temperature",
                "TemperatureMax", "Power", "ThrottleReasons", "Passes", "KernelIndex",
-               "Launches"]
+               "Launches", "RangeKernels", "RangeKernelNames"]
 RAW_OWN_COLUMNS = ["Run", "Launch", "KernelIndex", "Call", "SMClock", "Temperature",
-                   "ThrottleReasons", "Passes"]
+                   "ThrottleReasons", "Passes", "RangeKernels", "RangeKernelNames"]
+# ncu's Kernel of a range workload (its "Kernel Name" under --replay-mode range).
+RANGE_KERNEL = "range"
 
 DERIVED_UNIT_WARNING = ("Derived metric '{}' does not have a unit specified. Return a tuple "
                         "(value, unit) instead of just the value. np.nan will be added to the "
@@ -141,9 +147,14 @@ def _run_sample(rec, metrics):
                                          "temperature_after_c")]
     temps = [t for t in temps if not math.isnan(t)]
     reasons = rec.get("throttle_reasons")
+    from rangeprof.table import range_columns
+    range_kernels, range_names = (range_columns(rec.get("range"))
+                                  if rec.get("workload") == "range" else (None, None))
     return dict(values=OrderedDict((m, _num(values.get(m))) for m in metrics),
-                units={m: units.get(m, "") for m in metrics},
-                kernel=rec.get("kernel", ""), device=rec.get("device"),
+                units={m: ncu_unit(units.get(m, ""), m) for m in metrics},
+                kernel=RANGE_KERNEL if rec.get("workload") == "range" else rec.get("kernel", ""),
+                range_kernels=range_kernels, range_names=range_names,
+                device=rec.get("device"),
                 rated_sm_clock_hz=rec.get("rated_sm_clock_hz"),
                 sm_clock=_num(rec.get("sm_clock_hz")),
                 temperature=_num(rec.get("temperature_c")),
@@ -172,6 +183,9 @@ def _combine_runs(parts, combine, metrics):
         out.append(dict(
             values=values, units=dict(first["units"]),
             kernel="|".join(r["kernel"] for r in runs), device=first["device"],
+            range_kernels=(sum(r["range_kernels"] or 0 for r in runs)
+                           if any(r["range_kernels"] is not None for r in runs) else None),
+            range_names="|".join(r["range_names"] for r in runs if r["range_names"]) or None,
             rated_sm_clock_hz=first["rated_sm_clock_hz"],
             sm_clock=math.fsum(clocks) / len(clocks) if clocks else math.nan,
             temperature=max((r["temperature"] for r in runs), default=math.nan),
@@ -285,7 +299,8 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
                    Call=s["call"], SMClock=s["sm_clock"], Temperature=s["temperature"],
                    ThrottleReasons=(",".join(s["throttle"]) if s["throttle"] is not None
                                     else None),
-                   Passes=s["passes"])
+                   Passes=s["passes"], RangeKernels=s["range_kernels"],
+                   RangeKernelNames=s["range_names"])
         raw.append(row)
         position = "combined" if combine_kernel_metrics is not None else s["position"]
         kernel_key = None if combine_kernel_metrics is not None else s["kernel"]
@@ -328,18 +343,22 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
                        MaxValue=math.nan, NumRuns=0, Kernel=None, GPU=None, Host=host,
                        ComputeClock=None, MemoryClock=None, Unit=None,
                        CI95_Lower=math.nan, CI95_Upper=math.nan, RelativeStdDevPct=math.nan,
-                       StableMeasurement=False, Normalized=False, MedianValue=math.nan,
+                       StableMeasurement=None, Normalized=False, MedianValue=math.nan,
                        DriftPct=math.nan, Reasons="every execution failed (ignore_failures)",
                        SMClock=math.nan, Temperature=math.nan, TemperatureMax=math.nan,
                        Power=math.nan, ThrottleReasons=None, Passes=None, KernelIndex=None,
-                       Launches=0, _config=configs[ci], _order=(0, rank[name], ci))
+                       Launches=0, RangeKernels=None, RangeKernelNames=None,
+                       _config=configs[ci], _order=(0, rank[name], ci))
             rows.append(row)
     # Nsight Python's order: measured metrics before derived ones, annotations in the order
     # they were first entered, configs in order (the sort is stable within those).
     rows.sort(key=lambda r: r["_order"])
 
-    columns = (NSIGHT_HEAD + list(param_names) + NSIGHT_STATS + NSIGHT_CONTEXT
-               + collector_columns + NSIGHT_TAIL)
+    # Nsight Python groups by the parameters that it can hash; one holding a list or a
+    # dict is aggregated after the other columns instead, and comes after the collectors'.
+    unhashable = [p for i, p in enumerate(param_names) if not _hashable(c[i] for c in configs)]
+    columns = (NSIGHT_HEAD + [p for p in param_names if p not in unhashable] + NSIGHT_STATS
+               + NSIGHT_CONTEXT + collector_columns + unhashable + NSIGHT_TAIL)
     if normalize_against is not None:
         _normalize(rows, normalize_against, param_names)
         columns.append("NormalizationValue")
@@ -351,6 +370,14 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
         r.pop("_config", None)
         r.pop("_order", None)
     return rows, raw, columns, raw_columns
+
+
+def _hashable(values):
+    try:
+        set(v for v in values if v is not None)
+    except TypeError:
+        return False
+    return True
 
 
 def _numeric(values):
@@ -397,7 +424,9 @@ def _aggregate(annotation, metric, g, param_names, position):
         NumRuns=st["n"], Kernel=first["Kernel"], GPU=first["GPU"], Host=first["Host"],
         ComputeClock=first["ComputeClock"], MemoryClock=first["MemoryClock"],
         Unit=first["Unit"], CI95_Lower=st["ci95_low"], CI95_Upper=st["ci95_high"],
-        RelativeStdDevPct=st["rsd_pct"], StableMeasurement=bool(st["stable"]),
+        RelativeStdDevPct=st["rsd_pct"],
+        # Nsight Python's nullable boolean: NA where no verdict can be made (n < 2).
+        StableMeasurement=None if st["stable"] is None else bool(st["stable"]),
         Normalized=False, MedianValue=st["median"], DriftPct=st["drift_pct"],
         Reasons="; ".join(st["reasons"]) if st["reasons"] else
         ("" if st["stable"] else f"n = {st['n']} < 2" if st["n"] < 2 else ""),
@@ -409,7 +438,8 @@ def _aggregate(annotation, metric, g, param_names, position):
                                   + sorted(seen - set(stats.THROTTLE_REASONS)))
                          if known else None),
         Passes=max(passes) if passes else None, KernelIndex=position,
-        Launches=len({s["launch"] for s in ss}), _config=g["sample"]["config"])
+        Launches=len({s["launch"] for s in ss}), RangeKernels=first["RangeKernels"],
+        RangeKernelNames=first["RangeKernelNames"], _config=g["sample"]["config"])
     return row
 
 

@@ -20,39 +20,24 @@ Python's DataFrame (rangeprof/_results.py) with the statistics of rangeprof/stat
 Standard library only until a DataFrame or a plot is made (pandas, matplotlib)."""
 import collections
 import contextlib
-import enum
 import functools
 import inspect
 import math
 import os
+import re
 import socket
 import tempfile
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
 
-from rangeprof import _control, _results, annotation, info_collector
+from rangeprof import _control, _results, annotation, exceptions, info_collector
+from rangeprof.utils import VerbosityLevel, col_panel, row_panel  # noqa: F401
 from rangeprof.exceptions import (ConfigError, MeasurementError, NothingMeasured,
                                   RangeprofWarning, Unavailable)
 
 __all__ = ["kernel", "plot", "ignore_failures", "ProfileResults", "VerbosityLevel",
            "row_panel", "col_panel"]
-
-
-class VerbosityLevel(enum.IntEnum):
-    """How much analyze.kernel prints: SILENT nothing, INFO a line per call and the files
-    written, DEBUG also the options set and each config."""
-    SILENT = 0
-    INFO = 3
-    DEBUG = 4
-
-
-class row_panel:
-    """Nsight Python's marker class, kept so that scripts naming it run."""
-
-
-class col_panel:
-    """Nsight Python's marker class, kept so that scripts naming it run."""
 
 
 DEFAULT_METRICS = ("gpu__time_duration.sum",)
@@ -75,25 +60,33 @@ _replay_mode_set = [False]
 
 class ProfileResults:
     """What a decorated function returns: to_dataframe() gives Nsight Python's processed
-    DataFrame (one row per annotation, kernel, config and metric); records holds the
-    captured JSON records; raw_dataframe() one row per run, kernel and metric."""
+    DataFrame (one row per annotation, kernel, config and metric), to_dataframe(extra=True)
+    the same with rangeprof's own columns after Nsight Python's; raw_dataframe() one row
+    per run, kernel and metric; records the captured JSON records."""
 
     def __init__(self, results, raw=None, records=()):
         self._results = results
         self._raw = raw
         self.records = list(records)
 
-    def to_dataframe(self):
-        """The processed DataFrame: Annotation, Metric, one column per parameter of the
-        decorated function, AvgValue, StdDev, MinValue, MaxValue, NumRuns, Kernel, GPU,
-        Host, ComputeClock, MemoryClock (kHz, as ncu's device attributes), Unit,
-        CI95_Lower, CI95_Upper (Student t), RelativeStdDevPct, StableMeasurement
-        (rangeprof's verdict: n >= 5, RSD <= 2 %, no drift, steady SM clock, no
-        throttling), Normalized, [NormalizationValue,] Geomean; then rangeprof's own:
+    def to_dataframe(self, extra=False):
+        """The processed DataFrame, with Nsight Python 1.1's columns, in its order and with
+        its dtypes: Annotation, Metric, one column per parameter of the decorated function,
+        AvgValue, StdDev, MinValue, MaxValue, NumRuns, Kernel ("range" for a range
+        workload, as ncu), GPU, Host, ComputeClock, MemoryClock (kHz, as ncu's device
+        attributes), Unit (ncu's names: ns, byte, %, inst, cycle, ...), [the info
+        collectors' columns,] CI95_Lower, CI95_Upper (Student t), RelativeStdDevPct,
+        StableMeasurement (a nullable boolean, rangeprof's verdict: n >= 5, RSD <= 2 %,
+        no drift, steady SM clock, no throttling; NA where n < 2), Normalized,
+        [NormalizationValue,] Geomean. With extra=True rangeprof's own columns follow:
         MedianValue, DriftPct, Reasons (why not stable), SMClock (measured, Hz),
         Temperature and TemperatureMax (C), Power (W), ThrottleReasons, Passes,
-        KernelIndex (the kernel's place in its annotation), Launches."""
-        return self._results
+        KernelIndex (the kernel's place in its annotation), Launches, RangeKernels and
+        RangeKernelNames (a range workload's kernels). A new DataFrame at each call."""
+        if extra:
+            return self._results.copy()
+        own = [c for c in _results.OWN_COLUMNS if c in self._results.columns]
+        return self._results.drop(columns=own)
 
     def raw_dataframe(self):
         """One row per measured run, kernel and metric (what output_csv writes as
@@ -277,6 +270,30 @@ def _set_all(lib, options):
         lib.set_option(name, value)
 
 
+# Whether an analyze.kernel call printing more than SILENT ran in this process: until one
+# has, the library stays quiet after SILENT calls, so that a script whose calls are all
+# SILENT prints nothing, the library's exit table included.
+_loud_call_seen = [False]
+
+
+def _set_quiet(lib, value):
+    """The library's runtime 'quiet' option (its ==RANGEPROF== lines and exit table); a
+    library without it (an older build) cannot be silenced, and is left as it is."""
+    try:
+        lib.set_option("quiet", value)
+    except ValueError:
+        return False
+    return True
+
+
+def _quiet_baseline():
+    """'true' after SILENT calls only, else the process's own setting (RANGEPROF_QUIET, the
+    launcher's -q) or the library's default."""
+    if not _loud_call_seen[0]:
+        return "true"
+    return os.environ.get("RANGEPROF_QUIET") or "false"
+
+
 def _baseline():
     out = []
     for name, default in _BASELINE.items():
@@ -285,21 +302,10 @@ def _baseline():
     return out
 
 
-_driver_found = []
-
-
 def _cuda_driver_loadable():
-    """Whether the NVIDIA driver's libcuda.so.1 can be loaded (as the CUDA runtime loads
-    it): without it there is no GPU to measure."""
-    if _driver_found:
-        return True
-    import ctypes
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    _driver_found.append(True)
-    return True
+    """Whether the NVIDIA driver can be loaded (rangeprof._control.cuda_driver_loadable);
+    the tests put a stand-in here."""
+    return _control.cuda_driver_loadable()
 
 
 class _Measurement:
@@ -528,6 +534,11 @@ def _run(func, sig, names, configs, s, tag):
         if s.verbosity >= VerbosityLevel.DEBUG:
             print(f"[rangeprof] options: {', '.join(f'{n}={v}' for n, v in options)}")
         _set_all(lib, options)
+        if s.verbosity == VerbosityLevel.SILENT:
+            _set_quiet(lib, "true")
+        else:
+            _loud_call_seen[0] = True
+            _set_quiet(lib, os.environ.get("RANGEPROF_QUIET") or "false")
         if s.replay_mode == "range":
             try:
                 lib.set_option("replay-mode", "range")
@@ -560,7 +571,7 @@ def _run(func, sig, names, configs, s, tag):
                     returned_value = True
                 m.end_call()
                 if m.fatal:
-                    raise MeasurementError("; ".join(dict.fromkeys(m.fatal)))
+                    raise _fatal_error(m.fatal)
     finally:
         annotation._measurement = None
         try:
@@ -573,6 +584,10 @@ def _run(func, sig, names, configs, s, tag):
                     _set_all(lib, _baseline())
                 except (ValueError, MemoryError, RuntimeError):
                     pass
+                try:
+                    _set_quiet(lib, _quiet_baseline())
+                except (MemoryError, RuntimeError):
+                    pass
                 _busy.release()
     if returned_value:
         warnings.warn(f"Function '{func.__name__}' returns a value, but the return value for "
@@ -580,6 +595,22 @@ def _run(func, sig, names, configs, s, tag):
                       "and instead the ProfileResults object is returned.", RuntimeWarning,
                       stacklevel=3)
     return _finish(func, names, configs, s, tag, m, say)
+
+
+# The library's message for a metric the GPU does not know (collector/profiler.c).
+_UNKNOWN_METRIC = re.compile(r"unknown metric '([^']*)'")
+
+
+def _fatal_error(messages):
+    """MeasurementError of the library's fatal messages; where a metric is unknown, Nsight
+    Python's message (exceptions.get_metrics_error_message) comes first, naming it."""
+    messages = list(dict.fromkeys(messages))
+    text = "; ".join(messages)
+    unknown = list(dict.fromkeys(m for msg in messages for m in _UNKNOWN_METRIC.findall(msg)))
+    if unknown:
+        text = (exceptions.get_metrics_error_message(unknown, exceptions.MetricErrorType.INVALID)
+                + "\n" + text)
+    return MeasurementError(text)
 
 
 def _nothing_notes(func, names, configs, s, m):
@@ -648,6 +679,8 @@ def _finish(func, names, configs, s, tag, m, say):
                           RangeprofWarning, stacklevel=4)
     import pandas as pd
     df = pd.DataFrame(rows, columns=columns)
+    # Nsight Python's nullable boolean (pd.NA where there is no verdict).
+    df["StableMeasurement"] = df["StableMeasurement"].astype("boolean")
     raw_df = pd.DataFrame(raw, columns=raw_columns)
     records = [r for call in m.calls for r in call.records()]
     _write_outputs(func, s, tag, df, raw_df, records, say)
@@ -786,7 +819,7 @@ def plot(filename="plot.png", metric=None, *, title="Nsight Analyze Kernel Plot 
                 raise TypeError("analyze.plot decorates an analyze.kernel function; "
                                 f"{getattr(func, '__name__', func)} returned "
                                 f"{type(result).__name__}")
-            _plot.visualize(result.to_dataframe(), metric=metric, filename=filename,
+            _plot.visualize(_plot_frame(result), metric=metric, filename=filename,
                             title=title, ylabel=ylabel, annotate_points=annotate_points,
                             show_aggregate=show_aggregate, plot_type=plot_type,
                             plot_width=plot_width, plot_height=plot_height,
@@ -797,6 +830,20 @@ def plot(filename="plot.png", metric=None, *, title="Nsight Analyze Kernel Plot 
             return result
         return wrapper
     return decorator
+
+
+def _plot_frame(result):
+    """What analyze.plot draws (and prints with print_data): Nsight Python's columns, and
+    KernelIndex where an annotation has several kernels for one config (a line each)."""
+    df = result.to_dataframe()
+    keys = list(df.columns[:df.columns.get_loc("AvgValue")])
+    try:
+        several = df.duplicated(subset=keys).any()
+    except TypeError:   # a parameter holding unhashable values (lists, dicts)
+        several = df.astype({k: str for k in keys}).duplicated(subset=keys).any()
+    if several:
+        df["KernelIndex"] = result.to_dataframe(extra=True)["KernelIndex"]
+    return df
 
 
 @contextlib.contextmanager

@@ -1,11 +1,64 @@
-"""rangeprof/exceptions.py - what rangeprof.annotate and rangeprof.analyze raise and warn.
-ProfilerException is Nsight Python's name (nsight.exceptions.ProfilerException), so that a
-script catching it catches ours; the others say what went wrong and also derive from the
-builtin class a caller would expect (ValueError, RuntimeError). Standard library only."""
+"""rangeprof/exceptions.py - what rangeprof.annotate and rangeprof.analyze raise and warn,
+under Nsight Python 1.1's names (nsight.exceptions) so that a script's except clauses
+catch ours: ProfilerException, MetricErrorType and get_metrics_error_message (the message
+for a metric the GPU does not have), NCUNotAvailableError, ThermalControlError and
+CoolingTimeoutError, with their hierarchy. rangeprof's own classes derive from
+ProfilerException and from the builtin class a caller would expect (ValueError,
+RuntimeError). Standard library only."""
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+
+class MetricErrorType(Enum):
+    """Why a metric was refused, as Nsight Python says it."""
+    INVALID = "Invalid"
+    UNSUPPORTED = "Unsupported"
 
 
 class ProfilerException(Exception):
     """An error of the profiler, as Nsight Python names it."""
+
+
+class NCUNotAvailableError(Exception):
+    """Nsight Python's error for an ncu it cannot run. rangeprof never runs ncu, so it never
+    raises this; the class exists so that scripts catching it run (a missing library or
+    GPU is rangeprof.exceptions.Unavailable)."""
+
+
+class ThermalControlError(Exception):
+    """Nsight Python's base of thermal control errors."""
+
+
+class CoolingTimeoutError(ThermalControlError):
+    """The GPU did not cool to the threshold within thermal_timeout. rangeprof's thermal
+    guard runs in its library, which measures anyway after the timeout and says so in a
+    warning (a RangeprofWarning), so rangeprof does not raise this."""
+
+
+CUDA_CORE_UNAVAILABLE_MSG = (
+    "cuda-core is required for ignore_failures functionality.\n Install it with:\n"
+    "  - pip install nsight-python[cu12]  (if you have CUDA 12.x)\n"
+    "  - pip install nsight-python[cu13]  (if you have CUDA 13.x)")
+CUPTI_UNAVAILABLE_MSG = ("cupti-python is required for cupti tool functionality.\n "
+                         "Install it with:\n  - pip install nsight-python[cupti]")
+
+
+def get_metrics_error_message(metrics: Sequence[str], error_type: MetricErrorType) -> str:
+    """Nsight Python's message for metrics that cannot be collected: 'Invalid value
+    ['x'] for 'metrics' parameter for nsight.analyze.kernel(). ...'."""
+    return (f"{error_type.value} value {metrics} for 'metrics' parameter for "
+            "nsight.analyze.kernel().\nPlease refer ncu --query-metrics for list of "
+            "supported metrics.")
+
+
+@dataclass
+class NCUErrorContext:
+    """Nsight Python's context of an ncu failure (its log's errors, the log's path, the
+    metrics); rangeprof has no ncu log and makes none."""
+    errors: list
+    log_file_path: str
+    metrics: Sequence[str]
 
 
 class ConfigError(ProfilerException, ValueError):
@@ -20,8 +73,9 @@ class Unavailable(ProfilerException, RuntimeError):
 
 
 class MeasurementError(ProfilerException, RuntimeError):
-    """The library reported an error that stops the measurement, such as a metric this GPU
-    does not have; the message is the library's."""
+    """The library reported an error that stops the measurement. A metric this GPU does
+    not have gives Nsight Python's message (get_metrics_error_message, INVALID) followed
+    by the library's."""
 
 
 class NothingMeasured(ProfilerException, RuntimeError):
@@ -30,6 +84,11 @@ class NothingMeasured(ProfilerException, RuntimeError):
 
 class NestedAnnotationError(ValueError):
     """An annotation was opened while one of the same name is open."""
+
+
+class NoMeaning(ProfilerException, AttributeError):
+    """A name of Nsight Python that has no meaning in rangeprof (it drives ncu, which
+    rangeprof does not run); the message says why and what to use instead."""
 
 
 class RangeprofWarning(UserWarning):

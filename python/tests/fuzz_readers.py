@@ -32,7 +32,8 @@ FIXTURES = HERE / "fixtures" / "recorded"
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from rangeprof import compare, ncu, records, report  # noqa: E402
+from rangeprof import compare, records, report  # noqa: E402
+from rangeprof import compare_ncu as ncu  # noqa: E402
 
 try:
     import pandas  # noqa: F401

@@ -30,7 +30,7 @@ NSIGHT_COLUMNS = ["Annotation", "Metric", "AvgValue", "StdDev", "MinValue", "Max
                   "Normalized", "Geomean"]
 OWN_COLUMNS = ["MedianValue", "DriftPct", "Reasons", "SMClock", "Temperature",
                "TemperatureMax", "Power", "ThrottleReasons", "Passes", "KernelIndex",
-               "Launches"]
+               "Launches", "RangeKernels", "RangeKernelNames"]
 SILENT = analyze.VerbosityLevel.SILENT
 
 
@@ -53,10 +53,13 @@ def vadd(fake, n_values, **kw):
     return bench, calls
 
 
-def test_columns_are_nsight_pythons_then_rangeprofs(fake):
+def test_to_dataframe_has_nsight_pythons_columns_and_extra_adds_rangeprofs(fake):
     bench, _ = vadd(fake, [4096, 1048576], runs=5, metrics=[TIME, READ])
-    df = bench().to_dataframe()
+    result = bench()
+    assert list(result.to_dataframe().columns) == NSIGHT_COLUMNS[:2] + ["n"] + NSIGHT_COLUMNS[2:]
+    df = result.to_dataframe(extra=True)
     assert list(df.columns) == NSIGHT_COLUMNS[:2] + ["n"] + NSIGHT_COLUMNS[2:] + OWN_COLUMNS
+    assert df[list(result.to_dataframe().columns)].equals(result.to_dataframe())
     assert list(df["Annotation"]) == ["vadd"] * 4
     assert list(df["Metric"]) == [TIME, READ, TIME, READ]
     assert list(df["n"]) == [4096, 4096, 1048576, 1048576]
@@ -65,13 +68,17 @@ def test_columns_are_nsight_pythons_then_rangeprofs(fake):
     # ncu's device attributes are in kHz: 1980000 for the H200's 1980 MHz.
     assert set(df["ComputeClock"]) == {dev["rated_sm_clock_hz"] // 1000}
     assert set(df["MemoryClock"]) == {dev["rated_memory_clock_hz"] // 1000}
-    assert set(df["Unit"]) == {"nanosecond", "byte"}
+    # ncu's unit names, as Nsight Python's DataFrame has them (the records say
+    # 'nanosecond', CUPTI's).
+    assert [r["units"] for r in recorded_launches("vadd.jsonl", "vadd n=4096")[0][:1]] == [
+        {TIME: "nanosecond", READ: "byte", "dram__bytes_write.sum": "byte"}]
+    assert df["Unit"].tolist() == ["ns", "byte", "ns", "byte"]
     assert df["Normalized"].eq(False).all()
 
 
 def test_rows_hold_the_statistics_of_the_recorded_runs(fake):
     bench, calls = vadd(fake, [4096, 16777216], runs=5)
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     assert calls == [4096, 16777216]
     for n, row in zip([4096, 16777216], df.itertuples()):
         runs = recorded_launches("vadd.jsonl", f"vadd n={n}")[0][:5]
@@ -95,7 +102,7 @@ def test_rows_hold_the_statistics_of_the_recorded_runs(fake):
 
 def test_runs_replay_each_kernel_from_one_call(fake):
     bench, calls = vadd(fake, [4096], runs=7)
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     assert calls == [4096], "the function runs once per config"
     assert ("runs", "7") in fake.options()
     assert fake.log().count("rangeprof_annotation_begin vadd -> 0") == 1
@@ -106,7 +113,7 @@ def test_runs_replay_each_kernel_from_one_call(fake):
 
 def test_replay_runs_false_calls_the_function_runs_times(fake):
     bench, calls = vadd(fake, [4096], runs=4, replay_runs=False)
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     assert calls == [4096] * 4, "Nsight Python's way: one call per run"
     assert ("runs", "1") in fake.options() and ("runs", "4") not in fake.options()
     launches = recorded_launches("vadd.jsonl", "vadd n=4096")[:4]
@@ -120,12 +127,12 @@ def test_drift_is_judged_per_launch_as_the_summary_records_do(fake):
     single runs of twelve launches pooled (replay_runs=False) have none: a step between
     launches is no drift of any of them."""
     bench, _ = vadd(fake, [16777216], runs=20)
-    row = bench().to_dataframe().iloc[0]
+    row = bench().to_dataframe(extra=True).iloc[0]
     runs = recorded_launches("vadd.jsonl", "vadd n=16777216")[0]
     assert row.DriftPct == pytest.approx(stats.drift(values(runs), statistics.mean(values(runs)))[0])
     fake.set("RANGEPROF_FAKE_EPOCH", "pooled")
     bench, _ = vadd(fake, [16777216], runs=12, replay_runs=False)
-    row = bench().to_dataframe().iloc[0]
+    row = bench().to_dataframe(extra=True).iloc[0]
     assert row.NumRuns == 12 and row.Launches == 12
     assert math.isnan(row.DriftPct)
 
@@ -154,7 +161,7 @@ def test_each_function_sets_its_own_options_before_its_calls(fake):
               ("thermal-continue", "25"), ("thermal-timeout", "60")}
     assert wanted <= {tuple(line.split()[1:3]) for line in set_before}
     fake.clear_log()
-    df = second().to_dataframe()
+    df = second().to_dataframe(extra=True)
     log = fake.log()
     begin = log.index("rangeprof_annotation_begin second -> 0")
     now = {}
@@ -211,7 +218,7 @@ def test_every_kernel_of_an_annotation_gets_its_rows(fake):
         with rangeprof.annotate("a*b+c"):
             pass
 
-    df = unfused().to_dataframe()
+    df = unfused().to_dataframe(extra=True)
     mul, add = recorded_launches("fusion.jsonl", "fma variant=unfused n=16777216")[:2]
     assert "MulFunctor" in mul[0]["kernel"] and "add" in add[0]["kernel"]
     assert df["Kernel"].tolist() == [mul[0]["kernel"]] * 2 + [add[0]["kernel"]] * 2
@@ -231,7 +238,7 @@ def test_combine_kernel_metrics_reduces_an_annotations_kernels(fake):
         with rangeprof.annotate("a*b+c"):
             pass
 
-    df = unfused().to_dataframe()
+    df = unfused().to_dataframe(extra=True)
     mul, add = recorded_launches("fusion.jsonl", "fma variant=unfused n=16777216")[:2]
     assert df["Metric"].tolist() == [TIME, READ]
     assert df["Kernel"].tolist() == [f"{mul[0]['kernel']}|{add[0]['kernel']}"] * 2
@@ -251,7 +258,7 @@ def test_combine_with_max_of_graph_nodes(fake):
         with rangeprof.annotate("g"):
             pass
 
-    df = graph().to_dataframe()
+    df = graph().to_dataframe(extra=True)
     nodes = recorded_launches("graph_capture.jsonl")[:3]
     assert [n[0]["graph"]["node"] for n in nodes] == [0, 1, 2]
     assert df["AvgValue"].iloc[0] == pytest.approx(
@@ -272,9 +279,9 @@ def test_derive_metric_adds_rows_after_the_measured_ones(fake):
         with rangeprof.annotate("matmul"):
             pass
 
-    df = matmul().to_dataframe()
+    df = matmul().to_dataframe(extra=True)
     assert df["Metric"].tolist() == [TIME, TIME, "tflops", "tflops"]
-    assert df["Unit"].tolist() == ["nanosecond", "nanosecond", "TFLOPS", "TFLOPS"]
+    assert df["Unit"].tolist() == ["ns", "ns", "TFLOPS", "TFLOPS"]
     for n, row in zip([1024, 2048], df.iloc[2:].itertuples()):
         runs = recorded_launches("matmul.jsonl", f"matmul n={n} dtype=fp32")[0]
         per_run = [2 * n ** 3 / t / 1e3 for t in values(runs)]
@@ -295,7 +302,7 @@ def test_derive_metric_dict_and_unitless_values(fake):
             pass
 
     with pytest.warns(UserWarning, match="'bytes_per_elem' does not have a unit"):
-        df = bench().to_dataframe()
+        df = bench().to_dataframe(extra=True)
     assert df["Metric"].tolist() == [TIME, READ, "ns_per_kb", "bytes_per_elem"]
     runs = recorded_launches("vadd.jsonl", "vadd n=4096")[0][:5]
     assert df["AvgValue"].iloc[3] == pytest.approx(statistics.mean(
@@ -328,7 +335,7 @@ def test_normalize_against_divides_by_the_baseline_annotation(fake):
         with rangeprof.annotate("big"):
             pass
 
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     columns = list(df.columns)
     assert columns.index("NormalizationValue") == columns.index("Normalized") + 1
     assert columns.index("Geomean") == columns.index("NormalizationValue") + 1
@@ -361,7 +368,7 @@ def test_ignore_kernel_list_leaves_kernels_out(fake):
             with rangeprof.annotate("a*b+c"):
                 pass
 
-        df = unfused().to_dataframe()
+        df = unfused().to_dataframe(extra=True)
         assert df["Kernel"].tolist() == [add[0]["kernel"]]
         assert df["AvgValue"].iloc[0] == pytest.approx(statistics.mean(values(add)))
 
@@ -377,7 +384,7 @@ def test_ignore_kernel_list_takes_ncus_short_names(fake):
         with rangeprof.annotate("cupy"):
             pass
 
-    df = triton().to_dataframe()
+    df = triton().to_dataframe(extra=True)
     assert df["Annotation"].tolist() == ["cupy"]
     assert df["Kernel"].tolist() == ["tutorial_fused_fma"]
 
@@ -391,7 +398,7 @@ def test_nested_annotations_of_two_names_both_count(fake):
             with rangeprof.annotate("inner"):
                 pass
 
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     steps = recorded_launches("clocks.jsonl")
     # inner's end hands back step 0 (both open), outer's end step 1 (outer only).
     assert df["Annotation"].tolist() == ["outer", "outer", "inner"]
@@ -411,7 +418,7 @@ def test_an_annotation_entered_twice_in_one_call_pools_its_executions(fake):
             with rangeprof.annotate("step"):
                 pass
 
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     steps = recorded_launches("clocks.jsonl")[:3]
     assert df["NumRuns"].tolist() == [15] and df["Launches"].tolist() == [3]
     assert df["AvgValue"].iloc[0] == pytest.approx(statistics.mean(sum(map(values, steps), [])))
@@ -429,7 +436,7 @@ def test_kernels_of_annotations_on_other_threads_count(fake):
         t.start()
         t.join()
 
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     assert df["Annotation"].tolist() == ["worker"]
     assert df["NumRuns"].tolist() == [5]
 
@@ -444,7 +451,7 @@ def test_the_second_call_knows_the_gpu_without_a_device_record(fake, monkeypatch
     assert [r["type"] for r in first.records].count("device") == 1
     second = bench()
     assert not any(r.get("type") == "device" for r in second.records)
-    assert second.to_dataframe()["GPU"].tolist() == [recorded_device("vadd.jsonl")["name"]]
+    assert second.to_dataframe(extra=True)["GPU"].tolist() == [recorded_device("vadd.jsonl")["name"]]
 
 
 def test_a_device_record_written_before_the_capture_is_read_from_the_output(fake, monkeypatch):
@@ -453,12 +460,12 @@ def test_a_device_record_written_before_the_capture_is_read_from_the_output(fake
     monkeypatch.setattr(analyze, "_devices", {})    # as if written before any capture
     result = bench()
     assert not any(r.get("type") == "device" for r in result.records)
-    assert result.to_dataframe()["GPU"].tolist() == [recorded_device("vadd.jsonl")["name"]]
+    assert result.to_dataframe(extra=True)["GPU"].tolist() == [recorded_device("vadd.jsonl")["name"]]
 
 
 def test_the_output_file_keeps_every_record(fake):
     bench, _ = vadd(fake, [4096, 1048576], runs=5)
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     loaded = rangeprof.load(str(fake.output_file()), report=None)
     loaded = loaded[loaded["Metric"] == TIME]
     assert len(loaded) == df["NumRuns"].sum()
@@ -497,7 +504,7 @@ def test_ignore_failures_reports_nan(fake):
             pass
 
     with pytest.warns(RangeprofWarning, match="'broken' failed.*out of memory"):
-        df = bench().to_dataframe()
+        df = bench().to_dataframe(extra=True)
     assert df["Annotation"].tolist() == ["broken", "fine"], "in the order they were entered"
     broken = df[df["Annotation"] == "broken"].iloc[0]
     assert math.isnan(broken["AvgValue"]) and broken["NumRuns"] == 0
@@ -520,7 +527,7 @@ def test_a_returned_value_is_ignored_with_nsight_pythons_warning(fake):
 
 def test_output_csv_and_prefix_write_nsight_pythons_files(fake, tmp_path):
     bench, _ = vadd(fake, [4096], runs=5, output_csv=True, output_prefix=str(tmp_path / "out" / "r1_"))
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     processed = pd.read_csv(tmp_path / "out" / "r1_processed_data-bench-0.csv")
     raw = pd.read_csv(tmp_path / "out" / "r1_profiled_data-bench-0.csv")
     assert list(processed.columns) == list(df.columns)
@@ -548,7 +555,7 @@ def _decorated(fake, **kw):
 
 def test_configs_pad_defaults_and_bind_keyword_only_parameters(fake):
     bench = _decorated(fake, configs=[(1,), (2,)])
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     assert bench.seen == [(1, "fp32", 1), (2, "fp32", 1)]
     assert df[["n", "dtype", "scale"]].values.tolist() == [[1, "fp32", 1], [2, "fp32", 1]]
     bench = _decorated(fake)
@@ -595,7 +602,7 @@ def test_decorator_without_parentheses_and_no_parameters(fake):
         with rangeprof.annotate("x"):
             pass
 
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     assert df["NumRuns"].tolist() == [1], "Nsight Python's default: runs=1"
     assert list(df.columns[:3]) == ["Annotation", "Metric", "AvgValue"]
 
@@ -638,7 +645,7 @@ def test_info_collectors_of_every_scope_become_columns(fake):
         with rangeprof.annotate("matmul"):
             pass
 
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     columns = list(df.columns)
     unit = columns.index("Unit")
     assert columns[unit + 1:columns.index("CI95_Lower")] == [
@@ -673,7 +680,7 @@ def test_a_failing_collector_gives_none_and_one_warning(fake):
                       r"OSError: nvidia-smi not found") as record:
         result = bench()
     assert sum("gpu_temp_c" in str(w.message) for w in record) == 1
-    df = result.to_dataframe()
+    df = result.to_dataframe(extra=True)
     assert df["gpu_temp_c"].isna().all() and "gpu_temp_c_Avg" not in df.columns
     assert result.raw_dataframe()["gpu_temp_c"].isna().all()
 

@@ -37,7 +37,7 @@ def assert_clean(fake):
         with rangeprof.annotate("next"):
             pass
 
-    df = next_call().to_dataframe()
+    df = next_call().to_dataframe(extra=True)
     assert df["NumRuns"].tolist() == [5]
     assert df["AvgValue"].iloc[0] == pytest.approx(statistics.mean(
         r["metrics"][TIME] for r in recorded_launches("clocks.jsonl")[0]))
@@ -105,7 +105,7 @@ def test_a_function_that_launches_no_kernel(fake):
 
     with pytest.warns(RangeprofWarning, match=r"annotation 'idle' measured no kernel in "
                       r"bench\(n=2\)") as record:
-        df = bench().to_dataframe()
+        df = bench().to_dataframe(extra=True)
     assert not any("bench(n=1)" in str(w.message) for w in record)
     assert df[["Annotation", "n"]].values.tolist() == [["busy", 1], ["busy", 2], ["idle", 1]]
     assert_clean(fake)
@@ -158,7 +158,7 @@ def test_a_kernel_that_cannot_be_replayed_is_a_warning_naming_it(fake):
         fake.set("RANGEPROF_FAKE_NOT_REPLAYED", None)
 
     with pytest.warns(RangeprofWarning) as record:
-        df = bench().to_dataframe()
+        df = bench().to_dataframe(extra=True)
     messages = [str(w.message) for w in record]
     assert any(m.startswith(f"rangeprof: warning: {kernel} wrote outside the memory")
                and "is not measured" in m for m in messages), messages
@@ -307,7 +307,7 @@ def test_replay_mode_range_where_the_library_accepts_it(fake):
         with rangeprof.annotate("k"):
             pass
 
-    assert len(ranged().to_dataframe()) == 1
+    assert len(ranged().to_dataframe(extra=True)) == 1
     assert ("replay-mode", "range") in fake.options()
     kernels()
     assert fake.options().count(("replay-mode", "kernel")) == 1, "set back for the next call"

@@ -9,6 +9,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -16,7 +17,8 @@ import textwrap
 import pytest
 
 import rangeprof
-from rangeprof import _control, ncu, records
+from rangeprof import _control, records
+from rangeprof import compare_ncu as ncu
 from rangeprof.exceptions import RangeprofWarning, Unavailable
 
 from fake_control.harness import (NATIVE_STUB, fake, fake_path, recorded,  # noqa: F401
@@ -36,28 +38,116 @@ def in_fresh_python(code, native, env=None, cwd=None):
     return json.loads(out.strip().splitlines()[-1]), err
 
 
+def _driver_here():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def test_import_attaches_to_the_installed_library(fake_path, tmp_path):
     result, err = in_fresh_python("""
-        import json, os, warnings
+        import json, os, subprocess, sys, warnings
         warnings.simplefilter("error")
         import rangeprof
         info = rangeprof.info()
         with open("/proc/self/maps") as f:
             maps = f.read().count("fake_control")
-        print(json.dumps(dict(info=info, output=os.environ.get("RANGEPROF_OUTPUT"), maps=maps)))
+        child = subprocess.run([sys.executable, "-c",
+                                "import os; print(os.environ.get('RANGEPROF_OUTPUT'))"],
+                               capture_output=True, text=True).stdout.strip()
+        print(json.dumps(dict(info=info, output=os.environ.get("RANGEPROF_OUTPUT"), maps=maps,
+                              child=child)))
     """, fake_path, cwd=tmp_path)
     info = result["info"]
-    assert info["attached"] is True and info["measuring"] is True
+    assert info["attached"] is True and info["children"] is False
     assert info["library"] == fake_path and info["found"] == "installed"
-    # The JSON Lines go to a per-process file in a fresh temporary directory.
-    output = result["output"]
-    assert output.endswith("/rangeprof.%p.jsonl")
-    assert os.path.basename(os.path.dirname(output)).startswith("rangeprof-")
+    # The JSON Lines go to a per-process file in a fresh temporary directory, which the
+    # library read at attach: neither this process's environment nor a child's keeps it.
+    assert result["output"] is None and result["child"] == "None"
+    output = info["output"]
+    assert re.fullmatch(r".*/rangeprof-[^/]+/rangeprof\.\d+\.jsonl", output), output
     assert not output.startswith(str(tmp_path))
-    assert info["output"] == output.replace("%p", str(info["output"]).split(".")[-2])
     assert list(tmp_path.iterdir()) == [], "nothing is written in the working directory"
     assert result["maps"] > 0
     assert err == ""
+    # Without the NVIDIA driver there is nothing to measure, and info() says so.
+    if _driver_here():
+        assert info["measuring"] is True
+    else:
+        assert info["measuring"] is False and "libcuda.so.1" in info["reason"]
+
+
+def test_import_leaves_nothing_in_the_temporary_directory(fake_path, tmp_path):
+    """A process that measured nothing leaves no empty rangeprof-XXXXXX behind."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    result, _ = in_fresh_python("""
+        import json, os, rangeprof
+        print(json.dumps(os.listdir(os.environ["TMPDIR"])))
+    """, fake_path, env={"TMPDIR": str(tmp)})
+    assert len(result) == 1 and result[0].startswith("rangeprof-"), "made while it ran"
+    assert list(tmp.iterdir()) == [], "and removed at exit, being empty"
+
+
+_CHILD_PROBE = """
+    import json, os, subprocess, sys, rangeprof
+    probe = ("import json, os; print(json.dumps([os.environ.get(n) for n in "
+             "('CUDA_INJECTION64_PATH', 'NVTX_INJECTION64_PATH', 'RANGEPROF_OUTPUT')]))")
+    def child():
+        return json.loads(subprocess.run([sys.executable, "-c", probe],
+                                         capture_output=True, text=True).stdout)
+    before = child()
+    info = rangeprof.attach(children=True)
+    print(json.dumps(dict(before=before, after=child(), info=info)))
+"""
+
+
+@pytest.mark.parametrize("kinds,kept", [(["session", "device", "setup"], False),
+                                         (["session", "device", "run"], True),
+                                         (["session", "warning"], True)])
+def test_a_file_of_bookkeeping_records_only_goes_at_exit(fake_path, tmp_path, kinds, kept):
+    """CUDA's initialisation makes the library write its session and device records: a
+    process that measured nothing more leaves no file nor directory; one that measured
+    keeps its records."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    result, _ = in_fresh_python(f"""
+        import json, os, rangeprof
+        path = rangeprof.info()["output"]
+        with open(path, "w") as f:
+            for kind in {kinds!r}:
+                f.write(json.dumps(dict(type=kind)) + "\\n")
+        print(json.dumps(path))
+    """, fake_path, env={"TMPDIR": str(tmp)})
+    assert os.path.exists(result) is kept
+    assert list(tmp.iterdir()) == ([] if not kept else [tmp / os.path.basename(
+        os.path.dirname(result))])
+
+
+def test_children_are_asked_for_through_the_librarys_option(fake_path, tmp_path):
+    """attach(children=True) asks the library (its runtime option 'children'), which then
+    puts what children need in the environment (doc/control-api.md)."""
+    log = tmp_path / "fake.log"
+    result, _ = in_fresh_python(_CHILD_PROBE, fake_path,
+                                env={"RANGEPROF_FAKE_LOG": str(log),
+                                     "RANGEPROF_FAKE_ACCEPT": "children"})
+    assert result["before"] == [None, None, None]
+    assert "rangeprof_set_option children true -> 0" in log.read_text().splitlines()
+    assert result["info"]["children"] is True
+
+
+def test_children_of_an_older_library_get_the_environment_from_python(fake_path):
+    """A library without the option: the injection hook and the output go in the
+    environment that child processes inherit."""
+    result, _ = in_fresh_python(_CHILD_PROBE, fake_path,
+                                env={"RANGEPROF_FAKE_REFUSE": "children"})
+    assert result["before"] == [None, None, None]
+    hook, nvtx, output = result["after"]
+    assert hook == nvtx == os.path.realpath(fake_path)
+    assert output.endswith("/rangeprof.%p.jsonl")
+    assert result["info"]["children"] is True
 
 
 def test_a_user_chosen_output_is_kept(fake_path, tmp_path):
@@ -175,7 +265,7 @@ def test_attach_unavailable_warns_once_and_the_notebook_goes_on(fake, fake_path,
                        r"another CUPTI client"):
         bench()
     monkeypatch.delenv("RANGEPROF_FAKE_UNAVAILABLE")   # the other client is gone
-    assert bench().to_dataframe()["NumRuns"].tolist() == [1]
+    assert bench().to_dataframe(extra=True)["NumRuns"].tolist() == [1]
 
 
 @pytest.mark.parametrize("version", ["0", "-1"])

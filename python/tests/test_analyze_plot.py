@@ -38,9 +38,9 @@ def test_minimal_and_compare_throughput_examples(fake, tmp_path):
         with nsight.annotate("matmul"):
             pass
 
-    df = benchmark_matmul(1024).to_dataframe()
+    df = benchmark_matmul(1024).to_dataframe(extra=True)
     assert df[["Annotation", "n", "Metric", "Unit", "NumRuns"]].values.tolist() == [
-        ["matmul", 1024, TIME, "nanosecond", 1]]
+        ["matmul", 1024, TIME, "ns", 1]]
 
     @nsight.annotate("torch.einsum")
     def einsum_matmul(a, b):
@@ -57,9 +57,9 @@ def test_minimal_and_compare_throughput_examples(fake, tmp_path):
         assert einsum_matmul(6, 7) == 42
 
     result = benchmark_matmul_throughput(2048)
-    df = result.to_dataframe()
+    df = result.to_dataframe(extra=True)
     assert df["Annotation"].tolist() == ["@-operator", "torch.matmul", "torch.einsum"]
-    assert df["Unit"].tolist() == ["percent"] * 3
+    assert df["Unit"].tolist() == ["%"] * 3
     launches = recorded_launches("matmul.jsonl", "matmul n=2048 dtype=fp32")
     assert df["AvgValue"].iloc[0] == pytest.approx(statistics.mean(
         r["metrics"]["dram__throughput.avg.pct_of_peak_sustained_elapsed"] for r in launches[0]))
@@ -77,7 +77,7 @@ def test_parameter_sweep_and_custom_metrics_examples(fake, tmp_path):
         with nsight.annotate("matmul"):
             pass
 
-    df = benchmark_matmul_sizes().to_dataframe()
+    df = benchmark_matmul_sizes().to_dataframe(extra=True)
     assert df["n"].tolist() == [1024, 2048, 4096] and png(tmp_path / "02.png")
 
     def compute_tflops(time_ns: float, n: int) -> tuple:
@@ -91,7 +91,7 @@ def test_parameter_sweep_and_custom_metrics_examples(fake, tmp_path):
         with nsight.annotate("matmul"):
             pass
 
-    df = benchmark_tflops().to_dataframe()
+    df = benchmark_tflops().to_dataframe(extra=True)
     tflops = df[df["Metric"] == "compute_tflops"]
     # one launch per range in matmul.jsonl: the stand-in hands it back again
     runs = recorded_launches("matmul.jsonl", "matmul n=4096 dtype=fp32")[0]
@@ -120,7 +120,7 @@ def test_subplots_and_plot_customization_examples(fake, tmp_path):
         with nsight.annotate("matmul"):
             pass
 
-    df = benchmark_with_subplots().to_dataframe()
+    df = benchmark_with_subplots().to_dataframe(extra=True)
     assert list(df.columns[:5]) == ["Annotation", "Metric", "n", "dtype", "transpose"]
     assert len(df) == 16 and png(tmp_path / "05.png")
 
@@ -158,7 +158,7 @@ def test_combine_kernel_metrics_example(fake, tmp_path, capsys):
         with nsight.annotate("test"):
             pass
 
-    df = benchmark_multiple_kernels().to_dataframe()
+    df = benchmark_multiple_kernels().to_dataframe(extra=True)
     mul, add = recorded_launches("fusion.jsonl", "fma variant=unfused n=16777216")[:2]
     assert df["AvgValue"].iloc[0] == pytest.approx(statistics.mean(
         a["metrics"][TIME] + b["metrics"][TIME] for a, b in zip(mul, add)))
@@ -175,7 +175,7 @@ def test_several_kernels_without_combine_are_plotted_as_lines_of_their_own(fake,
         with nsight.annotate("unfused"):
             pass
 
-    df = bench().to_dataframe()
+    df = bench().to_dataframe(extra=True)
     assert df["KernelIndex"].tolist() == [0, 1, 0, 1]
     assert png(tmp_path / "k.png")
 

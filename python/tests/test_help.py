@@ -4,7 +4,8 @@ import argparse
 
 import pytest
 
-from rangeprof import compare, ncu, report
+from rangeprof import compare, report
+from rangeprof import compare_ncu as ncu
 
 
 def _parsers():

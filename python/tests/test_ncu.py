@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from rangeprof import ncu
+from rangeprof import compare_ncu as ncu
 
 
 @pytest.mark.parametrize("ours,theirs", [

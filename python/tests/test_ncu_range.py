@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fixture_path
-from rangeprof import ncu
+from rangeprof import compare_ncu as ncu
 
 RECORDED_RANGE = Path(__file__).parent / "fixtures" / "recorded_range"
 MODES = ["chain", "fused", "unfused", "mlp"]

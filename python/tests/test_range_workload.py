@@ -19,7 +19,8 @@ import statistics
 
 import pytest
 
-from rangeprof import compare, ncu, records, report, stats
+from rangeprof import compare, records, report, stats, table
+from rangeprof import compare_ncu as ncu
 from rangeprof.names import short_kernel
 
 from fake_control.harness import fake, fake_path  # noqa: F401 (fixtures)
@@ -277,11 +278,16 @@ def test_analyze_kernel_in_range_mode_reports_the_range_as_its_kernel(fake, fusi
         with rangeprof.annotate("fma"):
             pass
 
-    df = fma().to_dataframe()
+    df = fma().to_dataframe(extra=True)
     row = df[df["Metric"] == TIME].iloc[0]
     assert len(df[df["Metric"] == TIME]) == 1
     assert row["Annotation"] == "fma" and row["NumRuns"] == 10
-    assert row["Kernel"] == "2 kernels: " + ", ".join([names[13], names[14]])
+    # ncu's Kernel of a range (its "Kernel Name" under --replay-mode range); the range's
+    # kernels in rangeprof's own columns.
+    assert row["Kernel"] == "range"
+    assert row["RangeKernels"] == 2
+    assert row["RangeKernelNames"] == table.RANGE_NAME_SEPARATOR.join([names[13], names[14]])
+    assert fma().to_dataframe()["Kernel"].tolist() == ["range"] * len(df)
     first = [json.loads(l)["metrics"][TIME] for l in open(path)
              if l.startswith('{"type":"run","launch":13,')]
     assert row["AvgValue"] == pytest.approx(statistics.fmean(first))

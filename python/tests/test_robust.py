@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rangeprof import compare, ncu, records, report
+from rangeprof import compare, records, report
+from rangeprof import compare_ncu as ncu
 
 TIME = "gpu__time_duration.sum"
 RUN_LINE = 3                     # vadd.jsonl's first run record (1-based line number)

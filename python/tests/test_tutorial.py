@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rangeprof import compare, ncu, report
+from rangeprof import compare, report
+from rangeprof import compare_ncu as ncu
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "examples" / "tutorial" / "README.md"

@@ -45,7 +45,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from rangeprof import ncu as rangeprof_ncu  # noqa: E402
+from rangeprof import compare_ncu as rangeprof_ncu  # noqa: E402
 from rangeprof import units as rangeprof_units  # noqa: E402
 
 KINDS = ("gather", "overwrite", "histogram")

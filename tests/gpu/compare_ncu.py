@@ -21,7 +21,7 @@ from collections import defaultdict
 # The post-processing package reads both files (standard library only): one reader of
 # ncu's CSV and of the JSON Lines for the product and its tests.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from rangeprof import ncu as rangeprof_ncu  # noqa: E402
+from rangeprof import compare_ncu as rangeprof_ncu  # noqa: E402
 from rangeprof import units as rangeprof_units  # noqa: E402
 
 
@@ -59,7 +59,7 @@ def label(kernel, width=28):
 
 def load_rangeprof(path):
     """{(kernel key, metric): [values]} of the recording's runs, read by the post-processing
-    package's own reader (python/rangeprof/ncu.py)."""
+    package's own reader (python/rangeprof/compare_ncu.py)."""
     values = defaultdict(list)
     for (_path, _kernel, grid), entry in rangeprof_ncu.read_rangeprof([path])[1].items():
         for metric, (vals, unit) in entry["metrics"].items():

@@ -19,7 +19,7 @@ fail=0
 pass=0
 skip=0
 . "$root/tests/gpu/checks.sh"
-# SECTIONS="1 3d 4b" runs only those sections (1 2 3 3b 3c 3d 3e 4 4b 4c 5 6; 3c' and 3c''
+# SECTIONS="1 3d 4b" runs only those sections (1 2 3 3b 3c 3d 3e 4 4b 4c 4d 5 6; 3c' and 3c''
 # belong to 3c), so that the suite can be spread over device calls of 10 minutes each;
 # unset, everything runs. What several sections use is defined here.
 want() { [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
@@ -552,6 +552,19 @@ if want 4c; then
 # a Nsight Python script with only its import changed, against Nsight Python 0.9.6. Needs
 # .devwheels/ (tests/gpu/fetch_wheels.sh) with the rangeprof wheel; skipped without.
 . "$root/tests/gpu/notebook.sh"
+
+fi
+if want 4d; then
+# 4d. Nsight Python's own examples and public tests, unmodified, with 'import nsight'
+# resolving to rangeprof (issue 32): one line per example and test case, the deliberate
+# differences of python/README.md's table marked DELIBERATE. Needs .devwheels/ (the
+# rangeprof wheel) and tests/gpu/nsight_python/upstream/ (fetch.sh) carried; skipped without.
+bash "$root/tests/gpu/nsight_python/run.sh" --out "$out/nsight-python"
+case $? in
+0) pass=$((pass + 1)); echo "PASS nsight-python" ;;
+77) skip=$((skip + 1)); echo "SKIP nsight-python (see the line above)" ;;
+*) fail=$((fail + 1)); echo "FAIL nsight-python" ;;
+esac
 
 fi
 if want 5; then

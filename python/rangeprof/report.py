@@ -73,7 +73,8 @@ def parser():
     positive = number(0, low_open=True)
     p.add_argument("--peak-flops", type=positive, metavar="FLOP/S",
                    help=f"peak FLOP/s for --bound ({positive.accepted}; default: the "
-                   "device's, from its name or SMs and clock)")
+                   "device's, from its name, or from its SMs, clock and compute "
+                   "capability where its FP32 lanes per SM are known)")
     p.add_argument("--peak-bandwidth", type=positive, metavar="BYTES/S",
                    help=f"peak DRAM bytes/s for --bound ({positive.accepted}; default: the "
                    "device's)")

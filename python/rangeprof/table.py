@@ -401,10 +401,11 @@ def config_columns(rows):
 
 
 _NESTED = ("config", "values", "kernels", "_template", "_kernel_count")
-# The columns a run's session, file, launch (and graph node), kernel, range path and
-# config decide (Aggregator.add_run's light key); config columns are decided by config.
+# The columns a run's session, device record, file, launch (and graph node), kernel,
+# range path and config decide (Aggregator.add_run's light key); config columns are
+# decided by config.
 _LIGHT_COLUMNS = frozenset(("Annotation", "Kernel", "Metric", "Launch", "Session",
-                            "Process", "Host", "File"))
+                            "Process", "Host", "File", "GPU"))
 # Columns that differ between the runs of one launch: grouping by one of them turns off
 # the per-launch group cache.
 _PER_RUN = frozenset(("Value", "Unit", "Run", "SMClock", "Temperature", "ThrottleReasons",
@@ -621,7 +622,7 @@ class Aggregator:
             if self._light:
                 get = rec.get
                 graph = get("graph")
-                key = (id(run.session), run.path, get("launch"),
+                key = (id(run.session), id(run.device), run.path, get("launch"),
                        graph.get("node") if type(graph) is dict else None, get("kernel"),
                        get("nvtx_path"),
                        run.config_key if run.config_key is not None else id(run.config))
@@ -664,7 +665,7 @@ class Aggregator:
                     self._light_cache.clear()
                 # The records whose ids are in the key stay alive while it is cached.
                 self._light_cache[key] = (self._cache[s["_template"]], run.session,
-                                          run.config)
+                                          run.device, run.config)
             return
         self.add(sample(run))
 

@@ -110,16 +110,8 @@ def _side(path, metrics, label=None):
         values = [v for g in gs for v in g.values]
         launches = [names[i] for g in gs for i in g.launches()]
         runs = [None if r == table._NO_RUN else r for g in gs for r in g.runs]
-        if len(gs) == 1:
-            summary = agg.group_stats(gs[0])
-        else:
-            lows = [g.clock_low for g in gs if g.clock_low is not None]
-            highs = [g.clock_high for g in gs if g.clock_high is not None]
-            summary = stats.summarize(
-                values, launches=launches, runs=runs,
-                clock_range=(min(lows), max(highs)) if lows else None,
-                throttle_tally=(sum(g.hits for g in gs), len(values),
-                                set().union(*(g.seen for g in gs))))
+        summary = agg.group_stats(gs[0]) if len(gs) == 1 else _pooled_stats(agg, gs, values,
+                                                                              launches, runs)
         out[key] = dict(values=values, launches=launches, runs=runs, unit=gs[0].unit,
                         units=sorted(job.units.get(key, {gs[0].unit})), summary=summary,
                         unstable_launch=key in job.unstable,
@@ -127,6 +119,26 @@ def _side(path, metrics, label=None):
                         gpus=_unique(gpu for gpu, _, _, _ in items if gpu is not None),
                         sessions=_unique(s for _, s, _, _ in items), files=by_file)
     return out, job.runs
+
+
+def _pooled_stats(agg, gs, values, launches, runs):
+    """stats.summarize of the groups gs of one aggregator pooled (several sessions or files
+    of one kernel): from the drift each group judged per launch where every launch is in
+    one group as one segment, else from the values, launches and runs."""
+    lows = [g.clock_low for g in gs if g.clock_low is not None]
+    highs = [g.clock_high for g in gs if g.clock_high is not None]
+    clocks = (min(lows), max(highs)) if lows else None
+    tally = (sum(g.hits for g in gs), len(values), set().union(*(g.seen for g in gs)))
+    drifts, seen = [], set()
+    for g in gs:
+        if seen & set(g.seg_launch) or len(set(g.seg_launch)) != len(g.seg_launch):
+            return stats.summarize(values, launches=launches, runs=runs, clock_range=clocks,
+                                   throttle_tally=tally)
+        seen.update(g.seg_launch)
+        g.close()
+        drifts += [(agg.launch_names[lid], m, pct, drifted)
+                   for lid, (m, pct, drifted) in zip(g.seg_launch, g.seg_done) if m]
+    return stats.summarize(values, clock_range=clocks, throttle_tally=tally, drifts=drifts)
 
 
 def _groups(path, metrics):
@@ -401,8 +413,9 @@ def _main(argv, out):
     same = sorted({s for r in (sides[0].values()) for s in r.get("sessions") or ()}
                   & {s for r in (sides[1].values()) for s in r.get("sessions") or ()})
     if same:
+        shown = ", ".join(same[:3]) + (f" and {len(same) - 3} more" if len(same) > 3 else "")
         print(f"{PROG}: note: A and B both hold session{'s' if len(same) > 1 else ''} "
-              f"{', '.join(same)}: those runs are compared with themselves", file=sys.stderr)
+              f"{shown}: those runs are compared with themselves", file=sys.stderr)
     if not matched:
         print(f"{PROG}: error: no kernel (NVTX path, name, grid) and metric is in "
               "both A and B", file=sys.stderr)

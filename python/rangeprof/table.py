@@ -421,7 +421,8 @@ class _Group:
     the work is done where the reading is, in the processes of scan.run), the clocks'
     range, the throttle reasons' tally and which config values it holds constant."""
     __slots__ = ("unit", "values", "runs", "seg_launch", "seg_start", "seg_done", "open",
-                 "clock_low", "clock_high", "hits", "seen", "consts", "varied", "last_config")
+                 "clock_low", "clock_high", "hits", "seen", "consts", "varied", "last_config",
+                 "other_units")
 
     def __init__(self, unit, config):
         self.unit = unit
@@ -433,6 +434,14 @@ class _Group:
         self.clock_low = self.clock_high = None
         self.hits, self.seen = 0, set()
         self.consts, self.varied, self.last_config = dict(config), set(), config
+        # Unit texts of values that are not in the group's unit (another scale or
+        # dimension): such a group's values are not averaged (Aggregator.rows).
+        self.other_units = set()
+
+    def note_unit(self, text):
+        """A value in unit text joined the group (called where text != self.unit)."""
+        if text not in self.other_units and not _same_unit(text, self.unit):
+            self.other_units.add(text)
 
     def new_segment(self, launch):
         """Before the first value of a launch other than the open segment's."""
@@ -475,6 +484,9 @@ class _Group:
             self.open = launches[-1]
         for clock in (other.clock_low, other.clock_high):
             self.note_clock(clock)
+        for text in other.other_units | {other.unit}:
+            if text != self.unit:
+                self.note_unit(text)
         self.hits += other.hits
         self.seen |= other.seen
         self.last_config = None
@@ -514,6 +526,23 @@ class _Group:
                 self.clock_low = clock
             elif clock > self.clock_high:
                 self.clock_high = clock
+
+
+def _same_unit(a, b):
+    """Whether unit texts a and b are one unit ('nanosecond', 'nsecond', 'ns')."""
+    ua = _unit(a if isinstance(a, str) else "")
+    ub = _unit(b if isinstance(b, str) else "")
+    return ua.same_dims(ub) and math.isclose(ua.scale, ub.scale, rel_tol=1e-12)
+
+
+def _note_units(by_metric, units):
+    """Notes in each group of by_metric a unit of units (a run's) that is not its own."""
+    units = units if type(units) is dict else {}
+    for metric, g in by_metric.items():
+        if g is not None:
+            text = units.get(metric) or ""
+            if text != g.unit:
+                g.note_unit(text)
 
 
 def _segment_drift(values, runs):
@@ -559,11 +588,13 @@ class Aggregator:
         self._light = self._by_launch and all(c in _LIGHT_COLUMNS or c not in _ID_SET
                                               for c in group_by)
         self._light_cache = {}
+        self._units_entry = self._units_seen = None
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_cache"] = {}  # templates are per process: not sent between them
         state["_light_cache"] = {}
+        state["_units_entry"] = state["_units_seen"] = None
         return state
 
     def _launch(self, launch):
@@ -637,6 +668,12 @@ class Aggregator:
                     if metric not in by_metric:
                         break
                 else:
+                    units = rec.get("units")
+                    # Checked at each launch's first run here and wherever the units
+                    # change: a comparison per run, not a lookup per metric.
+                    if entry is not self._units_entry or units != self._units_seen:
+                        self._units_entry, self._units_seen = entry, units
+                        _note_units(by_metric, units)
                     r = rec.get("run")
                     r = r if type(r) is int and -_NO_RUN > r > _NO_RUN else _NO_RUN
                     clock = rec.get("sm_clock_hz")
@@ -686,6 +723,8 @@ class Aggregator:
             g = by_metric[metric]
             if g is None:
                 continue
+            if item[2] != g.unit:
+                g.note_unit(item[2])
             if launch != g.open:
                 g.new_segment(launch)
             g.values.append(item[0])
@@ -741,6 +780,8 @@ class Aggregator:
                 g = groups[key] = _Group(unit_text, config)
             else:
                 g.note_config(config)
+                if unit_text != g.unit:
+                    g.note_unit(unit_text)
             if launch != g.open:
                 g.new_segment(launch)
             g.values.append(value)
@@ -789,7 +830,7 @@ class Aggregator:
         columns constant in the group, Unit, Launches, AGG_COLUMNS, Reasons and values."""
         out = []
         for key, g in self.groups.items():
-            s = self.group_stats(g)
+            s = self.group_stats(g) if not g.other_units else _unaveraged(g)
             row = OrderedDict(zip(self.group_by, key))
             for c in self.configs:
                 if c not in row:
@@ -808,6 +849,17 @@ class Aggregator:
 
 
 _ID_SET = frozenset(ID_COLUMNS)
+
+
+def _unaveraged(g):
+    """The statistics of a group whose values are in more than one unit: none (NaN), the
+    reason saying which units; numbers in different units are not averaged."""
+    s = stats.summarize([])
+    s["n"] = sum(map(math.isfinite, g.values))
+    units = ", ".join(repr(u) for u in sorted(g.other_units | {g.unit}, key=str))
+    s["reasons"] = [f"units differ between runs ({units}): not averaged (--group-by Unit "
+                    "keeps them apart)"]
+    return s
 
 
 def aggregate(rows, group_by=None):

@@ -171,12 +171,23 @@ def _unjudgeable(label, g, s, min_runs, allow):
         why.append(f"{label} mixes units ({', '.join(repr(u) for u in units)})")
     if len(g.get("gpus") or ()) > 1 and "gpus" not in allow:
         why.append(f"{label} pools GPUs ({', '.join(map(str, g['gpus']))}; --allow gpus)")
+    files = g.get("files") or {}
     if "sessions" not in allow:
-        for file, sessions in (g.get("files") or {}).items():
+        for file, sessions in files.items():
             if len(sessions) > 1:
                 why.append(f"{label}'s {file} holds {len(sessions)} sessions of it (recordings "
                            "appended to one file, or processes writing one file; --allow "
                            "sessions pools them)")
+    # One session's runs in two files are one recording read twice (a copy of the file
+    # beside it): pooled, they would count twice and narrow the CI.
+    where = {}
+    for file, sessions in files.items():
+        for session in sessions:
+            where.setdefault(session, []).append(file)
+    for session, in_files in where.items():
+        if len(in_files) > 1:
+            why.append(f"{label} holds session {session} in {len(in_files)} files "
+                       f"({', '.join(in_files)}): one recording read twice")
     if s["n"] < min_runs:
         why.append(f"{label} has {s['n']} run{'s' if s['n'] != 1 else ''} < {min_runs} "
                    "(--min-runs)")

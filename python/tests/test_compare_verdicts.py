@@ -328,3 +328,18 @@ def test_a_file_compared_with_itself_is_the_same_and_says_so(recorded, capsys):
         assert r["Verdict"] == "same" and r["PValue"] == 1
         assert r["Flags"].endswith("same session in A and B")
     assert "both hold session" in capsys.readouterr().err
+
+
+def test_one_recording_twice_in_a_side_is_not_pooled(recorded, tmp_path):
+    """A directory holding a recording and a copy of it: pooled, every run would count
+    twice (issue 38, finding 8, compare's side)."""
+    import shutil
+    side = tmp_path / "b"
+    side.mkdir()
+    shutil.copy(recorded("vadd_again.jsonl"), side / "one.jsonl")
+    shutil.copy(recorded("vadd_again.jsonl"), side / "copy.jsonl")
+    code, rows = run(recorded("vadd.jsonl"), side)
+    assert code == 4
+    for r in rows:
+        assert r["Verdict"] == "cannot judge" and r["RunsB"] == 800
+        assert "in 2 files" in r["Reason"] and "one recording read twice" in r["Reason"]

@@ -93,6 +93,11 @@ def _side(path, metrics, label=None):
     sessions it holds of the group (files)."""
     files = records.expand(path)
     job, _ = scan.run(lambda: CompareJob(metrics), files, label or PROG)
+    return groups_of(job), job.runs
+
+
+def groups_of(job):
+    """The groups of a CompareJob that has read one side (see _side)."""
     agg = job.aggregator
     names = agg.launch_names
     parts = {}
@@ -118,7 +123,7 @@ def _side(path, metrics, label=None):
                         # A GPU whose device record is lost (None) is not known to differ.
                         gpus=_unique(gpu for gpu, _, _, _ in items if gpu is not None),
                         sessions=_unique(s for _, s, _, _ in items), files=by_file)
-    return out, job.runs
+    return out
 
 
 def _pooled_stats(agg, gs, values, launches, runs):

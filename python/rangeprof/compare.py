@@ -14,6 +14,7 @@ arguments or nothing in common. Standard library only; the files are streamed
 import argparse
 import math
 import sys
+from array import array
 
 from rangeprof import records, scan, stats, table
 from rangeprof.direction import HIGHER, LOWER, better
@@ -21,10 +22,10 @@ from rangeprof.output import Parser, add_version, guarded, number, write
 from rangeprof.units import parse_unit
 
 PROG = "rangeprof-compare"
-# What a row is matched on; the groups are read apart per GPU, session and file, so that
-# a side that pools them is seen (_side).
-_MATCH = ["Annotation", "Kernel", "Grid", "Metric"]
-_KEY = ["Annotation", "Kernel", "Grid", "GPU", "Session", "File", "Metric"]
+# A row is matched on NVTX path, kernel, grid and metric; the groups are read apart per
+# GPU, so that a side that pools GPUs is seen (_side), and CompareJob notes the sessions
+# of each file.
+_KEY = ["Annotation", "Kernel", "Grid", "GPU", "Metric"]
 # Fewer finite values than this on either side: no verdict. The SPEC's minimum for a
 # stable measurement.
 MIN_RUNS = stats.STABLE_MIN_RUNS
@@ -36,32 +37,33 @@ CANNOT_JUDGE = "cannot judge"
 
 
 class CompareJob:
-    """One side's groups (NVTX path, kernel, grid, GPU, session, file, metric) over a
-    stream, which of them a summary record calls not stable, and the unit texts of each
-    (path, kernel, grid, metric) as the runs give them."""
+    """One side's groups (NVTX path, kernel, grid, GPU, metric) over a stream, which of
+    them a summary record calls not stable, and which sessions of which files hold each
+    (NVTX path, kernel, grid): sessions {(path, kernel, grid): {file: {session: None}}}."""
 
     def __init__(self, metrics):
         self.aggregator = table.Aggregator(_KEY, metrics)
         self.metrics = metrics
         self.unstable = set()
-        self.units = {}
+        self.sessions = {}
         self.runs = 0
 
     def consume(self, reader, stream):
-        add_run = self.aggregator.add_run
-        last_mark = last_units = None
+        add_run, sessions = self.aggregator.add_run, self.sessions
+        last = None
         for kind, obj in stream:
             if kind == "run":
                 self.runs += 1
                 add_run(obj)
                 rec = obj.record
-                units = rec.get("units")
-                # The units are noted at each launch's first run and wherever they
-                # change: a comparison per run, not a lookup.
+                # Noted once per launch (its runs are one session's): a comparison per
+                # run, not a lookup.
                 mark = (obj.session_id, obj.path, rec.get("launch"))
-                if mark != last_mark or units != last_units:
-                    last_mark, last_units = mark, units
-                    self._note_units(rec, units or {})
+                if mark != last:
+                    last = mark
+                    where = (rec.get("nvtx_path") or "", rec.get("kernel", ""),
+                             table._dims(rec.get("grid")))
+                    sessions.setdefault(where, {}).setdefault(obj.path, {})[obj.session_id] = None
             elif kind == "summary":
                 rec = obj[0]
                 for metric, st in rec["metrics"].items():
@@ -69,16 +71,13 @@ class CompareJob:
                         self.unstable.add((rec.get("nvtx_path") or "", rec.get("kernel", ""),
                                            table._dims(rec.get("grid")), metric))
 
-    def _note_units(self, rec, units):
-        where = (rec.get("nvtx_path") or "", rec.get("kernel", ""), table._dims(rec.get("grid")))
-        for metric in rec["metrics"]:
-            self.units.setdefault(where + (metric,), set()).add(units.get(metric) or "")
-
     def merge(self, other):
         self.aggregator.merge(other.aggregator)
         self.unstable |= other.unstable
-        for key, texts in other.units.items():
-            self.units.setdefault(key, set()).update(texts)
+        for where, files in other.sessions.items():
+            mine = self.sessions.setdefault(where, {})
+            for file, ids in files.items():
+                mine.setdefault(file, {}).update(ids)
         self.runs += other.runs
 
 
@@ -102,33 +101,33 @@ def groups_of(job):
     names = agg.launch_names
     parts = {}
     for key, g in agg.groups.items():
-        annotation, kernel, grid, gpu, session, file, metric = key
-        parts.setdefault((annotation, kernel, grid, metric), []).append((gpu, session, file, g))
+        annotation, kernel, grid, gpu, metric = key
+        parts.setdefault((annotation, kernel, grid, metric), []).append((gpu, g))
     out = {}
     for key, items in parts.items():
-        gs = [g for _, _, _, g in items]
-        by_file = {}
-        for _, session, file, _ in items:
-            by_file.setdefault(file, [])
-            if session not in by_file[file]:
-                by_file[file].append(session)
-        values = [v for g in gs for v in g.values]
+        gs = [g for _, g in items]
+        by_file = {file: list(ids) for file, ids in job.sessions.get(key[:3], {}).items()}
+        values = gs[0].values if len(gs) == 1 else array("d", [v for g in gs for v in g.values])
         launches = [names[i] for g in gs for i in g.launches()]
         runs = [None if r == table._NO_RUN else r for g in gs for r in g.runs]
         summary = agg.group_stats(gs[0]) if len(gs) == 1 else _pooled_stats(agg, gs, values,
                                                                               launches, runs)
         out[key] = dict(values=values, launches=launches, runs=runs, unit=gs[0].unit,
-                        units=sorted(job.units.get(key, {gs[0].unit})), summary=summary,
+                        # Every unit text of its runs (table._Group notes those that
+                        # are not its own unit).
+                        units=_unique([g.unit for g in gs] + sorted(
+                            u for g in gs for u in g.other_units)), summary=summary,
                         unstable_launch=key in job.unstable,
                         # A GPU whose device record is lost (None) is not known to differ.
-                        gpus=_unique(gpu for gpu, _, _, _ in items if gpu is not None),
-                        sessions=_unique(s for _, s, _, _ in items), files=by_file)
+                        gpus=_unique(gpu for gpu, _ in items if gpu is not None),
+                        sessions=_unique(s for ids in by_file.values() for s in ids),
+                        files=by_file)
     return out
 
 
 def _pooled_stats(agg, gs, values, launches, runs):
-    """stats.summarize of the groups gs of one aggregator pooled (several sessions or files
-    of one kernel): from the drift each group judged per launch where every launch is in
+    """stats.summarize of the groups gs of one aggregator pooled (one kernel on several
+    GPUs): from the drift each group judged per launch where every launch is in
     one group as one segment, else from the values, launches and runs."""
     lows = [g.clock_low for g in gs if g.clock_low is not None]
     highs = [g.clock_high for g in gs if g.clock_high is not None]
@@ -168,11 +167,17 @@ def _same_unit(a, b):
     return ua.same_dims(ub) and math.isclose(ua.scale, ub.scale, rel_tol=1e-12)
 
 
+def _mixed(g):
+    """Whether a side's group holds values in more than one unit."""
+    units = g.get("units") or [g["unit"]]
+    return any(not _same_unit(units[0], u) for u in units[1:])
+
+
 def _unjudgeable(label, g, s, min_runs, allow):
     """Why one side's group cannot be judged on its own (a list of reasons)."""
     why = []
-    units = g.get("units") or [g["unit"]]
-    if any(not _same_unit(units[0], u) for u in units[1:]):
+    if _mixed(g):
+        units = sorted(g["units"], key=str)
         why.append(f"{label} mixes units ({', '.join(repr(u) for u in units)})")
     if len(g.get("gpus") or ()) > 1 and "gpus" not in allow:
         why.append(f"{label} pools GPUs ({', '.join(map(str, g['gpus']))}; --allow gpus)")
@@ -272,7 +277,7 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0,
         row["Flags"] = ", ".join(flags)
         why = _unjudgeable("A", a, sa, min_runs, allow) + _unjudgeable("B", b, sb, min_runs,
                                                                        allow)
-        if not _same_unit(a["unit"], b["unit"]):
+        if not (_mixed(a) or _mixed(b) or _same_unit(a["unit"], b["unit"])):
             why.append(f"units differ (A {a['unit']!r}, B {b['unit']!r})")
         if a.get("gpus") and b.get("gpus") and a["gpus"] != b["gpus"] \
                 and "gpus" not in allow:

@@ -15,6 +15,7 @@ import argparse
 import math
 import sys
 from array import array
+from collections import Counter
 
 from rangeprof import records, scan, stats, table
 from rangeprof.direction import HIGHER, LOWER, better
@@ -112,7 +113,12 @@ def groups_of(job):
         runs = [None if r == table._NO_RUN else r for g in gs for r in g.runs]
         summary = agg.group_stats(gs[0]) if len(gs) == 1 else _pooled_stats(agg, gs, values,
                                                                               launches, runs)
+        known = [(lid, r) for lid, r in zip(launches, runs) if r is not None]
+        twice = next((p for p, n in Counter(known).items() if n > 1), None) \
+            if len(set(known)) < len(known) else None
         out[key] = dict(values=values, launches=launches, runs=runs, unit=gs[0].unit,
+                        # A (launch, run) given twice: the first such, else None.
+                        twice=twice,
                         # Every unit text of its runs (table._Group notes those that
                         # are not its own unit).
                         units=_unique([g.unit for g in gs] + sorted(
@@ -198,6 +204,10 @@ def _unjudgeable(label, g, s, min_runs, allow):
         if len(in_files) > 1:
             why.append(f"{label} holds session {session} in {len(in_files)} files "
                        f"({', '.join(in_files)}): one recording read twice")
+    if g.get("twice"):
+        launch, run = g["twice"]
+        why.append(f"{label} holds run {run} of launch {launch} twice (the lines of several "
+                   "processes interleaved, recorded without %p in -o, or a file read twice)")
     if s["n"] < min_runs:
         why.append(f"{label} has {s['n']} run{'s' if s['n'] != 1 else ''} < {min_runs} "
                    "(--min-runs)")

@@ -343,3 +343,24 @@ def test_one_recording_twice_in_a_side_is_not_pooled(recorded, tmp_path):
     for r in rows:
         assert r["Verdict"] == "cannot judge" and r["RunsB"] == 800
         assert "in 2 files" in r["Reason"] and "one recording read twice" in r["Reason"]
+
+
+def test_two_processes_interleaved_in_one_file_cannot_be_judged(recorded, tmp_path):
+    """Finding 10's verdict side: two recordings written into one file by two processes at
+    once (no %p), their lines interleaved, records without a pid (as rangeprof wrote
+    them before): every run went to the last session line, and the pooled runs - each
+    launch's run indexes twice - were judged as one recording."""
+    a = recorded("vadd.jsonl").read_text().splitlines()
+    b = recorded("vadd_again.jsonl").read_text().splitlines()
+    head = lambda lines: [l for l in lines if '"type":"session"' in l or '"type":"device"' in l]
+    body = lambda lines: [l for l in lines if l not in head(lines)]
+    lines = head(a) + head(b)
+    for x, y in zip(body(a), body(b)):
+        lines += [x, y]
+    both = tmp_path / "both.jsonl"
+    both.write_text("\n".join(lines) + "\n")
+    code, rows = run(recorded("vadd.jsonl"), both)
+    assert code == 4
+    for r in rows:
+        assert r["Verdict"] == "cannot judge"
+        assert "B holds run 0 of launch" in r["Reason"] and "twice" in r["Reason"]

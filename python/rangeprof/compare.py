@@ -20,7 +20,7 @@ from collections import Counter
 from rangeprof import records, scan, stats, table
 from rangeprof.direction import HIGHER, LOWER, better
 from rangeprof.output import Parser, add_version, guarded, number, write
-from rangeprof.units import parse_unit
+from rangeprof.units import parse_unit, same_unit
 
 PROG = "rangeprof-compare"
 # A row is matched on NVTX path, kernel, grid and metric; the groups are read apart per
@@ -168,15 +168,9 @@ def _summary(g):
                            launches=g["launches"], runs=g["runs"])
 
 
-def _same_unit(a, b):
-    ua, ub = parse_unit(a), parse_unit(b)
-    return ua.same_dims(ub) and math.isclose(ua.scale, ub.scale, rel_tol=1e-12)
-
-
 def _mixed(g):
     """Whether a side's group holds values in more than one unit."""
-    units = g.get("units") or [g["unit"]]
-    return any(not _same_unit(units[0], u) for u in units[1:])
+    return table.mixed_units(g.get("units") or [g["unit"]])
 
 
 def _unjudgeable(label, g, s, min_runs, allow):
@@ -287,7 +281,7 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0,
         row["Flags"] = ", ".join(flags)
         why = _unjudgeable("A", a, sa, min_runs, allow) + _unjudgeable("B", b, sb, min_runs,
                                                                        allow)
-        if not (_mixed(a) or _mixed(b) or _same_unit(a["unit"], b["unit"])):
+        if not (_mixed(a) or _mixed(b) or same_unit(a["unit"], b["unit"])):
             why.append(f"units differ (A {a['unit']!r}, B {b['unit']!r})")
         if a.get("gpus") and b.get("gpus") and a["gpus"] != b["gpus"] \
                 and "gpus" not in allow:

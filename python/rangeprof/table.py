@@ -9,7 +9,7 @@ from collections import OrderedDict
 
 from rangeprof import stats
 from rangeprof.expr import ExprError
-from rangeprof.units import DIMENSIONLESS, parse_unit
+from rangeprof.units import DIMENSIONLESS, parse_unit, same_unit
 
 # Identity and context columns of a long-form row, in the order tables show them. Config
 # columns (from key=value words) go after Annotation.
@@ -440,7 +440,7 @@ class _Group:
 
     def note_unit(self, text):
         """A value in unit text joined the group (called where text != self.unit)."""
-        if text not in self.other_units and not _same_unit(text, self.unit):
+        if text not in self.other_units and not same_unit(text, self.unit):
             self.other_units.add(text)
 
     def new_segment(self, launch):
@@ -526,13 +526,6 @@ class _Group:
                 self.clock_low = clock
             elif clock > self.clock_high:
                 self.clock_high = clock
-
-
-def _same_unit(a, b):
-    """Whether unit texts a and b are one unit ('nanosecond', 'nsecond', 'ns')."""
-    ua = _unit(a if isinstance(a, str) else "")
-    ub = _unit(b if isinstance(b, str) else "")
-    return ua.same_dims(ub) and math.isclose(ua.scale, ub.scale, rel_tol=1e-12)
 
 
 def _note_units(by_metric, units):
@@ -852,14 +845,25 @@ _ID_SET = frozenset(ID_COLUMNS)
 
 
 def _unaveraged(g):
-    """The statistics of a group whose values are in more than one unit: none (NaN), the
-    reason saying which units; numbers in different units are not averaged."""
+    return unaveraged(g.values, g.other_units | {g.unit})
+
+
+def unaveraged(values, units):
+    """The statistics (stats.summarize's keys) of values in more than one unit: none (NaN),
+    n the finite values, and the reason naming the units; numbers in different units are
+    not averaged."""
     s = stats.summarize([])
-    s["n"] = sum(map(math.isfinite, g.values))
-    units = ", ".join(repr(u) for u in sorted(g.other_units | {g.unit}, key=str))
-    s["reasons"] = [f"units differ between runs ({units}): not averaged (--group-by Unit "
-                    "keeps them apart)"]
+    s["n"] = sum(1 for v in values if stats._is_finite(v))
+    shown = ", ".join(repr(u) for u in sorted(units, key=str))
+    s["reasons"] = [f"units differ between runs ({shown}): not averaged (group by Unit to "
+                    "keep them apart)"]
     return s
+
+
+def mixed_units(units):
+    """Whether unit texts name more than one unit ('ns' and 'nanosecond' are one)."""
+    units = list(units)
+    return any(not same_unit(units[0], u) for u in units[1:])
 
 
 def aggregate(rows, group_by=None):

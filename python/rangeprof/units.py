@@ -183,3 +183,12 @@ def conversion_factor(src, dst):
     if not math.isfinite(factor) or factor == 0:
         raise UnitError(f"no finite factor takes '{format_unit(src)}' to '{format_unit(dst)}'")
     return factor
+
+
+def same_unit(a, b):
+    """Whether unit texts a and b name one unit: the same dimensions and scale
+    ('nanosecond', 'nsecond' and 'ns'; not 'usecond'). A text that is not a string (a
+    missing unit) is no unit."""
+    ua = parse_unit(a if isinstance(a, str) else "")
+    ub = parse_unit(b if isinstance(b, str) else "")
+    return ua.same_dims(ub) and math.isclose(ua.scale, ub.scale, rel_tol=1e-12)

@@ -8,8 +8,7 @@ import math
 from rangeprof import presets as P
 
 # Peaks of data-centre GPUs by name (dense, no sparsity): FP32 FLOP/s, FP16 tensor FLOP/s,
-# DRAM bytes/s, from NVIDIA's data sheets. The FP32 peak is also computed from the device
-# record (SMs x 128 lanes x 2 x rated clock) when the name is not listed.
+# DRAM bytes/s, from NVIDIA's data sheets.
 KNOWN_PEAKS = {
     "H200": (67e12, 989e12, 4.8e12),
     "H100 SXM": (67e12, 989e12, 3.35e12),
@@ -18,21 +17,38 @@ KNOWN_PEAKS = {
     "A100": (19.5e12, 312e12, 2.0e12),
     "L40S": (91.6e12, 362e12, 0.864e12),
 }
+# FP32 results per clock per SM (add, multiply, fused multiply-add) by compute capability,
+# from the CUDA C++ Programming Guide's table of arithmetic instruction throughput. A GPU
+# not in KNOWN_PEAKS gets SMs x these x 2 x its rated clock as its FP32 peak, from its
+# device record, only where its compute capability is listed: no lane count is assumed
+# (128 for a V100, whose SMs have 64, doubled its peak and halved its % of peak).
+FP32_PER_CLOCK_PER_SM = {"5.0": 128, "5.2": 128, "5.3": 128, "6.0": 64, "6.1": 128,
+                         "6.2": 128, "7.0": 64, "7.2": 64, "7.5": 64, "8.0": 64, "8.6": 128,
+                         "8.7": 128, "8.9": 128, "9.0": 128}
 # Below this fraction of every peak the kernel is bound by latency (too little work in
 # flight to keep either the SMs or DRAM busy), as ncu's guidance reads 60 % of SOL.
 BUSY_FRACTION = 0.6
 
 
 def device_peaks(device, peak_flops=None, peak_tensor=None, peak_bandwidth=None):
-    """(fp32 FLOP/s, tensor FLOP/s, bytes/s) for a device record; user values win."""
-    name = (device or {}).get("name") or ""
+    """(fp32 FLOP/s, tensor FLOP/s, bytes/s) for a device record; user values win. A peak
+    that is not known for the device is NaN (see FP32_PER_CLOCK_PER_SM)."""
+    device = device or {}
+    name = device.get("name") or ""
     table = next((v for k, v in KNOWN_PEAKS.items() if k in name), None)
     fp32 = table[0] if table else math.nan
-    if not table and device and device.get("sm_count") and device.get("rated_sm_clock_hz"):
-        fp32 = device["sm_count"] * 128 * 2 * device["rated_sm_clock_hz"]
+    lanes = FP32_PER_CLOCK_PER_SM.get(str(device.get("compute_capability")))
+    if not table and lanes and device.get("sm_count") and device.get("rated_sm_clock_hz"):
+        fp32 = device["sm_count"] * lanes * 2 * device["rated_sm_clock_hz"]
     tensor = table[1] if table else math.nan
     bw = table[2] if table else math.nan
     return (peak_flops or fp32, peak_tensor or tensor, peak_bandwidth or bw)
+
+
+def _unknown_peak(gpu, device, what, option):
+    cc = (device or {}).get("compute_capability")
+    return (f"no {what} peak known for {gpu or 'an unnamed GPU'}"
+            + (f" (compute capability {cc})" if cc else "") + f": give {option}")
 
 
 def _mean(group, metric):
@@ -94,9 +110,17 @@ def analyse(groups_by_kernel, devices, flops_metric=None, **peaks):
             busy = max(sm_pct, mem_pct) / 100
             verdict = ("latency" if busy < BUSY_FRACTION else
                        "compute" if sm_pct >= mem_pct else "memory")
+        elif not math.isnan(flops) and math.isnan(flop_peak):
+            # FLOPs are known and the peak is not: bandwidth alone would call a
+            # compute-bound kernel latency-bound.
+            basis, verdict = _unknown_peak(gpu, devices.get(gpu), "FLOP/s", "--peak-flops"), \
+                "unknown"
         elif not math.isnan(pct_bw):
             basis = "bandwidth only"
             verdict = "memory" if pct_bw / 100 >= BUSY_FRACTION else "latency"
+        elif not math.isnan(nbytes) and math.isnan(bw_peak):
+            basis, verdict = _unknown_peak(gpu, devices.get(gpu), "DRAM bandwidth",
+                                           "--peak-bandwidth"), "unknown"
         else:
             basis, verdict = "missing counters", "unknown"
         if tensor_cores and math.isnan(flops):

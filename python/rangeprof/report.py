@@ -16,6 +16,10 @@ from rangeprof.output import Parser, add_version, guarded, number, write
 
 PROG = "rangeprof-report"
 STAT_COLUMNS = table.AGG_COLUMNS
+# Runs on different GPUs are never pooled unless --group-by says so: by default a group
+# holds one GPU, as rangeprof.summarize's do, and the GPU column is shown where the
+# files hold more than one.
+DEFAULT_GROUP_BY = ["Annotation", "Kernel", "GPU", "Metric"]
 
 
 class Refused(Exception):
@@ -45,8 +49,9 @@ def parser():
     p.add_argument("--metric", action="append", help="metric(s) to show (repeatable, or "
                    "comma-separated; derived names too); default: all")
     p.add_argument("--group-by", help="comma-separated columns to group by (default "
-                   "Annotation,Kernel; config columns such as n or dtype, GPU, Host, Launch "
-                   "...); a column no run has is refused")
+                   "Annotation,Kernel,GPU: runs on different GPUs are not pooled, and the GPU "
+                   "column is shown where there are several; config columns such as n or "
+                   "dtype, GPU, Host, Launch ...); a column no run has is refused")
     form = p.add_mutually_exclusive_group()
     form.add_argument("--csv", action="store_true", help="CSV on stdout (with the config "
                       "columns and the reasons a row is not stable)")
@@ -73,7 +78,8 @@ def parser():
     positive = number(0, low_open=True)
     p.add_argument("--peak-flops", type=positive, metavar="FLOP/S",
                    help=f"peak FLOP/s for --bound ({positive.accepted}; default: the "
-                   "device's, from its name or SMs and clock)")
+                   "device's, from its name, or from its SMs, clock and compute "
+                   "capability where its FP32 lanes per SM are known)")
     p.add_argument("--peak-bandwidth", type=positive, metavar="BYTES/S",
                    help=f"peak DRAM bytes/s for --bound ({positive.accepted}; default: the "
                    "device's)")
@@ -146,12 +152,14 @@ def _wanted_present(job, wanted):
 
 def stats_report(args, out):
     wanted = _split(args.metric) or (presets.PRESETS[args.preset][0] if args.preset else None)
-    group_by = _split([args.group_by]) if args.group_by else list(table.DEFAULT_GROUP_BY)
+    group_by = _split([args.group_by]) if args.group_by else list(DEFAULT_GROUP_BY)
     job = scan_files(args, group_by, wanted)
     if wanted:
         _wanted_present(job, wanted)
     group_by = job.aggregator.group_by
     groups = job.aggregator.rows()
+    if not args.group_by:
+        group_by = _shown(group_by, groups)
     extra = ["Baseline", "Normalized", "Speedup"] if _normalize(groups, args) else []
     configs = [c for c in job.aggregator.configs if c not in group_by]
     cols = [c for c in group_by if c != "Metric"] + ["Metric", "Unit", "Launches"] + STAT_COLUMNS
@@ -167,6 +175,14 @@ def stats_report(args, out):
             print(f"\n{unstable} of {len(groups)} rows not stable (SPEC: n >= 5, RSD <= 2 %, drift "
                   "<= 2 %, SM clock within 5 %); --csv or --json list the reasons", file=out)
     return 0
+
+
+def _shown(group_by, groups):
+    """The default group_by columns a table shows: GPU only where the groups hold more
+    than one."""
+    if len({g.get("GPU") for g in groups}) > 1:
+        return group_by
+    return [c for c in group_by if c != "GPU"]
 
 
 def _by_kernel(groups):
@@ -205,14 +221,15 @@ def bytes_report(args, out):
     if not args.combine:
         args.combine = "sum"
     metrics = ("dram_bytes", presets.DRAM_READ, presets.DRAM_WRITE, presets.TIME)
-    job = scan_files(args, ["Annotation", "Metric"], metrics, [parse_derivation(
+    job = scan_files(args, ["Annotation", "GPU", "Metric"], metrics, [parse_derivation(
         f"dram_bytes[byte]={presets.DRAM_READ}+{presets.DRAM_WRITE}")])
     groups = job.aggregator.rows()
     extra = ["Normalized"] if _normalize(groups, args) else []
     for g in groups:
         g["Kernels"] = job.kernels.get(g["Annotation"])
-    cols = ["Annotation", "Kernels", "Metric", "Unit", "NumRuns", "AvgValue", "CI95_Lower",
-            "CI95_Upper", "RelativeStdDevPct"] + extra
+    cols = ["Annotation"] + [c for c in _shown(["GPU"], groups)] + [
+        "Kernels", "Metric", "Unit", "NumRuns", "AvgValue", "CI95_Lower", "CI95_Upper",
+        "RelativeStdDevPct"] + extra
     write(groups, cols, _form(args), out, widths=dict(Annotation=48))
     return 0
 

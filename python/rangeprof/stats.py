@@ -478,10 +478,16 @@ def ratio_ci(a, b):
 
 def bootstrap_ratio(a, b, resamples=2000, seed=0):
     """mean(b)/mean(a) with a percentile 95 % interval and a two-sided p-value for 'the
-    ratio is 1', from resampling each side with replacement (seeded: reproducible)."""
+    ratio is 1', from resampling each side with replacement (seeded: reproducible); no
+    interval and no p (NaN) with fewer than two finite values on a side."""
     a, b = _common_scale(_finite(a), _finite(b))
     if not a or not b or math.fsum(a) == 0:
         return dict(ratio=math.nan, low=math.nan, high=math.nan, p=math.nan)
+    if len(a) < 2 or len(b) < 2:
+        # One value resamples to itself: every ratio would be the same and p = 0 for
+        # any difference. As Welch's test, no interval and no p below two values a side.
+        return dict(ratio=(math.fsum(b) / len(b)) / (math.fsum(a) / len(a)), low=math.nan,
+                    high=math.nan, p=math.nan)
     rng = random.Random(seed)
     ratios = []
     for _ in range(resamples):

@@ -9,7 +9,7 @@ from collections import OrderedDict
 
 from rangeprof import stats
 from rangeprof.expr import ExprError
-from rangeprof.units import DIMENSIONLESS, parse_unit
+from rangeprof.units import DIMENSIONLESS, parse_unit, same_unit
 
 # Identity and context columns of a long-form row, in the order tables show them. Config
 # columns (from key=value words) go after Annotation.
@@ -401,10 +401,11 @@ def config_columns(rows):
 
 
 _NESTED = ("config", "values", "kernels", "_template", "_kernel_count")
-# The columns a run's session, file, launch (and graph node), kernel, range path and
-# config decide (Aggregator.add_run's light key); config columns are decided by config.
+# The columns a run's session, device record, file, launch (and graph node), kernel,
+# range path and config decide (Aggregator.add_run's light key); config columns are
+# decided by config.
 _LIGHT_COLUMNS = frozenset(("Annotation", "Kernel", "Metric", "Launch", "Session",
-                            "Process", "Host", "File"))
+                            "Process", "Host", "File", "GPU"))
 # Columns that differ between the runs of one launch: grouping by one of them turns off
 # the per-launch group cache.
 _PER_RUN = frozenset(("Value", "Unit", "Run", "SMClock", "Temperature", "ThrottleReasons",
@@ -420,7 +421,8 @@ class _Group:
     the work is done where the reading is, in the processes of scan.run), the clocks'
     range, the throttle reasons' tally and which config values it holds constant."""
     __slots__ = ("unit", "values", "runs", "seg_launch", "seg_start", "seg_done", "open",
-                 "clock_low", "clock_high", "hits", "seen", "consts", "varied", "last_config")
+                 "clock_low", "clock_high", "hits", "seen", "consts", "varied", "last_config",
+                 "other_units")
 
     def __init__(self, unit, config):
         self.unit = unit
@@ -432,6 +434,14 @@ class _Group:
         self.clock_low = self.clock_high = None
         self.hits, self.seen = 0, set()
         self.consts, self.varied, self.last_config = dict(config), set(), config
+        # Unit texts of values that are not in the group's unit (another scale or
+        # dimension): such a group's values are not averaged (Aggregator.rows).
+        self.other_units = set()
+
+    def note_unit(self, text):
+        """A value in unit text joined the group (called where text != self.unit)."""
+        if text not in self.other_units and not same_unit(text, self.unit):
+            self.other_units.add(text)
 
     def new_segment(self, launch):
         """Before the first value of a launch other than the open segment's."""
@@ -474,6 +484,9 @@ class _Group:
             self.open = launches[-1]
         for clock in (other.clock_low, other.clock_high):
             self.note_clock(clock)
+        for text in other.other_units | {other.unit}:
+            if text != self.unit:
+                self.note_unit(text)
         self.hits += other.hits
         self.seen |= other.seen
         self.last_config = None
@@ -513,6 +526,16 @@ class _Group:
                 self.clock_low = clock
             elif clock > self.clock_high:
                 self.clock_high = clock
+
+
+def _note_units(by_metric, units):
+    """Notes in each group of by_metric a unit of units (a run's) that is not its own."""
+    units = units if type(units) is dict else {}
+    for metric, g in by_metric.items():
+        if g is not None:
+            text = units.get(metric) or ""
+            if text != g.unit:
+                g.note_unit(text)
 
 
 def _segment_drift(values, runs):
@@ -558,11 +581,13 @@ class Aggregator:
         self._light = self._by_launch and all(c in _LIGHT_COLUMNS or c not in _ID_SET
                                               for c in group_by)
         self._light_cache = {}
+        self._units_entry = self._units_seen = None
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_cache"] = {}  # templates are per process: not sent between them
         state["_light_cache"] = {}
+        state["_units_entry"] = state["_units_seen"] = None
         return state
 
     def _launch(self, launch):
@@ -621,7 +646,7 @@ class Aggregator:
             if self._light:
                 get = rec.get
                 graph = get("graph")
-                key = (id(run.session), run.path, get("launch"),
+                key = (id(run.session), id(run.device), run.path, get("launch"),
                        graph.get("node") if type(graph) is dict else None, get("kernel"),
                        get("nvtx_path"),
                        run.config_key if run.config_key is not None else id(run.config))
@@ -636,6 +661,12 @@ class Aggregator:
                     if metric not in by_metric:
                         break
                 else:
+                    units = rec.get("units")
+                    # Checked at each launch's first run here and wherever the units
+                    # change: a comparison per run, not a lookup per metric.
+                    if entry is not self._units_entry or units != self._units_seen:
+                        self._units_entry, self._units_seen = entry, units
+                        _note_units(by_metric, units)
                     r = rec.get("run")
                     r = r if type(r) is int and -_NO_RUN > r > _NO_RUN else _NO_RUN
                     clock = rec.get("sm_clock_hz")
@@ -664,7 +695,7 @@ class Aggregator:
                     self._light_cache.clear()
                 # The records whose ids are in the key stay alive while it is cached.
                 self._light_cache[key] = (self._cache[s["_template"]], run.session,
-                                          run.config)
+                                          run.device, run.config)
             return
         self.add(sample(run))
 
@@ -685,6 +716,8 @@ class Aggregator:
             g = by_metric[metric]
             if g is None:
                 continue
+            if item[2] != g.unit:
+                g.note_unit(item[2])
             if launch != g.open:
                 g.new_segment(launch)
             g.values.append(item[0])
@@ -740,6 +773,8 @@ class Aggregator:
                 g = groups[key] = _Group(unit_text, config)
             else:
                 g.note_config(config)
+                if unit_text != g.unit:
+                    g.note_unit(unit_text)
             if launch != g.open:
                 g.new_segment(launch)
             g.values.append(value)
@@ -788,7 +823,7 @@ class Aggregator:
         columns constant in the group, Unit, Launches, AGG_COLUMNS, Reasons and values."""
         out = []
         for key, g in self.groups.items():
-            s = self.group_stats(g)
+            s = self.group_stats(g) if not g.other_units else _unaveraged(g)
             row = OrderedDict(zip(self.group_by, key))
             for c in self.configs:
                 if c not in row:
@@ -807,6 +842,28 @@ class Aggregator:
 
 
 _ID_SET = frozenset(ID_COLUMNS)
+
+
+def _unaveraged(g):
+    return unaveraged(g.values, g.other_units | {g.unit})
+
+
+def unaveraged(values, units):
+    """The statistics (stats.summarize's keys) of values in more than one unit: none (NaN),
+    n the finite values, and the reason naming the units; numbers in different units are
+    not averaged."""
+    s = stats.summarize([])
+    s["n"] = sum(1 for v in values if stats._is_finite(v))
+    shown = ", ".join(repr(u) for u in sorted(units, key=str))
+    s["reasons"] = [f"units differ between runs ({shown}): not averaged (group by Unit to "
+                    "keep them apart)"]
+    return s
+
+
+def mixed_units(units):
+    """Whether unit texts name more than one unit ('ns' and 'nanosecond' are one)."""
+    units = list(units)
+    return any(not same_unit(units[0], u) for u in units[1:])
 
 
 def aggregate(rows, group_by=None):

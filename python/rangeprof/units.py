@@ -64,12 +64,29 @@ class Unit:
 DIMENSIONLESS = Unit()
 
 
+def _split_power(token):
+    """(word, power) of an atom: 'byte^-1' -> ('byte', -1), 'second2' -> ('second', 2),
+    'byte^' -> ('byte', 1); the shortest word before an optional '^' and optional signed
+    digits, as re.fullmatch(r"(.*?)\\^?(-?\\d+)?", token) splits it, in one pass from the
+    end (that regex tries every split and every digit count: quadratic in a long run of
+    digits). ValueError for a power of more digits than int() takes."""
+    i = len(token)
+    while i and token[i - 1].isdecimal():  # \d: Unicode decimal digits
+        i -= 1
+    if i == len(token):
+        return (token[:-1], 1) if token.endswith("^") else (token, 1)
+    j = i - 1 if i and token[i - 1] == "-" else i
+    power = int(token[j:])
+    if j and token[j - 1] == "^":
+        j -= 1
+    return token[:j], power
+
+
 def _atom(token):
     """'nsecond' -> Unit(1e-9, {s: 1}); '%' and unknown words are dimensions of their own."""
     if token in ("", "1"):
         return Unit()
-    m = re.fullmatch(r"(.*?)\^?(-?\d+)?", token)
-    word, power = m.group(1), int(m.group(2) or 1)
+    word, power = _split_power(token)
     # CUPTI names the clock a cycle counter counts ('gpc_cycle', 'sm_cycle', 'dram_cycle');
     # ncu's CSV gives the same metric's unit as plain 'cycle'. The metric's name says the
     # clock: as a unit, a cycle of any clock is a cycle, so that the two compare.
@@ -166,3 +183,12 @@ def conversion_factor(src, dst):
     if not math.isfinite(factor) or factor == 0:
         raise UnitError(f"no finite factor takes '{format_unit(src)}' to '{format_unit(dst)}'")
     return factor
+
+
+def same_unit(a, b):
+    """Whether unit texts a and b name one unit: the same dimensions and scale
+    ('nanosecond', 'nsecond' and 'ns'; not 'usecond'). A text that is not a string (a
+    missing unit) is no unit."""
+    ua = parse_unit(a if isinstance(a, str) else "")
+    ub = parse_unit(b if isinstance(b, str) else "")
+    return ua.same_dims(ub) and math.isclose(ua.scale, ub.scale, rel_tol=1e-12)

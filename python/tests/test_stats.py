@@ -360,3 +360,14 @@ def test_several_drifting_launches_name_the_largest():
     s = stats.summarize(values, launches=launches, runs=run)
     assert s["reasons"][-1] == \
         "drifted +12.2 % over 10 runs in launch s#7 (2 of 7 launches drifted)"
+
+
+def test_bootstrap_gives_no_p_from_one_value():
+    """One run against twenty (issue 38, finding 5): a single value resamples to itself,
+    which made p = 0 for any difference; like Welch's test, no p below two values a side."""
+    a = [100.0 + (i % 5) for i in range(20)]
+    bs = stats.bootstrap_ratio(a, [110.0])
+    assert bs["ratio"] == pytest.approx(110 / 102) and bs["p"] != bs["p"]
+    assert bs["low"] != bs["low"] and bs["high"] != bs["high"]
+    assert stats.welch(a, [110.0])["p"] != stats.welch(a, [110.0])["p"]
+    assert stats.bootstrap_ratio(a, [110.0, 111.0])["p"] == stats.bootstrap_ratio(a, [110.0, 111.0])["p"]

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/launch_metrics.h"
 #include "common/log.h"
 #include "common/regex.h"
 
@@ -617,8 +618,44 @@ static void contradiction(const struct rp_options *opts, enum rp_option low,
 		 rp_quote(opts->text[high] ? opts->text[high] : "", qb, sizeof(qb)), why);
 }
 
+/* The launch__ metrics of --metrics: each one rangeprof supplies (launch_metrics.h), and
+ * only where a workload is one kernel launch. 0, or RP_ERR_FAILED with the message. */
+static int check_launch_metrics(const struct rp_options *opts, char *err, size_t err_size)
+{
+	char m[64], o[64], q[RP_QUOTE_SIZE];
+	for (const char *p = opts->metrics ? opts->metrics : ""; *p;) {
+		size_t len = strcspn(p, ",");
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		p += len + (p[len] == ',');
+		if (!rp_metric_is_launch(name, strlen(name)))
+			continue;
+		rp_option_origin(opts, RP_OPT_METRICS, m, sizeof(m));
+		rp_quote(name, q, sizeof(q));
+		if (!rp_launch_metric_find(name, strlen(name))) {
+			snprintf(err, err_size, "%s: '%s' is not one of the launch__ metrics rangeprof "
+				 "supplies: %s", m, q, rp_launch_metric_names());
+			return RP_ERR_FAILED;
+		}
+		enum rp_option mode = opts->replay_mode == RP_REPLAY_RANGE ? RP_OPT_REPLAY_MODE :
+			opts->graph_profiling == RP_GRAPH_GRAPH ? RP_OPT_GRAPH_PROFILING : RP_OPT_COUNT;
+		if (mode != RP_OPT_COUNT) {
+			snprintf(err, err_size, "%s: '%s' describes one kernel launch, and %s '%s' "
+				 "measures %s as one workload; use %s", m, q,
+				 rp_option_origin(opts, mode, o, sizeof(o)), opts->text[mode],
+				 mode == RP_OPT_REPLAY_MODE ? "each NVTX range" : "each graph launch",
+				 mode == RP_OPT_REPLAY_MODE ? "--replay-mode kernel" :
+				 "--graph-profiling node (each kernel node its own launch)");
+			return RP_ERR_FAILED;
+		}
+	}
+	return 0;
+}
+
 int rp_options_check(struct rp_options *opts, char *err, size_t err_size)
 {
+	if (check_launch_metrics(opts, err, err_size))
+		return RP_ERR_FAILED;
 	/* A bound the user gave moves the default one it would contradict: --runs-max 5
 	 * alone means at most 5 runs, so at least 5 too, not a refusal of the default
 	 * --runs-min 10 (which the user never wrote, and which --runs 3 does not use). */

@@ -146,7 +146,9 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 		  const char *origin, char *err, size_t err_size);
 
 /* Checks what single values cannot show: --runs-min <= --runs-max, --thermal-wait <=
- * --thermal-continue. Called once all options are in (environment, then command line).
+ * --thermal-continue, and that each launch__ metric of --metrics is one rangeprof
+ * supplies (common/launch_metrics.h), asked for where a workload is one kernel launch
+ * (not with --replay-mode range or --graph-profiling graph). Called once all options are in (environment, then command line).
  * Where only one of a pair was given, the default of the other moves to meet it
  * (--runs-max 5 lowers runs_min to 5, --thermal-wait 30 raises thermal_continue to 30):
  * only two values the user gave can contradict. Then returns RP_ERR_FAILED with one line

@@ -4,6 +4,7 @@
  * alone when there are none), the values come back in the user's order with the
  * launch__ ones NaN for the workload to fill, and their units are ncu's. No GPU. */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -193,4 +194,28 @@ Test(metric_set, only_launch_metrics_configure_the_timer_alone_without_the_clock
 	measure(set, values, clocks);
 	cr_assert(isnan(values[0]) && isnan(values[1]));
 	collector_metric_set_destroy(set);
+}
+
+static CUptiResult no_base_metrics(CUpti_Profiler_Host_GetBaseMetrics_Params *p)
+{
+	p->numMetrics = 0;
+	return CUPTI_SUCCESS;
+}
+
+Test(metric_set, list_metrics_lists_the_launch_metrics_after_the_devices,
+     .init = cr_redirect_stdout)
+{
+	stand_ins();
+	rp_api.cuptiProfilerHostGetBaseMetrics = no_base_metrics;
+	char err[256];
+	cr_assert_eq(collector_list_metrics(NULL, 0, err, sizeof(err)), 0, "%s", err);
+	fflush(stdout);
+	char out[8192] = "";
+	FILE *f = cr_get_redirected_stdout();
+	size_t n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	const struct rp_launch_metric_desc *t = rp_launch_metric_table();
+	for (size_t i = 0; i < RP_LAUNCH_METRIC_COUNT; i++)
+		cr_assert(strstr(out, t[i].name), "%s is listed: %s", t[i].name, out);
+	cr_assert(strstr(out, "launch__sm_count") && strstr(out, " SM "), "%s", out);
 }

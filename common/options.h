@@ -185,14 +185,15 @@ int rp_options_set_runtime(struct rp_options *opts, const char *name, const char
  * The environment is also read elsewhere, each time for something that is not an option:
  * here, rp_options_env_typos walks environ for misspelt RANGEPROF_ names (their values
  * are never read) and rp_output_path_expand reads the variable that -o's %q{VAR} names;
- * inject/init.c reads RANGEPROF_CONTROL_PID (inject_inherited: the process under the
- * control API that pointed the hooks here, whose children measure nothing unless
- * --children) and LD_PRELOAD (inject_preloaded: whether librangeprof.so was
+ * inject/init.c reads LD_PRELOAD (inject_preloaded: whether librangeprof.so was
  * preloaded, which decides whether CUDA's hook is set and whether options select
  * launches under the control API) and CUDA_INJECTION64_PATH (inject_forget_cuda_hook:
  * unset where it names this library, so that children of a process under control do
  * not inherit it); inject/control.c reads CUDA_INJECTION64_PATH (another tool's
  * injection library, set by ncu and nsys, which the driver loads instead of this one);
+ * inject/init.c also reads RANGEPROF_CONTROL_PID, which is no option (inject_inherited:
+ * the process under the control API that pointed the hooks here, whose children measure
+ * nothing unless --children);
  * collector/api.c reads CUDA_HOME (one of the places CUPTI is looked for) and
  * LD_LIBRARY_PATH (only to name it when CUPTI is not found); scripts/launcher.c reads
  * LD_PRELOAD to put librangeprof.so first in it. The Python package reads its own

@@ -47,8 +47,24 @@ static void cluster_of(const struct inject_launch *l, long out[3])
 	}
 }
 
+/* The handle the driver's function queries take. The runtime launches CUkernel handles
+ * (CUDA 12's library loading) through cuLaunchKernel, and the function queries call
+ * those invalid (memory/layout.c meets the same for the parameters): the context's
+ * CUfunction of the kernel is asked instead. */
+static CUfunction queried(CUfunction f)
+{
+	int v = 0;
+	CUfunction g = NULL;
+	if (rp_api.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f) != CUDA_ERROR_INVALID_HANDLE)
+		return f;
+	return rp_api.cuKernelGetFunction(&g, (CUkernel)f) == CUDA_SUCCESS && g ? g : f;
+}
+
 void inject_launch_shape(const struct inject_launch *l, int device, struct rp_launch_shape *s)
 {
+	struct inject_launch q = *l;
+	q.function = queried(l->function);
+	l = &q;
 	*s = (struct rp_launch_shape){ .dynamic_smem = l->shared_mem_bytes };
 	for (int i = 0; i < 3; i++) {
 		s->grid[i] = l->grid[i];

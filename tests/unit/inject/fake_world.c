@@ -152,7 +152,8 @@ static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice dev)
 
 static CUresult function_attribute(int *v, CUfunction_attribute a, CUfunction f)
 {
-	(void)f;
+	if (fw.kernel_handle && f == fw.kernel_handle)
+		return CUDA_ERROR_INVALID_HANDLE;
 	if ((unsigned)a >= CU_FUNC_ATTRIBUTE_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	*v = fw.function_attributes[a];
@@ -167,10 +168,19 @@ static CUresult ctx_get_limit(size_t *v, CUlimit limit)
 	return CUDA_SUCCESS;
 }
 
+static CUresult kernel_get_function(CUfunction *f, CUkernel k)
+{
+	if (!fw.kernel_handle || (CUfunction)k != fw.kernel_handle)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*f = fw.kernel_function;
+	return CUDA_SUCCESS;
+}
+
 static CUresult occupancy(int *blocks, CUfunction f, int block_size, size_t dynamic_smem,
 			  unsigned flags)
 {
-	(void)f, (void)flags;
+	(void)flags;
+	fw.occupancy_function = f;
 	fw.occupancy_block_size = block_size;
 	fw.occupancy_dynamic_smem = dynamic_smem;
 	*blocks = fw.active_blocks;
@@ -691,6 +701,7 @@ void fake_world_init(void)
 	rp_api.cuFuncGetAttribute = function_attribute;
 	rp_api.cuCtxGetLimit = ctx_get_limit;
 	rp_api.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = occupancy;
+	rp_api.cuKernelGetFunction = kernel_get_function;
 	/* An H200 (cudaDeviceGetAttribute there, tests/gpu/check_launch_metrics.py), and a
 	 * function of 12 registers without static shared memory. */
 	fw.device_attributes[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] = 9;

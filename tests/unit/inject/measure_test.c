@@ -338,3 +338,23 @@ Test(measure, a_launch_metric_the_driver_cannot_give_is_null_not_made_up)
 		cJSON_GetObjectItemCaseSensitive(run, "metrics"), "launch__waves_per_multiprocessor");
 	cr_assert(waves && cJSON_IsNull(waves), "NaN is written as null");
 }
+
+Test(measure, a_cukernel_handle_is_asked_through_its_function_in_the_context)
+{
+	struct inject_config c = fake_config();
+	c.metrics = "launch__registers_per_thread,launch__waves_per_multiprocessor";
+	configure(c);
+	struct inject_launch l = fake_launch(fw.current, 0, 1);
+	fw.kernel_handle = l.function;
+	fw.kernel_function = (CUfunction)(uintptr_t)0x7000;
+	fw.function_attributes[CU_FUNC_ATTRIBUTE_NUM_REGS] = 40;
+	struct measurement *m = inject_replay_enter(&l, "k(float*)");
+	if (m)
+		inject_replay_exit(m, true);
+	cJSON *run = fake_record("run", 0);
+	cr_assert_eq(fake_number(run, "metrics/launch__registers_per_thread"), 40,
+		     "the CUkernel's registers, through cuKernelGetFunction");
+	cr_assert_eq(fw.occupancy_function, fw.kernel_function);
+	cr_assert_float_eq(fake_number(run, "metrics/launch__waves_per_multiprocessor"),
+			   4.0 / (8 * 132), 1e-12);
+}

@@ -48,9 +48,10 @@ static void cluster_of(const struct inject_launch *l, long out[3])
 }
 
 /* The handle the driver's function queries take. The runtime launches CUkernel handles
- * (CUDA 12's library loading) through cuLaunchKernel, and the function queries call
- * those invalid (memory/layout.c meets the same for the parameters): the context's
- * CUfunction of the kernel is asked instead. */
+ * (CUDA 12's library loading) through cuLaunchKernel, and cuFuncGetAttribute calls those
+ * invalid (CUDA_ERROR_INVALID_HANDLE for cudaGetKernel's handle on the H200, driver 580,
+ * where cuKernelGetFunction's gives the registers; memory/layout.c meets the same for the
+ * parameters): the context's CUfunction of the kernel is asked instead. */
 static CUfunction queried(CUfunction f)
 {
 	int v = 0;

@@ -52,7 +52,8 @@ typedef struct {
 	X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)   \
 	X(cuEventDestroy) X(cuGraphGetEdges) X(cuGraphKernelNodeGetAttribute)              \
 	X(cuThreadExchangeStreamCaptureMode) X(cuStreamWaitEvent) X(cuMemsetD16Async)     \
-	X(cuMemsetD32Async)
+	X(cuMemsetD32Async) X(cuFuncGetAttribute) X(cuCtxGetLimit) X(cuKernelGetFunction)  \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)
 
 #define RP_CUPTI_FUNCTIONS(X)                                                          \
 	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)                  \

@@ -22,16 +22,25 @@
 
 #include "collector/api.h"
 #include "common/error.h"
+#include "common/launch_metrics.h"
 
 #define A rp_api
 
 struct collector_metric_set {
 	CUpti_Profiler_Host_Object *host;
 	uint8_t *availability;       /* must outlive host */
-	char **names;                /* user metrics, then the clock metric if added */
+	char **names;                /* the user's metrics, in their order */
 	char **units;
-	size_t user_count, count;
-	size_t clock_index;
+	size_t user_count;
+	/* What CUPTI measures: the user's metrics but the launch__ ones, then the clock
+	 * metric if added; the timer alone when the user named only launch__ metrics (the
+	 * runs are replayed all the same, in one cheap pass). */
+	const char **cupti_names;
+	size_t count;
+	size_t *cupti_index;         /* per user metric: its place in cupti_names, or
+				      * SIZE_MAX for a launch__ metric */
+	int *launch;                 /* per user metric: enum rp_launch_metric, or -1 */
+	size_t clock_index;          /* in cupti_names */
 	uint8_t *config;
 	size_t config_size;
 	unsigned passes;
@@ -210,12 +219,15 @@ void collector_metric_set_destroy(struct collector_metric_set *set)
 {
 	if (!set)
 		return;
-	for (size_t i = 0; i < set->count; i++) {
+	for (size_t i = 0; i < set->user_count; i++) {
 		free(set->names[i]);
 		free(set->units[i]);
 	}
 	free(set->names);
 	free(set->units);
+	free(set->cupti_names);
+	free(set->cupti_index);
+	free(set->launch);
 	free(set->config);
 	host_destroy(set->host);
 	free(set->availability);
@@ -231,7 +243,10 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 	for (const char *p = metric_list; *p; p++)
 		max += *p == ',';
 	if (!s || !(s->names = calloc(max, sizeof(char *))) ||
-	    !(s->units = calloc(max, sizeof(char *)))) {
+	    !(s->units = calloc(max, sizeof(char *))) ||
+	    !(s->cupti_names = calloc(max, sizeof(char *))) ||
+	    !(s->cupti_index = calloc(max, sizeof(size_t))) ||
+	    !(s->launch = calloc(max, sizeof(int)))) {
 		collector_metric_set_destroy(s);
 		snprintf(err, err_size, "out of host memory");
 		return -1;
@@ -250,17 +265,24 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 		if (!name)
 			break;
 		bool dup = false;
-		for (size_t i = 0; i < s->count; i++)
+		for (size_t i = 0; i < s->user_count; i++)
 			dup |= !strcmp(s->names[i], name);
 		if (dup) {
 			free(name);
 			continue;
 		}
-		s->names[s->count++] = name;
+		size_t k = s->user_count++;
+		s->names[k] = name;
+		const struct rp_launch_metric_desc *launch =
+			rp_launch_metric_find(name, strlen(name));
+		s->launch[k] = launch ? (int)launch->id : -1;
+		s->cupti_index[k] = launch ? SIZE_MAX : s->count;
+		if (launch)
+			continue;
+		s->cupti_names[s->count++] = name;
 		if (!strcmp(name, COLLECTOR_CLOCK_METRIC))
 			s->clock_index = s->count - 1;
 	}
-	s->user_count = s->count;
 	/* The clock counter costs a set of only gpu__time_duration ~7 ms per measured launch
 	 * (Start 0.84 ms, Stop 6.5 ms instead of 0.07 ms: bench/stop_probe.cu A on the H200,
 	 * doc/measurements.md, "Start and Stop of later passes"), as any counter beyond the
@@ -268,12 +290,16 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 	 * (collector_metric_set_measures_clock); a set that has counters anyway gets the
 	 * measured clock for nothing. */
 	bool counters = false;
-	for (size_t i = 0; i < s->user_count; i++)
-		counters |= !collector_metric_is_timer(s->names[i], strlen(s->names[i]));
+	for (size_t i = 0; i < s->count; i++)
+		counters |= !collector_metric_is_timer(s->cupti_names[i], strlen(s->cupti_names[i]));
 	if (s->clock_index == SIZE_MAX && counters) {
-		s->names[s->count] = strdup(COLLECTOR_CLOCK_METRIC);
+		s->cupti_names[s->count] = COLLECTOR_CLOCK_METRIC;
 		s->clock_index = s->count++;
 	}
+	/* Only launch__ metrics: the runs still replay the kernel (each run its record, with
+	 * NVML's view), timed by the cheapest set, whose values nobody reads. */
+	if (!s->count)
+		s->cupti_names[s->count++] = "gpu__time_duration.sum";
 	/* All metrics in one call. Metric setup crashed on the H200 (CUPTI 13.0) when each
 	 * metric was added by its own ConfigAddMetrics and the availability image was freed
 	 * early; commit 0b2f564 changed both, and the fact sheet puts the crash on the freed
@@ -283,7 +309,7 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 	CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
 		CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
 	add.pHostObject = s->host;
-	add.ppMetricNames = (const char **)s->names;
+	add.ppMetricNames = s->cupti_names;
 	add.numMetrics = s->count;
 	CUptiResult added = A.cuptiProfilerHostConfigAddMetrics(&add);
 	if (added != CUPTI_SUCCESS) {
@@ -296,7 +322,7 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 					ignored, sizeof(ignored)))
 				break;
 			add.pHostObject = probe;
-			add.ppMetricNames = (const char **)&s->names[i];
+			add.ppMetricNames = &s->cupti_names[i];
 			add.numMetrics = 1;
 			bool known = A.cuptiProfilerHostConfigAddMetrics(&add) == CUPTI_SUCCESS;
 			host_destroy(probe);
@@ -307,7 +333,7 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 			}
 		}
 		snprintf(err, err_size, "--metrics: unknown metric '%s' for this device (%s); "
-			 "'rangeprof --list-metrics' lists the metrics it supports", s->names[bad],
+			 "'rangeprof --list-metrics' lists the metrics it supports", s->cupti_names[bad],
 			 collector_cupti_error(added));
 		collector_metric_set_destroy(s);
 		/* A busy hardware is no unknown metric: the caller waits and tries again. */
@@ -337,8 +363,10 @@ static int metric_set_build(CUcontext ctx, int device, const char *metric_list,
 		return collector_cupti_failure("cuptiProfilerHostGetConfigImage", r, err, err_size);
 	}
 	s->passes = (unsigned)passes.numOfPasses;
-	for (size_t i = 0; i < s->count; i++)
-		s->units[i] = metric_unit(s->host, s->names[i]);
+	for (size_t i = 0; i < s->user_count; i++)
+		s->units[i] = s->launch[i] >= 0 ?
+			strdup(rp_launch_metric_table()[s->launch[i]].unit) :
+			metric_unit(s->host, s->names[i]);
 	*out = s;
 	return 0;
 }
@@ -360,7 +388,7 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 	bool timer_only = true;
 	for (const char *p = metric_list; *p;) {
 		size_t len = strcspn(p, ",");
-		timer_only &= collector_metric_is_timer(p, len);
+		timer_only &= collector_metric_is_timer(p, len) || rp_launch_metric_find(p, len);
 		p += len + (p[len] == ',');
 	}
 	if (timer_only && !metric_set_build(ctx, device, metric_list, false, out, err, err_size))
@@ -381,6 +409,11 @@ const char *const *collector_metric_set_names(const struct collector_metric_set 
 const char *const *collector_metric_set_units(const struct collector_metric_set *set)
 {
 	return (const char *const *)set->units;
+}
+
+int collector_metric_set_launch(const struct collector_metric_set *set, size_t k)
+{
+	return k < set->user_count ? set->launch[k] : -1;
 }
 
 bool collector_metric_set_measures_clock(const struct collector_metric_set *set)
@@ -479,7 +512,7 @@ static int prepare_counter_data(struct collector_profiler *prof,
 		CUpti_RangeProfiler_GetCounterDataSize_Params size = {
 			CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
 		size.pRangeProfilerObject = prof->object;
-		size.pMetricNames = (const char **)set->names;
+		size.pMetricNames = set->cupti_names;
 		size.numMetrics = set->count;
 		size.maxNumOfRanges = ranges;
 		size.maxNumRangeTreeNodes = (uint32_t)ranges;
@@ -622,7 +655,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		ev.counterDataImageSize = prof->counter_data_size;
 		/* The measured kernel is the last launch of each run (after the flush). */
 		ev.rangeIndex = (size_t)r * kernels_per_run + kernels_per_run - 1;
-		ev.ppMetricNames = (const char **)set->names;
+		ev.ppMetricNames = set->cupti_names;
 		ev.numMetrics = set->count;
 		ev.pMetricValues = row;
 		CUptiResult er = A.cuptiProfilerHostEvaluateToGpuValues(&ev);
@@ -630,7 +663,10 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			free(row);
 			return collector_cupti_failure("cuptiProfilerHostEvaluateToGpuValues", er, err, err_size);
 		}
-		memcpy(values + (size_t)r * set->user_count, row, set->user_count * sizeof(*row));
+		/* A launch__ metric is the workload's to fill (NaN until then). */
+		for (size_t k = 0; k < set->user_count; k++)
+			values[(size_t)r * set->user_count + k] =
+				set->cupti_index[k] == SIZE_MAX ? NAN : row[set->cupti_index[k]];
 		clock_hz[r] = set->clock_index == SIZE_MAX ? NAN : row[set->clock_index];
 	}
 	free(row);
@@ -681,6 +717,12 @@ int collector_list_metrics(CUcontext ctx, int device, char *err, size_t err_size
 	print_metrics(host, CUPTI_METRIC_TYPE_COUNTER);
 	print_metrics(host, CUPTI_METRIC_TYPE_RATIO);
 	print_metrics(host, CUPTI_METRIC_TYPE_THROUGHPUT);
+	/* ncu's launch__ metrics that rangeprof supplies from the launch and the driver. */
+	const struct rp_launch_metric_desc *launch = rp_launch_metric_table();
+	for (size_t i = 0; i < RP_LAUNCH_METRIC_COUNT; i++)
+		printf("%-60s %-12s %-40s %s (from the launch and the driver, no counter)\n",
+		       launch[i].name, *launch[i].unit ? launch[i].unit : "-", "-",
+		       launch[i].description);
 	host_destroy(host);
 	free(image);
 	return 0;

@@ -46,6 +46,10 @@ unsigned collector_metric_set_passes(const struct collector_metric_set *set);
  * the timer's, gpu__time_duration.sum/.max/...: not a performance counter. A set of only
  * these is built without the counter availability and leaves the clock counter out. */
 bool collector_metric_is_timer(const char *name, size_t len);
+/* Whether user metric k is one of the launch__ metrics rangeprof supplies
+ * (common/launch_metrics.h): its enum rp_launch_metric, or -1. CUPTI never sees those;
+ * collector_profiler_measure leaves their values NaN for the workload to fill. */
+int collector_metric_set_launch(const struct collector_metric_set *set, size_t k);
 /* Whether the set measures the SM clock (COLLECTOR_CLOCK_METRIC) itself. */
 bool collector_metric_set_measures_clock(const struct collector_metric_set *set);
 

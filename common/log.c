@@ -11,10 +11,11 @@
 
 #include "common/utf8.h"
 
-static atomic_bool quiet_flag;
+static atomic_bool quiet_flag, silent_flag;
 
 void rp_log_set_quiet(bool quiet) { atomic_store(&quiet_flag, quiet); }
-bool rp_log_quiet(void) { return atomic_load(&quiet_flag); }
+bool rp_log_quiet(void) { return atomic_load(&quiet_flag) || atomic_load(&silent_flag); }
+void rp_log_set_silent(bool silent) { atomic_store(&silent_flag, silent); }
 
 /* Copies src into buf (size > 40) with control characters and bytes that are not
  * UTF-8 written as \n, \t, \r, \xNN, until src ends, max bytes of it are read, or buf
@@ -53,6 +54,8 @@ static size_t escape(const char *src, size_t max, char *buf, size_t size, size_t
 __attribute__((format(printf, 2, 0)))
 static void emit(const char *prefix, const char *fmt, va_list ap)
 {
+	if (atomic_load_explicit(&silent_flag, memory_order_relaxed))
+		return;
 	/* Whatever the arguments hold (a kernel or NVTX name, a path), the message stays one
 	 * line of text: escaped here, once for every caller. */
 	char raw[2048], line[2048 + 64];

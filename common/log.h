@@ -8,9 +8,12 @@
 #include <stdbool.h>
 #include <stdarg.h>
 
-/* Progress lines are dropped when quiet; errors and warnings never are. */
+/* Progress lines (and the exit table) are dropped when quiet; errors, warnings and notes
+ * are not. When silent (the control API's quiet, Nsight Python's verbosity SILENT) no
+ * line at all is written; rp_log_quiet() is then true too. */
 void rp_log_set_quiet(bool quiet);
 bool rp_log_quiet(void);
+void rp_log_set_silent(bool silent);
 
 void rp_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rp_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/launch_metrics.h"
 #include "common/log.h"
 #include "common/regex.h"
 
@@ -111,6 +112,10 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "early: a GPU's profiler is set up on a thread of rangeprof's from the first kernel "
 	  "launch or allocation there, so the first measured launch does not wait ~0.3 s for it; lazy: at "
 	  "the first measured launch, nothing done for programs that measure nothing", .field = offsetof(struct rp_options, setup) },
+	{ RP_OPT_CHILDREN, "children", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
+	  "under the control API (import rangeprof): the processes this one starts measure "
+	  "too, each as under the launcher (without it they measure nothing); the launcher's "
+	  "children always measure", .field = offsetof(struct rp_options, children) },
 	{ RP_OPT_LIST_METRICS, "list-metrics", 0, RP_KIND_FLAG, NULL, NULL, NULL, 0, 0,
 	  "print the metrics the device supports, with units and descriptions, and exit",
 	  .command_line_only = true, .field = offsetof(struct rp_options, list_metrics) },
@@ -613,8 +618,44 @@ static void contradiction(const struct rp_options *opts, enum rp_option low,
 		 rp_quote(opts->text[high] ? opts->text[high] : "", qb, sizeof(qb)), why);
 }
 
+/* The launch__ metrics of --metrics: each one rangeprof supplies (launch_metrics.h), and
+ * only where a workload is one kernel launch. 0, or RP_ERR_FAILED with the message. */
+static int check_launch_metrics(const struct rp_options *opts, char *err, size_t err_size)
+{
+	char m[64], o[64], q[RP_QUOTE_SIZE];
+	for (const char *p = opts->metrics ? opts->metrics : ""; *p;) {
+		size_t len = strcspn(p, ",");
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		p += len + (p[len] == ',');
+		if (!rp_metric_is_launch(name, strlen(name)))
+			continue;
+		rp_option_origin(opts, RP_OPT_METRICS, m, sizeof(m));
+		rp_quote(name, q, sizeof(q));
+		if (!rp_launch_metric_find(name, strlen(name))) {
+			snprintf(err, err_size, "%s: '%s' is not one of the launch__ metrics rangeprof "
+				 "supplies: %s", m, q, rp_launch_metric_names());
+			return RP_ERR_FAILED;
+		}
+		enum rp_option mode = opts->replay_mode == RP_REPLAY_RANGE ? RP_OPT_REPLAY_MODE :
+			opts->graph_profiling == RP_GRAPH_GRAPH ? RP_OPT_GRAPH_PROFILING : RP_OPT_COUNT;
+		if (mode != RP_OPT_COUNT) {
+			snprintf(err, err_size, "%s: '%s' describes one kernel launch, and %s '%s' "
+				 "measures %s as one workload; use %s", m, q,
+				 rp_option_origin(opts, mode, o, sizeof(o)), opts->text[mode],
+				 mode == RP_OPT_REPLAY_MODE ? "each NVTX range" : "each graph launch",
+				 mode == RP_OPT_REPLAY_MODE ? "--replay-mode kernel" :
+				 "--graph-profiling node (each kernel node its own launch)");
+			return RP_ERR_FAILED;
+		}
+	}
+	return 0;
+}
+
 int rp_options_check(struct rp_options *opts, char *err, size_t err_size)
 {
+	if (check_launch_metrics(opts, err, err_size))
+		return RP_ERR_FAILED;
 	/* A bound the user gave moves the default one it would contradict: --runs-max 5
 	 * alone means at most 5 runs, so at least 5 too, not a refusal of the default
 	 * --runs-min 10 (which the user never wrote, and which --runs 3 does not use). */
@@ -642,6 +683,84 @@ int rp_options_check(struct rp_options *opts, char *err, size_t err_size)
 			opts->thermal_wait = opts->thermal_continue;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* At run time                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+/* The options a measurement reads when it starts (inject/config.c's configuration), and
+ * quiet, which the log reads at each line. */
+static const enum rp_option runtime_options[] = {
+	RP_OPT_METRICS, RP_OPT_RUNS, RP_OPT_TARGET_CI, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX,
+	RP_OPT_RUNS_BATCH, RP_OPT_RUNS_TIME_BUDGET, RP_OPT_CACHE_CONTROL, RP_OPT_CLOCK_CONTROL,
+	RP_OPT_THERMAL_CONTROL, RP_OPT_THERMAL_WAIT, RP_OPT_THERMAL_CONTINUE,
+	RP_OPT_THERMAL_TIMEOUT, RP_OPT_REPLAY_MODE, RP_OPT_QUIET, RP_OPT_CHILDREN,
+};
+#define RUNTIME_COUNT (sizeof(runtime_options) / sizeof(runtime_options[0]))
+
+bool rp_option_env_flag(enum rp_option id)
+{
+	char name[128];
+	rp_option_env_name(&table[id], name, sizeof(name));
+	const char *v = getenv(name);
+	return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"));
+}
+
+bool rp_option_runtime(enum rp_option id)
+{
+	for (size_t i = 0; i < RUNTIME_COUNT; i++)
+		if (runtime_options[i] == id)
+			return true;
+	return false;
+}
+
+int rp_options_set_runtime(struct rp_options *opts, const char *name, const char *value,
+			   enum rp_option *id_out, char *err, size_t err_size)
+{
+	const struct rp_option_desc *desc = rp_option_find_long(name, strlen(name));
+	if (!desc || !rp_option_runtime(desc->id)) {
+		char names[1024] = "";
+		size_t n = 0;
+		for (size_t i = 0; i < RUNTIME_COUNT; i++)
+			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
+					      "%s%s", i ? ", " : "", table[runtime_options[i]].name);
+		char env[128] = "", q[RP_QUOTE_SIZE];
+		if (desc)
+			rp_option_env_name(desc, env, sizeof(env));
+		snprintf(err, err_size, "option '%s' %s%s%s; the options that can change while "
+			 "the process runs are: %s", rp_quote(name, q, sizeof(q)),
+			 desc ? "is fixed when rangeprof starts: set " : "is unknown", env,
+			 desc ? " before the process starts" : "", names);
+		return RP_ERR_FAILED;
+	}
+	char origin[160];
+	snprintf(origin, sizeof(origin), "rangeprof_set_option(\"%s\")", desc->name);
+	/* The value alone first, on scratch options: a refused value leaves opts untouched. */
+	struct rp_options scratch;
+	rp_options_init(&scratch);
+	int rc = rp_option_set(&scratch, desc->id, value, origin, err, err_size);
+	rp_options_finish(&scratch);
+	if (rc)
+		return rc;
+	char *previous = opts->text[desc->id] ? strdup(opts->text[desc->id]) : NULL;
+	if (opts->text[desc->id] && !previous) {
+		snprintf(err, err_size, "%s: out of memory", origin);
+		return RP_ERR_NO_MEMORY;
+	}
+	bool was_given = opts->given[desc->id];
+	rc = rp_option_set(opts, desc->id, value, origin, err, err_size);
+	if (rc == 0 && (rc = rp_options_check(opts, err, err_size)) != 0) {
+		/* Contradicts another option (--runs-min above --runs-max): put it back. */
+		char ignored[256];
+		if (previous)
+			rp_option_set(opts, desc->id, previous, origin, ignored, sizeof(ignored));
+		opts->given[desc->id] = was_given;
+	}
+	free(previous);
+	if (rc == 0 && id_out)
+		*id_out = desc->id;
+	return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -35,6 +35,7 @@ enum rp_option {
 	RP_OPT_DEVICE_LOCK_TIMEOUT,
 	RP_OPT_BUSY_TIMEOUT,
 	RP_OPT_SETUP,
+	RP_OPT_CHILDREN,
 	RP_OPT_LIST_METRICS,
 	RP_OPT_QUIET,
 	RP_OPT_COUNT
@@ -109,6 +110,7 @@ struct rp_options {
 	long device_lock_timeout;  /* seconds to wait for another process's turn on a device */
 	long busy_timeout;         /* seconds to wait for hardware held outside rangeprof */
 	enum rp_setup setup;       /* when a device's profiler is set up: first launch or first measured */
+	bool children;             /* under the control API: child processes measure too */
 	bool list_metrics;
 	bool quiet;
 	bool given[RP_OPT_COUNT];  /* set by the user rather than by the default */
@@ -144,12 +146,37 @@ int rp_option_set(struct rp_options *opts, enum rp_option id, const char *value,
 		  const char *origin, char *err, size_t err_size);
 
 /* Checks what single values cannot show: --runs-min <= --runs-max, --thermal-wait <=
- * --thermal-continue. Called once all options are in (environment, then command line).
+ * --thermal-continue, and that each launch__ metric of --metrics is one rangeprof
+ * supplies (common/launch_metrics.h), asked for where a workload is one kernel launch
+ * (not with --replay-mode range or --graph-profiling graph). Called once all options are in (environment, then command line).
  * Where only one of a pair was given, the default of the other moves to meet it
  * (--runs-max 5 lowers runs_min to 5, --thermal-wait 30 raises thermal_continue to 30):
  * only two values the user gave can contradict. Then returns RP_ERR_FAILED with one line
  * naming both options as the user gave them and their values as written; else 0. */
 int rp_options_check(struct rp_options *opts, char *err, size_t err_size);
+
+/* Whether the flag option id is on in the environment (RANGEPROF_<NAME> one of the values
+ * a flag takes for true): for the decisions made before the options are read (entry.c:
+ * whether a child of a process under the control API measures). Never fails: a bad value
+ * is false here and refused when the options are read. */
+bool rp_option_env_flag(enum rp_option id);
+
+/* Whether option id may change while the process runs (the control API's
+ * rangeprof_set_option): the options a measurement reads when it starts, and quiet.
+ * The others shape the session (output, filters, set-up) and are fixed at start-up. */
+bool rp_option_runtime(enum rp_option id);
+
+/* Sets one option at run time, as rangeprof_set_option does, on opts (read from the
+ * environment before): the long name without dashes, the value as the command line takes
+ * it. The value is parsed on scratch options first and checked against the others
+ * (rp_options_check); a refused value leaves opts as they were. *id_out gets the
+ * option's id when it was set. Returns 0, or RP_ERR_NO_MEMORY, or RP_ERR_FAILED with one
+ * line in err: an unknown name, one fixed at start-up (naming its RANGEPROF_ variable),
+ * each with the list of run-time options, or the value's own refusal. libc only: the
+ * library (inject/init.c) and the Python tests' stand-in library (fake_control.c) both
+ * call it, so that they accept exactly the same. */
+int rp_options_set_runtime(struct rp_options *opts, const char *name, const char *value,
+			   enum rp_option *id_out, char *err, size_t err_size);
 
 /* Reads every option's RANGEPROF_* variable (the launcher exports the command line as
  * these): the only place the C code takes its options from the environment. Stops at the
@@ -164,6 +191,9 @@ int rp_options_check(struct rp_options *opts, char *err, size_t err_size);
  * unset where it names this library, so that children of a process under control do
  * not inherit it); inject/control.c reads CUDA_INJECTION64_PATH (another tool's
  * injection library, set by ncu and nsys, which the driver loads instead of this one);
+ * inject/init.c also reads RANGEPROF_CONTROL_PID, which is no option (inject_inherited:
+ * the process under the control API that pointed the hooks here, whose children measure
+ * nothing unless --children);
  * collector/api.c reads CUDA_HOME (one of the places CUPTI is looked for) and
  * LD_LIBRARY_PATH (only to name it when CUPTI is not found); scripts/launcher.c reads
  * LD_PRELOAD to put librangeprof.so first in it. The Python package reads its own

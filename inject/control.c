@@ -138,6 +138,39 @@ static bool other_injection(char *path, size_t size)
 	return true;
 }
 
+/* Whether a CUDA driver can be loaded in this process, and why not: libcuda.so.1 is
+ * loaded (the application would load it anyway) and asked its version, which needs no
+ * cuInit. cuInit itself is left to the application: initialising CUDA at import would
+ * make a later fork's child unable to use it. Asked once; the library stays loaded. */
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+static char driver_problem[512];
+
+static void probe_driver(void)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!cuda) {
+		const char *e = dlerror();
+		snprintf(driver_problem, sizeof(driver_problem), "no CUDA driver in this process: "
+			 "libcuda.so.1 cannot be loaded (%s)", e ? e : "not found");
+		return;
+	}
+	int (*version)(int *) = (int (*)(int *))dlsym(cuda, "cuDriverGetVersion");
+	int v = 0, rc = version ? version(&v) : -1;
+	if (rc != 0)
+		snprintf(driver_problem, sizeof(driver_problem), "the CUDA driver libcuda.so.1 "
+			 "does not work here (cuDriverGetVersion: %s %d)",
+			 version ? "error" : "missing", rc);
+}
+
+static bool driver_present(char *why, size_t size)
+{
+	pthread_once(&driver_once, probe_driver);
+	if (!driver_problem[0])
+		return true;
+	snprintf(why, size, "%s", driver_problem);
+	return false;
+}
+
 /* Whether this library was preloaded (the launcher, LD_PRELOAD): then its options select
  * launches until the first annotation opens. */
 static bool preloaded(void)
@@ -158,8 +191,12 @@ static void take_control(void)
 int rangeprof_attach(void)
 {
 	atomic_store(&attached, true);
-	if (!preloaded())
+	if (!preloaded()) {
+		/* Before anything else: children started from now on know that they only
+		 * inherited the hooks (inject_inherited). */
+		inject_mark_controller();
 		take_control();
+	}
 	char why[PATH_MAX + 128];
 	if (!inject_initialised()) {
 		if (driver_initialised()) {
@@ -170,6 +207,12 @@ int rangeprof_attach(void)
 			return fail(RANGEPROF_EUNAVAILABLE, "CUDA_INJECTION64_PATH names another "
 				    "tool's library (%s): a profiler such as ncu or nsys runs this "
 				    "process, and rangeprof measures nothing", why);
+		} else if (!driver_present(why, sizeof(why))) {
+			/* Nothing to hook and nothing to refuse: a process without a GPU that
+			 * imports rangeprof to read records gets no warning; info says why
+			 * nothing is measured. */
+			inject_init_controlled();
+			return ok();
 		} else {
 			/* The driver calls InitializeInjection at cuInit once the hook names
 			 * this library (the constructor set it only when preloaded). */
@@ -195,11 +238,15 @@ char *rangeprof_info(void)
 		return NULL;
 	char why[PATH_MAX + 128] = "", path[PATH_MAX];
 	bool initialised = inject_initialised();
-	bool measuring = initialised ? inject_measuring_possible(why, sizeof(why)) :
-		!other_injection(path, sizeof(path));
-	if (!initialised && !measuring)
+	bool measuring = true;
+	if (initialised)
+		measuring = inject_measuring_possible(why, sizeof(why));
+	else if (other_injection(path, sizeof(path))) {
+		measuring = false;
 		snprintf(why, sizeof(why), "CUDA_INJECTION64_PATH names another tool's library "
 			 "(%s)", path);
+	} else
+		measuring = driver_present(why, sizeof(why));
 	cJSON_AddNumberToObject(o, "control_version", RANGEPROF_CONTROL_VERSION);
 	cJSON_AddStringToObject(o, "version", PROJECT_VERSION);
 	cJSON_AddBoolToObject(o, "attached", attached);

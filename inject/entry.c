@@ -2,7 +2,9 @@
  * The constructor runs when the library is preloaded (or dlopened by CUDA or NVTX); it only
  * points NVTX_INJECTION64_PATH, and when preloaded CUDA_INJECTION64_PATH, at this library
  * unless the user set them, so that no CUDA or CUPTI call happens before the driver
- * initialises us. The control API's entry points are in control.c.
+ * initialises us. In a process that merely inherited the hooks from a parent under the
+ * control API (inject_inherited) every entry point does nothing. The control API's entry
+ * points are in control.c.
  * Calls inject/ and nvtx_bridge/. */
 #include <dlfcn.h>
 #include <limits.h>
@@ -22,7 +24,7 @@ __attribute__((constructor)) static void preload_constructor(void)
 	/* LD_PRELOAD=build/inject/librangeprof.so gives a relative name; exported as it is,
 	 * every child that starts in another directory would fail to load it. */
 	char absolute[PATH_MAX];
-	if (!realpath(self.dli_fname, absolute))
+	if (!realpath(self.dli_fname, absolute) || inject_inherited())
 		return;
 	/* CUDA's hook only when preloaded (the launcher, LD_PRELOAD): a library loaded by
 	 * NVTX_INJECTION64_PATH in a child of a process that imported rangeprof must not make
@@ -36,6 +38,12 @@ __attribute__((constructor)) static void preload_constructor(void)
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names us. */
 int InitializeInjection(void)
 {
+	/* A child of a process under the control API that inherited the hook: nothing is
+	 * measured or written here, and its own children do not get the hook either. */
+	if (inject_inherited()) {
+		inject_forget_cuda_hook();
+		return 1;
+	}
 	inject_init_once();
 	return 1;
 }
@@ -43,5 +51,9 @@ int InitializeInjection(void)
 /* Called by each NVTX client module at its first NVTX call. */
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
+	/* No: NVTX then unloads the library and keeps its calls no-ops (the child of a
+	 * process under the control API, which measures nothing). */
+	if (inject_inherited())
+		return 0;
 	return nvtx_bridge_attach(get_export_table);
 }

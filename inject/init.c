@@ -158,6 +158,11 @@ static void init(void)
 	char err[2048];
 	atomic_store(&initialised, true);
 	pthread_once(&options_once, load_options);
+	/* The driver has read CUDA's hook by now: children of a process under control (a
+	 * notebook's subprocesses) must not inherit it and measure every kernel they launch,
+	 * whatever happens below (a refusal returns early), unless --children asks. */
+	if (atomic_load(&controlled) && !opts.children)
+		inject_forget_cuda_hook();
 	if (options_error[0]) {
 		refuse(options_error);
 		return;
@@ -204,10 +209,6 @@ static void init(void)
 	pthread_atfork(NULL, NULL, in_fork_child);
 	inject_measuring_start();
 	write_session_record();
-	/* The driver has read CUDA's hook: children of a process under control (a notebook's
-	 * subprocesses) must not inherit it and measure every kernel they launch. */
-	if (atomic_load(&controlled))
-		inject_forget_cuda_hook();
 	if (saving_whole)
 		inject_report("late-attach", INJECT_CONCERNS(.option = "--memory-save"), false,
 			      "rangeprof was attached after CUDA was initialised: the memory "
@@ -264,68 +265,79 @@ void inject_describe(cJSON *o)
 	}
 }
 
-/* The options a measurement reads when it starts (config.c's configuration); the others
- * shape the session (output, filters, set-up) and are fixed at start-up. */
-static const enum rp_option runtime_options[] = {
-	RP_OPT_METRICS, RP_OPT_RUNS, RP_OPT_TARGET_CI, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX,
-	RP_OPT_RUNS_BATCH, RP_OPT_RUNS_TIME_BUDGET, RP_OPT_CACHE_CONTROL, RP_OPT_CLOCK_CONTROL,
-	RP_OPT_THERMAL_CONTROL, RP_OPT_THERMAL_WAIT, RP_OPT_THERMAL_CONTINUE,
-	RP_OPT_THERMAL_TIMEOUT, RP_OPT_REPLAY_MODE,
-};
+/* ---- children of a process under the control API --------------------------------- */
+
+/* The variable naming the process under the control API that pointed the hooks at this
+ * library (doc/control-api.md): its children inherit the hooks, and measure nothing
+ * unless --children. */
+#define CONTROL_PID_VARIABLE "RANGEPROF_CONTROL_PID"
+
+/* This library's absolute path. */
+static bool self_path(char out[PATH_MAX])
+{
+	Dl_info self;
+	return dladdr((void *)self_path, &self) && self.dli_fname && realpath(self.dli_fname, out);
+}
+
+/* RANGEPROF_OUTPUT put in the environment by export_children (not the user's own). */
+static bool output_exported;
+
+/* --children under the control API: the hooks, RANGEPROF_CHILDREN and the output template
+ * in the environment that processes started from now on inherit (each then measures as
+ * under the launcher, into a file of its own beside this process's when the template has
+ * %p), or taken out again. CUDA's hook stays until init has run: the driver of this
+ * process has yet to read it. Another tool's hook is left alone. */
+static void export_children(bool on)
+{
+	char self[PATH_MAX], children[64], output[64];
+	rp_option_env_name(&rp_option_table()[RP_OPT_CHILDREN], children, sizeof(children));
+	rp_option_env_name(&rp_option_table()[RP_OPT_OUTPUT], output, sizeof(output));
+	if (on) {
+		if (!self_path(self))
+			return;
+		setenv("CUDA_INJECTION64_PATH", self, 0);
+		setenv("NVTX_INJECTION64_PATH", self, 0);
+		setenv(children, "1", 1);
+		if (!getenv(output) && opts.output) {
+			setenv(output, opts.output, 1);
+			output_exported = true;
+		}
+		return;
+	}
+	if (atomic_load(&initialised))
+		inject_forget_cuda_hook();
+	unsetenv(children);
+	if (output_exported) {
+		unsetenv(output);
+		output_exported = false;
+	}
+}
 
 int inject_set_option(const char *name, const char *value, char *err, size_t err_size)
 {
-	const struct rp_option_desc *desc = rp_option_find_long(name, strlen(name));
-	bool runtime = false;
-	for (size_t i = 0; desc && i < sizeof(runtime_options) / sizeof(runtime_options[0]); i++)
-		runtime |= desc->id == runtime_options[i];
-	if (!runtime) {
-		char names[1024] = "";
-		size_t n = 0;
-		for (size_t i = 0; i < sizeof(runtime_options) / sizeof(runtime_options[0]); i++)
-			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
-					      "%s%s", i ? ", " : "",
-					      rp_option_table()[runtime_options[i]].name);
-		char env[128] = "";
-		if (desc)
-			rp_option_env_name(desc, env, sizeof(env));
-		snprintf(err, err_size, "option '%.100s' %s%s%s; the options that can change while "
-			 "the process runs are: %s", name, desc ? "is fixed when rangeprof starts: "
-			 "set " : "is unknown", env, desc ? " before the process starts" : "", names);
-		return RP_ERR_FAILED;
-	}
 	pthread_once(&options_once, load_options);
-	char origin[160];
-	snprintf(origin, sizeof(origin), "rangeprof_set_option(\"%s\")", desc->name);
-	/* The value alone first, on scratch options: a refused value leaves ours untouched. */
-	struct rp_options scratch;
-	rp_options_init(&scratch);
-	int rc = rp_option_set(&scratch, desc->id, value, origin, err, err_size);
-	rp_options_finish(&scratch);
-	if (rc)
-		return rc;
 	/* Under the replay lock: a measurement reads the configuration (and the metrics
 	 * string it points to) from its start to its end. */
 	inject_launch_lock_replay();
-	char *previous = opts.text[desc->id] ? strdup(opts.text[desc->id]) : NULL;
-	bool was_given = opts.given[desc->id];
-	rc = rp_option_set(&opts, desc->id, value, origin, err, err_size);
-	if (rc == 0 && (rc = rp_options_check(&opts, err, err_size)) != 0) {
-		/* Contradicts another option (--runs-min above --runs-max): put it back. */
-		char ignored[256];
-		if (previous)
-			rp_option_set(&opts, desc->id, previous, origin, ignored, sizeof(ignored));
-		opts.given[desc->id] = was_given;
+	enum rp_option id = RP_OPT_COUNT;
+	int rc = rp_options_set_runtime(&opts, name, value, &id, err, err_size);
+	if (rc == 0 && id == RP_OPT_CHILDREN)
+		export_children(opts.children);
+	if (rc == 0 && id == RP_OPT_QUIET) {
+		/* Nsight Python's verbosity SILENT: from now on nothing at all on stderr,
+		 * warnings and the exit lines included (doc/control-api.md); the records still
+		 * say everything. */
+		rp_log_set_quiet(opts.quiet);
+		rp_log_set_silent(opts.quiet);
 	}
 	if (rc == 0 && atomic_load(&initialised)) {
 		struct inject_config config = replay_config(&opts);
 		inject_replay_configure(&config);
-		if (desc->id == RP_OPT_REPLAY_MODE)
+		if (id == RP_OPT_REPLAY_MODE)
 			rc = inject_launch_set_range_mode(opts.replay_mode == RP_REPLAY_RANGE, err,
 							  err_size) ? RP_ERR_FAILED : 0;
 	}
 	inject_launch_unlock_replay();
-	free(previous);
 	return rc;
 }
 
@@ -350,17 +362,40 @@ bool inject_preloaded(const char *path)
 
 void inject_init_controlled(void)
 {
+	/* The environment's options now, not at cuInit: the caller may take the variables it
+	 * set for us (RANGEPROF_OUTPUT) out again, so that children do not inherit them. */
+	pthread_once(&options_once, load_options);
 	atomic_store(&controlled, true);
-	if (atomic_load(&initialised))
+	if (opts.children)
+		export_children(true);
+	else if (atomic_load(&initialised))
 		inject_forget_cuda_hook();
 }
 
 void inject_forget_cuda_hook(void)
 {
-	Dl_info self;
 	char ours[PATH_MAX], theirs[PATH_MAX];
 	const char *hook = getenv("CUDA_INJECTION64_PATH");
-	if (hook && dladdr((void *)inject_forget_cuda_hook, &self) && self.dli_fname &&
-	    realpath(self.dli_fname, ours) && realpath(hook, theirs) && !strcmp(ours, theirs))
+	if (hook && self_path(ours) && realpath(hook, theirs) && !strcmp(ours, theirs))
 		unsetenv("CUDA_INJECTION64_PATH");
+}
+
+void inject_mark_controller(void)
+{
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	setenv(CONTROL_PID_VARIABLE, pid, 1);
+}
+
+bool inject_inherited(void)
+{
+	const char *marker = getenv(CONTROL_PID_VARIABLE);
+	if (!marker || !*marker)
+		return false;
+	char *end;
+	long pid = strtol(marker, &end, 10);
+	if (pid == (long)getpid() && !*end)
+		return false;
+	char self[PATH_MAX];
+	return !rp_option_env_flag(RP_OPT_CHILDREN) && !(self_path(self) && inject_preloaded(self));
 }

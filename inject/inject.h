@@ -39,6 +39,14 @@ void inject_init_late(void);
  * inherit the hook (they measure only if they attach themselves). */
 void inject_init_controlled(void);
 void inject_forget_cuda_hook(void);
+/* The control API's attach in a process that did not preload the library: marks this
+ * process as the one whose hooks its children inherit (RANGEPROF_CONTROL_PID). */
+void inject_mark_controller(void);
+/* Whether this process only inherited the hooks from a parent under the control API (an
+ * importing notebook's subprocess): neither preloaded nor attached here, and not asked
+ * to measure (--children). Then the entry points do nothing: NVTX is told no, CUDA's
+ * hook is ignored, nothing is measured or written. */
+bool inject_inherited(void);
 /* Whether path (absolute) is one of LD_PRELOAD's entries. */
 bool inject_preloaded(const char *path);
 /* Whether init ran (it may have refused to measure). */

@@ -2,8 +2,9 @@
  * restores the saved memory (the reach, or the full checkpoint), flushes the caches unless
  * --cache-control none, and launches the kernel again with its own parameters, all runs of
  * a pass inside one Start/Stop of an AutoRange profiler (every kernel its own range; the
- * flush's range is dropped by collector/profiler.c). Under the replay lock. Calls
- * measure.c (NVML sample), flush.c, watchdog.c, launches.c, collector/ and memory/. */
+ * flush's range is dropped by collector/profiler.c); the launch__ metrics are the
+ * launch's own (launch_shape.c). Under the replay lock. Calls measure.c (NVML sample),
+ * launch_shape.c, flush.c, watchdog.c, launches.c, collector/ and memory/. */
 #include "collector/profiler.h"
 #include "common/error.h"
 #include "inject/device.h"
@@ -44,9 +45,13 @@ static int kernel_batch(struct measurement *m, struct replay_run *rr, unsigned r
 			double *values, double *clocks, unsigned *passes, char *err,
 			size_t err_size)
 {
-	return collector_profiler_measure(m->c->profiler, m->d->set, runs, inject_kernels_per_run(),
-					  run_once, rr, values, clocks, passes, &m->cost, err,
-					  err_size);
+	int rc = collector_profiler_measure(m->c->profiler, m->d->set, runs,
+					    inject_kernels_per_run(), run_once, rr, values, clocks,
+					    passes, &m->cost, err, err_size);
+	/* The launch__ metrics (CUPTI left them NaN): the launch's and the driver's. */
+	if (!rc)
+		inject_fill_launch_metrics(m, runs, values);
+	return rc;
 }
 
 static enum inject_profiler_need kernel_need(const struct collector_metric_set *set)

@@ -136,6 +136,16 @@ size_t inject_time_metric(const struct collector_metric_set *set);
 const struct inject_concerns *inject_launch_concerns(const struct measurement *m,
 						     struct inject_concerns *c, const char *detail);
 
+/* ---- launch_shape.c: the launch__ metrics --------------------------------------------- */
+
+/* What the launch, its function and its device say (common/launch_metrics.h); a field
+ * the driver does not give is -1. Cannot fail. */
+struct rp_launch_shape;
+void inject_launch_shape(const struct inject_launch *l, int device, struct rp_launch_shape *s);
+/* Fills the values of the set's launch__ metrics for runs runs (run-major, as the batch
+ * gives them), the same in every run; nothing when the set has none. */
+void inject_fill_launch_metrics(const struct measurement *m, unsigned runs, double *values);
+
 /* ---- emit.c: the records ------------------------------------------------------------ */
 
 void inject_write_records(const struct measurement *m, unsigned runs, unsigned passes,

@@ -22,14 +22,15 @@
  *                            this message (another CUPTI client, say)
  *   RANGEPROF_FAKE_CONTROL_VERSION  what rangeprof_control_version returns (default 1)
  *   RANGEPROF_FAKE_NVTX_MODULES     nvtx_modules in rangeprof_info (default 1)
- *   RANGEPROF_FAKE_ACCEPT    comma-separated option names accepted besides the documented
- *                            ones, with any value (e.g. replay-mode)
+ *   RANGEPROF_FAKE_ACCEPT    comma-separated option names accepted with any value
+ *   RANGEPROF_FAKE_REFUSE    comma-separated option names refused as unknown, as a library
+ *                            older than the option refuses it (e.g. replay-mode)
  *   RANGEPROF_FAKE_LOG       a file each call is appended to: 'name args -> code'
  *   RANGEPROF_OUTPUT         as the library: every record is appended there too (%p is
  *                            the process id)
- * Options are checked as the launcher checks them (runs 1..100000 or auto, the choices,
- * the thermal ranges, wait <= continue once both were given) and refused with EINVAL,
- * naming the value and what is accepted; start-up options are refused. A run takes the
+ * Options are checked by the real library's rules (common/options.c's
+ * rp_options_set_runtime, linked in): the same run-time options, values and messages;
+ * start-up options and unknown names are refused with EINVAL. A run takes the
  * 'runs' option: a launch recorded with more runs comes back with its first N run
  * records and without its summary. A metric of the 'metrics' option that the recorded
  * launch lacks comes back as the error record the library writes for a metric the GPU
@@ -46,6 +47,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
+#include "common/error.h"
+#include "common/options.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -65,7 +69,7 @@ EXPORT void rangeprof_free(void *p);
 EXPORT const char *rangeprof_last_error(void);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread char last_error[1024];
+static __thread char last_error[2048];
 static bool attached;
 
 /* ------------------------------------------------------------------------------------ */
@@ -107,60 +111,19 @@ static int ok(void)
 /* ------------------------------------------------------------------------------------ */
 /* Options                                                                              */
 
-struct option {
-	const char *name, *value;
-	bool given;
-};
-static struct option options[] = {
-	{ "runs", "5", false },
-	{ "metrics", "gpu__time_duration.sum", false },
-	{ "cache-control", "all", false },
-	{ "clock-control", "none", false },
-	{ "thermal-control", "auto", false },
-	{ "thermal-wait", "10", false },
-	{ "thermal-continue", "20", false },
-	{ "thermal-timeout", "30", false },
-	{ "target-ci", "1", false },
-	{ "runs-min", "10", false },
-	{ "runs-max", "200", false },
-	{ "runs-batch", "10", false },
-	{ "runs-time-budget", "10", false },
-	{ "kernel-name", "", false },
-};
-#define OPTION_COUNT (sizeof(options) / sizeof(options[0]))
-static char *option_values[OPTION_COUNT]; /* set values, owned; NULL: the default above */
+/* The real library's option table and run-time rules (common/options.c, linked in): the
+ * stand-in accepts and refuses exactly what librangeprof.so does, with its messages. */
+static struct rp_options opts;
+static bool opts_ready;
 
-static const char *const startup_only[] = {
-	"output", "nvtx-include", "nvtx-exclude", "launch-skip", "launch-count", "memory-save",
-	"graph-profiling", "device-lock-timeout", "busy-timeout", "setup", "list-metrics", "quiet",
-};
-
-static const char *option_value(const char *name)
+/* The option's value as last accepted, as written ("5", "auto", a metric list). */
+static const char *option_value(enum rp_option id)
 {
-	for (size_t i = 0; i < OPTION_COUNT; i++)
-		if (!strcmp(options[i].name, name))
-			return option_values[i] ? option_values[i] : options[i].value;
-	return NULL;
-}
-
-static bool parse_long(const char *text, long lo, long hi)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(text, &end, 10);
-	return *text && !*end && !errno && v >= lo && v <= hi;
-}
-
-static bool parse_real(const char *text, double lo, double hi, bool lo_open, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(text, &end);
-	if (!*text || *end || errno || v < lo || v > hi || (lo_open && v == lo))
-		return false;
-	if (out)
-		*out = v;
-	return true;
+	if (!opts_ready) {
+		rp_options_init(&opts);
+		opts_ready = true;
+	}
+	return opts.text[id] ? opts.text[id] : "";
 }
 
 static bool in_list(const char *list, const char *name)
@@ -174,64 +137,6 @@ static bool in_list(const char *list, const char *name)
 		p = comma ? comma + 1 : NULL;
 	}
 	return false;
-}
-
-/* 0, or EINVAL with the message set: the launcher's checks for one option's value. */
-static int check_value(const char *name, const char *value)
-{
-	if (!strcmp(name, "runs")) {
-		if (!strcmp(value, "auto") || parse_long(value, 1, 100000))
-			return 0;
-		return fail(RANGEPROF_EINVAL, "--runs '%s': expected a number from 1 to 100000 "
-			    "or 'auto'", value);
-	}
-	if (!strcmp(name, "metrics")) {
-		bool empty = !*value || value[0] == ',' || value[strlen(value) - 1] == ',' ||
-			strstr(value, ",,");
-		if (!empty)
-			return 0;
-		return fail(RANGEPROF_EINVAL, "--metrics '%s': expected comma-separated metric "
-			    "names, none empty", value);
-	}
-	static const struct { const char *name, *choices; } choice[] = {
-		{ "cache-control", "all,none" },
-		{ "clock-control", "none,base" },
-		{ "thermal-control", "auto,manual,off" },
-	};
-	for (size_t i = 0; i < sizeof(choice) / sizeof(choice[0]); i++) {
-		if (strcmp(name, choice[i].name))
-			continue;
-		if (in_list(choice[i].choices, value))
-			return 0;
-		return fail(RANGEPROF_EINVAL, "--%s '%s': expected one of %s", name, value,
-			    choice[i].choices);
-	}
-	if (!strcmp(name, "thermal-wait") || !strcmp(name, "thermal-continue")) {
-		if (parse_real(value, 0, 100, false, NULL))
-			return 0;
-		return fail(RANGEPROF_EINVAL, "--%s '%s': expected degrees from 0 to 100", name,
-			    value);
-	}
-	if (!strcmp(name, "thermal-timeout")) {
-		if (parse_long(value, 0, 3600))
-			return 0;
-		return fail(RANGEPROF_EINVAL, "--thermal-timeout '%s': expected seconds from 0 "
-			    "to 3600", value);
-	}
-	if (!strcmp(name, "target-ci") || !strcmp(name, "runs-time-budget")) {
-		if (parse_real(value, 0, !strcmp(name, "target-ci") ? 100 : 86400, true, NULL))
-			return 0;
-		return fail(RANGEPROF_EINVAL, "--%s '%s': expected a number above 0", name, value);
-	}
-	if (!strcmp(name, "runs-min") || !strcmp(name, "runs-max") ||
-	    !strcmp(name, "runs-batch")) {
-		if (parse_long(value, !strcmp(name, "runs-batch") ? 1 : 2,
-			       !strcmp(name, "runs-batch") ? 1000 : 100000))
-			return 0;
-		return fail(RANGEPROF_EINVAL, "--%s '%s': expected a whole number in range", name,
-			    value);
-	}
-	return 0; /* kernel-name: any text */
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -497,7 +402,7 @@ static char *missing_metric(const struct launch *l)
 		}
 	}
 	const cJSON *metrics = run ? cJSON_GetObjectItemCaseSensitive(run, "metrics") : NULL;
-	const char *list = option_value("metrics");
+	const char *list = option_value(RP_OPT_METRICS);
 	for (const char *p = list; p && *p;) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
@@ -552,7 +457,7 @@ static void hand_back(struct fixture *f, const struct launch *l, bool *device_se
 		message_record("warning", message, concerns);
 		return;
 	}
-	const char *runs_text = option_value("runs");
+	const char *runs_text = option_value(RP_OPT_RUNS);
 	size_t runs = strcmp(runs_text, "auto") ? (size_t)strtol(runs_text, NULL, 10) : l->runs;
 	bool whole = runs >= l->runs;
 	size_t sent = 0;
@@ -679,7 +584,6 @@ int rangeprof_set_option(const char *name, const char *value)
 {
 	pthread_mutex_lock(&lock);
 	int rc = RANGEPROF_OK;
-	size_t index = OPTION_COUNT;
 	if (!name || !value) {
 		rc = fail(RANGEPROF_EINVAL, "rangeprof_set_option: a NULL %s",
 			  !name ? "option name" : "value");
@@ -689,50 +593,17 @@ int rangeprof_set_option(const char *name, const char *value)
 		rc = ok();
 		goto out;
 	}
-	for (size_t i = 0; i < OPTION_COUNT; i++)
-		if (!strcmp(options[i].name, name))
-			index = i;
-	if (index == OPTION_COUNT) {
-		for (size_t i = 0; i < sizeof(startup_only) / sizeof(startup_only[0]); i++) {
-			if (!strcmp(startup_only[i], name)) {
-				rc = fail(RANGEPROF_EINVAL, "--%s can only be given at start-up "
-					  "(command line or RANGEPROF_ environment variable)", name);
-				goto out;
-			}
-		}
-		rc = fail(RANGEPROF_EINVAL, "unknown option '%s'; options set at run time: runs, "
-			  "metrics, cache-control, clock-control, thermal-control, thermal-wait, "
-			  "thermal-continue, thermal-timeout, target-ci, runs-min, runs-max, "
-			  "runs-batch, runs-time-budget, kernel-name", name);
+	/* A library older than the option: refused as the real one refuses an unknown name. */
+	if (in_list(getenv("RANGEPROF_FAKE_REFUSE"), name)) {
+		rc = fail(RANGEPROF_EINVAL, "option '%s' is unknown; the options that can change "
+			  "while the process runs are: runs", name);
 		goto out;
 	}
-	if ((rc = check_value(name, value)))
-		goto out;
-	bool wait = !strcmp(name, "thermal-wait"), cont = !strcmp(name, "thermal-continue");
-	if (wait || cont) {
-		const char *other = wait ? "thermal-continue" : "thermal-wait";
-		bool other_given = false;
-		for (size_t i = 0; i < OPTION_COUNT; i++)
-			if (!strcmp(options[i].name, other))
-				other_given = options[i].given;
-		double mine = strtod(value, NULL), theirs = strtod(option_value(other), NULL);
-		if (other_given && (wait ? mine > theirs : mine < theirs)) {
-			rc = fail(RANGEPROF_EINVAL, "--thermal-wait '%s' is more than "
-				  "--thermal-continue '%s'; a launch must go on at no less headroom "
-				  "than it starts waiting at", wait ? value : option_value(other),
-				  wait ? option_value(other) : value);
-			goto out;
-		}
-	}
-	char *copy = strdup(value);
-	if (!copy) {
-		rc = fail(RANGEPROF_ENOMEM, "out of memory");
-		goto out;
-	}
-	free(option_values[index]);
-	option_values[index] = copy;
-	options[index].given = true;
-	rc = ok();
+	option_value(RP_OPT_RUNS);
+	char err[2048];
+	int code = rp_options_set_runtime(&opts, name, value, NULL, err, sizeof(err));
+	rc = code == 0 ? ok() : fail(code == RP_ERR_NO_MEMORY ? RANGEPROF_ENOMEM :
+				     RANGEPROF_EINVAL, "%s", err);
 out:
 	logf_("rangeprof_set_option %s %s -> %d", name ? name : "(null)", value ? value : "(null)", rc);
 	pthread_mutex_unlock(&lock);

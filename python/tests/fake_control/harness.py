@@ -20,7 +20,8 @@ RECORDED = Path(os.environ.get("RANGEPROF_FIXTURES", HERE.parent / "fixtures" / 
 FAKE_VARIABLES = ["RANGEPROF_FAKE_FIXTURE", "RANGEPROF_FAKE_RANGE", "RANGEPROF_FAKE_EPOCH",
                   "RANGEPROF_FAKE_LAUNCHES", "RANGEPROF_FAKE_NOT_REPLAYED",
                   "RANGEPROF_FAKE_UNAVAILABLE", "RANGEPROF_FAKE_CONTROL_VERSION",
-                  "RANGEPROF_FAKE_NVTX_MODULES", "RANGEPROF_FAKE_ACCEPT", "RANGEPROF_FAKE_LOG"]
+                  "RANGEPROF_FAKE_NVTX_MODULES", "RANGEPROF_FAKE_ACCEPT", "RANGEPROF_FAKE_REFUSE",
+                  "RANGEPROF_FAKE_LOG"]
 
 
 def fake_library_path():
@@ -32,16 +33,20 @@ def fake_library_path():
         return path
     cc = shutil.which("cc") or shutil.which("gcc")
     out = Path(tempfile.gettempdir()) / f"rangeprof-fake-control-{os.getuid()}" / "libfake_control.so"
-    source = HERE / "fake_control.c"
-    if out.exists() and out.stat().st_mtime >= source.stat().st_mtime:
+    # The stand-in links the real option table (common/options.c and what it needs).
+    root = HERE.parents[2]
+    sources = [HERE / "fake_control.c"] + [root / "common" / f for f in
+                                           ("error.c", "log.c", "options.c", "regex.c", "utf8.c")]
+    if out.exists() and all(out.stat().st_mtime >= f.stat().st_mtime for f in sources):
         return str(out)
     if not cc:
         pytest.skip("no RANGEPROF_TEST_FAKE_CONTROL and no C compiler to build "
                     "tests/fake_control/fake_control.c (meson test builds it)")
     out.parent.mkdir(parents=True, exist_ok=True)
     r = subprocess.run([cc, "-std=c11", "-D_GNU_SOURCE", "-fPIC", "-shared",
-                        "-fvisibility=hidden", "-o", str(out), str(source), "-lcjson",
-                        "-lpthread"], capture_output=True, text=True)
+                        "-fvisibility=hidden", "-I", str(root), "-o", str(out)] +
+                       [str(f) for f in sources] + ["-lcjson", "-lpthread", "-lm"],
+                       capture_output=True, text=True)
     if r.returncode:
         pytest.skip(f"could not build the stand-in library: {r.stderr.strip()[:500]}")
     return str(out)

@@ -755,3 +755,56 @@ Test(options, the_help_states_the_expression_cap)
 	cr_assert(first && strstr(first + 1, want), "both --nvtx-include and --nvtx-exclude");
 	free(text);
 }
+
+/* ---- launch__ metrics ------------------------------------------------------------- */
+
+Test(options, launch_metrics_mix_with_cupti_ones_and_unknown_ones_are_named)
+{
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_METRICS, "gpu__time_duration.sum,"
+				   "launch__sm_count,launch__grid_size", "--metrics", err,
+				   sizeof(err)), 0);
+	opts.given[RP_OPT_METRICS] = true;
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_METRICS, "launch__sm_count,launch__gird_size",
+				   "--metrics", err, sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert(strstr(err, "--metrics: 'launch__gird_size' is not one of the launch__ metrics "
+			 "rangeprof supplies: launch__block_size, "), "%s", err);
+	cr_assert(strstr(err, "launch__waves_per_multiprocessor"), "the list is whole: %s", err);
+}
+
+Test(options, launch_metrics_are_refused_where_a_workload_is_not_one_launch)
+{
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_METRICS, "launch__sm_count", "--metrics", err,
+				   sizeof(err)), 0);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_REPLAY_MODE, "range", "--replay-mode", err,
+				   sizeof(err)), 0);
+	opts.given[RP_OPT_REPLAY_MODE] = true;
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert(strstr(err, "'launch__sm_count' describes one kernel launch, and "
+			 "--replay-mode 'range' measures each NVTX range as one workload; use "
+			 "--replay-mode kernel"), "%s", err);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_REPLAY_MODE, "kernel", "x", err, sizeof(err)), 0);
+	cr_assert_eq(rp_option_set(&opts, RP_OPT_GRAPH_PROFILING, "graph", "x", err,
+				   sizeof(err)), 0);
+	cr_assert_eq(rp_options_check(&opts, err, sizeof(err)), RP_ERR_FAILED);
+	cr_assert(strstr(err, "measures each graph launch as one workload; use "
+			 "--graph-profiling node"), "%s", err);
+}
+
+Test(options, at_run_time_a_refused_combination_leaves_the_options_as_they_were)
+{
+	enum rp_option id;
+	cr_assert_eq(rp_options_set_runtime(&opts, "metrics", "launch__sm_count", &id, err,
+					    sizeof(err)), 0, "%s", err);
+	cr_assert_eq(id, RP_OPT_METRICS);
+	cr_assert_eq(rp_options_set_runtime(&opts, "replay-mode", "range", &id, err,
+					    sizeof(err)), RP_ERR_FAILED);
+	cr_assert_eq(opts.replay_mode, RP_REPLAY_KERNEL, "put back");
+	cr_assert_eq(rp_options_set_runtime(&opts, "kernel-name", "gemm", &id, err, sizeof(err)),
+		     RP_ERR_FAILED);
+	cr_assert(strstr(err, "fixed when rangeprof starts: set RANGEPROF_KERNEL_NAME"), "%s", err);
+	cr_assert_eq(rp_options_set_runtime(&opts, "quiet", "true", &id, err, sizeof(err)), 0);
+	cr_assert(opts.quiet);
+	cr_assert(rp_option_runtime(RP_OPT_CHILDREN) && !rp_option_runtime(RP_OPT_OUTPUT));
+}

@@ -30,6 +30,7 @@ void inject_launch_annotations_open(int delta) { gate_open_count += delta; }
 void inject_init_once(void) {}
 void inject_init_late(void) {}
 void inject_init_controlled(void) {}
+void inject_mark_controller(void) {}
 bool inject_preloaded(const char *path) { (void)path; return false; }
 bool inject_initialised(void) { return true; }
 bool inject_measuring_possible(char *why, size_t size)
@@ -304,7 +305,36 @@ Test(library, options_fixed_at_start_up_and_unknown_ones_are_named, .init = open
 		  "%s", real_error());
 }
 
-Test(library, attach_without_cuda_waits_for_cuinit_and_says_so_in_info, .init = open_library)
+/* Whether this machine has a CUDA driver of its own (then the tests without one skip). */
+static bool real_driver(void)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!cuda)
+		cuda = dlopen("libcuda.so.1", RTLD_LAZY);
+	return cuda != NULL;
+}
+
+/* The stand-in driver (fake_libcuda.c), loaded before the library asks for libcuda.so.1. */
+static void open_library_with_driver(void)
+{
+	const char *fake = getenv("FAKE_LIBCUDA");
+	cr_assert_not_null(fake, "FAKE_LIBCUDA names the stand-in driver");
+	if (!real_driver())
+		cr_assert_not_null(dlopen(fake, RTLD_NOW | RTLD_GLOBAL), "%s", dlerror());
+	open_library();
+}
+
+static cJSON *info_object(void)
+{
+	char *text = real_info();
+	cJSON *o = cJSON_Parse(text);
+	cr_assert_not_null(o, "%s", text);
+	free(text);
+	return o;
+}
+
+Test(library, attach_without_cuda_waits_for_cuinit_and_says_so_in_info,
+     .init = open_library_with_driver)
 {
 	cr_assert_not_null(getenv("NVTX_INJECTION64_PATH"), "loading points NVTX's hook here");
 	cr_assert_null(getenv("CUDA_INJECTION64_PATH"), "but not CUDA's: a library loaded by "
@@ -313,12 +343,56 @@ Test(library, attach_without_cuda_waits_for_cuinit_and_says_so_in_info, .init = 
 	const char *hook = getenv("CUDA_INJECTION64_PATH");
 	cr_assert(hook && strstr(hook, "librangeprof.so"), "attach points CUDA's hook here for "
 		  "cuInit: %s", hook ? hook : "(unset)");
-	char *text = real_info();
-	cJSON *o = cJSON_Parse(text);
-	cr_assert_not_null(o, "%s", text);
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	cr_assert_str_eq(getenv("RANGEPROF_CONTROL_PID"), pid, "children know who attached");
+	cJSON *o = info_object();
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "attached")));
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "initialised")), "no cuInit here");
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "late_attach")));
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "measuring")), "a driver is there");
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(o, "reason")));
 	cJSON_Delete(o);
-	free(text);
+}
+
+Test(library, without_a_driver_attach_and_info_say_nothing_is_measured_and_why,
+     .init = open_library)
+{
+	if (real_driver())
+		cr_skip_test("this machine has a CUDA driver");
+	cr_assert_eq(real_attach(), RANGEPROF_OK, "nothing to refuse: a process without a GPU "
+		     "may import rangeprof to read records");
+	cr_assert_null(getenv("CUDA_INJECTION64_PATH"), "no hook for a driver that is not there");
+	cJSON *o = info_object();
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "measuring")));
+	const cJSON *reason = cJSON_GetObjectItem(o, "reason");
+	cr_assert(cJSON_IsString(reason) && strstr(reason->valuestring, "no CUDA driver") &&
+		  strstr(reason->valuestring, "libcuda.so.1"), "%s", cJSON_Print(o));
+	cJSON_Delete(o);
+}
+
+Test(library, quiet_and_children_change_at_run_time_with_the_flag_values,
+     .init = open_library_with_driver)
+{
+	static const char *const on[] = { "true", "1", "yes", "TRUE" };
+	static const char *const off[] = { "false", "0", "no" };
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
+		cr_assert_eq(real_set("quiet", on[i]), RANGEPROF_OK, "%s: %s", on[i], real_error());
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		cr_assert_eq(real_set("quiet", off[i]), RANGEPROF_OK, "%s: %s", off[i], real_error());
+	cr_assert_eq(real_set("quiet", "maybe"), RANGEPROF_EINVAL);
+	cr_assert(strstr(real_error(), "'maybe'") && strstr(real_error(), "'true'"), "%s",
+		  real_error());
+	cr_assert_eq(real_set("replay-mode", "range"), RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(real_set("kernel-name", "gemm"), RANGEPROF_EINVAL, "-k shapes the session");
+	cr_assert(strstr(real_error(), "RANGEPROF_KERNEL_NAME"), "%s", real_error());
+
+	cr_assert_eq(real_attach(), RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(real_set("children", "true"), RANGEPROF_OK, "%s", real_error());
+	cr_assert_str_eq(getenv("RANGEPROF_CHILDREN"), "1");
+	cr_assert_not_null(getenv("CUDA_INJECTION64_PATH"));
+	cr_assert_eq(real_set("children", "false"), RANGEPROF_OK, "%s", real_error());
+	cr_assert_null(getenv("RANGEPROF_CHILDREN"));
+	cr_assert_not_null(getenv("CUDA_INJECTION64_PATH"), "kept until this process's cuInit "
+			   "has read it");
 }

@@ -19,6 +19,7 @@
 #include "collector/profiler.h"
 #include "collector/thermal.h"
 #include "common/error.h"
+#include "common/launch_metrics.h"
 #include "common/log.h"
 #include "inject/contexts.h"
 #include "inject/flush.h"
@@ -140,6 +141,52 @@ static CUresult event_destroy(CUevent e)
 	return CUDA_SUCCESS;
 }
 
+static CUresult device_attribute(int *v, CUdevice_attribute a, CUdevice dev)
+{
+	(void)dev;
+	if ((unsigned)a >= CU_DEVICE_ATTRIBUTE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = fw.device_attributes[a];
+	return CUDA_SUCCESS;
+}
+
+static CUresult function_attribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+	if (fw.kernel_handle && f == fw.kernel_handle)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((unsigned)a >= CU_FUNC_ATTRIBUTE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = fw.function_attributes[a];
+	return CUDA_SUCCESS;
+}
+
+static CUresult ctx_get_limit(size_t *v, CUlimit limit)
+{
+	if (limit != CU_LIMIT_STACK_SIZE)
+		return CUDA_ERROR_UNSUPPORTED_LIMIT;
+	*v = fw.stack_size;
+	return CUDA_SUCCESS;
+}
+
+static CUresult kernel_get_function(CUfunction *f, CUkernel k)
+{
+	if (!fw.kernel_handle || (CUfunction)k != fw.kernel_handle)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*f = fw.kernel_function;
+	return CUDA_SUCCESS;
+}
+
+static CUresult occupancy(int *blocks, CUfunction f, int block_size, size_t dynamic_smem,
+			  unsigned flags)
+{
+	(void)flags;
+	fw.occupancy_function = f;
+	fw.occupancy_block_size = block_size;
+	fw.occupancy_dynamic_smem = dynamic_smem;
+	*blocks = fw.active_blocks;
+	return CUDA_SUCCESS;
+}
+
 static CUresult graph_launch(CUgraphExec exec, CUstream s)
 {
 	(void)exec, (void)s;
@@ -196,8 +243,9 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 	}
 	for (char *p = s->list, *save = NULL; s->count < FAKE_MAX_METRICS &&
 	     (p = strtok_r(p, ",", &save)); p = NULL) {
+		const struct rp_launch_metric_desc *d = rp_launch_metric_find(p, strlen(p));
 		s->names[s->count] = p;
-		s->units[s->count++] = "ns";
+		s->units[s->count++] = d ? d->unit : "ns";
 	}
 	s->passes = fw.passes ? fw.passes : 1;
 	*out = s;
@@ -229,6 +277,13 @@ const char *const *collector_metric_set_units(const struct collector_metric_set 
 unsigned collector_metric_set_passes(const struct collector_metric_set *set)
 {
 	return set->passes;
+}
+
+int collector_metric_set_launch(const struct collector_metric_set *set, size_t k)
+{
+	const struct rp_launch_metric_desc *d =
+		k < set->count ? rp_launch_metric_find(set->names[k], strlen(set->names[k])) : NULL;
+	return d ? (int)d->id : -1;
 }
 
 bool collector_metric_set_measures_clock(const struct collector_metric_set *set)
@@ -328,6 +383,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 	for (unsigned r = 0; r < runs; r++) {
 		for (size_t k = 0; k < set->count; k++)
 			values[(size_t)r * set->count + k] =
+				collector_metric_set_launch(set, k) >= 0 ? NAN :
 				fw.value ? fw.value(fw.runs_measured + r, k) : 1000.0;
 		clock_hz[r] = NAN;
 	}
@@ -641,6 +697,24 @@ void fake_world_init(void)
 	rp_api.cuEventElapsedTime = event_elapsed;
 	rp_api.cuEventDestroy = event_destroy;
 	rp_api.cuGraphLaunch = graph_launch;
+	rp_api.cuDeviceGetAttribute = device_attribute;
+	rp_api.cuFuncGetAttribute = function_attribute;
+	rp_api.cuCtxGetLimit = ctx_get_limit;
+	rp_api.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = occupancy;
+	rp_api.cuKernelGetFunction = kernel_get_function;
+	/* An H200 (cudaDeviceGetAttribute there, tests/gpu/check_launch_metrics.py), and a
+	 * function of 12 registers without static shared memory. */
+	fw.device_attributes[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] = 9;
+	fw.device_attributes[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT] = 132;
+	fw.device_attributes[CU_DEVICE_ATTRIBUTE_WARP_SIZE] = 32;
+	fw.device_attributes[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR] = 2048;
+	fw.device_attributes[CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR] = 32;
+	fw.device_attributes[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR] = 65536;
+	fw.device_attributes[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK] = 65536;
+	fw.device_attributes[CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK] = 1024;
+	fw.function_attributes[CU_FUNC_ATTRIBUTE_NUM_REGS] = 12;
+	fw.stack_size = 1024;
+	fw.active_blocks = 8;
 	fw.current = fake_context(0);
 	rp_log_set_quiet(true);
 	inject_output_configure("/dev/null");

@@ -77,6 +77,17 @@ struct fake_world {
 	size_t event_count;
 	cJSON *records[FAKE_MAX_RECORDS];
 	size_t record_count;
+	/* ---- the driver's tables (an H200's, set by fake_world_init) ---- */
+	int device_attributes[CU_DEVICE_ATTRIBUTE_MAX];   /* cuDeviceGetAttribute */
+	int function_attributes[CU_FUNC_ATTRIBUTE_MAX];   /* cuFuncGetAttribute, any function */
+	size_t stack_size;            /* cuCtxGetLimit(CU_LIMIT_STACK_SIZE) */
+	int active_blocks;            /* cuOccupancyMaxActiveBlocksPerMultiprocessor */
+	/* A CUkernel handle launched as a function: the function queries call it invalid,
+	 * cuKernelGetFunction gives kernel_function for it (NULL: none is). */
+	CUfunction kernel_handle, kernel_function;
+	CUfunction occupancy_function;   /* what the occupancy query was asked for */
+	int occupancy_block_size;     /* what it was last asked for */
+	size_t occupancy_dynamic_smem;
 	/* ---- the machine ---- */
 	CUcontext current;            /* this thread's current context */
 	char uuid[64];                /* device 0's (and every device's) UUID */

@@ -266,3 +266,95 @@ Test(measure, a_whole_graph_launch_timed_by_events_needs_no_profiler)
 	cr_assert_eq(fake_number(summary, "metrics/gpu__time_duration.sum/mean"), 250000);
 	cr_assert_str_eq(fake_string(summary, "save/strategy"), "checkpoint");
 }
+
+/* ---- launch__ metrics: from the launch and the driver's tables, never from CUPTI ---- */
+
+Test(measure, launch_metrics_come_from_the_launch_and_the_driver_mixed_with_cupti_ones)
+{
+	struct inject_config c = fake_config();
+	c.metrics = "launch__sm_count,gpu__time_duration.sum,launch__grid_size,"
+		    "launch__registers_per_thread,launch__waves_per_multiprocessor,"
+		    "launch__occupancy_limit_registers,launch__shared_mem_per_block_dynamic";
+	configure(c);
+	fw.function_attributes[CU_FUNC_ATTRIBUTE_NUM_REGS] = 54;
+	fw.active_blocks = 4;
+	struct inject_launch l = fake_launch(fw.current, 0, 1);
+	l.grid[0] = 500;
+	l.block[0] = 256;
+	l.shared_mem_bytes = 2048;
+	struct measurement *m = inject_replay_enter(&l, "regs(float*)");
+	if (m)
+		inject_replay_exit(m, true);
+	cr_assert_eq(fake_records("run"), 5);
+	for (size_t r = 0; r < 5; r++) {
+		cJSON *run = fake_record("run", r);
+		cr_assert_eq(fake_number(run, "metrics/launch__sm_count"), 132);
+		cr_assert_eq(fake_number(run, "metrics/gpu__time_duration.sum"), 1000,
+			     "CUPTI's metric keeps its own value beside them");
+		cr_assert_eq(fake_number(run, "metrics/launch__grid_size"), 500);
+		cr_assert_eq(fake_number(run, "metrics/launch__registers_per_thread"), 54);
+		/* ncu on the H200 for this kernel (54 registers, 256 threads, 500 blocks):
+		 * 4 blocks by registers, 0.95 waves (tests/gpu/launch_kernels.cu "regs"). */
+		cr_assert_eq(fake_number(run, "metrics/launch__occupancy_limit_registers"), 4);
+		cr_assert_float_eq(fake_number(run, "metrics/launch__waves_per_multiprocessor"),
+				   500.0 / (4 * 132), 1e-12);
+		cr_assert_eq(fake_number(run, "metrics/launch__shared_mem_per_block_dynamic"), 2048);
+		cr_assert_str_eq(fake_string(run, "units/launch__sm_count"), "SM");
+		cr_assert_str_eq(fake_string(run, "units/launch__registers_per_thread"),
+				 "register/thread");
+	}
+	cr_assert_eq(fw.occupancy_block_size, 256, "occupancy asked for the launch's block");
+	cr_assert_eq(fw.occupancy_dynamic_smem, 2048);
+	cJSON *summary = fake_record("summary", 0);
+	cr_assert_eq(fake_number(summary, "metrics/launch__grid_size/mean"), 500);
+	cr_assert_eq(fake_number(summary, "metrics/launch__grid_size/n"), 5);
+}
+
+Test(measure, a_list_of_only_launch_metrics_still_replays_and_writes_every_run)
+{
+	struct inject_config c = fake_config();
+	c.metrics = "launch__sm_count";
+	configure(c);
+	launch(0, 1);
+	cr_assert_eq(fw.batches, 1);
+	cr_assert_eq(fw.relaunches, 5, "each run replays the kernel, as with any metric");
+	cr_assert_eq(fake_records("run"), 5);
+	cr_assert_eq(fake_number(fake_record("run", 4), "metrics/launch__sm_count"), 132);
+	cr_assert(isnan(fake_number(fake_record("run", 0), "metrics/gpu__time_duration.sum")),
+		  "nothing the user did not ask for is written");
+	cr_assert_eq(fake_records("summary"), 1);
+}
+
+Test(measure, a_launch_metric_the_driver_cannot_give_is_null_not_made_up)
+{
+	struct inject_config c = fake_config();
+	c.metrics = "launch__waves_per_multiprocessor,launch__grid_size";
+	configure(c);
+	fw.active_blocks = 0;   /* the occupancy calculator says the block cannot run */
+	launch(0, 1);
+	cJSON *run = fake_record("run", 0);
+	cr_assert_eq(fake_number(run, "metrics/launch__grid_size"), 4);
+	const cJSON *waves = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(run, "metrics"), "launch__waves_per_multiprocessor");
+	cr_assert(waves && cJSON_IsNull(waves), "NaN is written as null");
+}
+
+Test(measure, a_cukernel_handle_is_asked_through_its_function_in_the_context)
+{
+	struct inject_config c = fake_config();
+	c.metrics = "launch__registers_per_thread,launch__waves_per_multiprocessor";
+	configure(c);
+	struct inject_launch l = fake_launch(fw.current, 0, 1);
+	fw.kernel_handle = l.function;
+	fw.kernel_function = (CUfunction)(uintptr_t)0x7000;
+	fw.function_attributes[CU_FUNC_ATTRIBUTE_NUM_REGS] = 40;
+	struct measurement *m = inject_replay_enter(&l, "k(float*)");
+	if (m)
+		inject_replay_exit(m, true);
+	cJSON *run = fake_record("run", 0);
+	cr_assert_eq(fake_number(run, "metrics/launch__registers_per_thread"), 40,
+		     "the CUkernel's registers, through cuKernelGetFunction");
+	cr_assert_eq(fw.occupancy_function, fw.kernel_function);
+	cr_assert_float_eq(fake_number(run, "metrics/launch__waves_per_multiprocessor"),
+			   4.0 / (8 * 132), 1e-12);
+}

@@ -185,6 +185,9 @@ def compare(df, metric="gpu__time_duration.sum", alpha=0.01, min_diff_pct=1.0):
                      OthersTemperatureC=_nanmean(temp[rest]),
                      ThrottledPct=thr[j] * 100, OthersThrottledPct=_nanmean(thr[rest]) * 100,
                      ThrottleReasons=row.reasons)
+            for c, val in r.items():  # numpy scalars as Python's, for the writers
+                if isinstance(val, np.generic):
+                    r[c] = val.item()
             ranks.append(r)
             if out[j]:
                 standing.append(str(label))
@@ -194,6 +197,9 @@ def compare(df, metric="gpu__time_duration.sum", alpha=0.01, min_diff_pct=1.0):
                   RunSDPct=math.sqrt(msw) / scale * 100 if msw == msw else math.nan,
                   ICC=var_r / (var_r + msw) if (var_r + msw) > 0 else math.nan,
                   F=F, P=p_anova, StandOut=",".join(standing))
+        for c, val in gr.items():
+            if isinstance(val, np.generic):
+                gr[c] = val.item()
         groups.append(gr)
     return groups, ranks
 
@@ -274,35 +280,34 @@ def plot(files, output, metric="gpu__time_duration.sum", alpha=0.01, top=6):
                          "with two or more runs each")
     chosen = sorted(groups, key=lambda g: (-(g["F"] if g["F"] == g["F"] else -1)))[:top]
     fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
-    labels = []
-    for g in chosen:
-        rows = [r for r in ranks if all(r[c] == g[c] for c in GROUP)]
-        xs = [str(r["Rank"]) for r in rows]
-        labels += [x for x in xs if x not in labels]
-        name = (g["Kernel"][:40] + (" [" + g["Annotation"][:24] + "]" if g["Annotation"] else ""))
-        axes[0].plot(xs, [100 + r["DiffPct"] for r in rows], marker="o", label=name)
-        bad = [(x, 100 + r["DiffPct"]) for x, r in zip(xs, rows) if r["StandsOut"]]
-        if bad:
-            axes[0].scatter(*zip(*bad), s=160, facecolors="none", edgecolors="red", zorder=3)
     per_rank = {}
     for r in ranks:
         per_rank.setdefault(str(r["Rank"]), r)
-    xs = sorted((x for x in labels if x in per_rank),
-                key=lambda x: (0, int(x), "") if x.isdigit() else (1, 0, x))
-    for line in axes[0].get_lines():  # the kernels' lines in the same rank order
-        pts = dict(zip(line.get_xdata(), line.get_ydata()))
-        line.set_data([x for x in xs if x in pts], [pts[x] for x in xs if x in pts])
+    xs = sorted(per_rank, key=lambda x: (0, int(x), "") if x.isdigit() else (1, 0, x))
+    pos = {x: i for i, x in enumerate(xs)}
+    for g in chosen:
+        rows = sorted((r for r in ranks if all(r[c] == g[c] for c in GROUP)),
+                      key=lambda r: pos[str(r["Rank"])])
+        at = [pos[str(r["Rank"])] for r in rows]
+        name = (g["Kernel"][:40] + (" [" + g["Annotation"][:24] + "]" if g["Annotation"] else ""))
+        axes[0].plot(at, [100 + r["DiffPct"] for r in rows], marker="o", label=name)
+        bad = [(a, 100 + r["DiffPct"]) for a, r in zip(at, rows) if r["StandsOut"]]
+        if bad:
+            axes[0].scatter(*zip(*bad), s=160, facecolors="none", edgecolors="red", zorder=3)
+    axes[2].set_xticks(range(len(xs)))
+    axes[2].set_xticklabels(xs, rotation=90 if len(xs) > 24 else 0,
+                            fontsize=8 if len(xs) > 24 else 10)
     axes[0].axhline(100, color="gray", lw=0.8)
     axes[0].set_ylabel(f"{metric}\n% of the other ranks")
     axes[0].legend(fontsize=7)
-    axes[1].bar(xs, [per_rank[x]["SMClockMHz"] for x in xs], color="tab:blue")
+    axes[1].bar(range(len(xs)), [per_rank[x]["SMClockMHz"] for x in xs], color="tab:blue")
     axes[1].set_ylabel("SM clock (MHz, median)")
     lo = min((per_rank[x]["SMClockMHz"] for x in xs if per_rank[x]["SMClockMHz"] ==
               per_rank[x]["SMClockMHz"]), default=0)
     if lo:
         axes[1].set_ylim(lo * 0.9, None)
     colors = ["tab:red" if per_rank[x]["ThrottledPct"] > 0 else "tab:orange" for x in xs]
-    axes[2].bar(xs, [per_rank[x]["TemperatureC"] for x in xs], color=colors)
+    axes[2].bar(range(len(xs)), [per_rank[x]["TemperatureC"] for x in xs], color=colors)
     axes[2].set_ylabel("temperature (C, mean)\nred: throttled runs")
     axes[2].set_xlabel("rank")
     fig.suptitle(f"{metric} by rank: {len(groups)} kernel(s), "

@@ -418,10 +418,6 @@ def load_mixed(parts, report, columns, filters, load):
 
 def convert_main(args, out, prog):
     """rangeprof-report --to-parquet DIR FILES...: converts, then one line of what it did."""
-    if not args.files:
-        print(f"{prog}: error: --to-parquet '{args.to_parquet}': no JSONL files given",
-              file=sys.stderr)
-        return 2
     if os.path.exists(args.to_parquet) and not os.path.isdir(args.to_parquet):
         print(f"{prog}: error: --to-parquet '{args.to_parquet}': not a directory",
               file=sys.stderr)

@@ -226,9 +226,6 @@ def _load(files, metric, prog):
 def report_main(args, out, prog):
     """rangeprof-report --by-rank FILES [--metric M] [--alpha A] [--csv|--json]."""
     from rangeprof.output import write
-    if not args.files:
-        print(f"{prog}: error: --by-rank: no JSONL files or datasets given", file=sys.stderr)
-        return 2
     metrics = [x for v in args.metric or [] for x in v.split(",") if x]
     if len(metrics) > 1:
         print(f"{prog}: error: --by-rank compares one metric; --metric "

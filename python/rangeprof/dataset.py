@@ -110,6 +110,21 @@ def _segment(value):
     return quote(str(value), safe="") or "__HIVE_DEFAULT_PARTITION__"
 
 
+def _strings(pa, col):
+    """A column as a pyarrow string array (null for None and NaN), vectorised for
+    categoricals (a dictionary cast) and numbers."""
+    import numpy as np
+    import pandas as pd
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = np.asarray(col.cat.codes, dtype=np.int32)
+        cats = pa.array([None if v is None else str(v) for v in col.cat.categories], pa.string())
+        arr = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), cats)
+        return arr.cast(pa.string())
+    values = col.to_numpy(dtype=object, na_value=None)
+    return pa.array([None if v is None or (isinstance(v, float) and v != v) else str(v)
+                     for v in values], pa.string())
+
+
 def _arrow_table(pa, df, configs):
     """The part's table: COLUMNS typed, then the config columns as strings."""
     import numpy as np
@@ -120,10 +135,7 @@ def _arrow_table(pa, df, configs):
             arr = pa.nulls(len(df), pa.string() if kind == STRING else
                            pa.int64() if kind == INT else pa.float64())
         elif kind == STRING:
-            values = col.astype(object).to_numpy()
-            arr = pa.array([None if v is None or (isinstance(v, float) and v != v) else str(v)
-                            for v in values], pa.string()) if col.dtype == object else \
-                pa.array(col.astype(object).where(col.notna(), None).to_numpy(), pa.string())
+            arr = _strings(pa, col)
         elif kind == FLOAT:
             arr = pa.array(np.asarray(col, dtype=float), pa.float64(), from_pandas=True)
         else:
@@ -134,9 +146,7 @@ def _arrow_table(pa, df, configs):
         arrays.append(arr)
         fields.append(pa.field(name, arr.type))
     for name in configs:
-        values = df[name].astype(object).to_numpy()
-        arrays.append(pa.array([None if v is None or (isinstance(v, float) and v != v)
-                                else str(v) for v in values], pa.string()))
+        arrays.append(_strings(pa, df[name]))
         fields.append(pa.field(name, pa.string()))
     meta = {b"rangeprof.dataset_schema": str(SCHEMA_VERSION).encode(),
             b"rangeprof.config_columns": json.dumps(list(configs)).encode()}

@@ -71,7 +71,9 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
     were; filters ([(column, op, value), ...]: rangeprof.dataset) keeps the rows they
     match, pushed down into the dataset's reading."""
     from rangeprof import dataset
-    parts = [paths_or_globs] if isinstance(paths_or_globs, str) else list(paths_or_globs)
+    import os
+    parts = ([paths_or_globs] if isinstance(paths_or_globs, (str, os.PathLike))
+             else list(paths_or_globs))
     if any(dataset.is_dataset(p) for p in parts) and not (combine or derive):
         return dataset.load_mixed(parts, report, columns, filters, load)
     if filters:

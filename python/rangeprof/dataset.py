@@ -139,7 +139,7 @@ def _arrow_table(pa, df, configs):
         elif kind == FLOAT:
             arr = pa.array(np.asarray(col, dtype=float), pa.float64(), from_pandas=True)
         else:
-            numeric = np.asarray(pd_to_numeric(col), dtype=float)
+            numeric = np.asarray(_numeric(col), dtype=float)
             mask = ~np.isfinite(numeric)
             arr = pa.array(np.where(mask, 0, numeric).astype(np.int64), pa.int64(),
                            mask=mask)
@@ -153,7 +153,7 @@ def _arrow_table(pa, df, configs):
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
 
 
-def pd_to_numeric(col):
+def _numeric(col):
     import pandas as pd
     return pd.to_numeric(col, errors="coerce")
 
@@ -383,7 +383,7 @@ def filter_frame(df, filters):
             elif op == "not in":
                 m = ~col.isin(list(value))
             elif op in ("<", "<=", ">", ">="):
-                num = pd_to_numeric(df[column])
+                num = _numeric(df[column])
                 m = {"<": num < value, "<=": num <= value, ">": num > value,
                      ">=": num >= value}[op]
             else:

@@ -39,6 +39,7 @@ COLUMNS = [(c, STRING if c in ("Annotation", "Kernel", "Metric", "Unit", "Launch
             else INT)
            for c in table.ID_COLUMNS if c not in PARTITIONS]
 _KEY_BYTES = 1 << 20
+ROW_GROUP_MIN = 1024
 
 
 class DatasetError(ValueError):
@@ -158,6 +159,26 @@ def _numeric(col):
     return pd.to_numeric(col, errors="coerce")
 
 
+def _write_part(pa, pq, t, path):
+    """Writes a part's rows sorted by kernel (stably: a run's rows stay together and in
+    order), a row group per kernel, or per run of kernels of fewer than ROW_GROUP_MIN rows:
+    each row group's statistics then name its kernels, and a reader filtering on Kernel
+    skips the others' row groups. read() puts the rows back in their files' order."""
+    import pyarrow.compute as pc
+    order = pc.sort_indices(t, sort_keys=[("Kernel", "ascending")])  # stable
+    t = t.take(order)
+    import numpy as np
+    codes = t.column("Kernel").combine_chunks().dictionary_encode().indices
+    codes = np.asarray(codes.fill_null(-1).to_numpy(zero_copy_only=False))
+    bounds = list(np.flatnonzero(np.diff(codes) != 0) + 1) + [t.num_rows]
+    with pq.ParquetWriter(path, t.schema, compression="zstd") as writer:
+        start = 0
+        for end in bounds:
+            if end - start >= ROW_GROUP_MIN or end == t.num_rows:
+                writer.write_table(t.slice(start, end - start), row_group_size=end - start)
+                start = end
+
+
 def _convert_one(root, path, key):
     """In a worker: one source's parts written, its ledger entry returned."""
     pa = _pa()
@@ -166,7 +187,8 @@ def _convert_one(root, path, key):
     df = load([path], report=sys.stderr)
     configs = list(df.attrs.get("config_columns", []))
     entry = dict(source=os.path.abspath(path), key=key[0], size=key[1], rows=len(df),
-                 parts=[], bad_lines=df.attrs.get("bad_line_count", 0),
+                 parts=[], config_columns=configs,
+                 bad_lines=df.attrs.get("bad_line_count", 0),
                  converted=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     if not len(df):
         return entry
@@ -181,7 +203,7 @@ def _convert_one(root, path, key):
         target = os.path.join(root, rel)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp")
-        pq.write_table(_arrow_table(pa, part, configs), tmp, compression="zstd")
+        _write_part(pa, pq, _arrow_table(pa, part, configs), tmp)
         os.replace(tmp, target)
         entry["parts"].append(rel)
     return entry
@@ -252,25 +274,46 @@ def _partitioning(pa):
     return ds.partitioning(pa.schema([(p, pa.string()) for p in PARTITIONS]), flavor="hive")
 
 
-def arrow_dataset(root):
+def _parts(root):
+    """The parts in the order of their sources' conversion (the ledger's), so that rows
+    come in the order load() of the sources gives them."""
+    parts = [os.path.join(root, p) for e in ledger(root) for p in e.get("parts", ())]
+    return [p for p in dict.fromkeys(parts) if os.path.isfile(p)]
+
+
+def arrow_dataset(root, dictionary_columns=()):
     """The dataset as a pyarrow.dataset.Dataset (the schema unified over its parts: config
-    columns that some parts lack are null there)."""
+    columns that some parts lack are null there). dictionary_columns: string columns to
+    read as dictionaries (pandas categoricals without a string per row)."""
     pa = _pa()
     import pyarrow.dataset as ds
     _check_marker(root)
-    # The parts in the order of their sources' conversion (the ledger's), so that rows
-    # come in the order load() of the sources gives them.
-    parts = [os.path.join(root, p) for e in ledger(root) for p in e.get("parts", ())]
-    parts = [p for p in dict.fromkeys(parts) if os.path.isfile(p)]
-    kw = dict(format="parquet", partitioning=_partitioning(pa), partition_base_dir=root)
-    d = ds.dataset(parts, **kw)
-    schemas = [f.physical_schema for f in d.get_fragments()]
-    if not schemas:
-        return d
-    schema = pa.unify_schemas(schemas)
+    parts = _parts(root)
+    kw = dict(partitioning=_partitioning(pa), partition_base_dir=root)
+    entries = ledger(root)
+    if all("config_columns" in e for e in entries):
+        # The parts' schema from the ledger: no part's footer read to learn it.
+        configs = dict.fromkeys(c for e in entries for c in e["config_columns"])
+        types = {STRING: pa.string(), INT: pa.int64(), FLOAT: pa.float64()}
+        schema = pa.schema([(c, types[t]) for c, t in COLUMNS] +
+                           [(c, pa.string()) for c in configs])
+    else:
+        d = ds.dataset(parts, format="parquet", **kw)
+        schemas = [f.physical_schema for f in d.get_fragments()]
+        if not schemas:
+            return d
+        schema = pa.unify_schemas(schemas)
     for p in PARTITIONS:
         schema = schema.append(pa.field(p, pa.string()))
-    return ds.dataset(parts, schema=schema, **kw)
+    fmt = "parquet"
+    if dictionary_columns:
+        as_dict = [c for c in dictionary_columns if c in schema.names and c not in PARTITIONS
+                   and schema.field(c).type == pa.string()]
+        schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string()))
+                            if f.name in as_dict else f for f in schema], schema.metadata)
+        fmt = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(
+            dictionary_columns=as_dict))
+    return ds.dataset(parts, schema=schema, format=fmt, **kw)
 
 
 def _expression(filters):
@@ -307,7 +350,10 @@ def read(root, columns=None, filters=None):
     import pandas as pd
     from rangeprof.config import typed
     from rangeprof.frame import CATEGORICAL, _typed_column
+    import numpy as np
     pa = _pa()
+    # Read as strings (a dictionary read costs the row groups' statistics: slower), then
+    # dictionary-encoded in arrow, so that pandas gets categoricals with no string per row.
     d = arrow_dataset(root)
     names = d.schema.names
     configs = [n for n in names if n not in table.ID_COLUMNS]
@@ -320,10 +366,12 @@ def read(root, columns=None, filters=None):
         order = [c for c in order if c in columns]
     try:
         expr = _expression(filters)
-        t = d.to_table(columns=[c for c in order if c in names], filter=expr)
+        # File and Line put the rows back in their files' order (_write_part).
+        read = list(dict.fromkeys([c for c in order if c in names] +
+                                  [c for c in ("File", "Line") if c in names]))
+        t = d.to_table(columns=read, filter=expr)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
         raise ValueError(f"filters {filters!r}: {e}") from None
-    import numpy as np
     config_values = {}
     for c in configs:
         if c in t.column_names:
@@ -338,7 +386,21 @@ def read(root, columns=None, filters=None):
                 if enc.indices.null_count else codes.astype(np.int64)
             config_values[c] = (table_[codes], {type(k) for k in kinds})
             t = t.drop_columns([c])
+    import pyarrow.compute as pc
+    for i, name in enumerate(t.column_names):
+        if name in CATEGORICAL and t.schema.field(i).type == pa.string():
+            t = t.set_column(i, name, pc.dictionary_encode(t.column(i)))
     df = t.to_pandas(strings_to_categorical=False)
+    if "File" in df.columns and "Line" in df.columns and len(df):
+        codes = np.asarray(df["File"].cat.codes, dtype=np.int64)
+        first = pd.unique(codes)  # the files in the order their parts came
+        rank = np.empty(max(int(codes.max()), 0) + 2, dtype=np.int64)
+        rank[first] = np.arange(len(first))
+        line = np.nan_to_num(df["Line"].to_numpy(dtype=float), nan=-1.0)
+        perm = np.lexsort((line, rank[codes]))  # stable: a run's rows keep their order
+        df = df.iloc[perm].reset_index(drop=True)
+        config_values = {c: (values[perm], kinds)
+                         for c, (values, kinds) in config_values.items()}
     for c, (values, kinds) in config_values.items():
         df[c] = _typed_column(pd.Series(values), kinds)
     for c in order:

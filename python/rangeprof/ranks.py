@@ -75,6 +75,16 @@ def _welch_moments(n1, m1, v1, n2, m2, v2):
     return t, stats.t_sf_two_sided(t, df)
 
 
+def _codes(col):
+    """(int64 codes, names) of a column: -1 for null."""
+    import numpy as np
+    import pandas as pd
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        col = col.astype("category")
+    return (np.asarray(col.cat.codes, dtype=np.int64),
+            [None if v is None else str(v) for v in col.cat.categories])
+
+
 def _throttle_flags(col):
     """Per row: 1.0 when a slowdown reason was active, 0.0 when none, NaN when unknown."""
     import numpy as np
@@ -94,37 +104,56 @@ def compare(df, metric="gpu__time_duration.sum", alpha=0.01, min_diff_pct=1.0):
     ranks of two runs each are left out."""
     import numpy as np
     import pandas as pd
-    d = df[df["Metric"] == metric]
-    d = d[np.isfinite(d["Value"].to_numpy(dtype=float))]
-    if not len(d):
+    keep = np.asarray(df["Metric"] == metric, dtype=bool) & np.isfinite(
+        df["Value"].to_numpy(dtype=float))
+    if not keep.any():
         return [], []
-    unit = d["Rank"].astype(object).where(d["Rank"].notna(), None)
-    unit = [("r", int(r)) if r is not None else ("s", str(s))
-            for r, s in zip(unit, d["Session"].astype(object))]
+    d = df.loc[keep]
+    # Everything as integer codes (millions of rows: no Python object per row).
+    codes, names = {}, {}
+    for c in ("JobId", "Annotation", "Kernel", "Metric", "Session", "ThrottleReasons", "Host",
+              "GPU", "Unit"):
+        codes[c], names[c] = _codes(d[c])
+    rank = d["Rank"].to_numpy(dtype=float)
+    # A rank, or (no rank) -1 - the session's code.
+    unit = np.where(np.isnan(rank), -1 - codes["Session"], np.nan_to_num(rank, nan=0))
+    reason_flags = _throttle_flags(pd.Series(pd.Categorical.from_codes(
+        codes["ThrottleReasons"], categories=names["ThrottleReasons"])))
     work = pd.DataFrame({
-        "JobId": d["JobId"].astype(object).where(d["JobId"].notna(), None).fillna(""),
-        "Annotation": d["Annotation"].astype(object).fillna(""),
-        "Kernel": d["Kernel"].astype(object).fillna(""),
-        "Metric": d["Metric"].astype(object),
-        "_unit": pd.Series(unit, index=d.index, dtype=object).astype(str),
-        "_label": [u[1] for u in unit],
-        "Value": d["Value"].to_numpy(dtype=float),
+        "JobId": codes["JobId"], "Annotation": codes["Annotation"],
+        "Kernel": codes["Kernel"], "Metric": codes["Metric"],
+        "_unit": unit.astype(np.int64), "Value": d["Value"].to_numpy(dtype=float),
         "SMClock": d["SMClock"].to_numpy(dtype=float),
         "Temperature": d["Temperature"].to_numpy(dtype=float),
-        "_throttled": _throttle_flags(d["ThrottleReasons"]),
-        "_reasons": d["ThrottleReasons"].astype(object),
-        "Host": d["Host"].astype(object), "GPU": d["GPU"].astype(object),
-        "Device": d["Device"].to_numpy(dtype=float), "Unit": d["Unit"].astype(object)})
+        "_throttled": reason_flags, "_reasons": codes["ThrottleReasons"],
+        "Host": codes["Host"], "GPU": codes["GPU"],
+        "Device": d["Device"].to_numpy(dtype=float), "Unit": codes["Unit"]})
+    del d
     keys = GROUP + ["_unit"]
-    g = work.groupby(keys, sort=False, dropna=False)
+    g = work.groupby(keys, sort=False)
     per = g.agg(n=("Value", "size"), mean=("Value", "mean"), var=("Value", "var"),
                 sm=("SMClock", "median"), temp=("Temperature", "mean"),
-                thr=("_throttled", "mean"), label=("_label", "first"), host=("Host", "first"),
+                thr=("_throttled", "mean"), host=("Host", "first"),
                 gpu=("GPU", "first"), device=("Device", "first"),
                 unit=("Unit", "first")).reset_index()
-    reasons = g["_reasons"].agg(lambda s: ",".join(sorted(
-        {x for v in s.dropna() for x in (stats.throttle_names(v) or ())})))
-    per["reasons"] = reasons.to_numpy()
+    # The reasons each rank's runs had: the distinct (rank, reasons) pairs, few.
+    pairs = work.groupby(keys + ["_reasons"], sort=False).size().reset_index()
+    seen = {}
+    for row in pairs.itertuples(index=False):
+        key = tuple(row[:len(keys)])
+        r = row[len(keys)]
+        found = stats.throttle_names(names["ThrottleReasons"][r]) if r >= 0 else None
+        seen.setdefault(key, set()).update(found or ())
+    per["reasons"] = [",".join(sorted(seen.get(tuple(k), ()))) for k in
+                      per[keys].itertuples(index=False, name=None)]
+    sessions = names["Session"]
+    per["label"] = [int(u) if u >= 0 else sessions[-1 - u] for u in per["_unit"]]
+    for c in ("JobId", "Annotation", "Kernel", "Metric"):
+        per[c] = [names[c][i] if i >= 0 else "" for i in per[c]]
+    per["host"] = [names["Host"][i] if i >= 0 else None for i in per["host"]]
+    per["gpu"] = [names["GPU"][i] if i >= 0 else None for i in per["gpu"]]
+    per["unit"] = [names["Unit"][i] if i >= 0 else None for i in per["unit"]]
+    del work
     groups, ranks = [], []
     for key, sub in per.groupby(GROUP, sort=False, dropna=False):
         sub = sub[sub["n"] >= 2]

@@ -10,8 +10,9 @@
 #      results unchanged, each rank on its own GPU, and the report names each rank's GPU.
 #      With fewer than 2 GPUs: one SKIP line, not a failure.
 # The analysis needs pyarrow, which the H200's image may lack: without it the files are
-# left in $OUT and the line to run on the development machine is printed. Exit status:
-# the number of failed checks (0: all passed or skipped).
+# left in $OUT and the line to run on the development machine is printed. $OUT gets at
+# most 8 files (the device tool's limit): per case the two rank files, the analysis and
+# the plot. Exit status: the number of failed checks (0: all passed or skipped).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$root/gpu-out}
@@ -55,7 +56,8 @@ result one-gpu-results-unchanged $?
 cat one_rp.txt
 $CR records --world 2 one.0.jsonl one.1.jsonl
 result one-gpu-records $?
-cp one.0.jsonl one.1.jsonl one_rp.err "$out/" 2>/dev/null
+tail -5 one_rp.err
+cp one.0.jsonl one.1.jsonl "$out/" 2>/dev/null
 analyse one --world 2 one.0.jsonl one.1.jsonl
 
 # 2. Two GPUs: an all-reduce job, each rank on its own GPU.
@@ -68,6 +70,7 @@ if [ "$gpus" -ge 2 ]; then
 	result two-gpu-allreduce-completes $?
 	$CR records --world 2 --own-gpus two.0.jsonl two.1.jsonl
 	result two-gpu-records $?
+	tail -5 two_rp.err
 	cp two.0.jsonl two.1.jsonl "$out/" 2>/dev/null
 	analyse two --world 2 --own-gpus two.0.jsonl two.1.jsonl
 else

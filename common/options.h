@@ -185,7 +185,8 @@ int rp_options_set_runtime(struct rp_options *opts, const char *name, const char
  * The environment is also read elsewhere, each time for something that is not an option:
  * here, rp_options_env_typos walks environ for misspelt RANGEPROF_ names (their values
  * are never read) and rp_output_path_expand reads the variable that -o's %q{VAR} names;
- * inject/init.c reads LD_PRELOAD (inject_preloaded: whether librangeprof.so was
+ * inject/init.c reads the launcher's rank and job variables that collector/job.c's table
+ * names (RANK, SLURM_PROCID, ...: the session record's "job"), and LD_PRELOAD (inject_preloaded: whether librangeprof.so was
  * preloaded, which decides whether CUDA's hook is set and whether options select
  * launches under the control API) and CUDA_INJECTION64_PATH (inject_forget_cuda_hook:
  * unset where it names this library, so that children of a process under control do

@@ -19,6 +19,7 @@
 
 #include "collector/api.h"
 #include "collector/device.h"
+#include "collector/job.h"
 #include "collector/jsonl.h"
 #include "collector/records.h"
 #include "collector/table.h"
@@ -69,6 +70,12 @@ static void at_exit(void)
 /* Initialisation                                                                       */
 /* ------------------------------------------------------------------------------------ */
 
+static const char *job_variable(const char *name, void *arg)
+{
+	(void)arg;
+	return getenv(name);
+}
+
 static void write_session_record(void)
 {
 	char host[256] = "";
@@ -97,7 +104,15 @@ static void write_session_record(void)
 	const struct collector_cupti_info *cupti = collector_api_cupti();
 	collector_record_add_cupti(session, cupti ? cupti->path : NULL,
 				   cupti ? cupti->found : NULL, cupti ? cupti->version : -1);
+	/* Which rank of which job: the launcher's variables (collector/job.c names them). */
+	struct collector_job job;
+	collector_job_read(job_variable, NULL, &job);
+	collector_record_add_job(session, &job);
 	inject_write_record(session);
+	/* After the session line, which must come first in the file. */
+	for (size_t i = 0; i < job.warning_count; i++)
+		inject_report("job", INJECT_CONCERNS(.detail = job.warnings[i]), false, "%s",
+			      job.warnings[i]);
 }
 
 /* A child forked without exec (multiprocessing's fork, a shell-out before exec) cannot

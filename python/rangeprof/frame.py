@@ -29,14 +29,14 @@ except ImportError:  # a wheel installed with --no-deps: one line that says what
     raise ImportError("rangeprof.load and rangeprof.summarize need pandas: pip install "
                       "pandas") from None
 
-from rangeprof import records, stats, table
+from rangeprof import job, records, stats, table
 from rangeprof.config import config_from_nvtx
 
 # Columns of few distinct values, given as pandas categoricals (a kernel name repeated
 # on millions of rows is kept once).
 CATEGORICAL = ("Annotation", "Kernel", "Metric", "Unit", "Launch", "Workload",
                "RangeKernelNames", "Session",
-               "Host", "GPU", "Grid", "Block", "CacheControl", "ClockControl",
+               "Host", "JobId", "GPU", "Grid", "Block", "CacheControl", "ClockControl",
                "ThrottleReasons", "Time", "File")
 _RUN_PREFIX = b'{"type":"run",'
 _SUMMARY_PREFIX = b'{"type":"summary",'
@@ -55,7 +55,8 @@ def _pyarrow():
     return pyarrow
 
 
-def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None):
+def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
+         filters=None):
     """Long-form DataFrame of every run record in the files (names, directories, globs;
     many processes and sessions together): one row per run and metric, with the columns
     of rangeprof.table.ID_COLUMNS and a column per config word (key=value in the NVTX
@@ -65,7 +66,19 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None)
     'FILE:LINE: reason; line skipped' and listed in df.attrs['bad_lines'] (the first
     1000; df.attrs['bad_line_count'] counts them all). combine and derive are as in
     rangeprof.table.build (derive: 'name=expr' strings); with them the runs are read by
-    the Python reader. Needs pandas and pyarrow."""
+    the Python reader. Needs pandas and pyarrow.
+    A Parquet dataset's directory (rangeprof-report --to-parquet) is read as its files
+    were; filters ([(column, op, value), ...]: rangeprof.dataset) keeps the rows they
+    match, pushed down into the dataset's reading."""
+    from rangeprof import dataset
+    import os
+    parts = ([paths_or_globs] if isinstance(paths_or_globs, (str, os.PathLike))
+             else list(paths_or_globs))
+    if any(dataset.is_dataset(p) for p in parts) and not (combine or derive):
+        return dataset.load_mixed(parts, report, columns, filters, load)
+    if filters:
+        return dataset.filter_frame(load(paths_or_globs, report, combine, derive, columns),
+                                    filters)
     pa = _pyarrow()
     from rangeprof.expr import parse_derivation
     if report == "stderr":
@@ -242,7 +255,8 @@ class _ArrowReader:
         kind = rec["type"]
         if kind == "session":
             state.update(skipping=False, devices={})
-            self.sessions.append((records._session_id(rec), rec.get("pid"), rec.get("host")))
+            self.sessions.append((records._session_id(rec), rec.get("pid"), rec.get("host"),
+                                  job.columns(rec)))
             state["session"] = len(self.sessions) - 1
             self._new_ctx(state["session"], state["devices"])
             self._note_metrics(rec)
@@ -449,7 +463,7 @@ class _ArrowReader:
         n = t.num_rows
         ctx = np.frombuffer(ctxs, dtype=np.int64).copy()
         sess = np.array(self.ctx_session, dtype=np.int64)[ctx]  # -1: before any session
-        sessions = self.sessions + [("?:?:?", None, None)]
+        sessions = self.sessions + [("?:?:?", None, None, job.columns(None))]
         # Long rows: (run row, metric) pairs present in the records, in that order.
         metrics, units = t.column("metrics"), t.column("units")
         unit_of = {units.type.field(i).name: i for i in range(units.type.num_fields)}
@@ -532,6 +546,12 @@ class _ArrowReader:
             cols.obj("Process", np.array([x[1] for x in sessions], dtype=object)[sid_codes][rr])
         if want("Host"):
             cols.cat("Host", sid_codes[rr], [x[2] for x in sessions])
+        if want("JobId"):
+            cols.cat("JobId", sid_codes[rr], [x[3]["JobId"] for x in sessions])
+        for name in job.INTEGER_COLUMNS:
+            if want(name):
+                per_session = np.array([x[3][name] for x in sessions], dtype=float)
+                cols.num(name, per_session[sid_codes][rr])
         device = _numbers(t.column("device"))
         gpu_codes, gpu_names, mem_clock = self._devices(ctx, device)
         if want("GPU"):
@@ -711,7 +731,7 @@ class _Columns:
 
 # Integer columns: int64 where every run has them, float64 with NaN otherwise.
 _INT_COLUMNS = ("Run", "Runs", "Graph", "GraphNode", "RangeKernels", "Device",
-                "SharedMemBytes", "Passes", "Line")
+                "SharedMemBytes", "Passes", "Line") + job.INTEGER_COLUMNS
 
 
 def _encode(pc, arr):

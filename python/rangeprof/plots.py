@@ -4,7 +4,8 @@ rangeprof-plot command:
                 with 95 % CI bars (like nsight.analyze.plot);
   distribution  the run-to-run values of each group, one panel each, with mean and 95 % CI;
   roofline      achieved FLOP/s against arithmetic intensity under the device's roofs;
-  ab            A against B per kernel: the ratio of the means with its CI and verdict."""
+  ab            A against B per kernel: the ratio of the means with its CI and verdict;
+  by-rank       ranks compared: each kernel per rank, and the ranks' clocks (ranks.py)."""
 import argparse
 import math
 import os
@@ -267,7 +268,7 @@ def parser():
                "of rangeprof JSONL, read as rangeprof-report reads it.")
     add_version(p)
     sub = p.add_subparsers(dest="kind", required=True, metavar="KIND",
-                           help="sweep | distribution | roofline | ab (each has --help)")
+                           help="sweep | distribution | roofline | ab | by-rank (each has --help)")
     files_help = "JSONL files, directories (their *.jsonl) or glob patterns"
     output_help = ("output file; its extension picks the format (.png, .pdf, .svg, ...); "
                    "its directory must exist")
@@ -317,6 +318,16 @@ def parser():
     a.add_argument("--metric", default="gpu__time_duration.sum",
                    help="metric to compare (default %(default)s)")
     a.add_argument("-o", "--output", required=True, help=output_help)
+    k = sub.add_parser("by-rank", help="ranks compared (rangeprof-report --by-rank)",
+                       description="Per rank: each kernel's mean in % of the other ranks' "
+                       "(ranks that stand out ringed in red), the rank's SM clock and its "
+                       "temperature (red: throttled runs). Files may be Parquet datasets.")
+    k.add_argument("files", nargs="+", help=files_help + ", or Parquet datasets")
+    k.add_argument("--metric", default="gpu__time_duration.sum",
+                   help="metric to compare (default %(default)s)")
+    k.add_argument("--alpha", type=number(0, 1, low_open=True, high_open=True), default=0.01,
+                   help="family-wise significance level per kernel (default %(default)s)")
+    k.add_argument("-o", "--output", required=True, help=output_help)
     return p
 
 
@@ -336,6 +347,12 @@ def _main(argv):
                          [c for c in args.group_by.split(",") if c] or ["Annotation"])
         elif args.kind == "roofline":
             roofline(args.files, args.output, args.flops, args.peak_flops, args.peak_bandwidth)
+        elif args.kind == "by-rank":
+            from rangeprof import ranks
+            try:
+                ranks.plot(args.files, args.output, args.metric, args.alpha)
+            except (ValueError, FileNotFoundError) as e:
+                raise Refused(str(e)) from None
         else:
             ab(args.a, args.b, args.output, args.metric)
     except Refused as e:

@@ -265,6 +265,12 @@ def _check_session(rec):
         _string(rec, key)
     if type(rec.get("pid")) is not str:
         _integer(rec, "pid")
+    job = _object(rec, "job")
+    if job:
+        for key in ("launcher", "id", "id_from", "slurm_step"):
+            _string(job, key, f"job.{key}")
+        for key in ("rank", "local_rank", "world_size", "local_world_size"):
+            _integer(job, key, f"job.{key}")
     options = _object(rec, "options")
     if options:
         _string(options, "metrics", "options.metrics")

@@ -85,6 +85,16 @@ def parser():
                    "device's)")
     p.add_argument("--bytes", action="store_true", help="DRAM bytes moved per NVTX range "
                    "execution (kernels summed), e.g. to compare fused with unfused")
+    # Many ranks and hosts (rangeprof/dataset.py, rangeprof/ranks.py; need pandas, pyarrow).
+    p.add_argument("--to-parquet", metavar="DIR", help="convert the files into the Parquet "
+                   "dataset DIR (partitioned by job and host; files converted before are "
+                   "passed over) instead of reporting")
+    p.add_argument("--by-rank", action="store_true", help="compare ranks: per kernel and "
+                   "config, the spread across ranks against the spread across runs, the "
+                   "ranks that stand out (Welch t against the others, Holm over ranks) and "
+                   "their SM clock, temperature and throttle reasons; files may be datasets")
+    p.add_argument("--alpha", type=number(0, 1, low_open=True, high_open=True), default=0.01,
+                   help="--by-rank: family-wise significance level per kernel (default 0.01)")
     return p
 
 
@@ -243,6 +253,12 @@ def _main(argv, out):
     if not args.files:
         p.error("no JSONL files given")
     try:
+        if args.to_parquet:
+            from rangeprof import dataset
+            return dataset.convert_main(args, out, PROG)
+        if args.by_rank:
+            from rangeprof import ranks
+            return ranks.report_main(args, out, PROG)
         if args.bound:
             return bound_report(args, out)
         if args.bytes:

@@ -7,14 +7,15 @@ import math
 from array import array
 from collections import OrderedDict
 
-from rangeprof import stats
+from rangeprof import job, stats
 from rangeprof.expr import ExprError
 from rangeprof.units import DIMENSIONLESS, parse_unit, same_unit
 
 # Identity and context columns of a long-form row, in the order tables show them. Config
 # columns (from key=value words) go after Annotation.
 ID_COLUMNS = ["Annotation", "Kernel", "Metric", "Value", "Unit", "Run", "Runs", "Launch",
-              "Workload", "Graph", "GraphNode", "RangeKernels", "RangeKernelNames", "Session", "Process", "Host", "GPU", "Device", "Grid", "Block",
+              "Workload", "Graph", "GraphNode", "RangeKernels", "RangeKernelNames", "Session", "Process", "Host",
+              "JobId", "Rank", "LocalRank", "WorldSize", "GPU", "Device", "Grid", "Block",
               "SharedMemBytes", "Passes", "CacheControl", "ClockControl", "SMClock",
               "ComputeClock", "MemoryClock", "Temperature", "ThrottleReasons", "Time", "File",
               "Line"]
@@ -97,7 +98,8 @@ def template(run):
             RangeKernels=range_kernels, RangeKernelNames=range_names,
             Runs=get("runs"), Launch=run.launch_id,
             Session=run.session_id, Process=session.get("pid"),
-            Host=session.get("host"), GPU=dev.get("name"), Device=get("device"),
+            Host=session.get("host"), **job.columns(session),
+            GPU=dev.get("name"), Device=get("device"),
             Grid=grid, Block=block,
             SharedMemBytes=get("shared_mem_bytes"), Passes=get("passes"),
             CacheControl=get("cache_control"), ClockControl=get("clock_control"),
@@ -405,7 +407,7 @@ _NESTED = ("config", "values", "kernels", "_template", "_kernel_count")
 # range path and config decide (Aggregator.add_run's light key); config columns are
 # decided by config.
 _LIGHT_COLUMNS = frozenset(("Annotation", "Kernel", "Metric", "Launch", "Session",
-                            "Process", "Host", "File", "GPU"))
+                            "Process", "Host", "File", "GPU") + job.COLUMNS)
 # Columns that differ between the runs of one launch: grouping by one of them turns off
 # the per-launch group cache.
 _PER_RUN = frozenset(("Value", "Unit", "Run", "SMClock", "Temperature", "ThrottleReasons",

@@ -100,3 +100,22 @@ Test(output_path, a_loop_of_symbolic_links_is_named_as_a_loop)
 	unlink(b);
 	rmdir(dir);
 }
+
+/* The templates doc/records.md shows for torchrun and srun ("Ranks and jobs"). */
+Test(output_path, documented_rank_templates_give_a_file_per_rank)
+{
+	setenv("RANK", "5", 1);
+	cr_assert_eq(rp_output_path_expand("out/r.%q{RANK}.jsonl", 1, path, sizeof(path), err,
+					   sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(path, "out/r.5.jsonl");
+	unsetenv("RANK");
+	setenv("SLURM_PROCID", "12", 1);
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	char want[600];
+	snprintf(want, sizeof(want), "out/%s.12.jsonl", host);
+	cr_assert_eq(rp_output_path_expand("out/%h.%q{SLURM_PROCID}.jsonl", 1, path, sizeof(path),
+					   err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(path, want);
+	unsetenv("SLURM_PROCID");
+}

@@ -1,0 +1,286 @@
+"""The Parquet dataset (rangeprof/dataset.py, rangeprof-report --to-parquet) and the rank
+columns (rangeprof/job.py): schema, appending, filters, other readers (pyarrow's dataset
+reader for Spark and polars, DuckDB running doc/records.md's queries). Files come from
+the H200 recordings and from bench/gen_cluster.py, which writes them from one."""
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+import pytest
+
+import rangeprof
+from rangeprof import dataset, job, report, table
+
+ROOT = Path(__file__).resolve().parents[2]
+GEN = ROOT / "bench" / "gen_cluster.py"
+RECORDS_MD = ROOT / "doc" / "records.md"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cluster") / "files"
+    subprocess.run([sys.executable, str(GEN), str(out), "--hosts", "2", "--launches", "10",
+                    "--runs", "5"], check=True)
+    return out
+
+
+def _same(a, b):
+    """Frames equal column by column, dtypes included, NaN equal to NaN."""
+    assert list(a.columns) == list(b.columns)
+    for c in a.columns:
+        assert str(a[c].dtype) == str(b[c].dtype), c
+        x, y = a[c].astype(object), b[c].astype(object)
+        same = (x == y) | (x.isna() & y.isna())
+        assert same.all(), (c, x[~same].head(3).tolist(), y[~same].head(3).tolist())
+
+
+def _sorted(df):
+    return df.sort_values(["File", "Line", "Metric"], kind="stable").reset_index(drop=True)
+
+
+# -- the rank columns ------------------------------------------------------------------
+
+def test_rank_columns_come_from_the_session_job_member(cluster):
+    df = rangeprof.load(str(cluster), report=None)
+    cols = list(df.columns)
+    assert cols[cols.index("Host") + 1:cols.index("Host") + 5] == list(job.COLUMNS)
+    assert sorted(df["Rank"].unique()) == list(range(16))
+    assert df["Rank"].dtype == np.int64 and (df["WorldSize"] == 16).all()
+    assert set(df["LocalRank"]) == set(range(8))
+    assert set(df["JobId"]) == {"job-4242"}
+    r3 = df[df["File"].astype(str).str.endswith("node000.r3.jsonl")]
+    assert (r3["Rank"] == 3).all() and (r3["Host"] == "node000").all()
+    # The Python reader (derive) gives the same columns.
+    py = rangeprof.load(str(cluster / "node000.r3.jsonl"), report=None,
+                        derive=["t2=gpu__time_duration.sum*2"])
+    assert (py["Rank"] == 3).all() and (py["JobId"] == "job-4242").all()
+
+
+def test_files_without_a_job_member_have_null_ranks(recorded):
+    df = rangeprof.load(str(recorded("vadd.jsonl")), report=None)
+    assert df["Rank"].isna().all() and df["JobId"].isna().all()
+    assert df["Rank"].dtype == np.float64
+
+
+def test_a_bad_job_member_is_a_bad_line(tmp_path, recorded):
+    lines = recorded("vadd.jsonl").read_text().splitlines()
+    s = json.loads(lines[0])
+    s["job"] = {"launcher": "torchrun", "rank": "x"}
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([json.dumps(s)] + lines[1:]) + "\n")
+    err = io.StringIO()
+    df = rangeprof.load(str(path), report=err)
+    assert "'job.rank' should be an integer or null" in err.getvalue()
+    assert len(df) < len(rangeprof.load(str(recorded("vadd.jsonl")), report=None))
+
+
+def test_job_columns_are_table_id_columns():
+    for c in job.COLUMNS:
+        assert c in table.ID_COLUMNS
+
+
+# -- converting ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def converted_once(cluster, tmp_path_factory):
+    """The cluster's dataset, converted by worker processes; not to be changed."""
+    root = tmp_path_factory.mktemp("ds") / "ds"
+    result = dataset.convert([str(cluster)], str(root), report=None)
+    return root, result
+
+
+@pytest.fixture
+def converted(cluster, tmp_path):
+    """A dataset of the cluster's files for a test that changes it."""
+    root = tmp_path / "ds"
+    result = dataset.convert([str(cluster)], str(root), workers=1, report=None)
+    return root, result
+
+
+def test_dataset_is_partitioned_by_job_and_host_and_loads_as_the_files(cluster, converted_once):
+    root, result = converted_once
+    assert len(result["converted"]) == 16
+    hosts = sorted(p.name for p in (root / "JobId=job-4242").iterdir())
+    assert hosts == ["Host=node000", "Host=node001"]
+    assert len(list((root / "JobId=job-4242" / "Host=node001").glob("part-*.parquet"))) == 8
+    files = rangeprof.load([str(p) for p in sorted(cluster.glob("*.jsonl"))], report=None)
+    _same(_sorted(files), _sorted(rangeprof.load(str(root))))
+
+
+def test_recorded_files_convert_with_their_config_columns(tmp_path, recorded):
+    names = ["vadd.jsonl", "matmul.jsonl", "fusion.jsonl", "graph_capture.jsonl"]
+    paths = [str(recorded(n)) for n in names]
+    root = tmp_path / "ds"
+    assert report.main(["--to-parquet", str(root)] + paths, io.StringIO()) == 0
+    back = rangeprof.load(str(root))
+    direct = pd.concat([rangeprof.load(p, report=None) for p in paths], ignore_index=True)
+    assert set(back.attrs["config_columns"]) == {"n", "dtype", "variant", "step"} - (
+        {"step"} - set(direct.columns))
+    for c in ("n", "Value", "Kernel", "Graph", "Rank"):
+        assert sorted(map(str, back[c].tolist())) == sorted(map(str, direct[c].tolist())), c
+    assert back["n"].dtype == np.float64  # an int where some runs lack it, as load types it
+    # Absent partition values read back as null, not as the placeholder.
+    assert back["JobId"].isna().all() and set(back["Host"]) == {"vm"}
+
+
+def test_converting_again_adds_new_files_and_rewrites_none(cluster, converted, tmp_path):
+    root, _ = converted
+    before = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in root.rglob("*.parquet")}
+    again = dataset.convert([str(cluster)], str(root), report=None)
+    assert again["converted"] == [] and len(again["already"]) == 16
+    # A copy of a converted file is the same source.
+    copy = tmp_path / "copy.jsonl"
+    shutil.copy(cluster / "node000.r0.jsonl", copy)
+    assert dataset.convert([str(copy)], str(root), report=None)["already"] == [str(copy)]
+    # A new rank's file: converted alone, the old parts untouched.
+    new = tmp_path / "more"
+    subprocess.run([sys.executable, str(GEN), str(new), "--hosts", "1", "--launches", "4",
+                    "--runs", "5", "--job-id", "job-5"], check=True)
+    added = dataset.convert([str(new)], str(root), report=None)
+    assert len(added["converted"]) == 8
+    after = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in root.rglob("*.parquet")}
+    assert {p: after[p] for p in before} == before
+    assert len(after) == len(before) + 8
+    df = rangeprof.load(str(root), filters=[("JobId", "==", "job-5")])
+    assert len(df) == 8 * 4 * 5 and set(df["Host"]) == {"node000"}
+    assert len(dataset.ledger(str(root))) == 24
+
+
+def test_a_file_grown_since_its_conversion_is_said_and_passed_over(cluster, tmp_path):
+    src = tmp_path / "r.jsonl"
+    shutil.copy(cluster / "node001.r9.jsonl", src)
+    root = tmp_path / "ds"
+    dataset.convert([str(src)], str(root), workers=1, report=None)
+    rows = len(rangeprof.load(str(root)))
+    with open(src, "a") as f:
+        f.write((cluster / "node001.r9.jsonl").read_text().splitlines()[2] + "\n")
+    err = io.StringIO()
+    result = dataset.convert([str(src)], str(root), report=err)
+    assert result["changed"] == [str(src)] and result["converted"] == []
+    assert "changed since it was converted" in err.getvalue()
+    assert len(rangeprof.load(str(root))) == rows
+
+
+def test_a_conversion_cut_short_is_completed_by_the_next(cluster, tmp_path):
+    root = tmp_path / "ds"
+    dataset.convert([str(cluster / "node000.r1.jsonl")], str(root), report=None)
+    (root / dataset.LEDGER).write_text("")  # the part was renamed, its line not written
+    again = dataset.convert([str(cluster / "node000.r1.jsonl")], str(root), report=None)
+    assert len(again["converted"]) == 1
+    assert len(list(root.rglob("*.parquet"))) == 1
+    assert len(rangeprof.load(str(root))) == 10 * 5
+
+
+def test_to_parquet_refusals(tmp_path, cluster):
+    err = io.StringIO()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.txt").write_text("x")
+    from contextlib import redirect_stderr
+    with redirect_stderr(err):
+        assert report.main(["--to-parquet", str(tmp_path / "other"), str(cluster)],
+                           io.StringIO()) == 2
+        with pytest.raises(SystemExit) as e:  # as every report without files
+            report.main(["--to-parquet", str(tmp_path / "new")], io.StringIO())
+        assert e.value.code == 2
+        assert report.main(["--to-parquet", str(tmp_path / "new"), str(tmp_path / "none*")],
+                           io.StringIO()) == 2
+    assert "holds files but no _rangeprof_dataset.json" in err.getvalue()
+    assert "no JSONL files given" in err.getvalue()
+    assert "no file or directory" in err.getvalue() or "none*" in err.getvalue()
+
+
+def test_a_newer_schema_is_refused(converted):
+    root, _ = converted
+    (root / dataset.MARKER).write_text(json.dumps({"schema": dataset.SCHEMA_VERSION + 1}))
+    with pytest.raises(dataset.DatasetError, match="dataset schema 2; this reader knows 1"):
+        rangeprof.load(str(root))
+
+
+def test_parts_carry_the_schema_version_and_documented_columns(converted_once):
+    root, _ = converted_once
+    part = next(root.rglob("*.parquet"))
+    schema = pq.read_schema(part)
+    assert schema.metadata[b"rangeprof.dataset_schema"] == b"1"
+    assert json.loads(schema.metadata[b"rangeprof.config_columns"]) == ["layer"]
+    assert schema.names == [c for c, _ in dataset.COLUMNS] + ["layer"]
+    # doc/records.md's table lists each column with its type, in this order.
+    text = RECORDS_MD.read_text()
+    section = text[text.index("**Schema 1.**"):text.index("then one string column per config")]
+    documented = re.findall(r"`(\w+)` \| (string|double|int64)", section)
+    assert documented == [(c, t) for c, t in dataset.COLUMNS]
+    for (c, t), field in zip(dataset.COLUMNS, schema):
+        assert str(field.type) == t, c
+
+
+# -- reading ------------------------------------------------------------------------------
+
+def test_filters_are_pushed_down_and_give_what_filtering_the_files_gives(cluster, converted_once):
+    root, _ = converted_once
+    files = rangeprof.load(str(cluster), report=None)
+    kernel = "reduce_kernel<512, 1>"
+    filters = [("Kernel", "==", kernel), ("Rank", "in", [0, 3, 12])]
+    ds_rows = rangeprof.load(str(root), filters=filters)
+    js_rows = rangeprof.load(str(cluster), report=None, filters=filters)
+    expect = files[(files["Kernel"] == kernel) & files["Rank"].isin([0, 3, 12])]
+    assert len(ds_rows) == len(js_rows) == len(expect) == 3 * 2 * 5
+    _same(_sorted(ds_rows), _sorted(js_rows))
+    # Only the parts of one host are read for a Host filter (partition pruning).
+    d = dataset.arrow_dataset(str(root))
+    import pyarrow.dataset as ds_mod
+    frags = list(d.get_fragments(filter=ds_mod.field("Host") == "node001"))
+    assert len(frags) == 8
+    with pytest.raises(ValueError, match="expected"):
+        rangeprof.load(str(root), filters=[("Kernel", "~", "x")])
+
+
+def test_load_reads_datasets_and_files_together(cluster, converted_once, recorded):
+    root, _ = converted_once
+    df = rangeprof.load([str(root), str(recorded("vadd.jsonl"))], report=None)
+    assert len(df) == len(rangeprof.load(str(root))) + len(
+        rangeprof.load(str(recorded("vadd.jsonl")), report=None))
+    assert df["Kernel"].dtype == "category"
+
+
+def test_pyarrow_dataset_reader_reads_it_as_spark_and_polars_would(converted_once):
+    root, _ = converted_once
+    # Plain pyarrow, no rangeprof code: hive partitions, the ledger and marker ignored.
+    d = pads.dataset(str(root), format="parquet", partitioning="hive")
+    t = d.to_table()
+    assert t.num_rows == 16 * 10 * 5
+    assert {"JobId", "Host", "Rank", "Kernel", "Value", "layer"} <= set(t.column_names)
+    per_rank = t.group_by("Rank").aggregate([("Value", "count")])
+    assert sorted(per_rank.column("Rank").to_pylist()) == list(range(16))
+
+
+def _documented_queries():
+    text = RECORDS_MD.read_text()
+    return re.findall(r"```sql\n(.*?)```", text, flags=re.S)
+
+
+def test_records_md_shows_three_queries():
+    assert len(_documented_queries()) == 3
+
+
+@pytest.mark.parametrize("number", [0, 1, 2])
+def test_documented_duckdb_queries_answer_on_a_dataset(converted_once, number):
+    duckdb = pytest.importorskip("duckdb")
+    root, _ = converted_once
+    sql = _documented_queries()[number].replace("DIR", str(root))
+    rows = duckdb.sql(sql).fetchall()
+    assert rows
+    if number == 0:  # the slowest rank first: the generator's slow GPU
+        assert all(r[3] == 3 for r in rows[:5]) and rows[0][6] > 10
+    elif number == 1:  # the lowest clock first, hottest, throttled
+        assert rows[0][1] == 3 and rows[0][4] < 1760 and rows[0][6] > 0
+    else:
+        assert all(r[2] == 16 for r in rows) and rows[0][3] > rows[0][4]

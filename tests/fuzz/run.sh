@@ -27,9 +27,9 @@ for t in $targets; do
 	case $t in
 	nvtx_expr) src="$root/nvtx_bridge/state.c $root/nvtx_bridge/registry.c $common"
 		libs="-lpthread" ;;
-	options) src="$root/common/options.c $common" libs="" ;;
+	options) src="$root/common/options.c $root/common/launch_metrics.c $common" libs="" ;;
 	jsonl) src="$root/collector/records.c $root/collector/cost.c $root/collector/jsonl.c $root/collector/stats.c
-		$root/common/options.c $common" libs="-lcjson -lm" ;;
+		$root/common/options.c $root/common/launch_metrics.c $common" libs="-lcjson -lm" ;;
 	*) echo "unknown target '$t'; accepted: nvtx_expr options jsonl" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2086

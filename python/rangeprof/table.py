@@ -463,11 +463,15 @@ class _Group:
     def extend(self, other, remap):
         """Appends another piece's group of the same key (its launches as indexes of
         remap); a launch that goes on across the two is one segment."""
+        launches = [remap[i] for i in other.seg_launch]
+        if launches and launches[0] != self.open:
+            # The open segment ends here: judged before other's values join the array,
+            # where close() would take them for the rest of its launch.
+            self.close()
         offset = len(self.values)
         self.values.extend(other.values)
         self.runs.extend(other.runs)
         starts, done = list(other.seg_start), list(other.seg_done)
-        launches = [remap[i] for i in other.seg_launch]
         if launches and launches[0] == self.open:
             # The open segment goes on: other's first segment joins it.
             launches.pop(0)
@@ -475,10 +479,8 @@ class _Group:
             if done:
                 done.pop(0)
                 a = self.seg_start[-1]
-                self.seg_done.append(_segment_drift(self.values[a:offset + other.seg_start[1]],
-                                                    self.runs[a:offset + other.seg_start[1]]))
-        elif launches:
-            self.close()
+                b = offset + other.seg_start[1] if len(other.seg_start) > 1 else len(self.values)
+                self.seg_done.append(_segment_drift(self.values[a:b], self.runs[a:b]))
         self.seg_launch.extend(launches)
         self.seg_start.extend(x + offset for x in starts)
         self.seg_done += done

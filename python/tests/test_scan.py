@@ -84,3 +84,77 @@ def test_pieces_pass_over_summaries_as_the_one_reading_does(damaged, monkeypatch
     assert report.main([str(path), "--json"], out=io.StringIO()) == 0
     err = capsys.readouterr().err
     assert err.count("line skipped") == 1 and f"{path}:{run_line}: run record" in err
+
+
+def _rows_in_pieces(path, cuts, group_by=None):
+    """The report's rows of path read as pieces cut at the given line starts (byte
+    offsets), each piece by its own job as a worker would read it, merged in order."""
+    import gc
+    from rangeprof import table
+    bounds = [0] + list(cuts) + [None]
+    job = None
+    try:
+        for i in range(len(bounds) - 1):
+            part, _, _ = scan._read_piece(table.StatsJob(group_by), scan.Piece(
+                str(path), bounds[i], bounds[i + 1]), i)
+            if job is None:
+                job = part
+            else:
+                job.merge(part)
+    finally:
+        gc.enable()  # _read_piece turns the collector off, as in a worker
+    return [{k: v for k, v in r.items() if k != "values"} for r in job.aggregator.rows()]
+
+
+@pytest.fixture
+def steps(damaged):
+    """vadd.jsonl with the launches of the n=16777216 range cut to their first 5 runs
+    (too few for a drift to be judged, as in a job of 5 runs per launch), each run 1 %
+    slower than the one before: read whole, no launch drifted; a launch judged together
+    with the next ones' runs (sorted by run index) would be a drift of 4 %."""
+    def edit(lines):
+        out = []
+        for line in lines:
+            rec = json.loads(line)
+            if rec["type"] == "run" and rec["nvtx_path"] == "vadd n=16777216":
+                if rec["run"] >= 5:
+                    continue
+                rec["metrics"]["gpu__time_duration.sum"] *= 1 + 0.01 * rec["run"]
+            out.append(json.dumps(rec, separators=(",", ":")) + "\n")
+        return out
+    return damaged("vadd.jsonl", edit)
+
+
+def test_a_launch_that_ends_a_piece_is_judged_on_its_own_runs(steps):
+    """Issue 38, finding 1: merging the next piece's group closed the open launch after
+    the next piece's values had joined it, so a launch at a piece's end was judged
+    'drifted' over its runs and the next piece's. Cut at every launch boundary of the
+    stepped range, the rows are the one reading's."""
+    data = steps.read_bytes()
+    starts = [i + 1 for i, b in enumerate(data) if b == 0x0A][:-1]
+    launch_starts = []
+    last = None
+    for at in starts:
+        rec = json.loads(data[at:data.index(b"\n", at)])
+        if rec["type"] == "run" and rec["nvtx_path"] == "vadd n=16777216" \
+                and rec["launch"] != last:
+            launch_starts.append(at)
+            last = rec["launch"]
+    whole = _rows_in_pieces(steps, [])
+    assert _rows_in_pieces(steps, launch_starts[1:]) == whole
+
+
+def test_the_verdict_does_not_change_with_the_piece_size(steps):
+    """What must be true 2: pieces or whole, the same table (a property over where the
+    pieces are cut)."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    data = steps.read_bytes()
+    starts = [i + 1 for i, b in enumerate(data) if b == 0x0A][:-1]
+    whole = _rows_in_pieces(steps, [])
+
+    @hypothesis.settings(max_examples=25, deadline=None, derandomize=True)
+    @hypothesis.given(st.lists(st.sampled_from(starts), max_size=6, unique=True))
+    def check(cuts):
+        assert _rows_in_pieces(steps, sorted(cuts)) == whole
+    check()

@@ -42,6 +42,7 @@ _RUN_PREFIX = b'{"type":"run",'
 _SUMMARY_PREFIX = b'{"type":"summary",'
 _MAX_BRACKETS = 512        # lines with more '[' and '{' go to the Python reader
 _BATCH_BYTES = 16 << 20    # run lines per pyarrow call
+_READ_BYTES = 1 << 24      # bytes per read of a file
 
 
 def _pyarrow():
@@ -243,6 +244,9 @@ class _ArrowReader:
         in the form pyarrow gets, or None."""
         if line.startswith(_SUMMARY_PREFIX) and not last:
             return None  # not read: load() has no use for summaries (see the docstring)
+        if line == _OVERLONG:
+            self.bad._bad(path, number, records.overlong())
+            return None
         text = line.decode("utf-8", "replace")
         if text.isspace() or not text:
             return None
@@ -756,22 +760,42 @@ def _numbers(col):
     return np.asarray(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False), dtype=float)
 
 
+# What _blocks puts in place of a line over records.MAX_LINE_BYTES (no line holds NUL
+# bytes that is a record).
+_OVERLONG = b"\0overlong"
+
+
 def _blocks(f):
     """(block, complete) of the file: blocks of whole lines (complete: ending with a
-    newline; only the file's last block may not)."""
-    carry = b""
+    newline; only the file's last block may not); a line over records.MAX_LINE_BYTES
+    (input without newlines) is passed over, _OVERLONG in its place, in bounded memory."""
+    carry, carried, overlong = [], 0, False
     while True:
-        block = f.read(1 << 24)
+        block = f.read(_READ_BYTES)
         if not block:
             break
         cut = block.rfind(b"\n") + 1
         if not cut:
-            carry += block
+            carried += len(block)  # the blocks kept in a list: joined once
+            if carried > records.MAX_LINE_BYTES:
+                carry, overlong = [], True
+            elif not overlong:
+                carry.append(block)
             continue
-        yield (carry + block[:cut]) if carry else block[:cut], True
-        carry = block[cut:]
-    if carry:
-        yield carry, False
+        if carry or overlong:
+            first = block.find(b"\n") + 1
+            if overlong or carried + first > records.MAX_LINE_BYTES:
+                yield _OVERLONG + b"\n" + block[first:cut], True
+            else:
+                yield b"".join(carry) + block[:cut], True
+        else:
+            yield block[:cut], True
+        rest = block[cut:]
+        carry, carried, overlong = ([rest] if rest else []), len(rest), False
+    if overlong or carried > records.MAX_LINE_BYTES:
+        yield _OVERLONG, False
+    elif carry:
+        yield b"".join(carry), False
 
 
 def _canonical(rec):

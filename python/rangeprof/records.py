@@ -98,14 +98,16 @@ class Records:
     files: list = field(default_factory=list)
 
 
-def expand(paths_or_globs):
+def expand(paths_or_globs, notes="stderr"):
     """File names from names, glob patterns and directories (their *.jsonl), in order, once
     each; a pattern that matches nothing raises FileNotFoundError naming it. Directories a
     pattern matches are left out (a directory is read through its *.jsonl only when
-    named)."""
+    named). One file under two names ('f' and './f', a link, a pipe named twice) is read
+    once, under its first name, with a note on notes ("stderr": sys.stderr at the time of
+    the call; None: not said): read twice, its runs would count twice."""
     if isinstance(paths_or_globs, (str, bytes, os.PathLike)):
         paths_or_globs = [paths_or_globs]
-    files = []
+    files, seen = [], {}
     for item in paths_or_globs:
         item = os.fsdecode(os.fspath(item))
         if os.path.isdir(item):
@@ -119,7 +121,24 @@ def expand(paths_or_globs):
             matches = [item] if os.path.exists(item) else []
         if not matches:
             raise FileNotFoundError(f"no JSONL file matches '{item}'")
-        files += [m for m in matches if m not in files]
+        for m in matches:
+            if m in files:
+                continue
+            try:
+                st = os.stat(m)
+                identity = (st.st_dev, st.st_ino)
+            except OSError:  # said when it is read
+                identity = None
+            first = seen.get(identity) if identity else None
+            if first is not None:
+                if notes is not None:
+                    print(f"rangeprof: note: '{_said(m)}' is the same file as "
+                          f"'{_said(first)}': read once",
+                          file=sys.stderr if notes == "stderr" else notes)
+                continue
+            if identity:
+                seen[identity] = m
+            files.append(m)
     return files
 
 
@@ -534,12 +553,15 @@ class Reader:
         except OSError as e:
             self._bad(path, 0, f"cannot be read ({e.strerror or e})")
             return
-        number = first_line - 1
+        number, done = first_line - 1, start
         with f:
             for text, done, terminated in _lines(f, start, end):
                 number += 1
                 if self.progress is not None and not number & 0x3fff:
                     self.progress(done - start)
+                if text is None:
+                    self._bad(path, number, overlong())
+                    continue
                 if not text or text.isspace():
                     continue
                 if self.unread and text.startswith(self.unread):
@@ -575,7 +597,7 @@ class Reader:
                 else:
                     yield "message", rec
             if self.progress is not None:
-                self.progress(f.tell() - start)
+                self.progress(done - start)  # (a pipe has no position to tell)
 
     def report_bad(self, out=None):
         """Prints the bad lines on out (default: sys.stderr as it is now)."""
@@ -588,16 +610,27 @@ class Reader:
 
 
 _BLOCK = 1 << 22
+# A longer line is no record (the longest rangeprof writes, 1000 NVTX ranges of 4 KiB,
+# is 4 MiB): it is passed over, said as one bad line, so that input without newlines
+# (/dev/zero, a binary file) is read in bounded memory.
+MAX_LINE_BYTES = 64 << 20
+
+
+def overlong():
+    """What a bad line over MAX_LINE_BYTES is said to be."""
+    n = MAX_LINE_BYTES
+    return f"a line of over {n >> 20} MiB: not a record" if n >= 1 << 20 else \
+        f"a line of over {n} bytes: not a record"
 
 
 def _lines(f, start, end):
     """(line, bytes read so far, terminated) for each line of f from byte start to byte
     end (None: the end), decoded a block at a time (a per-line decode costs more than the
     JSON parse of a short line); the line without its newline, terminated False only for
-    a last line that has none."""
+    a last line that has none. A line over MAX_LINE_BYTES comes as None."""
     if start:
         f.seek(start)
-    pos, carry = start, b""
+    pos, carry, carried, overlong = start, [], 0, False
     while end is None or pos < end:
         block = f.read(_BLOCK if end is None else min(_BLOCK, end - pos))
         if not block:
@@ -605,17 +638,34 @@ def _lines(f, start, end):
         pos += len(block)
         cut = block.rfind(b"\n") + 1
         if not cut:
-            carry += block
+            # Kept as a list of blocks: joined once, not again at every block.
+            carried += len(block)
+            if carried > MAX_LINE_BYTES:
+                carry, overlong = [], True
+            elif not overlong:
+                carry.append(block)
             continue
-        text = (carry + block[:cut]).decode("utf-8", "replace") if carry else \
-            block[:cut].decode("utf-8", "replace")
-        carry = block[cut:]
-        lines = text.split("\n")
+        if carry or overlong:
+            first = block.find(b"\n") + 1
+            if overlong or carried + first > MAX_LINE_BYTES:
+                yield None, pos, True
+                text = block[first:cut]
+            else:
+                text = b"".join(carry) + block[:cut]
+        else:
+            text = block[:cut]
+        carry, carried, overlong = [], 0, False
+        lines = text.decode("utf-8", "replace").split("\n")
         lines.pop()
         for line in lines:
             yield line, pos, True
-    if carry:
-        yield carry.decode("utf-8", "replace"), pos, False
+        rest = block[cut:]
+        if rest:
+            carry, carried = [rest], len(rest)
+    if overlong or carried > MAX_LINE_BYTES:
+        yield None, pos, False
+    elif carry:
+        yield b"".join(carry).decode("utf-8", "replace"), pos, False
 
 
 def read(paths_or_globs, report="stderr"):

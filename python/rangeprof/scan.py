@@ -139,7 +139,12 @@ def pieces(files, workers=None, at_sessions=False):
             out.append(Piece(path))
             continue
         cuts = []
-        with open(path, "rb") as f:
+        try:
+            f = open(path, "rb")
+        except OSError:  # one piece: its reader says why it cannot be read
+            out.append(Piece(path))
+            continue
+        with f:
             for i in range(1, n):
                 target = size * i // n
                 if at_sessions:

@@ -568,3 +568,115 @@ def test_commands_end_in_one_line_not_a_traceback(damaged, recorded, tmp_path, m
                           env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
     assert done.returncode in (0, 1, 2)
+
+
+# -- issue 38: the same answer however the file is read -----------------------------------
+
+def _tool(module, argv, **kw):
+    """A tool run as the shell runs it (bash, for <(...)): (status, stdout, stderr)."""
+    import shlex
+    line = f"{shlex.quote(sys.executable)} -m rangeprof.{module} " + " ".join(argv)
+    done = subprocess.run(["bash", "-c", line], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])), **kw)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_the_same_file_given_twice_is_read_once_with_a_note(recorded, tmp_path, capsys):
+    """Finding 8: 'report f ./f' doubled NumRuns and narrowed the CI. One file under two
+    names (a relative path, a link) is read once, and the note says which was left out."""
+    path = recorded("vadd.jsonl")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(path)
+    once = io.StringIO()
+    assert report.main([str(path), "--json", "--metric", TIME], out=once) == 0
+    capsys.readouterr()
+    twice = io.StringIO()
+    assert report.main([str(path), os.path.relpath(path), str(link), "--json", "--metric",
+                        TIME], out=twice) == 0
+    err = capsys.readouterr().err
+    assert json.loads(twice.getvalue()) == json.loads(once.getvalue())
+    assert err.count("is the same file as") == 2 and err.count("\n") == 2, err
+    assert f"'{link}' is the same file as '{path}': read once" in err
+    assert len(records.read([path, link], report=None).runs) == VADD_RUNS
+
+
+def test_load_reads_the_same_file_once(recorded, capsys):
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    path = recorded("vadd.jsonl")
+    assert len(rangeprof.load([path, os.path.relpath(path)])) == len(rangeprof.load(path))
+    assert "read once" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module,piped,plain", [
+    ("report", ["<(cat {f})"], ["{f}"]),
+    ("report", ["/dev/stdin", "< {f}"], ["{f}"]),
+    ("report", ["/dev/stdin", "< <(cat {f})"], ["{f}"]),
+    ("compare", ["<(cat {f})", "<(cat {f})"], ["{f}", "{f}"]),
+])
+def test_a_pipe_reads_as_the_file_does(recorded, module, piped, plain):
+    """'report <(zcat f.gz)' and /dev/stdin said 'Illegal seek' (an internal error)."""
+    f = str(recorded("vadd.jsonl"))
+    status, out, err = _tool(module, [a.format(f=f) for a in piped] + ["--json"])
+    assert status == 0 and err == "", err
+    assert json.loads(out) == json.loads(_tool(module, [a.format(f=f) for a in plain]
+                                               + ["--json"])[1])
+
+
+def test_load_reads_a_pipe(recorded):
+    pytest.importorskip("pyarrow")
+    code = ("import rangeprof, sys; df = rangeprof.load(sys.argv[1]); "
+            "print(len(df), df.attrs['bad_line_count'])")
+    done = subprocess.run(["bash", "-c", f"{sys.executable} -c \"{code}\" <(cat "
+                           f"{recorded('vadd.jsonl')})"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.split() == [str(VADD_RUNS * 3), "0"]
+
+
+def test_an_unreadable_big_file_is_said_in_one_line(recorded, tmp_path, monkeypatch, capsys):
+    """A file that cannot be opened, big enough to be read in pieces, got an internal
+    error (a small one got the proper line)."""
+    import builtins
+    from rangeprof import scan
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(recorded("vadd.jsonl").read_bytes() * 3)
+    monkeypatch.setattr(scan, "PIECE_BYTES", 100_000)
+    real_open = builtins.open
+
+    def refusing(name, *args, **kw):
+        if str(name) == str(path):
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, *args, **kw)
+    monkeypatch.setattr(builtins, "open", refusing)
+    assert report.main([str(path)], out=io.StringIO()) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:0: cannot be read (Permission denied); line skipped" in err
+    _no_traceback(err)
+
+
+@pytest.mark.parametrize("reader", ["report", "load"])
+def test_input_without_newlines_is_one_bad_line_in_bounded_memory(recorded, tmp_path,
+                                                                  monkeypatch, capsys, reader):
+    """/dev/zero grew without bound: the line was joined again at every block. A line
+    over MAX_LINE_BYTES is passed over and said once; the records after it are read."""
+    from rangeprof import frame
+    monkeypatch.setattr(records, "MAX_LINE_BYTES", 50_000)
+    monkeypatch.setattr(records, "_BLOCK", 4096)
+    monkeypatch.setattr(frame, "_READ_BYTES", 4096)
+    path = tmp_path / "zeros.jsonl"
+    path.write_bytes(b"\0" * 200_000 + b"\n" + recorded("vadd.jsonl").read_bytes()
+                     + b"x" * 100_000)
+    if reader == "load":
+        pytest.importorskip("pyarrow")
+        import rangeprof
+        assert len(rangeprof.load(path)) == VADD_RUNS * 3
+    else:
+        out = io.StringIO()
+        assert report.main([str(path), "--json", "--metric", TIME], out=out) == 0
+        assert sum(r["NumRuns"] for r in json.loads(out.getvalue())) == VADD_RUNS
+    err = capsys.readouterr().err
+    last = len(recorded("vadd.jsonl").read_bytes().splitlines()) + 2
+    assert err == (f"rangeprof: warning: {path}:1: a line of over 50000 bytes: not a record; "
+                   f"line skipped\nrangeprof: warning: {path}:{last}: a line of over 50000 bytes: "
+                   "not a record; line skipped\n")

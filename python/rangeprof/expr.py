@@ -174,22 +174,10 @@ def evaluate(tree, env):
         except UnitError as e:
             raise ExprError(f"'{op}' of different units: {e}") from None
         return (a + b if op == "+" else a - b), ua
-    # A literal power of 1000 (1e3, 1e-9, ...) is a change of prefix, as in the tutorial's
-    # 2*n**3/time/1e3: the number shrinks and the unit grows by the same factor, so the
-    # result still denotes the same rate (here in units of 1e3/nsecond, i.e. T/second).
-    prefix_a, prefix_b = _prefix_literal(tree[1]), _prefix_literal(tree[2])
     if op == "*":
-        unit = ua * ub
-        if prefix_a or prefix_b:
-            unit = Unit(unit.scale / (prefix_a or prefix_b), unit.dims)
-        return a * b, unit
+        return a * b, ua * ub
     if op == "/":
-        unit = ua / ub
-        if prefix_b:
-            unit = Unit(unit.scale * prefix_b, unit.dims)
-        elif prefix_a:
-            unit = Unit(unit.scale / prefix_a, unit.dims)
-        return (a / b if b else math.nan), unit
+        return (a / b if b else math.nan), ua / ub
     if not ub.dimensionless:
         raise ExprError("an exponent must be dimensionless")
     try:
@@ -216,16 +204,35 @@ class Derivation:
         self.name, self.tree, self.text, self.unit_text = name, tree, text, unit_text
         self.unit = parse_unit(unit_text) if unit_text else None
         self.inputs = names(tree)
+        self.prefix = _trailing_prefix(tree)
 
     def evaluate(self, env):
         """(value, unit text) for one run; the value converted to [unit] when one was given."""
         value, unit = evaluate(self.tree, env)
+        if self.prefix != 1:
+            unit = Unit(unit.scale * self.prefix, unit.dims)
         if self.unit is None:
             return value, format_unit(unit)
         try:
             return value * conversion_factor(unit, self.unit), self.unit_text
         except UnitError as e:
             raise ExprError(f"--derive {self.name}: {e}") from None
+
+
+def _trailing_prefix(tree):
+    """The change of prefix that literal powers of 1000 multiplying or dividing the whole
+    expression at its end make, as in the tutorial's 2*n**3/time/1e3: the number shrinks
+    and the unit grows by the same factor, so that the result denotes the same rate (in
+    units of 1e3/nsecond, T/second). Anywhere else a literal is the number it says
+    (1000/time is 1000 per time, as items/time with items=1000 is)."""
+    factor = 1.0
+    while tree[0] in ("*", "/"):
+        prefix = _prefix_literal(tree[2])
+        if prefix is None:
+            break
+        factor *= prefix if tree[0] == "/" else 1 / prefix
+        tree = tree[1]
+    return factor
 
 
 def parse_derivation(text):

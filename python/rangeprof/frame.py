@@ -66,8 +66,10 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
     Bad lines are printed on report (default stderr; None: not printed) as
     'FILE:LINE: reason; line skipped' and listed in df.attrs['bad_lines'] (the first
     1000; df.attrs['bad_line_count'] counts them all). combine and derive are as in
-    rangeprof.table.build (derive: 'name=expr' strings); with them the runs are read by
-    the Python reader. Needs pandas and pyarrow.
+    rangeprof.table.build, or as the report's options take them (combine='sum' or
+    'metric=max,...', derive one 'name=expr' string or a list of them); with them the
+    runs are read by the Python reader. A combine or derive it cannot use raises
+    ValueError naming it, an unknown column KeyError. Needs pandas and pyarrow.
     A Parquet dataset's directory (rangeprof-report --to-parquet) is read as its files
     were; filters ([(column, op, value), ...]: rangeprof.dataset) keeps the rows they
     match, pushed down into the dataset's reading."""
@@ -84,10 +86,25 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
     from rangeprof.expr import parse_derivation
     if report == "stderr":
         report = sys.stderr  # looked up per call, so that redirections are honoured
-    files = records.expand(paths_or_globs)
-    if combine or derive:
+    if isinstance(derive, str):  # one derivation, as --derive takes it
+        derive = [derive]
+    if isinstance(combine, str):  # 'sum', 'metric=max,...', as --combine takes it
+        combine = table.parse_combine(combine)
+    elif combine is True:
+        combine = {}
+    elif combine is False:
+        combine = None
+    derivations = [parse_derivation(d) for d in derive]
+    if columns is not None:
+        columns = [columns] if isinstance(columns, str) else list(columns)
+        if not columns:
+            raise ValueError("rangeprof.load(columns=[]): no column asked for; give at "
+                             "least one, e.g. columns=['Annotation', 'Metric', 'Value'] "
+                             "(None: all of them)")
+    files = records.expand(paths_or_globs, notes=report)
+    if combine is not None or derive:
         recs = records.read(files, report=report)
-        samples = table.build(recs, derivations=[parse_derivation(d) for d in derive],
+        samples = table.build(recs, derivations=derivations,
                               combine=combine, report=report)
         rows = table.long_rows(samples)
         configs = table.config_columns(rows)
@@ -105,6 +122,8 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
         bad, count = reader.bad.bad_lines, reader.bad.bad_count
         if report is not None:
             reader.bad.report_bad(report)
+    if not len(df) and report is not None:
+        print(f"rangeprof: warning: no runs in {', '.join(files)}", file=report)
     if columns is not None:
         known = list(table.ID_COLUMNS) + list(getattr(reader, "all_configs", ()) if not
                                               (combine or derive) else configs)
@@ -114,8 +133,6 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
                            f"the columns are {', '.join(known)}")
         df = df[[c for c in columns if c in df.columns]]
         configs = [c for c in configs if c in columns]
-    if not len(df) and report is not None:
-        print(f"rangeprof: warning: no runs in {', '.join(files)}", file=report)
     df.attrs["bad_lines"] = [str(b) for b in bad]
     df.attrs["bad_line_count"] = count
     df.attrs["config_columns"] = configs
@@ -319,6 +336,10 @@ class _ArrowReader:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError,
                 pa.ArrowCapacityError, pa.ArrowIndexError, pa.ArrowKeyError,
                 OverflowError, ValueError):
+            return None
+        if t.num_rows != len(lines):
+            # Two records on one line (a lost newline; a CR between them, which pyarrow
+            # takes for one): the Python reader says which line.
             return None
         return t if self._acceptable(t) else None
 
@@ -895,10 +916,15 @@ def _typed_column(col, kinds=None):
     values = col.dropna()
     if kinds is None:
         kinds = {type(v) for v in values}
-    if kinds == {int}:
-        return col.astype("int64") if len(values) == len(col) else col.astype("float64")
-    if kinds <= {int, float} and kinds:
-        return col.astype("float64")
+    try:
+        if kinds == {int}:
+            return col.astype("int64") if len(values) == len(col) else col.astype("float64")
+        if kinds <= {int, float} and kinds:
+            return col.astype("float64")
+    except OverflowError:
+        # An integer that int64 (or float64) cannot hold, a seed= of 20 digits: the
+        # values stay Python's integers, exact.
+        return col
     if kinds == {bool} and len(values) == len(col):
         return col.astype("bool")
     return col
@@ -917,8 +943,15 @@ def summarize(df, by=None):
     in % of its mean - where a group holds several launches, the one of largest magnitude -
     and a group is not stable when any of its launches drifted. A trend across launches
     (steady launches whose means step up) is not a drift."""
+    needed = [c for c in ("Metric", "Value") if c not in df.columns]
+    if needed:
+        raise KeyError(f"rangeprof.summarize: the frame has no {' or '.join(needed)} column "
+                       f"(load(columns=...) left it out); its columns are "
+                       f"{', '.join(map(str, df.columns)) or 'none'}")
     if by is None:
-        by = ["Annotation"] + list(df.attrs.get("config_columns", [])) + ["Kernel", "GPU", "Metric"]
+        # Those of the default columns the frame has (load(columns=...) may leave some out).
+        by = [c for c in ["Annotation"] + list(df.attrs.get("config_columns", []))
+              + ["Kernel", "GPU"] if c in df.columns] + ["Metric"]
     by = [by] if isinstance(by, str) else list(by)
     if "Metric" not in by:
         by.append("Metric")
@@ -931,12 +964,13 @@ def summarize(df, by=None):
     # combination of their categories.
     for key, g in df.groupby(by, sort=False, dropna=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
-        s = stats.summarize(g["Value"].tolist(), g["SMClock"].tolist(),
+        s = stats.summarize(g["Value"].tolist(),
+                            g["SMClock"].tolist() if "SMClock" in g else None,
                             g["ThrottleReasons"].tolist() if "ThrottleReasons" in g else None,
                             launches=g["Launch"].tolist() if "Launch" in g else None,
                             runs=g["Run"].tolist() if "Run" in g else None)
         row = dict(zip(by, key))
-        row["Unit"] = g["Unit"].iloc[0]
+        row["Unit"] = g["Unit"].iloc[0] if "Unit" in g else None
         row.update(AvgValue=s["mean"], StdDev=s["stddev"], MinValue=s["min"],
                    MedianValue=s["median"], MaxValue=s["max"], NumRuns=s["n"],
                    CI95_Lower=s["ci95_low"], CI95_Upper=s["ci95_high"],

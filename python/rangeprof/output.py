@@ -45,12 +45,7 @@ def write(rows, columns, form="text", out=sys.stdout, widths=None):
         _write(rows, columns, form, out, widths)
         out.flush()
     except BrokenPipeError:
-        # Stop quietly, as cat does, not with a traceback.
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        raise SystemExit(141)
+        _closed_pipe(out)
 
 
 def _write(rows, columns, form, out, widths):
@@ -124,12 +119,31 @@ def number(low=None, high=None, low_open=False, high_open=False):
     return parse
 
 
+# The exit status of a tool whose output was closed ('| head'): 128 + SIGPIPE, as the
+# shell gives cat; never 1, which rangeprof-compare gives for a regression.
+CLOSED_PIPE_STATUS = 141
+
+
+def _closed_pipe(*streams):
+    """Ends the tool quietly, as cat does, not with a traceback: the closed streams (and
+    stdout and stderr, which Python flushes at exit) are pointed at /dev/null."""
+    for stream in streams + (sys.stdout, sys.stderr):
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+    raise SystemExit(CLOSED_PIPE_STATUS)
+
+
 def guarded(prog, fn, *args, **kwargs):
     """fn(*args, **kwargs), with what escapes it said in one line on stderr: an interrupt
-    (exit 130), a lack of memory (1), or any other exception, which no input should
-    cause and is therefore called a bug (70). python -X dev shows the traceback."""
+    (exit 130), a lack of memory (1), a closed pipe on stdout or stderr ('2>&1 | head':
+    141, quietly), or any other exception, which no input should cause and is therefore
+    called a bug (70). python -X dev shows the traceback."""
     try:
         return fn(*args, **kwargs)
+    except BrokenPipeError:
+        _closed_pipe()
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

@@ -31,7 +31,12 @@ class Refused(Exception):
 
 
 def _save(fig, out):
-    fig.tight_layout()
+    import warnings
+    with warnings.catch_warnings():
+        # Labels too long for the margins (a config value of 400 digits) are drawn as
+        # they fit: matplotlib's warning would be a second, unasked-for message.
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout()
     try:
         fig.savefig(out, dpi=110)
     except (OSError, ValueError) as e:  # checked before drawing; a race or a full disk
@@ -49,17 +54,41 @@ def check_output(out):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     kinds = FigureCanvasAgg(Figure()).get_supported_filetypes()
+    if os.path.isdir(out):  # (before its extension: a directory has none to say)
+        raise Refused(f"-o '{out}' is a directory; expected a file name such as plot.png")
     ext = os.path.splitext(out)[1].lstrip(".").lower()
     if ext not in kinds:
         raise Refused(f"-o '{out}': {'no extension' if not ext else f'extension .{ext}'}; "
                       f"accepted: {', '.join('.' + k for k in sorted(kinds))}")
-    if os.path.isdir(out):
-        raise Refused(f"-o '{out}' is a directory; expected a file name such as plot.png")
     folder = os.path.dirname(out) or "."
     if not os.path.isdir(folder):
         raise Refused(f"-o '{out}': directory '{folder}' does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise Refused(f"-o '{out}': directory '{folder}' is not writable")
+
+
+# Panels a figure holds at most: beyond it a page is taller than a screen many times
+# over (thousands of panels took minutes and gigabytes for a PNG 352 000 pixels tall).
+MAX_PANELS = 60
+
+
+def _check_panels(count, what):
+    if count > MAX_PANELS:
+        raise Refused(f"{count} panels ({what}), more than the {MAX_PANELS} a figure shows "
+                      "readably; choose fewer with --group-by, --row or --col, or select "
+                      "ranges when recording")
+
+
+def _number(v):
+    """Whether a config value is a number matplotlib can place on an axis: an int or a
+    float, not a bool, and not an integer too large for a float (a seed= of 400 digits)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
 
 
 def _groups(files, metric, derive=(), combine=None, group_by=None, label=PROG, options=None):
@@ -110,11 +139,13 @@ def sweep(files, metric, x, out, variant=None, row=None, col=None, derive=(), co
               f"'{without[0].get('Annotation', '')}'); left out", file=sys.stderr)
     if not groups:
         raise Refused(f"--x {x}: no run of '{metric}' has a value of {x}")
-    if not all(isinstance(g[x], (int, float)) and not isinstance(g[x], bool) for g in groups):
+    if not all(_number(g[x]) for g in groups):
         for g in groups:  # a categorical axis: matplotlib takes text, not mixed types
             g[x] = str(g[x])
     rvals = list(OrderedDict.fromkeys(g.get(row) for g in groups)) if row else [None]
     cvals = list(OrderedDict.fromkeys(g.get(col) for g in groups)) if col else [None]
+    _check_panels(len(rvals) * len(cvals), f"{len(rvals)} --row values x {len(cvals)} "
+                  "--col values")
     fig, axes = plt.subplots(len(rvals), len(cvals), squeeze=False,
                              figsize=(4.5 * len(cvals) + 1, 3.5 * len(rvals)))
     for i, rv in enumerate(rvals):
@@ -151,6 +182,7 @@ def distribution(files, metric, out, group_by=None):
     group is not stable), the mean as a line and its 95 % CI as a band, RSD and the
     stability verdict in the title."""
     _, groups = _groups(files, metric, group_by=group_by or ["Annotation"])
+    _check_panels(len(groups), "one per group of " + ",".join(group_by or ["Annotation"]))
     cols = min(len(groups), 3)
     rows = math.ceil(len(groups) / cols)
     fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(4 * cols, 3.2 * rows))
@@ -237,6 +269,9 @@ def ab(a, b, out, metric="gpu__time_duration.sum"):
     rows = compare.compare(*sides)
     if not rows:
         raise Refused(f"no kernel (NVTX path, name, grid) has '{metric}' in both A and B")
+    if len(rows) > MAX_PANELS:
+        raise Refused(f"{len(rows)} kernels to place side by side, more than the "
+                      f"{MAX_PANELS} a figure shows readably; rangeprof-compare lists them")
     fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(rows) + 2), 4))
     colors = {"same": "tab:gray", "improvement": "tab:green", "REGRESSION": "tab:red"}
     for i, r in enumerate(rows):

@@ -307,7 +307,7 @@ class Deriver:
                     env[name] = values[name][:2]
                 elif name in s["config"] and isinstance(s["config"][name], (int, float)) \
                         and not isinstance(s["config"][name], bool):
-                    env[name] = (float(s["config"][name]), DIMENSIONLESS)
+                    env[name] = (_float(s["config"][name]), DIMENSIONLESS)
                 elif name in s and isinstance(s[name], (int, float)) and not isinstance(s[name], bool):
                     env[name] = (float(s[name]), _unit(_FIELD_UNITS.get(name, "")))
             if len(env) < len(d.inputs):
@@ -370,6 +370,16 @@ def derive(samples_list, derivations, report=None):
     if report is not None:
         deriver.report(report)
     return samples_list
+
+
+def _float(v):
+    """A config number as a float; an integer no float holds (a seed= of 400 digits) is
+    infinite, so that what is derived from it is undefined, said as such, rather than an
+    OverflowError."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
 
 
 _FIELD_UNITS = {"SMClock": "hz", "ComputeClock": "hz", "MemoryClock": "hz", "Temperature": "C"}

@@ -112,3 +112,25 @@ def test_a_cycle_of_a_named_clock_is_a_cycle():
         == pytest.approx(1e9)
     assert parse_unit("gpc_cycle").dims == {"cycle": 1}
     assert parse_unit("byte_count").dims == {"byte_count": 1}
+
+
+def test_a_literal_count_is_a_number_as_a_config_count_is():
+    """Issue 38, finding 9: '1000/gpu__time_duration.sum' gave a rate 1000 times smaller
+    than 'items/gpu__time_duration.sum' with items = 1000: a literal power of 1000 was
+    taken for a change of prefix wherever it stood."""
+    t = {"gpu__time_duration.sum": (1000.0, NS)}
+    per_s = parse_unit("1/second")
+
+    def rate(text, **more):
+        value, unit = parse_derivation(text).evaluate(dict(t, **more))
+        return value * conversion_factor(parse_unit(unit), per_s)
+    literal = rate("x=1000/gpu__time_duration.sum")
+    config = rate("x=items/gpu__time_duration.sum", items=(1000.0, DIMENSIONLESS))
+    assert literal == pytest.approx(config) == pytest.approx(1e9)
+    assert rate("x=1e3*items/gpu__time_duration.sum", items=(1.0, DIMENSIONLESS)) == \
+        pytest.approx(1e9)
+    # A scaling of the whole expression at its end stays a change of prefix.
+    assert rate("x=items/gpu__time_duration.sum/1e3", items=(1000.0, DIMENSIONLESS)) == \
+        pytest.approx(1e9)
+    assert rate("x=items/gpu__time_duration.sum*1e-3/1e3", items=(1000.0, DIMENSIONLESS)) \
+        == pytest.approx(1e9)

@@ -680,3 +680,161 @@ def test_input_without_newlines_is_one_bad_line_in_bounded_memory(recorded, tmp_
     assert err == (f"rangeprof: warning: {path}:1: a line of over 50000 bytes: not a record; "
                    f"line skipped\nrangeprof: warning: {path}:{last}: a line of over 50000 bytes: "
                    "not a record; line skipped\n")
+
+
+# -- issue 38: crashes and internal errors -------------------------------------------------
+
+def _two_on_one_line(separator):
+    def edit(lines):
+        out = list(lines)
+        out[RUN_LINE - 1] = out[RUN_LINE - 1].rstrip("\n") + separator + out[RUN_LINE]
+        del out[RUN_LINE]
+        return out
+    return edit
+
+
+@pytest.mark.parametrize("separator", ["", "\r"], ids=["lost newline", "CR"])
+def test_two_records_on_one_line_are_one_bad_line_for_load_and_report(damaged, capsys,
+                                                                      separator):
+    """load() raised ArrowInvalid: pyarrow reads the two objects as two rows."""
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    path = damaged("vadd.jsonl", _two_on_one_line(separator))
+    df = rangeprof.load(path)
+    err = capsys.readouterr().err
+    _bad_line_said(err, path, RUN_LINE, ["not JSON", "Extra data"])
+    assert df.groupby(["Launch", "Run"], observed=True).ngroups == VADD_RUNS - 2
+    out = io.StringIO()
+    assert report.main([str(path), "--json", "--metric", TIME], out=out) == 0
+    assert sum(r["NumRuns"] for r in json.loads(out.getvalue())) == VADD_RUNS - 2
+    _bad_line_said(capsys.readouterr().err, path, RUN_LINE, ["not JSON", "Extra data"])
+
+
+def _with_seed(digits):
+    """vadd.jsonl whose runs' innermost range text ends in 'seed=' and that many nines."""
+    def edit(lines):
+        out = []
+        for line in lines:
+            rec = json.loads(line)
+            if rec["type"] == "run":
+                rec["nvtx"][-1]["text"] += " seed=" + "9" * digits
+                rec["nvtx_path"] += " seed=" + "9" * digits
+            out.append(json.dumps(rec, separators=(",", ":")) + "\n")
+        return out
+    return edit
+
+
+@pytest.mark.parametrize("digits", [20, 400])
+def test_load_keeps_a_config_integer_beyond_int64_exactly(damaged, capsys, digits):
+    """A seed= above int64 in a range text raised OverflowError."""
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    path = damaged("vadd.jsonl", _with_seed(digits))
+    df = rangeprof.load(path)
+    assert capsys.readouterr().err == ""
+    assert len(df) == VADD_RUNS * 3 and set(df["seed"]) == {int("9" * digits)}
+    summary = rangeprof.summarize(df)
+    assert len(summary) == 9 and set(summary["seed"]) == {int("9" * digits)}
+
+
+@pytest.mark.parametrize("argv", [
+    ["--derive", "x=seed*2", "--derive", "y=1/seed"],
+    ["--bound", "--flops", "seed*2"],
+])
+def test_a_config_integer_of_400_digits_is_no_internal_error(damaged, capsys, argv):
+    """--derive and --bound --flops gave an internal error, exit 70: the integer is too
+    large for a float. What is derived from it is undefined (said), or ~0 (1/seed)."""
+    path = damaged("vadd.jsonl", _with_seed(400))
+    out = io.StringIO()
+    assert report.main([str(path), "--json"] + argv, out=out) == 0
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    rows = json.loads(out.getvalue())
+    if "--derive" in argv:
+        assert "--derive x: undefined in 1200 of 1200 runs" in err
+        assert {r["AvgValue"] for r in rows if r["Metric"] == "y"} == {0.0}
+    else:
+        assert len(rows) == 3
+
+
+def test_the_sweep_plot_takes_a_400_digit_config_as_a_category(damaged, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from rangeprof import plots
+    path = damaged("vadd.jsonl", _with_seed(400))
+    assert plots.main(["sweep", str(path), "--x", "seed", "-o", str(tmp_path / "p.png")]) == 0
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("command", [
+    "report --preset roofline | head -1",
+    "report {f} | head -1",
+    "report {bad} 2>&1 | head -1",
+    "compare {f} {bad} 2>&1 | head -1",
+    "compare {f} {f} --metric all | head -1",
+])
+def test_a_closed_pipe_ends_the_tool_quietly_never_with_the_regression_status(
+        recorded, tmp_path, command):
+    """'report --preset roofline | head' gave an internal error; 'compare a b 2>&1 | head
+    -1' with bad lines exited 1, rangeprof-compare's status for a regression."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(recorded("vadd.jsonl").read_text() + "not json\n" * 3000)
+    module, rest = command.split(" ", 1)
+    status, out, err = _tool(module, [rest.format(f=recorded("vadd.jsonl"), bad=bad)
+                                      + "; exit ${PIPESTATUS[0]}"])
+    assert status in (0, 141), (status, err)
+    assert err == "" and out.count("\n") == 1, err
+
+
+def test_load_takes_its_options_as_the_report_does(recorded):
+    """load(f, combine='sum') raised AttributeError; derive='x=...' as one string was read
+    a character at a time; load(columns=[]) said 'no runs'."""
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    f = recorded("fusion.jsonl")
+    assert rangeprof.load(f, combine="sum", report=None).equals(
+        rangeprof.load(f, combine={"*": "sum"}, report=None))
+    one = rangeprof.load(f, derive="x=gpu__time_duration.sum*2", report=None)
+    assert one.equals(rangeprof.load(f, derive=["x=gpu__time_duration.sum*2"], report=None))
+    assert "x" in set(one["Metric"])
+    with pytest.raises(ValueError, match="--combine 'median': function should be one of"):
+        rangeprof.load(f, combine="median")
+    with pytest.raises(ValueError, match=r"columns=\[\]\): no column asked for"):
+        rangeprof.load(f, columns=[])
+
+
+def test_summarize_of_a_frame_with_some_columns(recorded):
+    """summarize(load(f, columns=[...])) raised KeyError 'SMClock'."""
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    f = recorded("vadd.jsonl")
+    full = rangeprof.summarize(rangeprof.load(f, columns=["Annotation", "Metric", "Value",
+                                                          "Launch", "Run"]))
+    assert list(full["Annotation"]) == ["vadd n=4096"] * 3 + ["vadd n=1048576"] * 3 + \
+        ["vadd n=16777216"] * 3
+    assert set(full["NumRuns"]) == {400}
+    with pytest.raises(KeyError, match="no Metric column"):
+        rangeprof.summarize(rangeprof.load(f, columns=["Value"]))
+
+
+def test_plot_to_a_directory_says_so(recorded, tmp_path, capsys):
+    """'plot -o DIR' said 'no extension'."""
+    pytest.importorskip("matplotlib")
+    from rangeprof import plots
+    assert plots.main(["distribution", str(recorded("vadd.jsonl")), "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"rangeprof-plot: error: -o '{tmp_path}' is a "
+                                       "directory; expected a file name such as plot.png\n")
+
+
+def test_a_plot_of_more_panels_than_a_figure_shows_is_refused(recorded, tmp_path, capsys,
+                                                              monkeypatch):
+    """Thousands of panels took 270 s and 5.5 GB for a PNG 352 000 px tall."""
+    pytest.importorskip("matplotlib")
+    from rangeprof import plots
+    monkeypatch.setattr(plots, "MAX_PANELS", 2)
+    out = tmp_path / "p.png"
+    assert plots.main(["distribution", str(recorded("vadd.jsonl")), "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "rangeprof-plot: error: 3 panels (one per group of Annotation), more than the 2 a "
+        "figure shows readably; choose fewer with --group-by, --row or --col, or select "
+        "ranges when recording\n")
+    assert not out.exists()

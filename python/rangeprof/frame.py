@@ -206,9 +206,12 @@ class _ArrowReader:
 
     def _read_file(self, path):
         try:
-            f = open(path, "rb")
+            f, gzipped = records.open_lines(path)
         except OSError as e:
             self.bad._bad(path, 0, f"cannot be read ({e.strerror or e})")
+            return
+        except records.Unreadable as e:
+            self.bad._bad(path, 0, str(e))
             return
         self.bad.files.append(path)
         state = dict(session=-1, skipping=False, devices={})
@@ -216,7 +219,10 @@ class _ArrowReader:
         batch, numbers, ctxs = [], array("q"), array("q")
         size, base = 0, 0
         with f:
-            for block, complete in _blocks(f):
+            blocks = _blocks(f)
+            if gzipped:
+                blocks = _gzip_blocks(self.bad, path, blocks, lambda: base)
+            for block, complete in blocks:
                 lines = block.split(b"\n")
                 if complete:
                     lines.pop()  # after the block's last newline
@@ -786,15 +792,30 @@ def _numbers(col):
 _OVERLONG = b"\0overlong"
 
 
+def _gzip_blocks(bad, path, blocks, lines_so_far):
+    """_blocks of a gzip file; where its data is damaged or cut short, what was read is
+    kept and one bad line says where it ended (as records._gzip_errors)."""
+    import gzip
+    import zlib
+    try:
+        yield from blocks
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as e:
+        bad._bad(path, lines_so_far() + 1, f"gzip data ends here ({e}); the rest is not read")
+
+
 def _blocks(f):
     """(block, complete) of the file: blocks of whole lines (complete: ending with a
     newline; only the file's last block may not); a line over records.MAX_LINE_BYTES
     (input without newlines) is passed over, _OVERLONG in its place, in bounded memory."""
-    carry, carried, overlong = [], 0, False
+    carry, carried, overlong, first = [], 0, False, True
     while True:
         block = f.read(_READ_BYTES)
         if not block:
             break
+        if first:
+            first = False
+            if block.startswith(records.UTF8_BOM):  # (as records._lines)
+                block = block[len(records.UTF8_BOM):]
         cut = block.rfind(b"\n") + 1
         if not cut:
             carried += len(block)  # the blocks kept in a list: joined once

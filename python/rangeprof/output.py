@@ -26,6 +26,18 @@ def fmt(value):
     return str(value)
 
 
+def printable(text):
+    """text with every character that is not printable (newlines, tabs, ANSI escapes,
+    other control and format characters) escaped as Python writes it ('\\n', '\\x1b'):
+    a text from the file (an NVTX range's) cannot forge a table row or retitle the
+    terminal. The CSV and JSON outputs escape in their own way."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def shorten(text, width):
     text = str(text)
     return text if len(text) <= width else text[:width - 1] + "…"
@@ -64,15 +76,17 @@ def _write(rows, columns, form, out, widths):
 
     def cell(r, c):
         v = r.get(c)
-        return shorten(short_kernel(v) if c == "Kernel" and v else fmt(v), widths.get(c, 1000))
+        return shorten(printable(short_kernel(v) if c == "Kernel" and v else fmt(v)),
+                       widths.get(c, 1000))
     cells = [[cell(r, c) for c in columns] for r in rows]
-    size = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    names = [printable(c) for c in columns]  # (config columns are named by the file)
+    size = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(names)]
     numeric = [all(_is_number(r.get(c)) for r in rows) for c in columns]
 
     def line(items):
         return "  ".join(x.rjust(size[i]) if numeric[i] else x.ljust(size[i])
                          for i, x in enumerate(items)).rstrip()
-    out.write(line(columns) + "\n")
+    out.write(line(names) + "\n")
     for row in cells:
         out.write(line(row) + "\n")
 

@@ -21,7 +21,7 @@ except ImportError:  # said by main(), so that the command fails with one line
 
 from rangeprof import bound, compare, records, report, scan, table  # noqa: E402
 from rangeprof.expr import ExprError, parse_derivation  # noqa: E402
-from rangeprof.output import Parser, add_version, guarded, number  # noqa: E402
+from rangeprof.output import Parser, add_version, guarded, number, printable  # noqa: E402
 
 PROG = "rangeprof-plot"
 
@@ -136,7 +136,7 @@ def sweep(files, metric, x, out, variant=None, row=None, col=None, derive=(), co
     groups = [g for g in groups if g.get(x) is not None]
     if without:
         print(f"{PROG}: note: {len(without)} group(s) have no {x} (e.g. "
-              f"'{without[0].get('Annotation', '')}'); left out", file=sys.stderr)
+              f"'{printable(without[0].get('Annotation', ''))}'); left out", file=sys.stderr)
     if not groups:
         raise Refused(f"--x {x}: no run of '{metric}' has a value of {x}")
     if not all(_number(g[x]) for g in groups):
@@ -391,7 +391,7 @@ def _main(argv):
         else:
             ab(args.a, args.b, args.output, args.metric)
     except Refused as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        print(f"{PROG}: error: {printable(e)}", file=sys.stderr)
         return 2
     print(args.output)
     return 0

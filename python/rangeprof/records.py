@@ -495,6 +495,88 @@ def parse_line(text, terminated=None):
 
 
 # ---------------------------------------------------------------------------------------
+# Files
+
+class Unreadable(Exception):
+    """A file the readers cannot take as JSON Lines; the message says why, in one line."""
+
+
+_GZIP = b"\x1f\x8b"
+_UTF16 = ((b"\xff\xfe", "UTF-16 (little-endian, with a BOM)"),
+          (b"\xfe\xff", "UTF-16 (big-endian, with a BOM)"),
+          (b"{\x00", "UTF-16 (little-endian)"), (b"\x00{", "UTF-16 (big-endian)"))
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def open_lines(path):
+    """(binary file, gzipped) of a JSONL file to read from its start: a gzip file (by
+    its magic bytes, whatever its name) is decompressed as it is read; UTF-16 text
+    (rangeprof writes UTF-8; an editor or PowerShell's '>' converts) raises Unreadable,
+    saying how to convert it, rather than every line being 'not JSON'. A UTF-8 BOM is
+    left to the line readers (_lines), which pass over it. OSError where it cannot be
+    opened. Pipes are looked at without being read (peek)."""
+    f = open(path, "rb")
+    try:
+        head = f.peek(4)[:4]
+        if head.startswith(_GZIP):
+            return _Gunzip(f), True
+        for mark, what in _UTF16:
+            if head.startswith(mark):
+                raise Unreadable(f"is {what} text, not UTF-8 as rangeprof writes it: "
+                                 f"convert it (iconv -f UTF-16 -t UTF-8) and read that")
+    except BaseException:
+        f.close()
+        raise
+    return f, False
+
+
+class _Gunzip:
+    """A gzip stream read a block at a time, where a damaged or cut-short stream gives
+    what was decompressed before the damage, and raises at the next read."""
+
+    def __init__(self, raw):
+        import gzip
+        self.raw, self.gz, self.error = raw, gzip.GzipFile(fileobj=raw, mode="rb"), None
+
+    def read(self, n):
+        import zlib
+        if self.error is not None:
+            raise self.error
+        parts, got = [], 0
+        while got < n:
+            try:
+                part = self.gz.read1(min(n - got, 1 << 16))
+            except (OSError, EOFError, zlib.error) as e:
+                self.error = e
+                if not parts:
+                    raise
+                break
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
+
+    def close(self):
+        self.raw.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def is_gzip(path):
+    """Whether a file starts as gzip does (such a file is not cut into pieces)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == _GZIP
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------
 # Streams
 
 class _ConfigCache:
@@ -549,15 +631,21 @@ class Reader:
         sid = _session_id(session)
         configs = self._configs
         try:
-            f = open(path, "rb")
+            f, gzipped = open_lines(path) if not start else (open(path, "rb"), False)
         except OSError as e:
             self._bad(path, 0, f"cannot be read ({e.strerror or e})")
             return
+        except Unreadable as e:
+            self._bad(path, 0, str(e))
+            return
         number, done = first_line - 1, start
         with f:
-            for text, done, terminated in _lines(f, start, end):
+            lines = _lines(f, start, end)
+            if gzipped:
+                lines = _gzip_errors(self, path, lines)
+            for text, done, terminated in lines:
                 number += 1
-                if self.progress is not None and not number & 0x3fff:
+                if self.progress is not None and not number & 0x3fff and not gzipped:
                     self.progress(done - start)
                 if text is None:
                     self._bad(path, number, overlong())
@@ -596,7 +684,7 @@ class Reader:
                     yield "setup", (rec, sid)
                 else:
                     yield "message", rec
-            if self.progress is not None:
+            if self.progress is not None and not gzipped:
                 self.progress(done - start)  # (a pipe has no position to tell)
 
     def report_bad(self, out=None):
@@ -623,6 +711,20 @@ def overlong():
         f"a line of over {n} bytes: not a record"
 
 
+def _gzip_errors(reader, path, lines):
+    """The lines of a gzip file; where the compressed data is damaged or cut short, what
+    was read is kept and one bad line says where it ended."""
+    import gzip
+    import zlib
+    number = 0
+    try:
+        for item in lines:
+            number += 1
+            yield item
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as e:
+        reader._bad(path, number + 1, f"gzip data ends here ({e}); the rest is not read")
+
+
 def _lines(f, start, end):
     """(line, bytes read so far, terminated) for each line of f from byte start to byte
     end (None: the end), decoded a block at a time (a per-line decode costs more than the
@@ -635,6 +737,10 @@ def _lines(f, start, end):
         block = f.read(_BLOCK if end is None else min(_BLOCK, end - pos))
         if not block:
             break
+        if pos == 0 and block.startswith(UTF8_BOM):
+            # An editor's byte order mark: the first record (the session) is read.
+            block = block[len(UTF8_BOM):]
+            pos += len(UTF8_BOM)
         pos += len(block)
         cut = block.rfind(b"\n") + 1
         if not cut:

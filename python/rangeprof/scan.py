@@ -135,7 +135,7 @@ def pieces(files, workers=None, at_sessions=False):
         except OSError:
             size = 0
         n = min(workers, size // PIECE_BYTES) if workers > 1 else 1
-        if n <= 1:
+        if n <= 1 or records.is_gzip(path):  # (a gzip stream is read from its start)
             out.append(Piece(path))
             continue
         cuts = []

@@ -315,7 +315,7 @@ class Deriver:
                 m[0] += 1
                 m[1].update(d.inputs - set(env))
                 if m[2] is None:
-                    m[2] = f"'{s['Annotation']}' at {s['File']}:{s['Line']}"
+                    m[2] = _where(s)
                 continue
             try:
                 value, unit_text = d.evaluate(env)
@@ -327,7 +327,7 @@ class Deriver:
                 u = self.undefined[d.name]
                 u[0] += 1
                 if u[1] is None:
-                    u[1] = f"'{s['Annotation']}' at {s['File']}:{s['Line']}"
+                    u[1] = _where(s)
                 continue
             values[d.name] = (value, _unit(unit_text), unit_text)
         return s
@@ -370,6 +370,12 @@ def derive(samples_list, derivations, report=None):
     if report is not None:
         deriver.report(report)
     return samples_list
+
+
+def _where(s):
+    """A sample's range and line, as a message names them: one line, not too long."""
+    from rangeprof.output import printable, shorten
+    return f"'{printable(shorten(s['Annotation'], 80))}' at {printable(s['File'])}:{s['Line']}"
 
 
 def _float(v):

@@ -838,3 +838,102 @@ def test_a_plot_of_more_panels_than_a_figure_shows_is_refused(recorded, tmp_path
         "figure shows readably; choose fewer with --group-by, --row or --col, or select "
         "ranges when recording\n")
     assert not out.exists()
+
+
+# -- issue 38: messages ---------------------------------------------------------------------
+
+def _retitled(lines):
+    """vadd.jsonl whose first range is named with a newline, a tab and ANSI escapes (a
+    forged row, a terminal title)."""
+    evil = "vadd\n9999 forged row\t\x1b]0;owned\x07\x1b[2J n=4096"
+    out = []
+    for line in lines:
+        rec = json.loads(line)
+        if rec["type"] == "run" and rec["nvtx_path"] == "vadd n=4096":
+            rec["nvtx"][-1]["text"] = rec["nvtx_path"] = evil
+        out.append(json.dumps(rec, separators=(",", ":")) + "\n")
+    return out
+
+
+@pytest.mark.parametrize("argv", [[], ["--bound"]])
+def test_text_tables_escape_control_characters(damaged, argv):
+    """NVTX texts were printed raw: newlines, tabs and ANSI escapes could forge rows or
+    retitle the terminal."""
+    path = damaged("vadd.jsonl", _retitled)
+    out = io.StringIO()
+    assert report.main([str(path), "--metric", TIME] + argv, out=out) == 0
+    text = out.getvalue()
+    assert "\x1b" not in text and "\t" not in text and "\x07" not in text
+    assert not any(l.startswith("9999") for l in text.splitlines())
+    assert "vadd\\n9999 forged row\\t\\x1b]0;" in text  # (cut to the column's width)
+    rows = [l for l in text.splitlines() if l.strip() and "rows not stable" not in l]
+    assert len(rows) == 1 + 3 or "--bound" in argv
+
+
+def test_a_refusal_escapes_what_it_quotes(recorded, capsys):
+    assert report.main([str(recorded("vadd.jsonl")), "--group-by", "k\x1b]0;x\x07"],
+                       out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert "'k\\x1b]0;x\\x07'" in err and err.count("\n") == 1
+
+
+def test_compare_text_escapes_control_characters(damaged):
+    path = damaged("vadd.jsonl", _retitled)
+    out = io.StringIO()
+    compare.main([str(path), str(path)], out=out)
+    assert "\x1b" not in out.getvalue() and "\t" not in out.getvalue()
+    assert not any(l.startswith("9999") for l in out.getvalue().splitlines())
+
+
+def test_a_byte_order_mark_keeps_the_session(recorded, tmp_path, capsys):
+    """A UTF-8 BOM made the session line 'not JSON': its runs lost their session."""
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + recorded("vadd.jsonl").read_bytes())
+    recs = records.read(path, report=None)
+    assert recs.bad_count == 0 and len(recs.sessions) == 1 and len(recs.runs) == VADD_RUNS
+    assert recs.runs[0].session_id == records.read(recorded("vadd.jsonl")).runs[0].session_id
+    out = io.StringIO()
+    assert report.main([str(path), "--json", "--group-by", "Session"], out=out) == 0
+    assert capsys.readouterr().err == ""
+    assert {r["Session"] for r in json.loads(out.getvalue())} == {recs.runs[0].session_id}
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    df = rangeprof.load(path)
+    assert capsys.readouterr().err == "" and set(df["Process"]) == {1205}
+
+
+def test_gzip_is_read_as_the_file_it_holds(recorded, tmp_path, capsys):
+    """gzip input got 'not JSON' on every line."""
+    import gzip
+    plain = recorded("vadd.jsonl")
+    path = tmp_path / "vadd.jsonl.gz"
+    path.write_bytes(gzip.compress(plain.read_bytes()))
+    outs = []
+    for f in (plain, path):
+        out = io.StringIO()
+        assert report.main([str(f), "--json"], out=out) == 0
+        outs.append(json.loads(out.getvalue()))
+    assert outs[0] == outs[1] and capsys.readouterr().err == ""
+    # Cut short: what was decompressed is read, and one line says where the data ends.
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 2])
+    recs = records.read(cut, report=None)
+    assert 0 < len(recs.runs) < VADD_RUNS and recs.bad_count == 1
+    assert "gzip data ends here" in recs.bad_lines[0].reason
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    assert rangeprof.load(path).equals(rangeprof.load(plain).assign(
+        File=lambda d: d["File"].cat.rename_categories([str(path)])))
+    df = rangeprof.load(cut)
+    assert df.attrs["bad_line_count"] == 1 and len(df) == 3 * len(recs.runs)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_is_said_in_one_line(recorded, tmp_path, capsys, encoding):
+    """UTF-16 input got 'not JSON' on every line."""
+    path = tmp_path / "u16.jsonl"
+    path.write_bytes(recorded("vadd.jsonl").read_text().encode(encoding))
+    assert report.main([str(path)], out=io.StringIO()) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "UTF-16" in err and "iconv -f UTF-16 -t UTF-8" in err
+    assert f"{path}:0: is UTF-16" in err

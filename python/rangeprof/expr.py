@@ -26,9 +26,8 @@ _FUNCTIONS = {
 
 def _tokens(text):
     pos, out = 0, []
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    end = len(text.rstrip())  # (not the rest stripped at every token: quadratic)
+    while pos < end:
         m = _TOKEN.match(text, pos)
         if not m:
             raise ExprError(f"unexpected '{text[pos:].strip()[:20]}' at character {pos + 1} "

@@ -30,9 +30,10 @@ def canonical_kernel(name):
             break
     s = re.sub(r"\b[A-Za-z_]\w*::", "", s)
     s = re.sub(r"\b(\d+)(?:ull|ul|ll|u|l)\b", r"\1", s, flags=re.I)
-    s = re.sub(r"\s+([*&])", r"\1", s)
-    while re.search(r">\s+>", s):
-        s = re.sub(r">\s+>", ">>", s)
+    # Each pattern can start only at the first character of a run (the lookbehind, a
+    # '>'), so that a long run of spaces is passed once, not once per space.
+    s = re.sub(r"(?<!\s)\s+(?=[*&])", "", s)
+    s = re.sub(r">\s+(?=>)", ">", s)
     return re.sub(r"\s+", " ", s).strip()
 
 

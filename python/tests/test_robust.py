@@ -937,3 +937,38 @@ def test_utf16_is_said_in_one_line(recorded, tmp_path, capsys, encoding):
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "UTF-16" in err and "iconv -f UTF-16 -t UTF-8" in err
     assert f"{path}:0: is UTF-16" in err
+
+
+# -- issue 38: time and memory ---------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "a" + " " * 200_000 + "b", ">" + " " * 200_000 + "x", "f<int" + " " * 200_000 + "*>",
+])
+def test_kernel_names_are_canonical_in_linear_time(text):
+    """A name with 100 000 spaces took 61-308 s: '\\s+([*&])' retried at every space."""
+    import time
+    from rangeprof.names import canonical_kernel, short_kernel
+    begin = time.process_time()
+    canonical_kernel(text)
+    short_kernel(text + " + " + text)
+    assert time.process_time() - begin < 2.0
+
+
+@pytest.mark.parametrize("text", ["1" * 200_000 + "x", "byte" + "1" * 200_000 + "/s",
+                                  "s" + "^" * 200_000])
+def test_units_parse_in_linear_time(text):
+    """units.parse_unit's '(.*?)\\^?(-?\\d+)?' was quadratic in a run of digits."""
+    import time
+    from rangeprof.units import parse_unit
+    begin = time.process_time()
+    parse_unit(text)
+    assert time.process_time() - begin < 2.0
+
+
+def test_a_long_derive_expression_parses_in_linear_time():
+    import time
+    from rangeprof.expr import ExprError, parse_derivation
+    begin = time.process_time()
+    with pytest.raises(ExprError, match="nested more than"):
+        parse_derivation("x=" + "1+" * 100_000 + "1")  # refused: nested too deep
+    assert time.process_time() - begin < 5.0

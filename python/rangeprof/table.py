@@ -922,6 +922,12 @@ def _selector(text):
     return "annotation", text
 
 
+# Columns a group and its baseline need not share (for key=value words).
+_NOT_COMPARED = frozenset(AGG_COLUMNS) | {"Annotation", "Kernel", "Metric", "Unit", "Launches",
+                                          "Reasons", "values", "GPU", "Baseline",
+                                          "Normalized", "Speedup"}
+
+
 def normalize(groups, against):
     """Adds Baseline, Normalized (mean / baseline mean) and Speedup (baseline / mean) to each
     aggregated group, the baseline being the group of the same Metric (and GPU) whose
@@ -930,24 +936,43 @@ def normalize(groups, against):
     the one of the same Kernel is taken; otherwise the values stay NaN (combine the kernels
     of each range with --combine to compare ranges that run different kernels)."""
     kind, want = _selector(against)
+    if kind == "annotation":
+        pool = [b for b in groups if b.get("Annotation") == want]
+    else:
+        pool = [b for b in groups if all(b.get(k) == v for k, v in want.items())]
+    # The baselines indexed by what a group must share with its own (Metric, GPU and,
+    # for key=value words, every other config column it has), once per set of such
+    # columns: linear in the groups, where a scan of every group for each was quadratic.
+    indexes = {}
+
+    def candidates_of(g):
+        """The baselines of g: those of its Kernel where it has several."""
+        others = tuple(k for k in g if k not in want and k not in _NOT_COMPARED) \
+            if kind == "config" else ()
+        try:
+            index = indexes.get(others)
+            if index is None:
+                index = indexes[others] = {}
+                for b in pool:
+                    key = (b["Metric"], b.get("GPU")) + tuple(b.get(k) for k in others)
+                    entry = index.setdefault(key, ([], {}))
+                    entry[0].append(b)
+                    entry[1].setdefault(b.get("Kernel"), []).append(b)
+            entry = index.get((g["Metric"], g.get("GPU")) + tuple(g.get(k) for k in others))
+            if entry is None:
+                return []
+            return entry[0] if len(entry[0]) <= 1 else entry[1].get(g.get("Kernel"), [])
+        except TypeError:  # a value that cannot be a key (rows given by hand)
+            indexes.pop(others, None)
+            matched = [b for b in pool if b["Metric"] == g["Metric"]
+                       and b.get("GPU") == g.get("GPU")
+                       and all(b.get(k) == g.get(k) for k in others)]
+            return matched if len(matched) <= 1 else \
+                [b for b in matched if b.get("Kernel") == g.get("Kernel")]
+
     found = 0
     for g in groups:
-        candidates = []
-        for b in groups:
-            if b["Metric"] != g["Metric"] or b.get("GPU") != g.get("GPU"):
-                continue
-            if kind == "annotation":
-                ok = b.get("Annotation") == want
-            else:
-                ok = all(b.get(k) == v for k, v in want.items())
-                others = [k for k in g if k not in want and k not in AGG_COLUMNS
-                          and k not in ("Annotation", "Kernel", "Metric", "Unit", "Launches",
-                                        "Reasons", "values", "GPU")]
-                ok = ok and all(b.get(k) == g.get(k) for k in others)
-            if ok:
-                candidates.append(b)
-        if len(candidates) > 1:
-            candidates = [b for b in candidates if b.get("Kernel") == g.get("Kernel")]
+        candidates = candidates_of(g)
         base = candidates[0]["AvgValue"] if len(candidates) == 1 else math.nan
         found += len(candidates) == 1
         g["Baseline"] = candidates[0].get("Annotation") if len(candidates) == 1 else None

@@ -257,3 +257,71 @@ def _launch_id(path, launch):
     from rangeprof import records
     return next(r.launch_id for r in records.read(path, report=None).runs
                 if r.record["launch"] == launch)
+
+
+def _normalized_by_scan(groups, against):
+    """--normalize-against as every group against every other (the definition, and the
+    old code: quadratic), for the groups the indexed normalize() is checked against."""
+    from rangeprof.table import AGG_COLUMNS, _selector
+    kind, want = _selector(against)
+    out = []
+    for g in groups:
+        candidates = []
+        for b in groups:
+            if b["Metric"] != g["Metric"] or b.get("GPU") != g.get("GPU"):
+                continue
+            if kind == "annotation":
+                ok = b.get("Annotation") == want
+            else:
+                others = [k for k in g if k not in want and k not in AGG_COLUMNS and k not in
+                          ("Annotation", "Kernel", "Metric", "Unit", "Launches", "Reasons",
+                           "values", "GPU", "Baseline", "Normalized", "Speedup")]
+                ok = all(b.get(k) == v for k, v in want.items()) and \
+                    all(b.get(k) == g.get(k) for k in others)
+            if ok:
+                candidates.append(b)
+        if len(candidates) > 1:
+            candidates = [b for b in candidates if b.get("Kernel") == g.get("Kernel")]
+        out.append(candidates[0]["Annotation"] if len(candidates) == 1 else None)
+    return out
+
+
+def _sweep_groups(n, seed=0):
+    import random
+    rng = random.Random(seed)
+    groups = []
+    for i in range(n):
+        g = {"Annotation": f"r{i % 7}", "Kernel": f"k{rng.randrange(3)}",
+             "Metric": rng.choice(["t", "b"]), "GPU": rng.choice(["H200", "H100"]),
+             "variant": rng.choice(["fused", "unfused"]), "n": rng.randrange(n // 4 + 1),
+             "AvgValue": rng.uniform(1, 2)}
+        if rng.random() < 0.2:
+            del g["n"]  # a config column that varies in the group: absent from its row
+        groups.append(g)
+    return groups
+
+
+@pytest.mark.parametrize("against", ["variant=unfused", "r3", "variant=fused n=2", "n=3"])
+def test_normalize_finds_the_baselines_the_definition_does(against):
+    from rangeprof import table
+    from rangeprof.expr import ExprError
+    for seed in range(5):
+        groups = _sweep_groups(300, seed)
+        expected = _normalized_by_scan(groups, against)
+        try:
+            table.normalize(groups, against)
+        except ExprError:  # no group has one baseline
+            assert expected == [None] * len(groups)
+            continue
+        assert [g["Baseline"] for g in groups] == expected
+
+
+def test_normalize_is_linear_in_groups():
+    """Issue 38: 10 000 groups took 47-375 s (every group scanned for each)."""
+    import time
+    from rangeprof import table
+    groups = _sweep_groups(40_000)
+    begin = time.process_time()
+    table.normalize(groups, "variant=unfused")
+    assert time.process_time() - begin < 5.0
+    assert sum(g["Baseline"] is not None for g in groups) > 1000

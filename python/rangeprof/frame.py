@@ -56,6 +56,9 @@ def _pyarrow():
     return pyarrow
 
 
+_HOW_CONFIGS = "name the ones you need in load(columns=[...])"
+
+
 def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
          filters=None):
     """Long-form DataFrame of every run record in the files (names, directories, globs;
@@ -108,6 +111,8 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
                               combine=combine, report=report)
         rows = table.long_rows(samples)
         configs = table.config_columns(rows)
+        if columns is None:
+            configs = table.capped_configs(configs, ", ".join(files), report, _HOW_CONFIGS)
         order = ["Annotation"] + configs + [c for c in table.ID_COLUMNS if c != "Annotation"]
         df = pd.DataFrame(rows, columns=order)
         for c in CATEGORICAL:
@@ -122,6 +127,9 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
         bad, count = reader.bad.bad_lines, reader.bad.bad_count
         if report is not None:
             reader.bad.report_bad(report)
+            if reader.configs_left:
+                table.capped_configs(list(reader.config_columns) + list(reader.configs_left),
+                                     ", ".join(files), report, _HOW_CONFIGS)
     if not len(df) and report is not None:
         print(f"rangeprof: warning: no runs in {', '.join(files)}", file=report)
     if columns is not None:
@@ -147,6 +155,10 @@ class _ArrowReader:
         # The columns to build (load's columns=); the others are not computed at all.
         wanted = set(columns) if columns is not None else None
         self.want = (lambda name: True) if wanted is None else wanted.__contains__
+        self.columns = columns
+        # Config names made columns (first seen first, table.MAX_CONFIG_COLUMNS of them
+        # unless columns names them) and those left out.
+        self.config_columns, self.configs_left = OrderedDict(), OrderedDict()
         self.files = files
         self.bad = records.Reader()
         # ctx: a session and the device records in force, one per change of either;
@@ -464,8 +476,10 @@ class _ArrowReader:
         cols = self.cols
         configs = [c for c in OrderedDict.fromkeys(
             c for cfg in self.configs.values() for c in cfg) if c not in table.ID_COLUMNS]
-        order = ["Annotation"] + configs + [c for c in table.ID_COLUMNS if c != "Annotation"]
         self.all_configs = configs
+        if self.columns is None:
+            configs = [c for c in configs if c in self.config_columns]
+        order = ["Annotation"] + configs + [c for c in table.ID_COLUMNS if c != "Annotation"]
         order = [c for c in order if self.want(c)]
         configs = [c for c in configs if self.want(c)]
         data = {}
@@ -621,6 +635,12 @@ class _ArrowReader:
         for name in OrderedDict.fromkeys(c for k in keys for c in self.configs[k]):
             if not want(name):
                 continue
+            if self.columns is None and name not in table.ID_COLUMNS and \
+                    name not in self.config_columns:
+                if len(self.config_columns) >= table.MAX_CONFIG_COLUMNS:
+                    self.configs_left[name] = None
+                    continue
+                self.config_columns[name] = None
             per_key = np.empty(len(keys), dtype=object)
             per_key[:] = [self.configs[k].get(name, _MISSING) for k in keys]
             values = per_key[key_codes[rr]]

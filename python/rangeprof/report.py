@@ -172,6 +172,9 @@ def stats_report(args, out):
         group_by = _shown(group_by, groups)
     extra = ["Baseline", "Normalized", "Speedup"] if _normalize(groups, args) else []
     configs = [c for c in job.aggregator.configs if c not in group_by]
+    if _form(args) != "text":
+        configs = table.capped_configs(configs, ", ".join(args.files), sys.stderr,
+                                       "group by the ones you need (--group-by)")
     cols = [c for c in group_by if c != "Metric"] + ["Metric", "Unit", "Launches"] + STAT_COLUMNS
     if _form(args) != "text":
         # The config columns after the group_by ones (Metric, always there, among them).

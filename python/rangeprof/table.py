@@ -407,6 +407,28 @@ def long_rows(samples_list):
     return rows
 
 
+# Config columns a table shows at most: range texts that hold a word of their own per
+# iteration ('step1234=1') would otherwise make a column each (5 000 of them made a frame
+# of 5 032 columns; 20 000 ran out of 12 GB). The first ones seen are kept.
+MAX_CONFIG_COLUMNS = 100
+
+
+def capped_configs(names, where, out, how):
+    """The config column names a table gets: the first MAX_CONFIG_COLUMNS; the others
+    are said once on out (None: not said), with how to get them."""
+    names = list(names)
+    if len(names) <= MAX_CONFIG_COLUMNS:
+        return names
+    from rangeprof.output import printable
+    left = names[MAX_CONFIG_COLUMNS:]
+    if out is not None:
+        examples = ", ".join(repr(printable(c[:40])) for c in left[:3])
+        print(f"rangeprof: warning: {len(names)} distinct config keys in the range texts of "
+              f"{printable(where)}; the first {MAX_CONFIG_COLUMNS} are columns, the other "
+              f"{len(left)} (e.g. {examples}) are not: {how}", file=out)
+    return names[:MAX_CONFIG_COLUMNS]
+
+
 def config_columns(rows):
     """Config column names in first-seen order."""
     names = OrderedDict()
@@ -845,12 +867,12 @@ class Aggregator:
         for key, g in self.groups.items():
             s = self.group_stats(g) if not g.other_units else _unaveraged(g)
             row = OrderedDict(zip(self.group_by, key))
-            for c in self.configs:
+            # The group's constant config columns only (row.get() of another is None):
+            # not every config column of the files in every row, which made thousands of
+            # groups times thousands of config keys.
+            for c, v in g.consts.items():
                 if c not in row:
-                    if c in g.consts:
-                        row[c] = g.consts[c]
-                    elif c not in g.varied:
-                        row[c] = None
+                    row[c] = v
             row["Unit"] = g.unit
             row["Launches"] = len(set(g.seg_launch))
             for col, fld in _FROM_SUMMARY.items():

@@ -108,3 +108,42 @@ def test_only_the_columns_asked_for(recorded):
     with pytest.raises(KeyError) as e:
         rangeprof.load(recorded("matmul.jsonl"), report=None, columns=["Kernal"])
     assert "no column Kernal" in str(e.value) and "dtype" in str(e.value)
+
+
+def _with_keys(recorded, tmp_path, count):
+    """vadd.jsonl whose run lines are repeated each with a range word of its own,
+    'keyI=1', until there are count distinct config keys (a word per iteration)."""
+    out, i = [], 0
+    for line in recorded("vadd.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["type"] == "run" and i < count:
+            rec["nvtx"][-1]["text"] += f" key{i}=1"
+            rec["nvtx_path"] += f" key{i}=1"
+            i += 1
+        out.append(json.dumps(rec, separators=(",", ":")) + "\n")
+    path = tmp_path / "keys.jsonl"
+    path.write_text("".join(out))
+    return path
+
+
+@pytest.mark.parametrize("how", ["columnar", "derive"])
+def test_thousands_of_config_keys_make_a_readable_frame(recorded, tmp_path, capsys, how):
+    """Issue 38: 5 000 distinct config keys made a 5 032-column frame, 20 000 ran out of
+    12 GB. The first table.MAX_CONFIG_COLUMNS are columns; the rest are said, and a key
+    asked for by name is still read."""
+    import rangeprof
+    from rangeprof import table
+    path = _with_keys(recorded, tmp_path, 1000)
+    extra = dict(derive="x=gpu__time_duration.sum*2") if how == "derive" else {}
+    df = rangeprof.load(path, **extra)
+    configs = df.attrs["config_columns"]
+    assert len(configs) == table.MAX_CONFIG_COLUMNS and configs[:2] == ["n", "key0"]
+    assert len(df.columns) == table.MAX_CONFIG_COLUMNS + len(table.ID_COLUMNS)
+    err = capsys.readouterr().err
+    assert err == (f"rangeprof: warning: 1001 distinct config keys in the range texts of "
+                   f"{path}; the first 100 are columns, the other 901 (e.g. 'key99', "
+                   "'key100', 'key101') are not: name the ones you need in "
+                   "load(columns=[...])\n")
+    if how == "columnar":
+        picked = rangeprof.load(path, columns=["key999", "Value"])
+        assert picked["key999"].notna().sum() == 3 and capsys.readouterr().err == ""

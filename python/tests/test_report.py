@@ -325,3 +325,28 @@ def test_normalize_is_linear_in_groups():
     table.normalize(groups, "variant=unfused")
     assert time.process_time() - begin < 5.0
     assert sum(g["Baseline"] is not None for g in groups) > 1000
+
+
+def test_thousands_of_config_keys_make_a_readable_table(recorded, tmp_path, capsys):
+    """Issue 38: every row got every config column of the files (groups x keys: 5 000
+    keys took minutes and gigabytes); --csv and --json show the first
+    table.MAX_CONFIG_COLUMNS and say the rest."""
+    import csv as csv_module
+    from rangeprof import table
+    out, i = [], 0
+    for line in recorded("vadd.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["type"] == "run":
+            rec["nvtx"][-1]["text"] += f" key{i}=1"
+            rec["nvtx_path"] += f" key{i}=1"
+            i += 1
+        out.append(json.dumps(rec, separators=(",", ":")) + "\n")
+    path = tmp_path / "keys.jsonl"
+    path.write_text("".join(out))
+    text = run(path, "--csv", "--metric", "gpu__time_duration.sum")
+    header = next(csv_module.reader(io.StringIO(text)))
+    configs = header[header.index("Metric") + 1:header.index("Unit")]
+    assert configs[0] == "n" and len(configs) == table.MAX_CONFIG_COLUMNS
+    assert "1201 distinct config keys in the range texts of" in capsys.readouterr().err
+    rows = list(csv_module.DictReader(io.StringIO(text)))
+    assert sum(r["key5"] == "1" for r in rows) == 1 and len(rows) == 1200

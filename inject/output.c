@@ -72,6 +72,11 @@ void inject_write_record(cJSON *record)
 		cJSON_Delete(record);
 		return;
 	}
+	/* Every record names its writer: processes appending to one file (no %p) interleave
+	 * their lines, and readers give each line to the session of its pid (doc/records.md).
+	 * The session record has its pid already. */
+	if (!cJSON_HasObjectItem(record, "pid"))
+		cJSON_AddNumberToObject(record, "pid", (double)getpid());
 	pthread_mutex_lock(&output_lock);
 	if (output_fd == -1 && output_template) {
 		char path[PATH_MAX], err[PATH_MAX + 128];

@@ -164,6 +164,7 @@ class _ArrowReader:
         # ctx: a session and the device records in force, one per change of either;
         # each run row carries the ctx it was read in.
         self.ctx_session, self.ctx_devices = [], []
+        self.current_at, self.pid_ctx = array("q"), {}
         self.sessions = []        # (session id, pid, host)
         self.metric_names = OrderedDict()
         self.configs = {}         # config key -> config dict
@@ -226,8 +227,11 @@ class _ArrowReader:
             self.bad._bad(path, 0, str(e))
             return
         self.bad.files.append(path)
-        state = dict(session=-1, skipping=False, devices={})
-        self._new_ctx(-1, {})
+        # The session in force per writer (records.Sessions' rules): "current", the last
+        # session line's, for records without a pid; "by_pid" for those with one.
+        state = dict(current=dict(session=-1, skipping=False, devices={}, pid=None),
+                     by_pid={})
+        state["current"]["ctx"] = self._new_ctx(-1, {}, state)
         batch, numbers, ctxs = [], array("q"), array("q")
         size, base = 0, 0
         with f:
@@ -249,7 +253,7 @@ class _ArrowReader:
                     special.append(len(lines) - 1)
                 start = 0
                 for i in special + [len(lines)]:
-                    if i > start and not state["skipping"]:
+                    if i > start and not state["current"]["skipping"]:
                         batch += lines[start:i]
                         numbers.extend(range(base + start + 1, base + i + 1))
                         ctxs.extend([len(self.ctx_session) - 1] * (i - start))
@@ -289,30 +293,55 @@ class _ArrowReader:
         if problem:
             self.bad._bad(path, number, problem)
             if rec is not None and rec.get("type") == "session":
-                state["skipping"] = True
+                self._session_line(rec, state, skipping=True)
             return None
         kind = rec["type"]
         if kind == "session":
-            state.update(skipping=False, devices={})
-            self.sessions.append((records._session_id(rec), rec.get("pid"), rec.get("host"),
-                                  job.columns(rec)))
-            state["session"] = len(self.sessions) - 1
-            self._new_ctx(state["session"], state["devices"])
+            self._session_line(rec, state, skipping=False)
             self._note_metrics(rec)
-        elif state["skipping"]:
             return None
-        elif kind == "device":
-            state["devices"] = dict(state["devices"])
-            state["devices"][rec.get("index")] = rec
-            self._new_ctx(state["session"], state["devices"])
+        pid = rec.get("pid")
+        writer = state["by_pid"].get(pid) if type(pid) in (int, str) else None
+        writer = writer or state["current"]
+        if writer["skipping"]:
+            return None
+        if kind == "device":
+            writer["devices"] = dict(writer["devices"])
+            writer["devices"][rec.get("index")] = rec
+            writer["ctx"] = self._new_ctx(writer["session"], writer["devices"], state,
+                                          writer["pid"])
         elif kind == "run":
             return _canonical(rec)
         return None
 
-    def _new_ctx(self, session, devices):
-        """A new ctx, for the runs that follow (a session line or a device line)."""
+    def _session_line(self, rec, state, skipping):
+        """A session line: the state of its writer, which becomes the current one."""
+        pid = rec.get("pid")
+        self.sessions.append((records._session_id(rec), pid, rec.get("host"),
+                              job.columns(rec)))
+        keyed = type(pid) in (int, str)
+        writer = dict(session=len(self.sessions) - 1, skipping=skipping, devices={},
+                      pid=pid if keyed else None)
+        state["current"] = writer
+        if keyed:
+            state["by_pid"][pid] = writer
+        writer["ctx"] = self._new_ctx(writer["session"], writer["devices"], state,
+                                      writer["pid"])
+
+    def _new_ctx(self, session, devices, state, pid=None):
+        """A new ctx (a session line or a device line), its index: the one of the runs
+        that follow whose writer is pid's (or the current session's). current_at[i] is
+        the current session's ctx when i was the last made, for runs without a pid;
+        pid_ctx[pid] the ctxs of that writer, in order, for runs with one."""
         self.ctx_session.append(session)
         self.ctx_devices.append(devices)
+        index = len(self.ctx_session) - 1
+        if pid is not None:
+            self.pid_ctx.setdefault(pid, []).append(index)
+        current = state["current"].get("ctx", index)
+        self.current_at.append(index if state["current"]["session"] == session and
+                               state["current"]["devices"] is devices else current)
+        return index
 
     def _note_metrics(self, session_rec):
         names = ((session_rec.get("options") or {}).get("metrics") or "").split(",")
@@ -338,7 +367,7 @@ class _ArrowReader:
             ("metrics", pa.struct([(m, f64) for m in names])),
             ("units", pa.struct([(m, string) for m in names])),
             ("sm_clock_hz", f64), ("rated_sm_clock_hz", f64), ("temperature_c", f64),
-            ("throttle_reasons", pa.list_(string)), ("time", string),
+            ("throttle_reasons", pa.list_(string)), ("time", string), ("pid", i64),
             ("_present", pa.list_(string))])
 
     def _parse(self, lines, names):
@@ -496,6 +525,31 @@ class _ArrowReader:
                                           {type(x[1]) for x in self.sessions if x[1] is not None})
         return df, configs
 
+    def _writers(self, t, last):
+        """The ctx of each run of a batch, from the last ctx made before its line (last):
+        the current session's for a run without a pid (current_at), the last ctx of its
+        writer's before the line for a run with one (pid_ctx)."""
+        import numpy as np
+        current_at = np.frombuffer(self.current_at, dtype=np.int64)[:int(last.max()) + 1] \
+            if len(last) else np.zeros(0, dtype=np.int64)
+        ctx = current_at[last]
+        if not self.pid_ctx or "pid" not in t.column_names:
+            return ctx
+        pids = t.column("pid")
+        if pids.null_count == len(pids):
+            return ctx
+        pid = self.pc.fill_null(pids, -(1 << 63)).to_numpy(zero_copy_only=False)
+        for p in np.unique(pid):
+            history = self.pid_ctx.get(int(p))
+            if history is None:
+                continue
+            history = np.array(history, dtype=np.int64)
+            rows = np.nonzero(pid == p)[0]
+            at = np.searchsorted(history, last[rows], side="right") - 1
+            found = at >= 0
+            ctx[rows[found]] = history[at[found]]
+        return ctx
+
     def _long(self, cols, path, t, numbers, ctxs, nulls):
         """Adds one batch's long-form rows, run by run, each run's metrics in the order
         first seen. A run has a row for each member of its metrics object: one with a
@@ -506,7 +560,7 @@ class _ArrowReader:
         pa, pc = self.pa, self.pc
         want = self.want
         n = t.num_rows
-        ctx = np.frombuffer(ctxs, dtype=np.int64).copy()
+        ctx = self._writers(t, np.frombuffer(ctxs, dtype=np.int64))
         sess = np.array(self.ctx_session, dtype=np.int64)[ctx]  # -1: before any session
         sessions = self.sessions + [("?:?:?", None, None, job.columns(None))]
         # Long rows: (run row, metric) pairs present in the records, in that order.
@@ -872,7 +926,7 @@ def _canonical(rec):
 _CANONICAL = ("type", "launch", "runs", "run", "kernel", "device", "grid", "block",
               "shared_mem_bytes", "nvtx", "nvtx_path", "workload", "graph", "range",
               "cache_control", "clock_control", "passes", "metrics", "units", "sm_clock_hz",
-              "rated_sm_clock_hz", "temperature_c", "throttle_reasons", "time")
+              "rated_sm_clock_hz", "temperature_c", "throttle_reasons", "time", "pid")
 
 
 _KEY = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')

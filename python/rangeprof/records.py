@@ -309,7 +309,7 @@ def _check_device(rec):
 
 
 _LAUNCH_STRINGS = ("nvtx_path", "workload", "cache_control", "clock_control", "time")
-_LAUNCH_INTEGERS = ("launch", "run", "runs", "device", "shared_mem_bytes", "passes")
+_LAUNCH_INTEGERS = ("launch", "run", "runs", "device", "shared_mem_bytes", "passes", "pid")
 _RUN_NUMBERS = ("sm_clock_hz", "rated_sm_clock_hz", "temperature_c")
 
 
@@ -597,6 +597,52 @@ class _ConfigCache:
         return key, hit
 
 
+class _Session:
+    """What is in force for the records of one process: its session record, whether its
+    records are skipped (a session line the reader cannot use), its device records and
+    its id; last: (launch, graph node, run) of its last run read without a pid."""
+    __slots__ = ("session", "skipping", "devices", "sid", "last")
+
+    def __init__(self, session, skipping):
+        self.session, self.skipping, self.devices = session, skipping, {}
+        self.sid, self.last = _session_id(session), None
+
+
+class Sessions:
+    """The session each record of a file belongs to. A record that carries the pid of
+    its writer (rangeprof writes it into every record: processes appending to one file
+    without %p interleave their lines) belongs to the last session line of that pid; one
+    without (files written before) to the last session line of the file."""
+    __slots__ = ("current", "by_pid")
+
+    def __init__(self):
+        self.current, self.by_pid = _Session({}, False), {}
+
+    def session_line(self, rec, usable):
+        state = _Session(rec, not usable)
+        pid = rec.get("pid")
+        if type(pid) in (int, str):
+            self.by_pid[pid] = state
+        self.current = state
+        return state
+
+    def of(self, rec):
+        """The _Session of a record (a dict)."""
+        if self.by_pid:
+            pid = rec.get("pid")
+            if pid is not None:
+                state = self.by_pid.get(pid) if type(pid) in (int, str) else None
+                if state is not None:
+                    return state
+        return self.current
+
+    def device_line(self, rec):
+        state = self.of(rec)
+        if not state.skipping:
+            state.devices[rec.get("index")] = rec
+        return state
+
+
 class Reader:
     """Streams the records of files, or of byte ranges of a file (pieces, see
     rangeprof/scan.py). Bad lines go to .bad_lines (at most MAX_KEPT_BAD_LINES, all
@@ -605,6 +651,7 @@ class Reader:
 
     def __init__(self, progress=None, unread=()):
         self.bad_lines, self.bad_count = [], 0
+        self.notes = []   # what is said of a file beside its bad lines, once each
         self.files = []
         self._configs = _ConfigCache()
         self.progress = progress
@@ -622,14 +669,15 @@ class Reader:
         """Yields (kind, object) for each usable record of path, from byte start (a line
         start) to byte end (a line start; None: the file's end): ('run', Run),
         ('summary', (rec, session_id)), ('device', (rec, session_id)), ('setup', (rec,
-        session_id)), ('session', rec), ('message', rec). context is the (session,
-        skipping, devices) state at start when start is not the file's beginning
-        (scan.context_at). A file that cannot be read is a bad line 0."""
+        session_id)), ('session', rec), ('message', rec), each with the session of its
+        writer (Sessions). context is the Sessions in force at start when start is not
+        the file's beginning (scan.context_at). A file that cannot be read is a bad
+        line 0."""
         if path not in self.files:
             self.files.append(path)
-        session, skipping, devices = context or ({}, False, {})
-        sid = _session_id(session)
+        sessions = context or Sessions()
         configs = self._configs
+        interleaved = False
         try:
             f, gzipped = open_lines(path) if not start else (open(path, "rb"), False)
         except OSError as e:
@@ -658,38 +706,66 @@ class Reader:
                 if problem:
                     self._bad(path, number, problem)
                     if rec is not None and rec.get("type") == "session":
-                        skipping = True
+                        sessions.session_line(rec, False)
                     continue
                 kind = rec["type"]
                 if kind == "run":
-                    if skipping:
+                    state = sessions.of(rec)
+                    if state.skipping:
                         continue
+                    if "pid" not in rec and not interleaved and len(sessions.by_pid) > 1:
+                        interleaved = self._interleaved(path, number, rec, state)
                     key, config = configs.get(rec.get("nvtx"), rec.get("nvtx_path"))
-                    yield "run", Run(rec, session, devices.get(rec.get("device"), {}), path,
-                                     number, config, sid, key)
+                    yield "run", Run(rec, state.session, state.devices.get(rec.get("device"), {}),
+                                     path, number, config, state.sid, key)
                     continue
                 if kind == "session":
-                    session, skipping, devices = rec, False, {}
-                    sid = _session_id(rec)
+                    sessions.session_line(rec, True)
                     yield "session", rec
                     continue
-                if skipping:
+                state = sessions.of(rec)
+                if state.skipping:
                     continue
                 if kind == "summary":
-                    yield "summary", (rec, sid)
+                    yield "summary", (rec, state.sid)
                 elif kind == "device":
-                    devices[rec.get("index")] = rec
-                    yield "device", (rec, sid)
+                    sessions.device_line(rec)
+                    yield "device", (rec, state.sid)
                 elif kind == "setup":
-                    yield "setup", (rec, sid)
+                    yield "setup", (rec, state.sid)
                 else:
                     yield "message", rec
             if self.progress is not None and not gzipped:
                 self.progress(done - start)  # (a pipe has no position to tell)
 
+    def _interleaved(self, path, number, rec, state):
+        """Whether a run without a pid shows the lines of several processes interleaved:
+        a process writes its launches in increasing order and a launch's runs (of each
+        graph node) in run order, so a launch below the last one of the session it is
+        given to, or a run of the same launch and node that is not after the last, is
+        another's. Said once per file where so."""
+        launch, run = rec.get("launch"), rec.get("run")
+        if type(launch) is not int or type(run) is not int:
+            return False
+        graph = rec.get("graph")
+        node = graph.get("node") if type(graph) is dict else None
+        last = state.last
+        state.last = (launch, node, run)
+        if last is not None and (launch < last[0] or (launch == last[0] and node == last[1]
+                                                      and run <= last[2])):
+            self.notes.append(
+                f"{path}:{number}: runs of several processes interleave from here (launch "
+                f"{launch} run {run} after launch {last[0]} run {last[2]} in one session) "
+                "and carry no pid (written before rangeprof recorded it): each is given to "
+                "the last session line, which is wrong for some; record with %p in -o")
+            return True
+        return False
+
     def report_bad(self, out=None):
-        """Prints the bad lines on out (default: sys.stderr as it is now)."""
+        """Prints the bad lines and notes on out (default: sys.stderr as it is now)."""
         out = out or sys.stderr
+        for note in self.notes:
+            print(f"rangeprof: warning: {note}", file=out)
         for bad in self.bad_lines:
             print(f"rangeprof: warning: {bad}", file=out)
         more = self.bad_count - len(self.bad_lines)

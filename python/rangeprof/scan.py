@@ -90,8 +90,11 @@ def _typed_line(f, at, kind):
 
 
 def context_at(path, offset):
-    """(session, skipping, devices) in force at byte offset of path, as Reader.records
-    would have them there reading from the start, and the line number of offset."""
+    """(records.Sessions in force at byte offset of path, as Reader.records would have
+    them there reading from the start; the line number of offset). The session and
+    device lines before offset are found by a search of the bytes and replayed in order
+    (every process's: lines of several may interleave)."""
+    sessions = records.Sessions()
     with open(path, "rb") as f:
         lines = 0
         pos = 0
@@ -99,27 +102,20 @@ def context_at(path, offset):
             f.seek(pos)
             lines += f.read(min(_CHUNK, offset - pos)).count(b"\n")
             pos += _CHUNK
-        session, skipping, devices, since = {}, False, {}, 0
-        hi = offset
-        while hi > 0:
-            lo = max(0, hi - _CHUNK)
-            found = None
-            for at in reversed(_find_all(f, _SESSION, lo, hi)):
-                found = _typed_line(f, at, "session")
-                if found:
-                    break
-            if found:
-                start, rec, problem = found
-                session, skipping = rec, problem is not None
-                since = start
-                break
-            hi = lo
-        if not skipping:
-            for at in _find_all(f, _DEVICE, since, offset):
-                found = _typed_line(f, at, "device")
-                if found and found[2] is None:
-                    devices[found[1].get("index")] = found[1]
-    return (session, skipping, devices), lines + 1
+        found = [(at, "session") for at in _find_all(f, _SESSION, 0, offset)] + \
+            [(at, "device") for at in _find_all(f, _DEVICE, 0, offset)]
+        seen = set()
+        for at, kind in sorted(found):
+            typed = _typed_line(f, at, kind)
+            if not typed or typed[0] in seen:
+                continue
+            start, rec, problem = typed
+            seen.add(start)
+            if kind == "session":
+                sessions.session_line(rec, problem is None)
+            elif problem is None:
+                sessions.device_line(rec)
+    return sessions, lines + 1
 
 
 def pieces(files, workers=None, at_sessions=False):
@@ -203,7 +199,7 @@ def _init_worker(done):
 
 
 def _read_piece(job, piece, index):
-    """Runs job over one piece in a worker: (job, bad lines, bad count)."""
+    """Runs job over one piece in a worker: (job, bad lines, bad count, notes)."""
     gc.disable()  # see run()
     def progress(done):
         _shared_done[index] = done
@@ -211,7 +207,7 @@ def _read_piece(job, piece, index):
                             unread=getattr(job, "unread", ()))
     context, first = (None, 1) if not piece.start else context_at(piece.path, piece.start)
     job.consume(reader, reader.records(piece.path, piece.start, piece.end, first, context))
-    return job, reader.bad_lines, reader.bad_count
+    return job, reader.bad_lines, reader.bad_count, reader.notes
 
 
 def run(job_factory, files, label, workers=None, at_sessions=False, bad_out="stderr"):
@@ -273,7 +269,8 @@ def _run_pieces(job_factory, todo, progress, reader):
             progress.update(sum(done))
         job = None
         for f in futures:
-            part, bad, count = f.result()
+            part, bad, count, notes = f.result()
+            reader.notes += notes
             if job is None:
                 job = part
             else:

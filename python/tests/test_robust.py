@@ -972,3 +972,81 @@ def test_a_long_derive_expression_parses_in_linear_time():
     with pytest.raises(ExprError, match="nested more than"):
         parse_derivation("x=" + "1+" * 100_000 + "1")  # refused: nested too deep
     assert time.process_time() - begin < 5.0
+
+
+# -- issue 38: records of several sessions in one file ---------------------------------------
+
+def _interleaved(recorded, tmp_path, with_pid=True):
+    """vadd.jsonl and vadd_again.jsonl as two processes appending to one file without %p
+    write it: both session and device lines first, then their other lines alternating.
+    with_pid: each record carries its writer's pid, as rangeprof writes records now."""
+    sides = []
+    for name in ("vadd.jsonl", "vadd_again.jsonl"):
+        lines = recorded(name).read_text().splitlines()
+        pid = json.loads(lines[0])["pid"]
+        out = []
+        for line in lines:
+            rec = json.loads(line)
+            if with_pid and rec["type"] != "session":
+                rec["pid"] = pid
+            out.append(json.dumps(rec, separators=(",", ":")) + "\n")
+        sides.append(out)
+    (a, b) = sides
+    head = a[:2] + b[:2]
+    body = [line for pair in zip(a[2:], b[2:]) for line in pair]
+    body += a[2 + len(b) - 2:] + b[2 + len(a) - 2:]
+    path = tmp_path / "two_processes.jsonl"
+    path.write_text("".join(head + body))
+    return path
+
+
+def _by_session(path, argv=()):
+    out = io.StringIO()
+    assert report.main([str(path), "--json", "--metric", TIME, "--group-by",
+                        "Session,Annotation"] + list(argv), out=out) == 0
+    return {(r["Session"], r["Annotation"]): (r["NumRuns"], r["AvgValue"], r["Launches"])
+            for r in json.loads(out.getvalue())}
+
+
+def test_two_processes_in_one_file_are_told_apart_by_pid(recorded, tmp_path, capsys,
+                                                          monkeypatch):
+    """Finding 10: every run was given to the last session line, so launch ids collided
+    and pids and GPUs were wrong. Each record names its writer's pid: the tables are
+    those of the two files read apart, whole or in pieces."""
+    from rangeprof import scan
+    path = _interleaved(recorded, tmp_path)
+    apart = {}
+    for name in ("vadd.jsonl", "vadd_again.jsonl"):
+        apart.update(_by_session(recorded(name)))
+    assert _by_session(path) == apart and len(apart) == 6
+    monkeypatch.setattr(scan, "PIECE_BYTES", 100_000)
+    assert len(scan.pieces([str(path)], 4)) > 1
+    assert _by_session(path) == apart
+    assert capsys.readouterr().err == ""
+    recs = records.read(path)
+    assert {r.session["pid"] for r in recs.runs} == {1205, 1240}
+    assert all(r.session["pid"] == r.record["pid"] for r in recs.runs)
+    assert len({r.launch_id for r in recs.runs}) == 120
+
+
+def test_load_tells_two_processes_in_one_file_apart(recorded, tmp_path):
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    path = _interleaved(recorded, tmp_path)
+    df = rangeprof.load(path)
+    runs = df[df["Metric"] == TIME]
+    assert runs.groupby("Process").size().to_dict() == {1205: VADD_RUNS, 1240: VADD_RUNS}
+    assert runs["Launch"].nunique() == 120 and set(runs["GPU"]) == {"NVIDIA H200"}
+    sessions = {r.record["launch"]: r.session_id for r in records.read(path, report=None).runs
+                if r.session["pid"] == 1240}
+    mine = runs[runs["Process"] == 1240]
+    assert set(mine["Session"]) == set(sessions.values())
+
+
+def test_interleaved_runs_without_a_pid_are_said(recorded, tmp_path, capsys):
+    """A file written before records carried the pid cannot be told apart: said once."""
+    path = _interleaved(recorded, tmp_path, with_pid=False)
+    report.main([str(path), "--json"], out=io.StringIO())
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "runs of several processes interleave from here" in err
+    assert "record with %p in -o" in err

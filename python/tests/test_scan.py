@@ -49,11 +49,13 @@ def test_a_piece_starting_inside_a_session_knows_it(recorded, tmp_path, monkeypa
     monkeypatch.setattr(scan, "PIECE_BYTES", 200_000)
     pieces = scan.pieces([str(path)], 2)
     assert len(pieces) == 2 and pieces[1].start > 0
-    (session, skipping, devices), first = scan.context_at(str(path), pieces[1].start)
+    sessions, first = scan.context_at(str(path), pieces[1].start)
     lines = path.read_bytes()[:pieces[1].start].count(b"\n")
-    assert first == lines + 1 and not skipping
-    assert session["type"] == "session" and session["pid"] == 1205
-    assert devices[0]["name"] == "NVIDIA H200"
+    state = sessions.current
+    assert first == lines + 1 and not state.skipping
+    assert state.session["type"] == "session" and state.session["pid"] == 1205
+    assert state.devices[0]["name"] == "NVIDIA H200"
+    assert sessions.by_pid == {1205: state}
 
 
 def test_compare_in_pieces(recorded, tmp_path, monkeypatch):
@@ -95,7 +97,7 @@ def _rows_in_pieces(path, cuts, group_by=None):
     job = None
     try:
         for i in range(len(bounds) - 1):
-            part, _, _ = scan._read_piece(table.StatsJob(group_by), scan.Piece(
+            part, _, _, _ = scan._read_piece(table.StatsJob(group_by), scan.Piece(
                 str(path), bounds[i], bounds[i + 1]), i)
             if job is None:
                 job = part

@@ -9,7 +9,10 @@ _WORD = re.compile(r"(?<![^\s,;(\[{])([A-Za-z_][A-Za-z0-9_.\-]*)=(\"[^\"]*\"|'[^
 def typed(text):
     """'4096' -> 4096, '1e-3' -> 0.001, 'true' -> True, anything else stays a string."""
     if re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts (4300): kept as written
+            return text
     try:
         return float(text)
     except ValueError:

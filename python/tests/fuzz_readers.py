@@ -83,7 +83,23 @@ def _set(obj, path, value):
 def fuzzed_line(draw):
     line = draw(st.sampled_from(RECORDED))
     how = draw(st.sampled_from(["member", "member", "bytes", "cut", "nest", "duplicate",
-                                "big", "as is"]))
+                                "big", "as is", "splice", "config", "control", "pid"]))
+    if how == "splice":  # two records on one line: a lost newline, or a CR between them
+        return line + draw(st.sampled_from(["", "\r", " ", "\r\r"])) + \
+            draw(st.sampled_from(RECORDED))
+    if how == "config":  # a range text whose words hold integers no int64 or float holds
+        digits = draw(st.sampled_from([1, 19, 20, 309, 400, 5000]))
+        word = draw(st.sampled_from(["seed", "n", "step", "Kernel", "Value", "x.y"]))
+        sign = draw(st.sampled_from(["", "-"]))
+        return line.replace('"text":"', f'"text":"{word}={sign}{"9" * digits} ', 1)
+    if how == "control":  # NVTX texts with newlines, tabs, ANSI escapes, NULs
+        evil = json.dumps(draw(st.sampled_from(["\n", "\t", "\x1b[2J", "\x1b]0;t\x07",
+                                                "\x00", "\u2028", "\r"])))[1:-1]
+        return line.replace('"text":"', '"text":"' + evil, 1).replace(
+            '"nvtx_path":"', '"nvtx_path":"' + evil, 1)
+    if how == "pid":  # a writer's pid, as rangeprof writes it now, of either session
+        return line[:-1] + ',"pid":' + draw(st.sampled_from(["1205", "1240", "7", "\"x\"",
+                                                             "null", "9" * 30])) + "}"
     if how == "member":
         rec = json.loads(line)
         path = draw(st.sampled_from(list(_paths(rec))))
@@ -111,20 +127,53 @@ def fuzzed_line(draw):
     return line
 
 
+# A second process's session (vadd_again.jsonl's), for files of two sessions.
+SECOND = (FIXTURES / "vadd_again.jsonl").read_text().splitlines()[:1]
+
+
 @st.composite
 def jsonl(draw):
+    """A file's bytes: the header, recorded and fuzzed lines, maybe a second session's
+    header among them (appended or interleaved), with CRLF line ends, in an encoding an
+    editor or a pipe may give it (a BOM, gzip, UTF-16)."""
     lines = list(HEADER)
     for _ in range(draw(st.integers(1, 6))):
         lines.append(draw(st.sampled_from(RUNS)))
         lines.append(draw(fuzzed_line()))
+        if draw(st.integers(0, 9)) == 0:
+            lines += SECOND
     last_newline = draw(st.booleans())
-    return "\n".join(lines) + ("\n" if last_newline else "")
+    end = draw(st.sampled_from(["\n"] * 5 + ["\r\n"]))
+    data = (end.join(lines) + (end if last_newline else "")).encode("utf-8", "surrogatepass")
+    encoding = draw(st.sampled_from(["plain"] * 12 + ["bom", "gzip", "utf-16", "utf-16-le"]))
+    if encoding == "bom":
+        data = b"\xef\xbb\xbf" + data
+    elif encoding == "gzip":
+        import gzip
+        data = gzip.compress(data)
+        if draw(st.booleans()):
+            data = data[:draw(st.integers(0, len(data)))]
+    elif encoding.startswith("utf-16"):
+        data = data.decode("utf-8", "replace").encode(encoding)
+    return data
 
 
 def _write(text, name):
     path = WORK / name
-    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
     return path
+
+
+def _lines_of(data):
+    """The lines a reader counts in a file's bytes (decompressed where gzip)."""
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+        import zlib
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            return 1 << 62  # cut short: as many as were read, plus the one said
+    return data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
 
 
 def _quiet(main, argv):
@@ -151,14 +200,19 @@ def check_records(text):
         SMALL_A = _write("\n".join(HEADER + RUNS[:60]) + "\n", "a.jsonl")
     check_records.calls = getattr(check_records, "calls", 0) + 1
     path = _write(text, "fuzz.jsonl")
-    n_lines = text.count("\n") + (not text.endswith("\n") and bool(text))
+    n_lines = _lines_of(path.read_bytes())
     recs = records.read(path, report=None)
     for bad in recs.bad_lines:
-        assert "\n" not in str(bad) and 1 <= bad.line <= n_lines, str(bad)
+        assert "\n" not in str(bad) and 0 <= bad.line <= n_lines + 1, str(bad)
+        assert bad.line or len(recs.bad_lines) == 1, str(bad)  # line 0: the file as a whole
     variant = VARIANTS[check_records.calls % len(VARIANTS)]
     for argv in ([str(path)], [str(path)] + variant):
-        code, _, err = _quiet(report._main, argv)
+        code, out, err = _quiet(report._main, argv)
         assert code in (0, 1, 2) and "Traceback" not in err, (argv, err)
+        if "--csv" not in argv and "--json" not in argv:
+            # Text output: no character that could forge a row or drive the terminal.
+            assert all(c.isprintable() for c in out.replace("\n", "")), repr(out)
+        assert all(c.isprintable() for c in err.replace("\n", "")), repr(err)
     method = ("welch", "bootstrap")[check_records.calls % 2]
     for a, b in ((SMALL_A, path), (path, path)):
         code, _, err = _quiet(compare._main, [str(a), str(b), "--method", method])

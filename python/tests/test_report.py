@@ -350,3 +350,36 @@ def test_thousands_of_config_keys_make_a_readable_table(recorded, tmp_path, caps
     assert "1201 distinct config keys in the range texts of" in capsys.readouterr().err
     rows = list(csv_module.DictReader(io.StringIO(text)))
     assert sum(r["key5"] == "1" for r in rows) == 1 and len(rows) == 1200
+
+
+def test_the_big_file_generator_writes_what_rangeprof_writes(tmp_path, capsys):
+    """tests/bigfile/gen_training.py, the benchmark of doc/measurements.md's 'Post-processing
+    big files': its records read without a bad line, with the shape it promises (10
+    metrics, 3 NVTX levels, 5 runs per launch, the iteration in the text with
+    --iterations-in-text)."""
+    import runpy
+    import sys
+    from pathlib import Path
+    from rangeprof import records
+    gen = Path(__file__).resolve().parents[2] / "tests" / "bigfile" / "gen_training.py"
+    for extra in ([], ["--iterations-in-text", "--sessions", "2"]):
+        out = tmp_path / f"train{len(extra)}.jsonl"
+        argv = sys.argv
+        sys.argv = [str(gen), "3000", str(out)] + extra
+        try:
+            with pytest.raises(SystemExit) as done:
+                runpy.run_path(str(gen), run_name="__main__")
+        finally:
+            sys.argv = argv
+        assert done.value.code == 0
+        recs = records.read(out)
+        assert recs.bad_count == 0 and capsys.readouterr().err == ""
+        assert 3000 <= sum(1 for _ in open(out)) < 3000 + 6 * 2  # (whole launches)
+        assert len(recs.sessions) == (2 if extra else 1)
+        assert {len(r.record["metrics"]) for r in recs.runs} == {10}
+        assert {len(r.record["nvtx"]) for r in recs.runs} == {3}
+        assert {r.record["runs"] for r in recs.runs} == {5} and len(recs.summaries) * 5 == \
+            len(recs.runs)
+        assert max(len(r.kernel) for r in recs.runs) > 400
+        steps = {r.record["nvtx"][1]["text"] for r in recs.runs}
+        assert steps == ({"step"} if not extra else {f"step {i}" for i in range(len(steps))})

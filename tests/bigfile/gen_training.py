@@ -15,7 +15,7 @@ benchmark of the report tools and load() on big files (issue 38; doc/measurement
   that every iteration's ranges are distinct groups;
 - --sessions K: K processes appended one after the other (session and device lines each).
 
-Runs until LINES lines are written. Standard library only; deterministic for a seed:
+Runs until LINES lines are written (whole launches: a few more). Standard library only; deterministic for a seed:
 
     python3 tests/bigfile/gen_training.py 2000000 /tmp/train2m.jsonl
     python3 tests/bigfile/gen_training.py 2000000 /tmp/train2m_iter.jsonl --iterations-in-text"""

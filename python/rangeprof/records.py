@@ -424,6 +424,142 @@ def _check_run(rec):
                 _strings(rec, "throttle_reasons")
 
 
+def _check_run_members(rec):
+    """_check_run of the members that differ between the runs of one launch (metrics,
+    run, clocks, temperature, throttle reasons), for records whose others were checked
+    with the launch's first run (_RunSplitter)."""
+    get = rec.get
+    metrics = get("metrics")
+    if type(metrics) is not dict:
+        _fail("metrics", metrics, "an object")
+    for v in metrics.values():
+        if v is not None:
+            t = type(v)
+            if t is float:
+                if v - v != 0:
+                    _metric_values(metrics)
+            elif t is not int or not -_INT_LIMIT < v < _INT_LIMIT:
+                _metric_values(metrics)
+    run = get("run")
+    if run is not None and (type(run) is not int or not -_INT_LIMIT < run < _INT_LIMIT):
+        _integer(rec, "run")
+    for v in map(get, _RUN_NUMBERS):
+        if v is not None:
+            t = type(v)
+            if (v - v != 0) if t is float else (t is not int or not -_INT_LIMIT < v < _INT_LIMIT):
+                for key in _RUN_NUMBERS:
+                    _number(rec, key)
+    reasons = get("throttle_reasons")
+    if reasons is not None:
+        if type(reasons) is not list:
+            _strings(rec, "throttle_reasons")
+        for x in reasons:
+            if type(x) is not str:
+                _strings(rec, "throttle_reasons")
+
+
+# The members of a run record, as rangeprof writes them, after its launch's: what
+# differs from run to run (checked by _check_run_members), and units, which does not.
+_PER_RUN_MEMBERS = frozenset(("run", "metrics", "units", "sm_clock_hz", "sm_clock_source",
+                              "rated_sm_clock_hz", "locked_sm_clock_hz", "temperature_c",
+                              "temperature_before_c", "temperature_after_c",
+                              "memory_clock_hz", "power_w", "throttle_reasons", "time",
+                              "pid"))
+
+
+class _RunSplitter:
+    """Run lines read a launch at a time: the runs of one launch share the text up to
+    their "run" member (kernel, names, NVTX ranges: half the line) and the units object.
+    A line that starts with the same text as the last one has only its other members
+    parsed and checked; the record is the one parse_line gives (a JSON object's members
+    are read in order, a later one of a name winning: the pieces, each a whole sequence
+    of members, merge the same way). Anything else (a first run, a prefix that does not
+    parse as members of its own, a member of the launch given again after "run") goes
+    to parse_line. A cache of one launch: the lines of a launch come together."""
+    __slots__ = ("head", "head_rec", "units", "units_rec", "extra")
+
+    def __init__(self):
+        self.head = self.head_rec = self.units = self.units_rec = None
+        self.extra = None   # what was derived from head_rec by the reader (its config)
+
+    def parse(self, text):
+        """The record of a run line, checked, or None (parse_line must read it)."""
+        i = text.find(',"run":')
+        if i < 0:
+            return None
+        cut = i + 1
+        if self.head is None or text[:cut] != self.head:
+            return self._first(text, cut)
+        tail = text[cut:]
+        units = self.units
+        j = tail.find(',"units":{') if units is not None else -1
+        try:
+            if j >= 0 and tail.startswith(units, j + 1):
+                rec = dict(self.head_rec)
+                middle = _decode("{" + tail[:j] + "}")
+                rest = _decode("{" + tail[j + 1 + len(units):])
+                if type(middle) is not dict or type(rest) is not dict:
+                    return None
+                rec.update(middle)
+                rec["units"] = self.units_rec
+                rec.update(rest)
+                if not (middle.keys() | rest.keys()) <= _PER_RUN_MEMBERS:
+                    return None
+            else:
+                part = _decode("{" + tail)
+                if type(part) is not dict or not part.keys() <= _PER_RUN_MEMBERS:
+                    return None
+                rec = dict(self.head_rec)
+                rec.update(part)
+                self._note_units(tail, part.get("units"))
+                units = rec.get("units")
+                if units is not None:
+                    if type(units) is not dict:
+                        return None
+                    for u in units.values():
+                        if u is not None and type(u) is not str:
+                            return None
+            _check_run_members(rec)
+        except (ValueError, RecursionError, _Invalid):
+            return None
+        return rec
+
+    def _first(self, text, cut):
+        """The first run of a launch: parsed whole; its prefix kept where it is a whole
+        sequence of members."""
+        self.head = self.head_rec = self.extra = None
+        rec, problem = parse_line(text)
+        if problem or type(rec) is not dict or rec.get("type") != "run":
+            return None
+        try:
+            head = _decode(text[:cut - 1] + "}")
+        except (ValueError, RecursionError):
+            return rec
+        if type(head) is dict and head.get("type") == "run" and \
+                not head.keys() & _PER_RUN_MEMBERS - {"pid"}:
+            self.head, self.head_rec = text[:cut], head
+            self._note_units(text[cut:], rec.get("units"))
+        return rec
+
+    def _note_units(self, tail, units):
+        """Keeps the units member's text ('"units":{...},') where it reads as the record's
+        units object by itself."""
+        if type(units) is not dict:
+            return
+        j = tail.find(',"units":{')
+        if j < 0:
+            return
+        end = tail.find("}", j) + 1
+        if not end or tail[end:end + 1] != ",":
+            return
+        text = tail[j + 1:end + 1]
+        try:
+            if _decode("{" + text[:-1] + "}") == {"units": units}:
+                self.units, self.units_rec = text, units
+        except (ValueError, RecursionError):
+            pass
+
+
 def _check_units(units):
     for name, u in units.items():
         if u is not None and type(u) is not str:
@@ -677,6 +813,7 @@ class Reader:
             self.files.append(path)
         sessions = context or Sessions()
         configs = self._configs
+        split = _RunSplitter().parse
         interleaved = False
         try:
             f, gzipped = open_lines(path) if not start else (open(path, "rb"), False)
@@ -702,7 +839,11 @@ class Reader:
                     continue
                 if self.unread and text.startswith(self.unread):
                     continue
-                rec, problem = parse_line(text, terminated)
+                rec = split(text) if text.startswith('{"type":"run",') else None
+                if rec is not None:
+                    problem = None
+                else:
+                    rec, problem = parse_line(text, terminated)
                 if problem:
                     self._bad(path, number, problem)
                     if rec is not None and rec.get("type") == "session":

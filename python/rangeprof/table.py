@@ -584,6 +584,10 @@ def _segment_drift(values, runs):
     """(finite samples, drift_pct or None, drifted) of one launch's values and run
     indexes, as stats.summarize judges a launch: NaN left out, in run order where every
     run index is known."""
+    if len(values) < stats.STABLE_MIN_DRIFT_RUNS:
+        # Too few runs for a drift (stats.launch_drift): only the finite ones counted,
+        # without the lists (a segment per launch, of 5 runs in many jobs).
+        return sum(v - v == 0 for v in values), None, False
     vals, rs = values.tolist(), runs.tolist()
     if not all(map(math.isfinite, vals)):
         keep = [i for i, v in enumerate(vals) if math.isfinite(v)]
@@ -624,12 +628,17 @@ class Aggregator:
                                               for c in group_by)
         self._light_cache = {}
         self._units_entry = self._units_seen = None
+        # Grouped by no column a launch decides alone (Launch): a launch's groups are
+        # those of the kernel's earlier launches in the same range, session, device,
+        # file and config (key: the light key without the launch).
+        self._launch_free = {} if self._light and "Launch" not in group_by else None
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_cache"] = {}  # templates are per process: not sent between them
         state["_light_cache"] = {}
         state["_units_entry"] = state["_units_seen"] = None
+        state["_launch_free"] = {} if self._launch_free is not None else None
         return state
 
     def _launch(self, launch):
@@ -688,11 +697,23 @@ class Aggregator:
             if self._light:
                 get = rec.get
                 graph = get("graph")
-                key = (id(run.session), id(run.device), run.path, get("launch"),
-                       graph.get("node") if type(graph) is dict else None, get("kernel"),
-                       get("nvtx_path"),
-                       run.config_key if run.config_key is not None else id(run.config))
+                # (free: the key without the launch, for _launch_free)
+                free = (id(run.session), id(run.device), run.path,
+                        graph.get("node") if type(graph) is dict else None, get("kernel"),
+                        get("nvtx_path"),
+                        run.config_key if run.config_key is not None else id(run.config))
+                key = (get("launch"),) + free
                 hit = self._light_cache.get(key)
+                if hit is None and self._launch_free is not None:
+                    # A later launch of a kernel seen in the same range, session, device,
+                    # file and config: the same groups, under its own launch.
+                    known = self._launch_free.get(free)
+                    if known is not None:
+                        if len(self._light_cache) > 4096:
+                            self._light_cache.clear()
+                        hit = self._light_cache[key] = (
+                            (self._launch(run.launch_id), known[0]), run.session,
+                            run.device, run.config)
                 entry = hit[0] if hit is not None else None
             else:
                 entry = self._cache.get(template(run))
@@ -736,8 +757,13 @@ class Aggregator:
                 if len(self._light_cache) > 4096:
                     self._light_cache.clear()
                 # The records whose ids are in the key stay alive while it is cached.
-                self._light_cache[key] = (self._cache[s["_template"]], run.session,
-                                          run.device, run.config)
+                entry = self._cache[s["_template"]]
+                self._light_cache[key] = (entry, run.session, run.device, run.config)
+                if self._launch_free is not None:
+                    if len(self._launch_free) > 4096:
+                        self._launch_free.clear()
+                    self._launch_free[free] = (entry[1], run.session, run.device,
+                                               run.config)
             return
         self.add(sample(run))
 

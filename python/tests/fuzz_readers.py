@@ -241,6 +241,19 @@ def _check_load(path, recs):
     a, b = df["Value"].to_numpy(), python["Value"].to_numpy()
     assert ((a == b) | (pandas.isna(a) & pandas.isna(b))).all()
     data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":  # the lines are those of the decompressed text
+        import gzip
+        import zlib
+        with gzip.open(path) as f:
+            data = b""
+            try:
+                while True:
+                    part = f.read1(1 << 16)
+                    if not part:
+                        break
+                    data += part
+            except (OSError, EOFError, zlib.error):
+                pass
     summaries = {i + 1 for i, l in enumerate(data.split(b"\n"))
                  if l.startswith(b'{"type":"summary",')}
     last = data.count(b"\n") + 1 if not data.endswith(b"\n") else None

@@ -440,9 +440,10 @@ def _check_run_members(rec):
                     _metric_values(metrics)
             elif t is not int or not -_INT_LIMIT < v < _INT_LIMIT:
                 _metric_values(metrics)
-    run = get("run")
-    if run is not None and (type(run) is not int or not -_INT_LIMIT < run < _INT_LIMIT):
-        _integer(rec, "run")
+    for key in ("run", "pid"):
+        v = get(key)
+        if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
+            _integer(rec, key)
     for v in map(get, _RUN_NUMBERS):
         if v is not None:
             t = type(v)
@@ -503,8 +504,9 @@ class _RunSplitter:
                 rec.update(middle)
                 rec["units"] = self.units_rec
                 rec.update(rest)
-                if not (middle.keys() | rest.keys()) <= _PER_RUN_MEMBERS:
-                    return None
+                if not (middle.keys() | rest.keys()) <= _PER_RUN_MEMBERS or \
+                        "units" in middle or "units" in rest:
+                    return None  # (a units member given again is checked by parse_line)
             else:
                 part = _decode("{" + tail)
                 if type(part) is not dict or not part.keys() <= _PER_RUN_MEMBERS:
@@ -814,6 +816,7 @@ class Reader:
         sessions = context or Sessions()
         configs = self._configs
         split = _RunSplitter().parse
+        last = (None, None, None)  # the last run's nvtx, nvtx_path and (key, config)
         interleaved = False
         try:
             f, gzipped = open_lines(path) if not start else (open(path, "rb"), False)
@@ -856,7 +859,12 @@ class Reader:
                         continue
                     if "pid" not in rec and not interleaved and len(sessions.by_pid) > 1:
                         interleaved = self._interleaved(path, number, rec, state)
-                    key, config = configs.get(rec.get("nvtx"), rec.get("nvtx_path"))
+                    nvtx, nvtx_path = rec.get("nvtx"), rec.get("nvtx_path")
+                    if nvtx is last[0] and nvtx_path is last[1] and nvtx is not None:
+                        key, config = last[2]  # the runs of a launch share their ranges
+                    else:
+                        key, config = configs.get(nvtx, nvtx_path)
+                        last = (nvtx, nvtx_path, (key, config))
                     yield "run", Run(rec, state.session, state.devices.get(rec.get("device"), {}),
                                      path, number, config, state.sid, key)
                     continue

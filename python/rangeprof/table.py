@@ -737,6 +737,8 @@ class Aggregator:
                     reasons = rec.get("throttle_reasons")
                     hit = self._throttle_of(",".join(reasons) if isinstance(reasons, list)
                                             else None)[1] if reasons is not None else None
+                    if clock is not None and clock - clock != 0:
+                        clock = None  # (note_clock's test, once per run)
                     for metric, value in metrics.items():
                         g = by_metric[metric]
                         if g is None:
@@ -746,7 +748,14 @@ class Aggregator:
                         g.values.append(math.nan if value is None else float(value))
                         g.runs.append(r)
                         if clock is not None:
-                            g.note_clock(clock)
+                            # note_clock inline: ten groups per run
+                            low = g.clock_low
+                            if low is None:
+                                g.clock_low = g.clock_high = clock
+                            elif clock < low:
+                                g.clock_low = clock
+                            elif clock > g.clock_high:
+                                g.clock_high = clock
                         if hit:
                             g.hits += 1
                             g.seen |= hit

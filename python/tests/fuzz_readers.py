@@ -80,8 +80,10 @@ def _set(obj, path, value):
 
 
 @st.composite
-def fuzzed_line(draw):
-    line = draw(st.sampled_from(RECORDED))
+def fuzzed_line(draw, base=None):
+    """A recorded line (base, when given: the next run of the launch before it, whose
+    parse starts from its "run" member) changed."""
+    line = base if base is not None else draw(st.sampled_from(RECORDED))
     how = draw(st.sampled_from(["member", "member", "bytes", "cut", "nest", "duplicate",
                                 "big", "as is", "splice", "config", "control", "pid"]))
     if how == "splice":  # two records on one line: a lost newline, or a CR between them
@@ -138,8 +140,9 @@ def jsonl(draw):
     editor or a pipe may give it (a BOM, gzip, UTF-16)."""
     lines = list(HEADER)
     for _ in range(draw(st.integers(1, 6))):
-        lines.append(draw(st.sampled_from(RUNS)))
-        lines.append(draw(fuzzed_line()))
+        i = draw(st.integers(0, len(RUNS) - 2))
+        lines.append(RUNS[i])
+        lines.append(draw(fuzzed_line(RUNS[i + 1] if draw(st.booleans()) else None)))
         if draw(st.integers(0, 9)) == 0:
             lines += SECOND
     last_newline = draw(st.booleans())
@@ -202,6 +205,17 @@ def check_records(text):
     path = _write(text, "fuzz.jsonl")
     n_lines = _lines_of(path.read_bytes())
     recs = records.read(path, report=None)
+    # A launch's later runs are parsed from their "run" member on (records._RunSplitter):
+    # the same records and bad lines as parse_line on every line.
+    split = records._RunSplitter.parse
+    records._RunSplitter.parse = lambda self, text: None
+    try:
+        whole = records.read(path, report=None)
+    finally:
+        records._RunSplitter.parse = split
+    assert [str(b) for b in recs.bad_lines] == [str(b) for b in whole.bad_lines]
+    assert [(r.record, r.session_id) for r in recs.runs] == \
+        [(r.record, r.session_id) for r in whole.runs]
     for bad in recs.bad_lines:
         assert "\n" not in str(bad) and 0 <= bad.line <= n_lines + 1, str(bad)
         assert bad.line or len(recs.bad_lines) == 1, str(bad)  # line 0: the file as a whole

@@ -1050,3 +1050,31 @@ def test_interleaved_runs_without_a_pid_are_said(recorded, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "runs of several processes interleave from here" in err
     assert "record with %p in -o" in err
+
+
+SECOND_RUN_EDITS = [c[1] for c in BAD_LINES if c[2] == RUN_LINE and
+                    c[1].__qualname__.startswith("set_member")] + [
+    text_edit('"run":1,', '"run":1,"deep":' + "[" * 100000 + "]" * 100000 + ","),
+    text_edit('"temperature_c":36', '"temperature_c":NaN'),
+    text_edit('"time":', '"sm_clock_hz":1e400,"time":'),
+    set_member("pid", "x"), set_member("pid", 9 ** 40), set_member("pid", 1205),
+    set_member("kernel", "other"), text_edit('"run":1,', '"run":1,"kernel":5,'),
+    text_edit('"run":1,', '"run":1,"nvtx":[1],'), text_edit('"run":1,', '"run":"1",'),
+    text_edit('"units":{', '"units":{"x":[],'), text_edit('"time":', '"units":7,"time":'),
+    text_edit('"time":', '"metrics":{"a":"b"},"time":'),
+]
+
+
+@pytest.mark.parametrize("edit", SECOND_RUN_EDITS)
+def test_a_launch_read_a_run_at_a_time_gives_what_a_whole_parse_gives(damaged, monkeypatch,
+                                                                        edit):
+    """records._RunSplitter parses a launch's later runs from their 'run' member on; the
+    records and bad lines are those of parse_line on every line (the fuzzer's finding: a
+    pid member that is no integer passed unchecked)."""
+    path = mutated(damaged, edit, RUN_LINE + 1)
+    fast = records.read(path, report=None)
+    monkeypatch.setattr(records._RunSplitter, "parse", lambda self, text: None)
+    whole = records.read(path, report=None)
+    assert [str(b) for b in fast.bad_lines] == [str(b) for b in whole.bad_lines]
+    assert [r.record for r in fast.runs] == [r.record for r in whole.runs]
+    assert [list(r.record) for r in fast.runs] == [list(r.record) for r in whole.runs]

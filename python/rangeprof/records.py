@@ -426,8 +426,9 @@ def _check_run(rec):
 
 def _check_run_members(rec):
     """_check_run of the members that differ between the runs of one launch (metrics,
-    run, clocks, temperature, throttle reasons), for records whose others were checked
-    with the launch's first run (_RunSplitter)."""
+    run, pid, clocks, temperature, throttle reasons, time: every one of _PER_RUN_MEMBERS
+    that _check_run checks), for records whose others were checked with the launch's
+    first run (_RunSplitter)."""
     get = rec.get
     metrics = get("metrics")
     if type(metrics) is not dict:
@@ -444,6 +445,9 @@ def _check_run_members(rec):
         v = get(key)
         if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
             _integer(rec, key)
+    time = get("time")
+    if time is not None and type(time) is not str:
+        _string(rec, "time")
     for v in map(get, _RUN_NUMBERS):
         if v is not None:
             t = type(v)

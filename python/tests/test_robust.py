@@ -1062,7 +1062,9 @@ SECOND_RUN_EDITS = [c[1] for c in BAD_LINES if c[2] == RUN_LINE and
     text_edit('"run":1,', '"run":1,"nvtx":[1],'), text_edit('"run":1,', '"run":"1",'),
     text_edit('"units":{', '"units":{"x":[],'), text_edit('"time":', '"units":7,"time":'),
     text_edit('"time":', '"metrics":{"a":"b"},"time":'),
-]
+    set_member("time", []), set_member("throttle_reasons", "hot"),
+] + [set_member(member, value) for member in sorted(records._PER_RUN_MEMBERS)
+     for value in ([], "x", {"a": 1}, 9 ** 40, -1.5, None)]
 
 
 @pytest.mark.parametrize("edit", SECOND_RUN_EDITS)

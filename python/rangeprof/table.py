@@ -598,6 +598,31 @@ def _segment_drift(values, runs):
     return (len(vals),) + stats.launch_drift(vals)
 
 
+# Groups an aggregation holds at most (a group costs about a kilobyte besides its values):
+# range texts that hold the iteration ('step 17/layer0') make a group of every launch,
+# millions of them, which ran a 2 M-line report out of memory. Beyond it the reading
+# stops with TooManyGroups, in bounded time and memory.
+MAX_GROUPS = 250_000
+
+
+class TooManyGroups(ExprError):
+    """More groups than MAX_GROUPS; the message says why it may be and what to do. (An
+    ExprError: the tools refuse it as they refuse a bad expression, exit status 2.)"""
+
+    def __init__(self, group_by, count, example):
+        from rangeprof.output import printable, shorten
+        where = printable(shorten(example.get("Annotation") or "", 80))
+        super().__init__(
+            f"more than {count} groups of {','.join(group_by)}: too many to hold and to "
+            f"read (at most {MAX_GROUPS}). Do the range texts hold a number that differs "
+            f"per iteration (e.g. '{where}')? Group by fewer columns (--group-by "
+            "Kernel,Metric), or write the number as a key=value word (step=17) and group "
+            "by the others")
+
+    def __reduce__(self):  # raised in a worker process: sent back as its message
+        return (ExprError, (str(self),))
+
+
 class Aggregator:
     """aggregate() over a stream: add(sample) (or add_row(row)) one at a time, merge()
     the aggregator of another piece of the input (in input order), rows() at the end.
@@ -847,6 +872,8 @@ class Aggregator:
                 key = tuple(repr(view.get(k)) for k in group_by)
                 g = groups.get(key)
             if g is None:
+                if len(groups) >= MAX_GROUPS:
+                    raise TooManyGroups(self.group_by, len(groups), view)
                 g = groups[key] = _Group(unit_text, config)
             else:
                 g.note_config(config)
@@ -875,6 +902,9 @@ class Aggregator:
         for key, og in other.groups.items():
             g = self.groups.get(key)
             if g is None:
+                if len(self.groups) >= MAX_GROUPS:
+                    raise TooManyGroups(self.group_by, len(self.groups),
+                                        dict(zip(self.group_by, key)))
                 g = self.groups[key] = _Group(og.unit, og.consts)
             g.extend(og, remap)
 

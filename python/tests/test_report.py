@@ -383,3 +383,23 @@ def test_the_big_file_generator_writes_what_rangeprof_writes(tmp_path, capsys):
         assert max(len(r.kernel) for r in recs.runs) > 400
         steps = {r.record["nvtx"][1]["text"] for r in recs.runs}
         assert steps == ({"step"} if not extra else {f"step {i}" for i in range(len(steps))})
+
+
+@pytest.mark.parametrize("piece_bytes", [1 << 40, 100_000])
+def test_more_groups_than_memory_holds_are_refused_early(recorded, monkeypatch, capsys,
+                                                          piece_bytes):
+    """Issue 38: with the iteration in the range texts, a 2 M-line report ran out of
+    memory at 6 GB per process (a group per launch). Beyond table.MAX_GROUPS the reading
+    stops with one line saying why and what to do, whole or in pieces."""
+    from rangeprof import scan, table
+    monkeypatch.setattr(table, "MAX_GROUPS", 50)
+    monkeypatch.setattr(scan, "PIECE_BYTES", piece_bytes)
+    out = io.StringIO()
+    assert report.main([str(recorded("vadd.jsonl")), "--group-by", "Annotation,Launch"],
+                       out=out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and out.getvalue() == ""
+    assert err.startswith("rangeprof-report: error: more than 50 groups of "
+                          "Annotation,Launch,Metric: too many to hold and to read (at most "
+                          "50). Do the range texts hold a number that differs per iteration")
+    assert report.main([str(recorded("vadd.jsonl"))], out=io.StringIO()) == 0

@@ -21,6 +21,15 @@ def _stamp_module():
     return module
 
 
+def test_the_notebooks_outputs_are_heads():
+    stamp = _stamp_module()
+    try:
+        problems = stamp.check(ROOT / stamp.NOTEBOOK, ROOT)
+    except stamp.NotAGitCheckout as e:
+        pytest.skip(f"{ROOT} is not a git checkout ({e}): no HEAD to compare the notebook with")
+    assert not problems, "\n".join(problems)
+
+
 # The stamp and the check themselves, on a small git repository of the same shape.
 def _git(repo, *args):
     import subprocess

@@ -461,7 +461,9 @@ def info():
         return {"attached": False, "measuring": False, "reason": a.problem, "library": a.path}
     out = a.library.info()
     out["library"], out["found"] = a.path, a.how
-    out["children"] = a.children
+    # Asked here, or by the environment's option (RANGEPROF_CHILDREN, doc/control-api.md).
+    out.setdefault("children", a.children or os.environ.get("RANGEPROF_CHILDREN", "").lower()
+                   in ("1", "true", "yes"))
     if not out.get("output") and a.output_set is not None:
         # What this package chose and the library read (a library that keeps the path
         # to itself until it writes says null).

@@ -57,7 +57,7 @@ struct collector_profiler {
 	/* COLLECTOR_RANGE_USER: "run 0000000000", "run 0000000001"..., one name per run of a
 	 * pass: CUPTI merges user ranges of the same name into one, and zero-padded names keep
 	 * the run order whether ranges come back in push or name order. */
-	char (*range_names)[24];
+	char (*range_names)[32];  /* "run " and 20 digits: gcc 13 refused 24 (format-truncation) */
 	size_t range_names_count;
 };
 
@@ -462,7 +462,7 @@ static int name_ranges(struct collector_profiler *prof, size_t count, char *err,
 {
 	if (count <= prof->range_names_count)
 		return 0;
-	char (*names)[24] = realloc(prof->range_names, count * sizeof(*names));
+	char (*names)[32] = realloc(prof->range_names, count * sizeof(*names));
 	if (!names) {
 		snprintf(err, err_size, "out of host memory for %zu range names", count);
 		return -1;

@@ -131,6 +131,17 @@ def test_recorded_files_convert_with_their_config_columns(tmp_path, recorded):
     assert back["n"].dtype == np.float64  # an int where some runs lack it, as load types it
     # Absent partition values read back as null, not as the placeholder.
     assert back["JobId"].isna().all() and set(back["Host"]) == {"vm"}
+    try:
+        import duckdb
+    except ImportError:
+        return
+    # Parts with different config columns: the documented queries (fixed columns only,
+    # no union_by_name) still read every part.
+    rows = duckdb.sql(_documented_queries()[1].replace("DIR", str(root))).fetchall()
+    assert sum(1 for _ in rows) >= 1
+    n = duckdb.sql(f"SELECT count(*), count(n) FROM read_parquet('{root}/**/*.parquet', "
+                   "union_by_name = true)").fetchall()[0]
+    assert n == (len(back), int(back["n"].notna().sum()))
 
 
 def test_converting_again_adds_new_files_and_rewrites_none(cluster, converted, tmp_path):

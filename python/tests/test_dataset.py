@@ -295,3 +295,18 @@ def test_documented_duckdb_queries_answer_on_a_dataset(converted_once, number):
         assert rows[0][1] == 3 and rows[0][4] < 1760 and rows[0][6] > 0
     else:
         assert all(r[2] == 16 for r in rows) and rows[0][3] > rows[0][4]
+
+
+def test_a_numeric_job_id_stays_a_string(tmp_path):
+    # A Slurm job id looks like a number: rangeprof.load and the documented queries keep
+    # it the string the schema says.
+    files = tmp_path / "files"
+    subprocess.run([sys.executable, str(GEN), str(files), "--hosts", "1", "--ranks-per-host",
+                    "2", "--launches", "2", "--runs", "3", "--job-id", "4242"], check=True)
+    root = tmp_path / "ds"
+    dataset.convert([str(files)], str(root), workers=1, report=None)
+    df = rangeprof.load(str(root), filters=[("JobId", "==", "4242")])
+    assert len(df) == 2 * 2 * 3 and set(df["JobId"]) == {"4242"}
+    duckdb = pytest.importorskip("duckdb")
+    rows = duckdb.sql(_documented_queries()[0].replace("DIR", str(root))).fetchall()
+    assert {r[0] for r in rows} == {"4242"}

@@ -254,6 +254,12 @@ def test_filters_are_pushed_down_and_give_what_filtering_the_files_gives(cluster
         rangeprof.load(str(root), filters=[("Kernel", "~", "x")])
 
 
+def test_derive_on_a_dataset_is_refused(converted_once):
+    root, _ = converted_once
+    with pytest.raises(ValueError, match="not a Parquet dataset"):
+        rangeprof.load(str(root), derive=["t=gpu__time_duration.sum*2"])
+
+
 def test_load_reads_datasets_and_files_together(cluster, converted_once, recorded):
     root, _ = converted_once
     df = rangeprof.load([str(root), str(recorded("vadd.jsonl"))], report=None)

@@ -369,40 +369,39 @@ def read(root, columns=None, filters=None):
         # File and Line put the rows back in their files' order (_write_part).
         read = list(dict.fromkeys([c for c in order if c in names] +
                                   [c for c in ("File", "Line") if c in names]))
-        t = d.to_table(columns=read, filter=expr)
+        cols = _Gather(pa, d.schema, read, configs)
+        for batch in d.scanner(columns=read, filter=expr).to_batches():
+            cols.add(batch)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
         raise ValueError(f"filters {filters!r}: {e}") from None
-    config_values = {}
-    for c in configs:
-        if c in t.column_names:
-            # Each distinct text typed once, as config.py types a word's value.
-            enc = t.column(c).combine_chunks().dictionary_encode()
-            kinds = [typed(v) for v in enc.dictionary.to_pylist()]
-            table_ = np.empty(len(kinds) + 1, dtype=object)
-            table_[:len(kinds)] = kinds
-            table_[len(kinds)] = None
-            codes = enc.indices.to_numpy(zero_copy_only=False)
-            codes = np.where(np.isnan(codes.astype(float)), len(kinds), codes).astype(np.int64) \
-                if enc.indices.null_count else codes.astype(np.int64)
-            config_values[c] = (table_[codes], {type(k) for k in kinds})
-            t = t.drop_columns([c])
-    import pyarrow.compute as pc
-    for i, name in enumerate(t.column_names):
-        if name in CATEGORICAL and t.schema.field(i).type == pa.string():
-            t = t.set_column(i, name, pc.dictionary_encode(t.column(i)))
-    df = t.to_pandas(strings_to_categorical=False)
-    if "File" in df.columns and "Line" in df.columns and len(df):
-        codes = np.asarray(df["File"].cat.codes, dtype=np.int64)
+    data = {}
+    perm = None
+    files = None
+    if "File" in read and "Line" in read and cols.rows:
+        codes = files = cols.codes("File")
         first = pd.unique(codes)  # the files in the order their parts came
         rank = np.empty(max(int(codes.max()), 0) + 2, dtype=np.int64)
         rank[first] = np.arange(len(first))
-        line = np.nan_to_num(df["Line"].to_numpy(dtype=float), nan=-1.0)
+        line_values = cols.numbers("Line")
+        line = np.nan_to_num(line_values.astype(float), nan=-1.0)
         perm = np.lexsort((line, rank[codes]))  # stable: a run's rows keep their order
-        df = df.iloc[perm].reset_index(drop=True)
-        config_values = {c: (values[perm], kinds)
-                         for c, (values, kinds) in config_values.items()}
-    for c, (values, kinds) in config_values.items():
-        df[c] = _typed_column(pd.Series(values), kinds)
+    for c in read:
+        if c in cols.dicts and c in configs:
+            values = cols.objects(c, typed)
+            values = values if perm is None else values[perm]
+            data[c] = _typed_column(pd.Series(values),
+                                    {type(v) for v in cols.dicts[c]})
+        elif c in cols.dicts:
+            codes = files if c == "File" and files is not None else cols.codes(c)
+            data[c] = pd.Categorical.from_codes(codes if perm is None else codes[perm],
+                                                categories=list(cols.dicts[c]))
+        elif c == "Line" and perm is not None:
+            data[c] = line_values[perm]
+        else:
+            v = cols.numbers(c)
+            data[c] = v if perm is None else v[perm]
+        codes = v = values = None  # this column's unsorted copy, released
+    df = pd.DataFrame(data, copy=False)
     for c in order:
         if c not in df.columns:
             df[c] = None
@@ -417,6 +416,60 @@ def read(root, columns=None, filters=None):
     df.attrs["bad_line_count"] = 0
     df.attrs["config_columns"] = [c for c in configs if c in df.columns]
     return df
+
+
+class _Gather:
+    """The columns of scanned batches: strings as int32 codes into one dictionary per
+    column (each batch's few distinct values mapped once: 20 M rows of strings never exist
+    at once), numbers as numpy arrays (an integer batch with nulls as floats with NaN)."""
+
+    def __init__(self, pa, schema, names, configs):
+        self.pa = pa
+        self.names = names
+        self.dicts = {n: {} for n in names if schema.field(n).type == pa.string()}
+        self.parts = {n: [] for n in names}
+        self.rows = 0
+
+    def add(self, batch):
+        import numpy as np
+        import pyarrow.compute as pc
+        if not batch.num_rows:
+            return
+        self.rows += batch.num_rows
+        for name in self.names:
+            col = batch.column(name)
+            if name in self.dicts:
+                enc = pc.dictionary_encode(col)
+                known = self.dicts[name]
+                remap = np.array([known.setdefault(v, len(known)) if v is not None else -1
+                                  for v in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
+                idx = enc.indices.fill_null(len(remap) - 1).to_numpy(zero_copy_only=False)
+                self.parts[name].append(remap[idx])
+            else:
+                self.parts[name].append(col.to_numpy(zero_copy_only=False))
+
+    def _concat(self, name, dtype=None):
+        import numpy as np
+        parts = self.parts.pop(name, [])
+        if not parts:
+            return np.zeros(0, dtype=dtype or float)
+        return np.concatenate(parts)
+
+    def codes(self, name):
+        """The whole column, once: its batches are released (20 M rows: no second copy)."""
+        return self._concat(name, "int32")
+
+    def numbers(self, name):
+        return self._concat(name)
+
+    def objects(self, name, convert):
+        """The column's values as objects, each distinct text converted once."""
+        import numpy as np
+        values = np.empty(len(self.dicts[name]) + 1, dtype=object)
+        values[:-1] = [convert(v) for v in self.dicts[name]]
+        values[-1] = None
+        self.dicts[name] = dict.fromkeys(values[:-1])  # their converted values, for types
+        return values[self.codes(name)]
 
 
 def filter_frame(df, filters):

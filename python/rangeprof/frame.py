@@ -80,7 +80,12 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
     import os
     parts = ([paths_or_globs] if isinstance(paths_or_globs, (str, os.PathLike))
              else list(paths_or_globs))
-    if any(dataset.is_dataset(p) for p in parts) and not (combine or derive):
+    if any(dataset.is_dataset(p) for p in parts):
+        if combine or derive:
+            raise ValueError("rangeprof.load: combine= and derive= read JSON Lines files, "
+                             "not a Parquet dataset ('" + next(
+                                 str(p) for p in parts if dataset.is_dataset(p)) +
+                             "'): give the files it was converted from")
         return dataset.load_mixed(parts, report, columns, filters, load)
     if filters:
         return dataset.filter_frame(load(paths_or_globs, report, combine, derive, columns),

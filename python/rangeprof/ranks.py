@@ -76,12 +76,12 @@ def _welch_moments(n1, m1, v1, n2, m2, v2):
 
 
 def _codes(col):
-    """(int64 codes, names) of a column: -1 for null."""
+    """(int32 codes, names) of a column: -1 for null."""
     import numpy as np
     import pandas as pd
     if not isinstance(col.dtype, pd.CategoricalDtype):
         col = col.astype("category")
-    return (np.asarray(col.cat.codes, dtype=np.int64),
+    return (np.asarray(col.cat.codes, dtype=np.int32),
             [None if v is None else str(v) for v in col.cat.categories])
 
 
@@ -108,7 +108,7 @@ def compare(df, metric="gpu__time_duration.sum", alpha=0.01, min_diff_pct=1.0):
         df["Value"].to_numpy(dtype=float))
     if not keep.any():
         return [], []
-    d = df.loc[keep]
+    d = df if keep.all() else df.loc[keep]  # --by-rank reads one metric: no copy
     # Everything as integer codes (millions of rows: no Python object per row).
     codes, names = {}, {}
     for c in ("JobId", "Annotation", "Kernel", "Metric", "Session", "ThrottleReasons", "Host",

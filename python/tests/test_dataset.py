@@ -131,6 +131,17 @@ def test_recorded_files_convert_with_their_config_columns(tmp_path, recorded):
     assert back["n"].dtype == np.float64  # an int where some runs lack it, as load types it
     # Absent partition values read back as null, not as the placeholder.
     assert back["JobId"].isna().all() and set(back["Host"]) == {"vm"}
+    try:
+        import duckdb
+    except ImportError:
+        return
+    # Parts with different config columns: the documented queries (fixed columns only,
+    # no union_by_name) still read every part.
+    rows = duckdb.sql(_documented_queries()[1].replace("DIR", str(root))).fetchall()
+    assert sum(1 for _ in rows) >= 1
+    n = duckdb.sql(f"SELECT count(*), count(n) FROM read_parquet('{root}/**/*.parquet', "
+                   "union_by_name = true)").fetchall()[0]
+    assert n == (len(back), int(back["n"].notna().sum()))
 
 
 def test_converting_again_adds_new_files_and_rewrites_none(cluster, converted, tmp_path):
@@ -243,6 +254,12 @@ def test_filters_are_pushed_down_and_give_what_filtering_the_files_gives(cluster
         rangeprof.load(str(root), filters=[("Kernel", "~", "x")])
 
 
+def test_derive_on_a_dataset_is_refused(converted_once):
+    root, _ = converted_once
+    with pytest.raises(ValueError, match="not a Parquet dataset"):
+        rangeprof.load(str(root), derive=["t=gpu__time_duration.sum*2"])
+
+
 def test_load_reads_datasets_and_files_together(cluster, converted_once, recorded):
     root, _ = converted_once
     df = rangeprof.load([str(root), str(recorded("vadd.jsonl"))], report=None)
@@ -284,3 +301,18 @@ def test_documented_duckdb_queries_answer_on_a_dataset(converted_once, number):
         assert rows[0][1] == 3 and rows[0][4] < 1760 and rows[0][6] > 0
     else:
         assert all(r[2] == 16 for r in rows) and rows[0][3] > rows[0][4]
+
+
+def test_a_numeric_job_id_stays_a_string(tmp_path):
+    # A Slurm job id looks like a number: rangeprof.load and the documented queries keep
+    # it the string the schema says.
+    files = tmp_path / "files"
+    subprocess.run([sys.executable, str(GEN), str(files), "--hosts", "1", "--ranks-per-host",
+                    "2", "--launches", "2", "--runs", "3", "--job-id", "4242"], check=True)
+    root = tmp_path / "ds"
+    dataset.convert([str(files)], str(root), workers=1, report=None)
+    df = rangeprof.load(str(root), filters=[("JobId", "==", "4242")])
+    assert len(df) == 2 * 2 * 3 and set(df["JobId"]) == {"4242"}
+    duckdb = pytest.importorskip("duckdb")
+    rows = duckdb.sql(_documented_queries()[0].replace("DIR", str(root))).fetchall()
+    assert {r[0] for r in rows} == {"4242"}

@@ -164,3 +164,15 @@ def test_by_rank_plot_is_drawn(cluster, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert plots.main(["by-rank", str(cluster / "slow" / "node000.r0.jsonl"), "-o",
                        str(tmp_path / "x.png")]) == 2
+
+
+def test_two_recorded_h200_processes_are_compared_as_ranks(recorded):
+    # vadd.jsonl and vadd_again.jsonl: the same program recorded twice on the H200, no
+    # launcher: each process counts as a rank, and neither stands out.
+    out = io.StringIO()
+    assert report.main([str(recorded("vadd.jsonl")), str(recorded("vadd_again.jsonl")),
+                        "--by-rank", "--csv"], out) == 0
+    df = pd.read_csv(io.StringIO(out.getvalue()))
+    assert df.groupby("Annotation")["Rank"].nunique().eq(2).all()
+    assert len(df) == 6 and not df["StandsOut"].any()
+    assert set(df["GPU"]) == {"NVIDIA H200"}

@@ -435,12 +435,6 @@ def _main(argv, out):
             cols.insert(cols.index("Verdict") + 1, "Reason")
     write(rows, cols, "csv" if args.csv else "json" if args.json else "text", out,
           widths=dict(Kernel=40, Annotation=32))
-    same = sorted({s for r in (sides[0].values()) for s in r.get("sessions") or ()}
-                  & {s for r in (sides[1].values()) for s in r.get("sessions") or ()})
-    if same:
-        shown = ", ".join(same[:3]) + (f" and {len(same) - 3} more" if len(same) > 3 else "")
-        print(f"{PROG}: note: A and B both hold session{'s' if len(same) > 1 else ''} "
-              f"{shown}: those runs are compared with themselves", file=sys.stderr)
     if not matched:
         print(f"{PROG}: error: no kernel (NVTX path, name, grid) and metric is in "
               "both A and B", file=sys.stderr)

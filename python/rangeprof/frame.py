@@ -1069,6 +1069,9 @@ def summarize(df, by=None):
                             g["ThrottleReasons"].tolist() if "ThrottleReasons" in g else None,
                             launches=g["Launch"].tolist() if "Launch" in g else None,
                             runs=g["Run"].tolist() if "Run" in g else None)
+        units = g["Unit"].unique().tolist() if "Unit" in g else []
+        if table.mixed_units(units):  # numbers in different units are not averaged
+            s = table.unaveraged(g["Value"].tolist(), units)
         row = dict(zip(by, key))
         row["Unit"] = g["Unit"].iloc[0] if "Unit" in g else None
         row.update(AvgValue=s["mean"], StdDev=s["stddev"], MinValue=s["min"],

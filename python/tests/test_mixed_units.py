@@ -69,3 +69,23 @@ def test_pieces_merged_keep_the_other_unit(damaged):
     a, b = table._Group("nanosecond", {}), table._Group("usecond", {})
     a.extend(b, [])
     assert a.other_units == {"usecond"}
+
+
+def test_summarize_does_not_average_two_units(damaged):
+    """rangeprof.summarize, as the report: a group in nanoseconds and microseconds has no
+    mean and says why."""
+    pytest.importorskip("pyarrow")
+    import rangeprof
+
+    def fn(rec):
+        if rec["type"] == "run" and rec["launch"] % 2:
+            rec["metrics"][TIME] /= 1000
+            rec["units"][TIME] = "usecond"
+        return rec
+    df = rangeprof.load(_edited(damaged, fn))
+    rows = rangeprof.summarize(df[df["Metric"] == TIME])
+    big = rows[rows["Annotation"] == "vadd n=16777216"].iloc[0]
+    assert big["AvgValue"] != big["AvgValue"] and big["NumRuns"] == 400
+    assert big["Reasons"].startswith("units differ between runs ('nanosecond', 'usecond')")
+    assert rangeprof.summarize(df[df["Metric"] == TIME], by=["Annotation", "Unit"])[
+        "AvgValue"].notna().all()

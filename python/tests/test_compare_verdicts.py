@@ -362,3 +362,30 @@ def test_two_processes_interleaved_in_one_file_cannot_be_judged(recorded, tmp_pa
     for r in rows:
         assert r["Verdict"] == "cannot judge"
         assert "B holds run 0 of launch" in r["Reason"] and "twice" in r["Reason"]
+
+
+def test_two_processes_interleaved_with_their_pids_are_told_apart(recorded, tmp_path):
+    """As rangeprof now writes them, every record carries its writer's pid: the reader
+    gives each run to its own session, and compare says B's file holds two sessions of
+    each kernel (issue 38, what must be true 3) rather than pooling them."""
+    def with_pid(path):
+        lines = path.read_text().splitlines()
+        pid = json.loads(lines[0])["pid"]
+        return [l if '"type":"session"' in l else
+                json.dumps(dict(json.loads(l), pid=pid)) for l in lines]
+    a, b = with_pid(recorded("vadd.jsonl")), with_pid(recorded("vadd_again.jsonl"))
+    assert json.loads(a[0])["pid"] != json.loads(b[0])["pid"]
+    lines = [a[0], b[0]]
+    for x, y in zip(a[1:], b[1:]):
+        lines += [x, y]
+    both = tmp_path / "both.jsonl"
+    both.write_text("\n".join(lines) + "\n")
+    code, rows = run(recorded("vadd.jsonl"), both)
+    assert code == 4
+    for r in rows:
+        assert r["Verdict"] == "cannot judge" and r["RunsB"] == 800
+        assert f"B's {both} holds 2 sessions of it" in r["Reason"]
+        assert "twice" not in r["Reason"]  # each launch's runs are its own process's
+        assert r["Flags"].endswith("same session in A and B")
+    code, rows = run(recorded("vadd.jsonl"), both, "--allow", "sessions")
+    assert code == 0 and {r["Verdict"] for r in rows} == {"same"}

@@ -29,7 +29,6 @@ TABLE = {
     "smsp__warps_launched": (None, None, "warps launched: set by the launch configuration"),
     "smsp__threads_launched": (None, None,
                                "threads launched: set by the launch configuration"),
-    "sm__warps_launched": (None, None, "warps launched: set by the launch configuration"),
     # Warp-cycles: more is higher occupancy, or a longer kernel. Its rates (per cycle,
     # % of peak: achieved occupancy) follow the rules: higher.
     "sm__warps_active": (None, None, "warp-cycles: higher occupancy or a longer kernel"),

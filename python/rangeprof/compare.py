@@ -19,6 +19,7 @@ from collections import Counter
 
 from rangeprof import records, scan, stats, table
 from rangeprof.direction import HIGHER, LOWER, better
+from rangeprof.expr import ExprError
 from rangeprof.output import Parser, add_version, guarded, number, write
 from rangeprof.units import parse_unit, same_unit
 
@@ -412,7 +413,7 @@ def _main(argv, out):
     for label, path in (("A", args.a), ("B", args.b)):
         try:
             groups, runs = _side(path, metrics, f"{PROG} ({label})")
-        except FileNotFoundError as e:
+        except (FileNotFoundError, ExprError) as e:  # ExprError: table.TooManyGroups
             print(f"{PROG}: error: {label}: {e}", file=sys.stderr)
             return EXIT["usage"]
         if not runs:

@@ -322,8 +322,11 @@ class _ArrowReader:
     def _session_line(self, rec, state, skipping):
         """A session line: the state of its writer, which becomes the current one."""
         pid = rec.get("pid")
-        self.sessions.append((records._session_id(rec), pid, rec.get("host"),
-                              job.columns(rec)))
+        if skipping:  # a session line refused: none of its members reaches a row
+            self.sessions.append(("?:?:?", None, None, job.columns(None)))
+        else:
+            self.sessions.append((records._session_id(rec), pid, rec.get("host"),
+                                  job.columns(rec)))
         keyed = type(pid) in (int, str)
         writer = dict(session=len(self.sessions) - 1, skipping=skipping, devices={},
                       pid=pid if keyed else None)

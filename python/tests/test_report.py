@@ -403,3 +403,9 @@ def test_more_groups_than_memory_holds_are_refused_early(recorded, monkeypatch, 
                           "Annotation,Launch,Metric: too many to hold and to read (at most "
                           "50). Do the range texts hold a number that differs per iteration")
     assert report.main([str(recorded("vadd.jsonl"))], out=io.StringIO()) == 0
+    from rangeprof import compare
+    monkeypatch.setattr(table, "MAX_GROUPS", 2)
+    assert compare.main([str(recorded("vadd.jsonl"))] * 2, out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rangeprof-compare: error: A: more than 2 groups") and \
+        err.count("\n") == 1

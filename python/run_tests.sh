@@ -34,7 +34,7 @@ else
 		"(looked for $PWD/$RANGEPROF_TEST_PYTHON and $root/$RANGEPROF_TEST_PYTHON)"
 fi
 missing=
-for module in pytest hypothesis scipy pandas pyarrow matplotlib; do
+for module in pytest hypothesis scipy duckdb pandas pyarrow matplotlib; do
 	"$py" -c "import $module" 2>/dev/null || missing="$missing $module"
 done
 [ -z "$missing" ] || fail "$py cannot import$missing: install them with" \

@@ -6,7 +6,7 @@
 #   2. the build in build/ (meson), which compiles the example with the toolkit's nvcc;
 #   3. .venv/: a virtual environment with rangeprof installed by pip install '.[test]' (the
 #      one install: library, launcher, commands, rangeprof.load, matplotlib) and what the
-#      Python tests import (the [test] extra: pytest, hypothesis, scipy), so that
+#      Python tests import (the [test] extra of pyproject.toml), so that
 #      'meson test -C build --suite unit' runs every test (python/run_tests.sh finds .venv);
 #   4. on a machine with an NVIDIA GPU, the main job:
 #        .venv/bin/rangeprof --runs 20 --nvtx-include outer/ -- build/examples/example_kernels

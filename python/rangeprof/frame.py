@@ -860,13 +860,19 @@ def _encode(pc, arr):
 
 
 def _numbers(col):
-    """A numeric column as float64 (NaN for null)."""
+    """A numeric column as float64 (NaN for null), or int64 where it is of integers
+    without a null."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     if len(col) == 0:
         return np.zeros(0)
-    return np.asarray(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False), dtype=float)
+    if pa.types.is_integer(col.type) and col.null_count == 0:
+        # int64 as it is: a count above 2**53 ('runs': 9007199254740993) has no float
+        # (pyarrow's checked cast refused it: the fuzzer's finding at d9bfb58)
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.asarray(pc.cast(col, pa.float64(), safe=False).to_numpy(zero_copy_only=False),
+                      dtype=float)
 
 
 # What _blocks puts in place of a line over records.MAX_LINE_BYTES (no line holds NUL

@@ -1108,3 +1108,17 @@ def test_a_refused_session_line_among_two_leaves_load_the_other(recorded, tmp_pa
     out = io.StringIO()
     assert report.main([str(path), "--json", "--metric", TIME], out=out) == 0
     assert sum(r["NumRuns"] for r in json.loads(out.getvalue())) == VADD_RUNS
+
+
+@pytest.mark.parametrize("member", ["runs", "run", "passes"])
+def test_load_takes_a_count_beyond_a_floats_integers(damaged, capsys, member):
+    """The fuzzer's finding at d9bfb58: 'runs': 2**53 + 1, a valid int64 that no float
+    holds, made pyarrow's checked cast to float raise (an internal error of load())."""
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    path = mutated(damaged, set_member(member, 2 ** 53 + 1))
+    df = rangeprof.load(path)
+    _no_traceback(capsys.readouterr().err)
+    assert len(df) == VADD_RUNS * 3
+    column = {"runs": "Runs", "run": "Run", "passes": "Passes"}[member]
+    assert (df[df["Line"] == RUN_LINE][column] == 2 ** 53 + 1).all()

@@ -388,12 +388,8 @@ def _check_nvtx(nvtx):
             _string(r, key, f"nvtx[{i}].{key}")
 
 
-def _check_run(rec):
-    get = rec.get
-    metrics = get("metrics")
-    if type(metrics) is not dict:
-        _fail("metrics", metrics, "an object")
-    _check_launch(rec, get)
+def _check_metric_values(metrics):
+    """Each metric value a finite number an int64 or a double holds, or null."""
     for v in metrics.values():
         if v is not None:
             t = type(v)
@@ -402,13 +398,11 @@ def _check_run(rec):
                     _metric_values(metrics)
             elif t is not int or not -_INT_LIMIT < v < _INT_LIMIT:
                 _metric_values(metrics)
-    units = get("units")
-    if units is not None:
-        if type(units) is not dict:
-            _object(rec, "units")
-        for u in units.values():
-            if u is not None and type(u) is not str:
-                _check_units(units)
+
+
+def _check_run_numbers(rec, get):
+    """The clocks, temperatures and power of a run, and its throttle reasons: the members
+    _check_run and _check_run_members both check."""
     for v in map(get, _RUN_NUMBERS):
         if v is not None:
             t = type(v)
@@ -422,6 +416,23 @@ def _check_run(rec):
         for x in reasons:
             if type(x) is not str:
                 _strings(rec, "throttle_reasons")
+
+
+def _check_run(rec):
+    get = rec.get
+    metrics = get("metrics")
+    if type(metrics) is not dict:
+        _fail("metrics", metrics, "an object")
+    _check_launch(rec, get)
+    _check_metric_values(metrics)
+    units = get("units")
+    if units is not None:
+        if type(units) is not dict:
+            _object(rec, "units")
+        for u in units.values():
+            if u is not None and type(u) is not str:
+                _check_units(units)
+    _check_run_numbers(rec, get)
 
 
 def _check_run_members(rec):
@@ -433,14 +444,7 @@ def _check_run_members(rec):
     metrics = get("metrics")
     if type(metrics) is not dict:
         _fail("metrics", metrics, "an object")
-    for v in metrics.values():
-        if v is not None:
-            t = type(v)
-            if t is float:
-                if v - v != 0:
-                    _metric_values(metrics)
-            elif t is not int or not -_INT_LIMIT < v < _INT_LIMIT:
-                _metric_values(metrics)
+    _check_metric_values(metrics)
     for key in ("run", "pid"):
         v = get(key)
         if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
@@ -448,19 +452,7 @@ def _check_run_members(rec):
     time = get("time")
     if time is not None and type(time) is not str:
         _string(rec, "time")
-    for v in map(get, _RUN_NUMBERS):
-        if v is not None:
-            t = type(v)
-            if (v - v != 0) if t is float else (t is not int or not -_INT_LIMIT < v < _INT_LIMIT):
-                for key in _RUN_NUMBERS:
-                    _number(rec, key)
-    reasons = get("throttle_reasons")
-    if reasons is not None:
-        if type(reasons) is not list:
-            _strings(rec, "throttle_reasons")
-        for x in reasons:
-            if type(x) is not str:
-                _strings(rec, "throttle_reasons")
+    _check_run_numbers(rec, get)
 
 
 # The members of a run record, as rangeprof writes them, after its launch's: what

@@ -49,7 +49,7 @@ analyse() {  # NAME WORLD [--own-gpus] FILES...
 
 # 1. One GPU, two ranks.
 torchrun --nproc-per-node 2 "$root/tests/gpu/torchrun_ranks.py" 2>/dev/null | sort >one_plain.txt
-timeout 600 "$RP" -q -o 'one.%q{RANK}.jsonl' --runs 10 --nvtx-include step/ -- \
+timeout 600 "$RP" -q -o 'one.%q{RANK}.jsonl' --runs 10 --nvtx-include 'regex:^step /' -- \
 	torchrun --nproc-per-node 2 "$root/tests/gpu/torchrun_ranks.py" 2>one_rp.err | sort >one_rp.txt
 cmp -s one_plain.txt one_rp.txt && test -s one_plain.txt
 result one-gpu-results-unchanged $?
@@ -64,7 +64,7 @@ analyse one --world 2 one.0.jsonl one.1.jsonl
 gpus=$(nvidia-smi -L | wc -l)
 if [ "$gpus" -ge 2 ]; then
 	torchrun --nproc-per-node 2 "$root/tests/gpu/torchrun_allreduce.py" 2>/dev/null | sort >two_plain.txt
-	timeout 600 "$RP" -q -o 'two.%q{RANK}.jsonl' --runs 5 --nvtx-include step/ -- \
+	timeout 600 "$RP" -q -o 'two.%q{RANK}.jsonl' --runs 5 --nvtx-include 'regex:^step /' -- \
 		torchrun --nproc-per-node 2 "$root/tests/gpu/torchrun_allreduce.py" 2>two_rp.err | sort >two_rp.txt
 	cmp -s two_plain.txt two_rp.txt && test -s two_plain.txt
 	result two-gpu-allreduce-completes $?

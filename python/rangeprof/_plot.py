@@ -7,6 +7,8 @@ as it is. matplotlib is imported here only."""
 import math
 from collections import OrderedDict
 
+from rangeprof._results import OWN_COLUMNS
+
 MISSING = "rangeprof.analyze.plot needs matplotlib: pip install matplotlib"
 COLORS = ["#76B900", "#0070C5", "#5C1682", "#890C57", "#FAC200", "#008564", "#FF5733",
           "#C70039", "#900C3F", "#581845", "#1F618D", "#28B463", "#F39C12", "#D35400"]
@@ -186,7 +188,11 @@ def visualize(df, metric=None, filename="plot.png", title="", ylabel=None,
         plot_callback(fig)
     fig.savefig(filename, bbox_inches="tight")
     if print_data:
-        shown = data.drop(columns=["Series", "Configuration"])
+        # What Nsight Python prints: its columns, the Configuration it adds, AvgValue to four
+        # decimals. KernelIndex (added by analyze's frame only to tell several kernels of one
+        # annotation apart in the legend) is rangeprof's, so it is not shown.
+        shown = data.drop(columns=["Series"] + [c for c in OWN_COLUMNS if c in data.columns])
+        shown["AvgValue"] = shown["AvgValue"].map("{:.4f}".format)
         print("Aggregated Data (Average value and Number of Runs):")
         print(shown.to_string(index=False))
     return data

@@ -735,10 +735,16 @@ def _write_outputs(func, s, tag, df, raw_df, records, say):
                 f.write(json.dumps(r) + "\n")
         written.append(("the captured records", path))
     if s.output_csv:
+        # Nsight Python's two files hold its columns only, so that a script reading them
+        # (its example 11 selects every column naming "Value") sees what it saw there;
+        # rangeprof's own columns are in the JSON Lines records written beside them (with
+        # output_prefix), in to_dataframe(extra=True) and in raw_dataframe().
         raw_path = f"{prefix}profiled_data-{tag}.csv"
         processed_path = f"{prefix}processed_data-{tag}.csv"
-        raw_df.to_csv(raw_path, index=False)
-        df.to_csv(processed_path, index=False)
+        raw_df.drop(columns=[c for c in _results.RAW_OWN_COLUMNS if c in raw_df.columns]
+                    ).to_csv(raw_path, index=False)
+        df.drop(columns=[c for c in _results.OWN_COLUMNS if c in df.columns]
+                ).to_csv(processed_path, index=False)
         written += [("the raw profiling data", raw_path),
                     ("the processed profiling data", processed_path)]
     if say:

@@ -529,14 +529,19 @@ def test_a_returned_value_is_ignored_with_nsight_pythons_warning(fake):
 
 def test_output_csv_and_prefix_write_nsight_pythons_files(fake, tmp_path):
     bench, _ = vadd(fake, [4096], runs=5, output_csv=True, output_prefix=str(tmp_path / "out" / "r1_"))
-    df = bench().to_dataframe(extra=True)
+    result = bench()
+    df = result.to_dataframe()
     processed = pd.read_csv(tmp_path / "out" / "r1_processed_data-bench-0.csv")
     raw = pd.read_csv(tmp_path / "out" / "r1_profiled_data-bench-0.csv")
+    # Nsight Python's columns only (its example 11 prints every column naming "Value"):
+    # rangeprof's own stay in the frames and the JSON Lines file.
     assert list(processed.columns) == list(df.columns)
     assert processed["AvgValue"].tolist() == pytest.approx(df["AvgValue"].tolist())
-    assert len(raw) == 5 and list(raw.columns[:9]) == ["Annotation", "Value", "Metric", "Kernel",
-                                                       "GPU", "Host", "ComputeClock",
-                                                       "MemoryClock", "Unit"]
+    assert list(raw.columns) == ["Annotation", "Value", "Metric", "Kernel", "GPU", "Host",
+                                 "ComputeClock", "MemoryClock", "Unit", "n"]
+    assert len(raw) == 5
+    assert raw["Value"].tolist() == pytest.approx(result.raw_dataframe()["Value"].tolist())
+    assert "MedianValue" in result.to_dataframe(extra=True).columns
     jsonl = (tmp_path / "out" / "r1_rangeprof-bench-0.jsonl").read_text().splitlines()
     assert sum('"type": "run"' in line for line in jsonl) == 5
 

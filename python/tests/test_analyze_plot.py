@@ -180,6 +180,30 @@ def test_several_kernels_without_combine_are_plotted_as_lines_of_their_own(fake,
     assert png(tmp_path / "k.png")
 
 
+def test_print_data_with_several_kernels_prints_nsight_pythons_columns(fake, tmp_path, capsys):
+    """Nsight Python's example 13 on the H200 (cuBLAS's split-K matmul: two kernels in one
+    annotation): the printed table holds what Nsight Python prints - its columns, the
+    Configuration it adds, AvgValue to four decimals - and none of rangeprof's, KernelIndex
+    included, which only labels the lines."""
+    from rangeprof import _results
+    fake.use("fusion.jsonl", range="fma variant=unfused n=16777216", launches=2)
+
+    @nsight.analyze.plot(filename=str(tmp_path / "k.png"), print_data=True)
+    @nsight.analyze.kernel(configs=[1, 2], runs=10)
+    def bench(n):
+        with nsight.annotate("unfused"):
+            pass
+
+    df = bench().to_dataframe()
+    lines = capsys.readouterr().out.splitlines()
+    table = lines[lines.index("Aggregated Data (Average value and Number of Runs):") + 1:]
+    header = table[0].split()
+    assert header == list(df.columns) + ["Configuration"]
+    assert [c for c in _results.OWN_COLUMNS if c in header] == []
+    assert len(table) == 1 + len(df)
+    assert table[1].split()[header.index("AvgValue")] == f"{df['AvgValue'].iloc[0]:.4f}"
+
+
 def test_plot_arguments_are_checked(fake):
     with pytest.raises(ValueError, match=r"plot_type='pie': expected 'line' or 'bar'"):
         nsight.analyze.plot("x.png", plot_type="pie")

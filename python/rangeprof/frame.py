@@ -250,10 +250,14 @@ class _ArrowReader:
                 # The lines pyarrow does not get: not run lines as rangeprof writes them,
                 # long lines with many brackets, the file's last line without its newline.
                 # (A line of 2 * _MAX_BRACKETS bytes or fewer cannot hold more brackets.)
+                # pyarrow reads Infinity and NaN, which are not JSON, in members it is not
+                # asked for: such lines go to the Python reader, which refuses them.
+                odd = b"Infinity" in block or b"NaN" in block
                 special = [i for i, line in enumerate(lines)
                            if not line.startswith(_RUN_PREFIX) or
                            (len(line) > 2 * _MAX_BRACKETS and
-                            line.count(b"[") + line.count(b"{") > _MAX_BRACKETS)]
+                            line.count(b"[") + line.count(b"{") > _MAX_BRACKETS) or
+                           (odd and (b"Infinity" in line or b"NaN" in line))]
                 if not complete and lines and (not special or special[-1] != len(lines) - 1):
                     special.append(len(lines) - 1)
                 start = 0

@@ -1122,3 +1122,15 @@ def test_load_takes_a_count_beyond_a_floats_integers(damaged, capsys, member):
     assert len(df) == VADD_RUNS * 3
     column = {"runs": "Runs", "run": "Run", "passes": "Passes"}[member]
     assert (df[df["Line"] == RUN_LINE][column] == 2 ** 53 + 1).all()
+
+
+@pytest.mark.parametrize("constant", ["Infinity", "-Infinity", "NaN"])
+def test_load_refuses_a_constant_that_is_not_json_in_any_member(damaged, capsys, constant):
+    """The last fuzz run's finding: pyarrow read 'mangled':[Infinity] (a member load()
+    does not ask it for), where the reader refuses the line as not JSON."""
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    path = mutated(damaged, text_edit('"mangled":"', f'"mangled":[{constant}],"x":"'))
+    df = rangeprof.load(path)
+    _bad_line_said(capsys.readouterr().err, path, RUN_LINE, ["not JSON", constant.lstrip("-")])
+    assert df.groupby(["Launch", "Run"], observed=True).ngroups == VADD_RUNS - 1

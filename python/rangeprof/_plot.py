@@ -7,7 +7,7 @@ as it is. matplotlib is imported here only."""
 import math
 from collections import OrderedDict
 
-from rangeprof._results import OWN_COLUMNS
+from rangeprof._results import OWN_COLUMNS, geomean
 
 MISSING = "rangeprof.analyze.plot needs matplotlib: pip install matplotlib"
 COLORS = ["#76B900", "#0070C5", "#5C1682", "#890C57", "#FAC200", "#008564", "#FF5733",
@@ -151,12 +151,8 @@ def visualize(df, metric=None, filename="plot.png", title="", ylabel=None,
                 for e, what in enumerate(extra):
                     if not finite:
                         continue
-                    if what == "Avg":
-                        value = sum(finite) / len(finite)
-                    elif any(y <= 0 for y in finite):
-                        value = math.nan
-                    else:
-                        value = math.exp(sum(math.log(y) for y in finite) / len(finite))
+                    value = (sum(finite) / len(finite) if what == "Avg"
+                             else geomean(float(y) for y in finite))
                     if not _finite(value):
                         continue
                     x = len(configs) + e + (k - (len(series) - 1) / 2) * width

@@ -10,7 +10,6 @@ an annotation: ("records", [record, ...]) and ("end", name). The k-th execution 
 annotation A in a call holds A's run records (nvtx ranges of domain "rangeprof" with text
 A) between A's (k-1)-th and k-th end; records after A's last end belong to its last."""
 import inspect
-import json
 import math
 import socket
 import warnings
@@ -44,18 +43,21 @@ DERIVED_UNIT_WARNING = ("Derived metric '{}' does not have a unit specified. Ret
 
 
 def parse_lines(text):
-    """The records of a capture's JSON Lines text; lines that are not JSON objects are
-    skipped (the library writes whole lines, so there should be none)."""
+    """The records of a capture's JSON Lines text, read by rangeprof.records (the reader
+    that rangeprof.load and the report tools use, so one rule decides what a record is).
+    The library writes whole, valid lines, so none should be refused; one that is is
+    skipped with a RangeprofWarning that says which and why, not silently."""
+    from rangeprof import records
+    from rangeprof.exceptions import RangeprofWarning
     out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line:
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
             continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
+        rec, why = records.parse_line(line, terminated=True)
+        if rec is None:
+            warnings.warn(f"rangeprof: the capture's line {n} was skipped: {why}",
+                          RangeprofWarning, stacklevel=2)
+        elif isinstance(rec, dict):
             out.append(rec)
     return out
 
@@ -474,23 +476,25 @@ def _normalize(rows, against, param_names):
     rows[:] = kept
 
 
+def geomean(values):
+    """The geometric mean of values as Nsight Python takes it (exp of the mean log, NaN
+    and None dropped): 0 where a value is 0, NaN where one is negative or none is left.
+    The Geomean column and analyze.plot's geomean bar both come from here."""
+    xs = [x for x in values if x is not None and not math.isnan(x)]
+    if not xs or any(x < 0 for x in xs):
+        return math.nan
+    if any(x == 0 for x in xs):
+        return 0.0
+    return math.exp(math.fsum(math.log(x) for x in xs) / len(xs))
+
+
 def _geomean(rows):
-    """Geomean: per Annotation and Metric, the geometric mean of AvgValue over the rows
-    (NaN dropped; 0 where a value is 0, NaN where one is negative)."""
+    """Geomean: per Annotation and Metric, the geometric mean of AvgValue over the rows."""
     groups = OrderedDict()
     for r in rows:
         groups.setdefault((r["Annotation"], r["Metric"]), []).append(r)
     for members in groups.values():
-        xs = [r["AvgValue"] for r in members if r["AvgValue"] is not None
-              and not math.isnan(r["AvgValue"])]
-        if not xs:
-            g = math.nan
-        elif any(x < 0 for x in xs):
-            g = math.nan
-        elif any(x == 0 for x in xs):
-            g = 0.0
-        else:
-            g = math.exp(math.fsum(math.log(x) for x in xs) / len(xs))
+        g = geomean(r["AvgValue"] for r in members)
         for r in members:
             r["Geomean"] = g
 

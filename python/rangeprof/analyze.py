@@ -704,16 +704,15 @@ def _devices_for(m):
         except Exception:  # noqa: BLE001
             path = None
         if path and os.path.exists(path):
-            import json
+            from rangeprof import records
             with open(path, encoding="utf-8", errors="replace") as f:
                 for line in f:
                     if '"device"' not in line:
                         continue
-                    try:
-                        rec = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(rec, dict) and rec.get("type") == "device" \
+                    # rangeprof.records' rule (a device record with the members it
+                    # documents); the run lines of this file are read elsewhere.
+                    rec, why = records.parse_line(line)
+                    if rec is not None and rec.get("type") == "device" \
                             and rec.get("index") in missing:
                         _devices[rec["index"]] = rec
     return _devices

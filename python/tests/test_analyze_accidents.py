@@ -3,6 +3,7 @@ stand-in control library: each gives a clear exception or warning, closes every
 annotation and the capture, and leaves the process ready for the next call - which is
 made, and checked, after each one."""
 import os
+import re
 import statistics
 
 import pytest
@@ -365,3 +366,35 @@ def test_a_positional_argument_to_the_decorator_factory(fake):
 def test_bad_annotation_names(fake, name, error):
     with pytest.raises(error, match="annotate"):
         rangeprof.annotate(name)
+
+
+def test_a_capture_line_the_reader_refuses_is_named_not_skipped_silently():
+    """The capture is read by rangeprof.records, the reader load() and the report use: a
+    run record with a string for its number is refused with the same reason there, and
+    analyze says so (it used to drop any line json.loads could not read, and keep one it
+    could, whatever its members held)."""
+    from rangeprof import _results, records
+    from rangeprof.exceptions import RangeprofWarning
+    good = [line for line in open(os.path.join(os.path.dirname(__file__), "fixtures",
+                                               "recorded", "vadd.jsonl"))
+            if line.startswith('{"type":"run"')][0]
+    bad = good.replace('"runs":20', '"runs":"twenty"', 1)
+    assert records.parse_line(bad)[0] is None
+    why = records.parse_line(bad)[1]
+    with pytest.warns(RangeprofWarning, match=r"line 2 was skipped: " + re.escape(why)):
+        got = _results.parse_lines(good + bad)
+    assert [r["type"] for r in got] == ["run"]
+
+
+def test_the_geomean_column_and_the_plots_bar_are_one_rule():
+    """Nsight Python's exp(mean(log)): a zero gives 0, a negative NaN, NaN values are
+    dropped - the Geomean column and analyze.plot's bar (which used to call a zero NaN and
+    leave the bar out) both come from _results.geomean."""
+    import math
+    from rangeprof import _plot, _results
+    assert _plot.geomean is _results.geomean
+    assert _results.geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert _results.geomean([0.0, 8.0]) == 0.0
+    assert math.isnan(_results.geomean([-1.0, 8.0]))
+    assert _results.geomean([float("nan"), 4.0, None]) == pytest.approx(4.0)
+    assert math.isnan(_results.geomean([]))

@@ -10,8 +10,8 @@
 // profiler object" and "Host set-up").
 // Cited by collector/profiler.h (collector_profiler_warm_up: P4), collector/profiler.c
 // (host_create: the availability query) and inject/early.c; its figures stand behind the
-// first pass's cost that inject/inject.h, inject/replay.c, README.md and doc/control-api.md
-// state.
+// first pass's cost that inject/inject.h, inject/early.c, collector/profiler.c, README.md
+// and doc/control-api.md state.
 //
 // Every call is timed on the host with clock_gettime(CLOCK_MONOTONIC) and printed in ms, one row
 // per call, as it happens (a crash or a watchdog still leaves the rows before it). Metric
@@ -438,7 +438,7 @@ static bool rp_enable(Prof &pr, CUcontext ctx, Steps &s, const std::string &p)
 	return true;
 }
 
-// Disable, with the object's context current (as CUPTI expects, inject/replay.c).
+// Disable, with the object's context current (as CUPTI expects, collector/profiler.c).
 static bool rp_disable(Prof &pr, Steps &s, const std::string &p)
 {
 	if (!pr.obj)

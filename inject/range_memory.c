@@ -1,7 +1,8 @@
 /* inject/range_memory.c - what a range workload saves (range_workload.c; doc/range-replay.md,
- * "What a range saves"). A range's calls are known only at its end, so its first
- * occurrence saves the context's memory whole (CUPTI checkpoint) and learns, while it
- * runs, what the range writes: the union of what its calls reach (each kernel's reach as
+ * "What it costs", item "What a range saves"). A range's calls are known only at its end,
+ * so its first occurrence saves each call's memory as the call is issued (a whole-context
+ * checkpoint only where a call's reach cannot be known) and learns, while it runs, what
+ * the range writes: the union of what its calls reach (each kernel's reach as
  * memory/reach.c collects it for kernel replay, the allocations its memsets and copies
  * write), shown to be enough by hashing every tracked allocation at its begin and end, as
  * the kernel-mode verification does per kernel. Later occurrences of a range of that
@@ -24,7 +25,7 @@
 #include "inject/session.h"
 
 enum range_save_state {
-	RANGE_LEARN,     /* saved whole, and learning the reach */
+	RANGE_LEARN,     /* saved as its calls are issued, and learning the reach */
 	RANGE_REACH,     /* saved from the learned reach */
 	RANGE_WHOLE,     /* saved whole for good: its reach cannot be known or is not enough */
 	RANGE_REFUSED,   /* measured kernel by kernel (range_workload.c) */

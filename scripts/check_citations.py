@@ -32,7 +32,9 @@ NOT_OURS = {
 }
 # Files whose paths are data, not citations: tests that make up file names.
 DATA = {"python/tests/test_call_graph.py": "made-up sources for the call-graph checker",
-        "python/tests/test_nsight_deliberate.py": "made-up Nsight Python test ids"}
+        "python/tests/test_nsight_deliberate.py": "made-up Nsight Python test ids",
+        "python/tests/test_citations.py": "the made-up trees this script is tested on",
+        "scripts/check_citations.py": "its own examples of the forms it reads"}
 # A file named as it was ('the former inject/replay.c') is history, not a citation.
 FORMER = re.compile(r"former(ly)? $")
 

@@ -22,6 +22,21 @@ def fixture_path(folder, name):
     return path
 
 
+def source_script(relative):
+    """The repository's script at relative (e.g. "scripts/check_citations.py"), imported
+    as a module; the test skips, saying so, where it is absent (an installed package's
+    tests have no source tree around them)."""
+    import importlib.util
+    root = Path(__file__).resolve().parents[2]
+    path = root / relative
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (not a source checkout)")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def recorded_path(name):
     return fixture_path(RECORDED, name)
 

@@ -3,24 +3,17 @@ cites exists, and every Markdown section it quotes is a heading there (issue 34:
 of inject/replay.c outlived the file by three sessions). The tree is checked whole; then
 the script on small made-up trees, so that a pass means "nothing dangles" and not "the
 script saw nothing"."""
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from conftest import source_script
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "check_citations.py"
 
 
 def module():
-    if not SCRIPT.exists():
-        pytest.skip(f"{SCRIPT} is not in this tree (a source checkout has it)")
-    spec = importlib.util.spec_from_file_location("check_citations", SCRIPT)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return source_script("scripts/check_citations.py")
 
 
 def test_no_citation_in_the_repository_dangles():
@@ -38,16 +31,18 @@ def tree(tmp_path, files):
     return str(tmp_path)
 
 
+def found(tmp_path, files):
+    return sorted(module().check(tree(tmp_path, files)))
+
+
 def test_a_removed_file_and_a_retitled_section_are_found(tmp_path):
-    m = module()
-    root = tree(tmp_path, {
+    assert found(tmp_path, {
         "doc/measurements.md": "# Measurements\n\n## Control API\n\ntext\n",
         "inject/a.c": "/* the cost (doc/measurements.md, \"Control API\"); see inject/b.c */\n",
         "inject/c.c": "/* the cost (doc/measurements.md, \"Control\n * costs\") and inject/gone.c */\n",
         "bench/p.cu": "// cited by inject/replay.c and, as it was, the former inject/replay.c\n",
         "inject/b.c": "",
-    })
-    assert sorted(m.check(root)) == [
+    }) == [
         "bench/p.cu:1: cites inject/replay.c, which does not exist",
         'inject/c.c:1: cites doc/measurements.md, "Control costs", which has no such heading',
         "inject/c.c:2: cites inject/gone.c, which does not exist",
@@ -55,12 +50,10 @@ def test_a_removed_file_and_a_retitled_section_are_found(tmp_path):
 
 
 def test_paths_resolve_from_the_root_the_citing_folder_and_python(tmp_path):
-    m = module()
-    root = tree(tmp_path, {
+    assert found(tmp_path, {
         "python/tests/test_x.py": "# as tests/test_y.py does\n",
         "python/tests/test_y.py": "",
         "tests/fuzz/NOTES.md": "cd python && python tests/test_y.py\n",
         "doc/records.md": "# x\n\n### `summary` - one per launch\n\n- **What a range saves** (y)\n",
         "common/s.c": '/* doc/records.md, "summary"; doc/records.md, "What a range saves" */\n',
-    })
-    assert m.check(root) == []
+    }) == []

@@ -3,22 +3,17 @@ its outputs were made on the GPU (tests/gpu/notebook.sh) from the library and th
 package as HEAD commits them, and from its cells as they are. tests/gpu/notebook_stamp.py
 defines what counts as a change and says how to refresh the notebook; outside a git
 checkout there is no HEAD to compare with and the test skips, saying so."""
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from conftest import source_script
+
 ROOT = Path(__file__).resolve().parents[2]
-STAMP = ROOT / "tests" / "gpu" / "notebook_stamp.py"
 
 
 def _stamp_module():
-    if not STAMP.is_file():
-        pytest.skip(f"{STAMP} is not here (not a source checkout)")
-    spec = importlib.util.spec_from_file_location("notebook_stamp", STAMP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return source_script("tests/gpu/notebook_stamp.py")
 
 
 def test_the_notebooks_outputs_are_heads():

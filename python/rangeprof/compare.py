@@ -20,7 +20,7 @@ from collections import Counter
 from rangeprof import records, scan, stats, table
 from rangeprof.direction import HIGHER, LOWER, better
 from rangeprof.expr import ExprError
-from rangeprof.output import Parser, add_version, guarded, number, write
+from rangeprof.output import Parser, add_version, brief, guarded, number, said, write
 from rangeprof.units import parse_unit, same_unit
 
 PROG = "rangeprof-compare"
@@ -325,7 +325,7 @@ def _integer_at_least(low):
         except ValueError:
             value = None
         if value is None or value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, not '{text}'")
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, not {said(text)}")
         return value
     return parse
 
@@ -336,7 +336,7 @@ def _choices(allowed, option):
         bad = [x for x in items if x not in allowed]
         if bad or not items:
             raise argparse.ArgumentTypeError(
-                f"{option} '{text}': expected one or more of {', '.join(allowed)}")
+                f"{option} {said(text)}: expected one or more of {', '.join(allowed)}")
         return items
     return parse
 
@@ -407,17 +407,17 @@ def _main(argv, out):
     directions = {m: HIGHER for m in _names(args.higher_is_better)}
     both = [m for m in _names(args.lower_is_better) if m in directions]
     if both:
-        p.error(f"--higher-is-better and --lower-is-better both name '{both[0]}'")
+        p.error(f"--higher-is-better and --lower-is-better both name {said(both[0])}")
     directions.update({m: LOWER for m in _names(args.lower_is_better)})
     sides = []
     for label, path in (("A", args.a), ("B", args.b)):
         try:
             groups, runs = _side(path, metrics, f"{PROG} ({label})")
         except (FileNotFoundError, ExprError) as e:  # ExprError: table.TooManyGroups
-            print(f"{PROG}: error: {label}: {e}", file=sys.stderr)
+            print(f"{PROG}: error: {label}: {brief(e)}", file=sys.stderr)
             return EXIT["usage"]
         if not runs:
-            print(f"{PROG}: error: {label} ('{path}') has no runs", file=sys.stderr)
+            print(f"{PROG}: error: {label} ({said(path)}) has no runs", file=sys.stderr)
             return EXIT["usage"]
         sides.append(groups)
     rows = compare(sides[0], sides[1], args.method, args.alpha, args.threshold,

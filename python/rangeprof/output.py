@@ -7,6 +7,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 
 from rangeprof.names import short_kernel
@@ -41,6 +42,43 @@ def printable(text):
 def shorten(text, width):
     text = str(text)
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+# How much of a value a message quotes: enough for a long path, short enough that a value
+# of any length (a 100 KB argument, a line of a file) leaves the message one short line.
+VALUE_WIDTH = 120
+# A run of characters without a space longer than this in a message composed elsewhere
+# (argparse's 'unrecognized arguments: ...', an exception's text) is a value too.
+_WORD_WIDTH = 240
+
+
+def said(value, width=VALUE_WIDTH):
+    """A bad value as a message quotes it: in quotes, its control characters escaped
+    (printable), and cut after width characters with its length said:
+    said('x' * 100000) == "'xxx...x…' (100000 characters)". The one helper for echoing
+    what a user gave (an argument, a file's name) in a message."""
+    text = printable(value)
+    if len(text) <= width:
+        return f"'{text}'"
+    return f"'{text[:width]}…' ({len(str(value))} characters)"
+
+
+# Both match greedily from each start and never retry inside a match: linear in the
+# message (a bounded repeat such as {241,} would rescan every shorter run).
+_QUOTED = re.compile("'([^'\n]*)'")
+_WORD = re.compile(r"[^\s']+")
+
+
+def brief(message):
+    """message, every value in it shortened as said() does: a quoted one longer than
+    VALUE_WIDTH characters, and any other run of more than _WORD_WIDTH characters without
+    a space. For messages whose values were put in elsewhere (argparse's own, an
+    exception's); a message written here quotes with said()."""
+    message = printable(message)
+    message = _QUOTED.sub(lambda m: said(m.group(1)) if len(m.group(1)) > VALUE_WIDTH
+                          else m.group(0), message)
+    return _WORD.sub(lambda m: m.group(0) if len(m.group(0)) <= _WORD_WIDTH else
+                     f"{m.group(0)[:VALUE_WIDTH]}… ({len(m.group(0))} characters)", message)
 
 
 def _json_safe(v):
@@ -106,7 +144,9 @@ class Parser(argparse.ArgumentParser):
     status 2, rather than the usage and then the error."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        # argparse puts the values in (an invalid choice, unrecognized arguments): each
+        # is shortened, so that a 100 KB argument gives a short line.
+        self.exit(2, f"{self.prog}: error: {brief(message)} (see {self.prog} --help)\n")
 
 
 def number(low=None, high=None, low_open=False, high_open=False):
@@ -127,7 +167,7 @@ def number(low=None, high=None, low_open=False, high_open=False):
         if not (math.isfinite(value)
                 and (low is None or (value > low if low_open else value >= low))
                 and (high is None or (value < high if high_open else value <= high))):
-            raise argparse.ArgumentTypeError(f"expected {accepted}, not '{text}'")
+            raise argparse.ArgumentTypeError(f"expected {accepted}, not {said(text)}")
         return value
     parse.accepted = accepted
     return parse

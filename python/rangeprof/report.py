@@ -12,7 +12,7 @@ import sys
 
 from rangeprof import bound, presets, records, scan, table
 from rangeprof.expr import ExprError, parse_derivation
-from rangeprof.output import Parser, add_version, guarded, number, printable, write
+from rangeprof.output import Parser, add_version, brief, guarded, number, write
 
 PROG = "rangeprof-report"
 STAT_COLUMNS = table.AGG_COLUMNS
@@ -153,7 +153,7 @@ def _form(args):
 def _wanted_present(job, wanted):
     absent = [m for m in wanted if m not in job.aggregator.metric_names]
     if absent:
-        print(f"{PROG}: warning: no values of {printable(', '.join(absent))} in these files",
+        print(f"{PROG}: warning: no values of {brief(', '.join(absent))} in these files",
               file=sys.stderr)
     if len(absent) == len(wanted):
         raise Refused(f"--metric: none of {', '.join(wanted)} is in these files; they have "
@@ -268,7 +268,7 @@ def _main(argv, out):
             return bytes_report(args, out)
         return stats_report(args, out)
     except Refused as e:
-        print(f"{PROG}: error: {printable(e)}", file=sys.stderr)
+        print(f"{PROG}: error: {brief(e)}", file=sys.stderr)
         return e.status
 
 

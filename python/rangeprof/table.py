@@ -9,6 +9,7 @@ from collections import OrderedDict
 
 from rangeprof import job, stats
 from rangeprof.expr import ExprError
+from rangeprof.output import brief
 from rangeprof.units import DIMENSIONLESS, parse_unit, same_unit
 
 # Identity and context columns of a long-form row, in the order tables show them. Config
@@ -349,9 +350,9 @@ class Deriver:
         for d in self.derivations:
             count, absent, example = self.missing[d.name]
             if count:
-                print(f"rangeprof: warning: --derive {d.name}: no numeric "
-                      f"{', '.join(sorted(absent))} in {count} runs (e.g. {example}); those "
-                      f"runs get no {d.name}", file=out)
+                print(brief(f"rangeprof: warning: --derive {d.name}: no numeric "
+                            f"{', '.join(sorted(absent))} in {count} runs (e.g. {example}); "
+                            f"those runs get no {d.name}"), file=out)
             count, example = self.undefined[d.name]
             if count:
                 print(f"rangeprof: warning: --derive {d.name}: undefined in {count} of "

@@ -543,23 +543,24 @@ def load_mixed(parts, report, columns, filters, load):
 
 def convert_main(args, out, prog):
     """rangeprof-report --to-parquet DIR FILES...: converts, then one line of what it did."""
+    from rangeprof.output import brief, said
     if os.path.exists(args.to_parquet) and not os.path.isdir(args.to_parquet):
-        print(f"{prog}: error: --to-parquet '{args.to_parquet}': not a directory",
+        print(f"{prog}: error: --to-parquet {said(args.to_parquet)}: not a directory",
               file=sys.stderr)
         return 2
     if (os.path.isdir(args.to_parquet) and os.listdir(args.to_parquet)
             and not is_dataset(args.to_parquet)):
-        print(f"{prog}: error: --to-parquet '{args.to_parquet}': a directory that holds "
+        print(f"{prog}: error: --to-parquet {said(args.to_parquet)}: a directory that holds "
               f"files but no {MARKER}: give a new or empty directory, or a dataset",
               file=sys.stderr)
         return 2
     try:
         result = convert(args.files, args.to_parquet)
     except FileNotFoundError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {brief(e)}", file=sys.stderr)
         return 2
     except DatasetError as e:
-        print(f"{prog}: error: --to-parquet {e}", file=sys.stderr)
+        print(f"{prog}: error: --to-parquet {brief(e)}", file=sys.stderr)
         return 2
     rows = sum(e["rows"] for e in result["converted"])
     parts = sum(len(e["parts"]) for e in result["converted"])

@@ -254,22 +254,22 @@ def _load(files, metric, prog):
 
 def report_main(args, out, prog):
     """rangeprof-report --by-rank FILES [--metric M] [--alpha A] [--csv|--json]."""
-    from rangeprof.output import write
+    from rangeprof.output import brief, said, write
     metrics = [x for v in args.metric or [] for x in v.split(",") if x]
     if len(metrics) > 1:
         print(f"{prog}: error: --by-rank compares one metric; --metric "
-              f"'{','.join(metrics)}' names {len(metrics)}", file=sys.stderr)
+              f"{said(','.join(metrics))} names {len(metrics)}", file=sys.stderr)
         return 2
     metric = metrics[0] if metrics else "gpu__time_duration.sum"
     try:
         df = _load(args.files, metric, prog)
     except FileNotFoundError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {brief(e)}", file=sys.stderr)
         return 2
     groups, ranks = compare(df, metric, args.alpha)
     if not groups:
-        print(f"{prog}: error: --by-rank: no kernel of metric {metric} was measured by two "
-              f"or more ranks (or processes) with two or more runs each", file=sys.stderr)
+        print(f"{prog}: error: --by-rank: no kernel of metric {said(metric)} was measured by "
+              "two or more ranks (or processes) with two or more runs each", file=sys.stderr)
         return 1
     form = "csv" if args.csv else "json" if args.json else "text"
     if form != "text":

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from rangeprof import records
 from rangeprof._control import without_injection
 from rangeprof.names import canonical_kernel
-from rangeprof.output import Parser, add_version, guarded, write
+from rangeprof.output import Parser, add_version, brief, guarded, said, write
 from rangeprof.units import UnitError, conversion_factor, parse_unit
 
 PROG = "rangeprof-compare-ncu"
@@ -368,10 +368,10 @@ def _main(argv, out):
     try:
         recs, rp = read_rangeprof(args.jsonl)
     except FileNotFoundError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        print(f"{PROG}: error: {brief(e)}", file=sys.stderr)
         return 2
     if not rp:
-        print(f"{PROG}: error: no runs in '{args.jsonl}'", file=sys.stderr)
+        print(f"{PROG}: error: no runs in {said(args.jsonl)}", file=sys.stderr)
         return 2
     bad = []
     try:
@@ -382,7 +382,8 @@ def _main(argv, out):
             if command:
                 os.unlink(csv_path)
     except (OSError, NcuError) as e:
-        why = f"'{e.filename}': {e.strerror}" if isinstance(e, OSError) and e.filename else e
+        why = f"{said(e.filename)}: {e.strerror}" if isinstance(e, OSError) and e.filename \
+            else brief(e)
         print(f"{PROG}: error: {why}", file=sys.stderr)
         return 2
     for line in bad[:100]:

@@ -21,7 +21,7 @@ except ImportError:  # said by main(), so that the command fails with one line
 
 from rangeprof import bound, compare, records, report, scan, table  # noqa: E402
 from rangeprof.expr import ExprError, parse_derivation  # noqa: E402
-from rangeprof.output import Parser, add_version, guarded, number, printable  # noqa: E402
+from rangeprof.output import Parser, add_version, brief, guarded, number, printable  # noqa: E402
 
 PROG = "rangeprof-plot"
 
@@ -391,7 +391,7 @@ def _main(argv):
         else:
             ab(args.a, args.b, args.output, args.metric)
     except Refused as e:
-        print(f"{PROG}: error: {printable(e)}", file=sys.stderr)
+        print(f"{PROG}: error: {brief(e)}", file=sys.stderr)
         return 2
     print(args.output)
     return 0

@@ -77,3 +77,34 @@ def test_compare_names_a_side_of_a_long_name_shortened(recorded, capsys):
     assert code == 2 and err.count("\n") == 1 and len(err) < 400, err[:500]
     assert err.startswith("rangeprof-compare: error: B: no JSONL file matches 'xxx")
     assert NOTE in err
+
+
+@pytest.mark.parametrize("tool,args,words", [
+    # Refusals composed in the tools, printed by their one error line.
+    (report.main, ["--group-by", BIG, "F"], ["--group-by", "no run has a column"]),
+    (report.main, ["--derive", BIG, "F"], ["--derive", "expected NAME=EXPRESSION"]),
+    (report.main, ["--combine", BIG, "F"], ["--combine", "should be one of sum"]),
+    (report.main, ["--normalize-against", BIG, "F"], ["--normalize-against"]),
+    (report.main, ["--metric", BIG, "F"], ["--metric: none of", "no values of"]),
+    (report.main, [BIG], ["no JSONL file matches"]),
+    (report.main, ["--to-parquet", "DIR", BIG], ["no JSONL file matches"]),
+    (report.main, ["--by-rank", BIG], ["no JSONL file matches"]),
+    (report.main, ["--by-rank", "--metric", BIG + "," + BIG, "F"], ["compares one metric"]),
+    (report.main, ["--by-rank", "--metric", BIG, "F"], ["no kernel of metric"]),
+    (compare_ncu.main, ["F", BIG], ["File name too long"]),
+    (compare_ncu.main, [BIG, "F"], ["no JSONL file matches"]),
+    (plots.main, ["sweep", "F", "--x", BIG, "-o", "OUT"], ["--x", "no run has that column"]),
+    (plots.main, ["sweep", "F", "--x", "n", "-o", "/tmp/" + BIG + ".png"], ["-o"]),
+    (plots.main, ["sweep", "F", "--x", "n", "--metric", BIG, "-o", "OUT"], ["no values of"]),
+])
+def test_a_100_kb_value_a_tool_refuses_is_quoted_shortened(recorded, tmp_path, capsys, tool,
+                                                           args, words):
+    f = recorded("vadd.jsonl")
+    subst = {"F": str(f), "DIR": str(tmp_path / "ds"), "OUT": str(tmp_path / "p.png")}
+    code, err = _stderr(tool, [subst.get(a, a) for a in args], capsys)
+    assert code in (1, 2), err[:500]
+    # The value's start at most (the message may list what is accepted at length).
+    assert "x" * (VALUE_WIDTH + 1) not in err and len(err) < 2000, err[:1000]
+    assert "characters)" in err, err[:500]
+    for w in words:
+        assert w in err, (w, err[:500])

@@ -71,7 +71,18 @@ def attach(library=None, children=False):
     processes are not measured (nothing of rangeprof's is in their environment) unless
     children=True: then the processes this one starts from now on measure as under the
     launcher, with the options of their environment (RANGEPROF_*), each into its own
-    rangeprof.<pid>.jsonl beside this process's. Returns info()."""
+    rangeprof.<pid>.jsonl beside this process's. Returns info(). TypeError, before
+    anything is done, for a children that is not True or False (children='no' would be
+    true) or a library that is not a path."""
+    import os
+    from rangeprof.output import said
+    if not isinstance(children, bool):
+        raise TypeError(f"attach(children={said(children)}): expected True or False, "
+                        f"not {type(children).__name__}")
+    if library is not None and not isinstance(library, (str, bytes, os.PathLike)):
+        raise TypeError(f"attach(library={said(library)}): expected the path of "
+                        f"librangeprof.so (str or os.PathLike) or None, not "
+                        f"{type(library).__name__}")
     a = _control.attach(library) if library is not None else _control.attach()
     if children:
         _control.measure_children(a)

@@ -340,3 +340,22 @@ def test_ncu_runs_without_the_librarys_injection_variables(tmp_path, monkeypatch
     seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
     assert "CUDA_INJECTION64_PATH" not in seen and "NVTX_INJECTION64_PATH" not in seen
     assert seen["LD_PRELOAD"] == "/usr/lib/libother.so"
+
+
+@pytest.mark.parametrize("children", ["yes", "no", 1, 0, None, [True]])
+def test_attach_refuses_children_that_is_not_true_or_false(children):
+    """children='no' was accepted as true: child processes were measured. Refused before
+    anything is done, naming the value and what is accepted."""
+    with pytest.raises(TypeError) as e:
+        rangeprof.attach(children=children)
+    assert str(e.value) == (f"attach(children='{children}'): expected True or False, not "
+                            f"{type(children).__name__}")
+    assert not rangeprof.info().get("children")
+
+
+def test_attach_refuses_a_library_that_is_not_a_path():
+    with pytest.raises(TypeError, match=r"^attach\(library='5'\): expected the path of "
+                       r"librangeprof.so \(str or os.PathLike\) or None, not int$"):
+        rangeprof.attach(library=5)
+    with pytest.raises(TypeError, match=r"\(100000 characters\)\): expected True or False"):
+        rangeprof.attach(children="y" * 100000)

@@ -52,15 +52,17 @@ VALUE_WIDTH = 120
 _WORD_WIDTH = 240
 
 
-def said(value, width=VALUE_WIDTH):
-    """A bad value as a message quotes it: in quotes, its control characters escaped
-    (printable), and cut after width characters with its length said:
-    said('x' * 100000) == "'xxx...x…' (100000 characters)". The one helper for echoing
-    what a user gave (an argument, a file's name) in a message."""
+def said(value, width=VALUE_WIDTH, quoted=True):
+    """A bad value as a message quotes it: in quotes (unless quoted is false: a repr()
+    has its own), its control characters escaped (printable), and cut after width
+    characters with its length said: said('x' * 100000) == "'xxx...x…' (100000
+    characters)". The one helper for echoing what a user gave (an argument, a file's
+    name, an API's argument) in a message."""
     text = printable(value)
+    q = "'" if quoted else ""
     if len(text) <= width:
-        return f"'{text}'"
-    return f"'{text[:width]}…' ({len(str(value))} characters)"
+        return f"{q}{text}{q}"
+    return f"{q}{text[:width]}…{q} ({len(str(value))} characters)"
 
 
 # Both match greedily from each start and never retry inside a match: linear in the

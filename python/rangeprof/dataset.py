@@ -316,14 +316,29 @@ def arrow_dataset(root, dictionary_columns=()):
     return ds.dataset(parts, schema=schema, format=fmt, **kw)
 
 
+def _conjunctions(filters):
+    """filters as a list of lists of filters, any list all true: [(column, op, value),
+    ...] is one list. ValueError naming the value and the form accepted for anything else,
+    such as a string ('Kernel==x', which would be read a character at a time)."""
+    from rangeprof.output import said
+    seq = (list, tuple)
+    if isinstance(filters, seq) and filters and isinstance(filters[0], tuple):
+        filters = [filters]
+    if not isinstance(filters, seq) or not all(
+            isinstance(c, seq) and all(isinstance(i, tuple) for i in c) for c in filters):
+        raise ValueError(f"filters={said(repr(filters), quoted=False)}: expected a list of (column, op, "
+                         "value) tuples, such as [('Kernel', '==', 'vadd')], or a list of "
+                         "such lists (any of them true)")
+    return filters
+
+
 def _expression(filters):
     """A pyarrow expression of filters: [(column, op, value), ...] all true, or a list of
     such lists, any of them true (pyarrow.parquet's form). ops: == != < <= > >= in, not in."""
     import pyarrow.dataset as ds
     if not filters:
         return None
-    if isinstance(filters[0], tuple):
-        filters = [filters]
+    filters = _conjunctions(filters)
     ops = {"==": lambda f, v: f == v, "=": lambda f, v: f == v, "!=": lambda f, v: f != v,
            "<": lambda f, v: f < v, "<=": lambda f, v: f <= v, ">": lambda f, v: f > v,
            ">=": lambda f, v: f >= v, "in": lambda f, v: f.isin(list(v)),
@@ -477,8 +492,7 @@ def filter_frame(df, filters):
     import numpy as np
     if not filters:
         return df
-    if isinstance(filters[0], tuple):
-        filters = [filters]
+    filters = _conjunctions(filters)
     keep = np.zeros(len(df), dtype=bool)
     for conj in filters:
         rows = np.ones(len(df), dtype=bool)

@@ -254,6 +254,26 @@ def test_filters_are_pushed_down_and_give_what_filtering_the_files_gives(cluster
         rangeprof.load(str(root), filters=[("Kernel", "~", "x")])
 
 
+
+@pytest.mark.parametrize("filters", ["Kernel==x", ("Kernel", "==", "x"), [["Kernel", "==", "x"]],
+                                     {"Kernel": "x"}, 5])
+def test_filters_not_in_the_accepted_form_are_refused_naming_the_value(
+        cluster, converted_once, filters):
+    """filters='Kernel==x' was read a character at a time: 'filters: 'K': expected ...'."""
+    root, _ = converted_once
+    for where in (str(root), str(cluster)):  # a dataset, and JSON Lines files
+        with pytest.raises(ValueError) as e:
+            rangeprof.load(where, report=None, filters=filters)
+        assert str(e.value) == (f"filters={filters!r}: expected a list of (column, op, "
+                                "value) tuples, such as [('Kernel', '==', 'vadd')], or a "
+                                "list of such lists (any of them true)")
+    # The forms accepted: one list of tuples, a list of such lists, tuples for lists.
+    one = rangeprof.load(str(root), filters=[("Rank", "==", 0)])
+    assert len(one) and (one["Rank"] == 0).all()
+    assert len(rangeprof.load(str(root), filters=[[("Rank", "==", 0)], [("Rank", "==", 1)]])) \
+        == 2 * len(one)
+    assert len(rangeprof.load(str(root), filters=(("Rank", "==", 0),))) == len(one)
+
 def test_derive_on_a_dataset_is_refused(converted_once):
     root, _ = converted_once
     with pytest.raises(ValueError, match="not a Parquet dataset"):

@@ -7,8 +7,9 @@
 #   2. python/tests/test_install.py again on the copy of rangeprof installed in the
 #      interpreter's environment (quickstart's pip install .: the wheel's layout), when the
 #      interpreter is this checkout's .venv;
-#   3. 12 s of fuzzing of each reader of untrusted files (tests/fuzz_readers.py: the JSONL
-#      records, ncu's CSV; the long runs are in tests/fuzz/NOTES.md).
+#   3. 12 s of fuzzing of each reader of untrusted files and of the tools' arguments
+#      (tests/fuzz_readers.py --target all: the JSONL records, ncu's CSV, the command
+#      lines; the long runs are in tests/fuzz/NOTES.md).
 # The interpreter: RANGEPROF_TEST_PYTHON (an absolute path; a relative one is taken from the
 # build directory meson runs the test in, then from the source root; a bare name from PATH),
 # else the .venv that scripts/quickstart.sh makes at the source root. None there, or one
@@ -69,5 +70,5 @@ else
 	echo "NOTE: test_install.py's tests of the installed wheel ran only on the checkout's" \
 		"python/ ($py is not $venv_py); .ci/wheel runs them on the wheel"
 fi
-"$py" tests/fuzz_readers.py --seconds 12 || status=1
+"$py" tests/fuzz_readers.py --seconds 12 --target all || status=1
 exit $status

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""python/tests/fuzz_readers.py [--seconds S] [--target records|ncu|both] - Hypothesis
-fuzzing of the two readers of untrusted files, as tests/fuzz/ does for the C code:
+"""python/tests/fuzz_readers.py [--seconds S] [--target records|ncu|args|both|all] -
+Hypothesis fuzzing of the two readers of untrusted files, and of the tools' arguments, as
+tests/fuzz/ does for the C code:
 
 - records: JSON Lines made of the recorded fixtures' lines, each fuzzed line a recorded
   one with a member replaced by any JSON value (huge integers, infinities, NaN, strings,
@@ -12,6 +13,13 @@ fuzzing of the two readers of untrusted files, as tests/fuzz/ does for the C cod
 - ncu: ncu's recorded raw-page CSV with cells replaced by any text, rows cut short or
   dropped, quotes and huge fields inserted: read_ncu_csv may only refuse the file
   (NcuError), compare and rangeprof-compare-ncu may not raise.
+- args: command lines of rangeprof-report, rangeprof-compare, rangeprof-compare-ncu and
+  rangeprof-plot (each subcommand) on a recorded file, their options given values of any
+  text (huge numbers, NaN, expressions, names of columns and metrics, control characters,
+  100 000 characters): each tool ends with a status it documents, never an internal error
+  or a traceback, and says what it refuses in lines that are printable and quote a value
+  shortened (output.said: no 10 000-character run of a value). Outputs go to a temporary
+  directory.
 
 Runs batches of examples until the seconds are spent (Hypothesis shrinks a failure and
 prints it, and the exit status is 1). python/run_tests.sh runs it briefly; the long runs
@@ -305,6 +313,140 @@ def ncu_csv(draw):
     return "".join(head) + body
 
 
+# -- the tools' arguments ---------------------------------------------------------------
+
+# Values an option may be given: any text, and the kinds of text the tools parse.
+arg_values = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["nan", "inf", "-inf", "-1", "0", "1", "0.5", "1e400", "1e-400",
+                     "9" * 400, "x" * 100000, "", ",", "=", ",,", "a=b", "x=1/0",
+                     "x[ns]=gpu__time_duration.sum*2", "tflops=2*n**3/gpu__time_duration.sum",
+                     "x=" + "(" * 300 + "1" + ")" * 300, "x=" + "+".join(["1"] * 5000),
+                     "sum", "max", "metric=max", "gpu__time_duration.sum=min", "n", "dtype",
+                     "Annotation", "Kernel,GPU", "Launch", "SMClock", "n=4096",
+                     "vadd n=4096", "gpu__time_duration.sum", "dram__bytes_read.sum", "all",
+                     "2*n**3", "roofline", "timing", "unmatched,unjudged", "sessions",
+                     "welch", "bootstrap", "\x1b[2J", "a\nb", "\x00", "--json", "-"]),
+    st.builds(lambda a, b: a + b, st.sampled_from(["x=", "n=", "", "gpu__time_duration.sum"]),
+              st.text(max_size=12)))
+
+# tool -> (main, its options taking a value, its flags, positional arguments); a value
+# of 'FILE' is the recorded file, 'OUT' an output in the temporary directory.
+_TOOLS = {
+    "report": (report._main, ["--metric", "--group-by", "--derive", "--combine",
+                              "--normalize-against", "--preset", "--flops", "--peak-flops",
+                              "--peak-bandwidth", "--alpha"],
+               ["--csv", "--json", "--bound", "--bytes", "--by-rank", "--combine"],
+               ["FILE"]),
+    "compare": (compare._main, ["--metric", "--method", "--alpha", "--threshold",
+                                "--min-runs", "--allow", "--higher-is-better",
+                                "--lower-is-better"], ["--csv", "--json"], ["FILE", "FILE"]),
+    "compare-ncu": (ncu._main, ["--ncu"], ["--csv", "--json"], ["FILE", "NCU"]),
+}
+_PLOTS = {
+    "sweep": (["--metric", "--x", "--variant", "--row", "--col", "--derive", "--combine"],
+              ["--bar"], ["FILE"]),
+    "distribution": (["--metric", "--group-by"], [], ["FILE"]),
+    "roofline": (["--flops", "--peak-flops", "--peak-bandwidth"], [], ["FILE"]),
+    "ab": (["--metric"], [], ["FILE", "FILE"]),
+    "by-rank": (["--metric", "--alpha"], [], ["FILE"]),
+}
+
+
+# Values each option is meant to take, so that most command lines get past the parser to
+# the reading, grouping, deriving and plotting (where the values meet the file's).
+_METRICS = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "all",
+            "gpu__time_duration.sum,dram__bytes_read.sum", "x", "smsp__issue_inst0.sum"]
+_PLAUSIBLE = {
+    "--metric": _METRICS, "--higher-is-better": _METRICS, "--lower-is-better": _METRICS,
+    "--group-by": ["Annotation", "n", "Kernel,GPU", "Annotation,Launch", "Run", "n,SMClock",
+                   "Host", "Grid"],
+    "--x": ["n", "Annotation", "Run", "Launch"], "--variant": ["Kernel", "GPU", "n"],
+    "--row": ["Kernel", "n"], "--col": ["GPU", "Run"],
+    "--derive": ["t[us]=gpu__time_duration.sum/1e3", "f=2*n**3/gpu__time_duration.sum",
+                 "bw=dram__bytes_read.sum/gpu__time_duration.sum", "z=1/(n-4096)",
+                 "gpu__time_duration.sum=1", "l=log(n)", "p=n**n"],
+    "--combine": ["sum", "max", "mean", "gpu__time_duration.sum=max", "first,last"],
+    "--normalize-against": ["vadd n=4096", "n=4096", "n=1", "vadd"],
+    "--preset": ["roofline", "compute", "memory"], "--flops": ["2*n**3", "n", "n*1e300", "0"],
+    "--peak-flops": ["1e12", "1", "1e300"], "--peak-bandwidth": ["3e12", "1e-300"],
+    "--alpha": ["0.05", "0.999", "1e-300"], "--method": ["welch", "bootstrap"],
+    "--threshold": ["0", "5", "1e300"], "--min-runs": ["2", "5", "1000000"],
+    "--allow": ["unmatched", "unjudged,sessions", "gpus"], "--ncu": ["/bin/false", "ncu"],
+}
+
+
+def _value(draw, option):
+    plausible = _PLAUSIBLE.get(option)
+    if plausible and draw(st.integers(0, 9)) < 7:
+        return draw(st.sampled_from(plausible))
+    return draw(arg_values)
+
+
+@st.composite
+def command_line(draw):
+    """(tool, argv): a tool's positional arguments, then options with fuzzed values and
+    flags, maybe a fuzzed positional argument or a bare fuzzed word."""
+    tool = draw(st.sampled_from(sorted(_TOOLS) + ["plot"] * 2))
+    if tool == "plot":
+        kind = draw(st.sampled_from(sorted(_PLOTS)))
+        options, flags, positional = _PLOTS[kind]
+        argv = [kind] + list(positional)
+    else:
+        _, options, flags, positional = _TOOLS[tool]
+        argv = list(positional)
+    for _ in range(draw(st.integers(0, 4))):
+        if flags and draw(st.integers(0, 3)) == 0:
+            argv.append(draw(st.sampled_from(flags)))
+        else:
+            option = draw(st.sampled_from(options))
+            argv += [option, _value(draw, option)]
+    if tool == "plot":
+        if kind == "sweep" and "--x" not in argv:
+            argv += ["--x", _value(draw, "--x")]
+        argv += ["-o", draw(st.sampled_from(["OUT/p.png"] * 6 + [
+            "OUT/p.svg", "OUT/p", "OUT", "OUT/none/p.png", "OUT/p.xyz"]))]
+    how = draw(st.sampled_from(["as is"] * 12 + ["positional", "word", "glob"]))
+    if how == "positional" and argv:
+        i = draw(st.integers(0, len(argv) - 1))
+        argv[i] = draw(arg_values)
+    elif how == "word":
+        argv.insert(draw(st.integers(0, len(argv))), draw(arg_values))
+    elif how == "glob":
+        argv.append(draw(st.sampled_from(["OUT/*.jsonl", "OUT/[", "OUT/**", "OUT/nothing"])))
+    return tool, argv
+
+
+def check_args(case):
+    tool, argv = case
+    out_dir = WORK / "args"
+    out_dir.mkdir(exist_ok=True)
+    subst = {"FILE": str(FIXTURES / "vadd.jsonl"), "NCU": str(FIXTURES / "vadd.ncu.csv")}
+    argv = [subst.get(a, a.replace("OUT", str(out_dir)) if a.startswith("OUT") else a)
+            for a in argv]
+    cwd = os.getcwd()
+    os.chdir(out_dir)  # a relative output a value names lands here
+    try:
+        if tool == "plot":
+            from rangeprof import plots
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    code = plots._main(argv)
+                except SystemExit as e:
+                    code = e.code
+            err = err.getvalue()
+        else:
+            code, _, err = _quiet(_TOOLS[tool][0], argv)
+    finally:
+        os.chdir(cwd)
+    assert code in (0, 1, 2, 3, 4), (tool, code, err[-2000:])
+    assert "internal error" not in err and "Traceback" not in err, (tool, err[-2000:])
+    assert all(c.isprintable() for c in err.replace("\n", "")), repr(err[-2000:])
+    # A refused value is quoted shortened (output.said), never echoed whole.
+    assert "x" * 10000 not in err and "9" * 10000 not in err, (tool, err[:300])
+
+
 VADD = (FIXTURES / "vadd.jsonl").read_text().splitlines()
 # One run of each recorded launch: every kernel of the CSV, read fast.
 SMALL_VADD = HEADER + [l for l in VADD if l.startswith('{"type":"run"') and '"run":0,' in l]
@@ -334,7 +476,8 @@ def run(target, seconds, batch):
     common = dict(deadline=None, database=None, derandomize=False,
                   suppress_health_check=list(HealthCheck), max_examples=batch)
     test = {"records": settings(**common)(given(jsonl())(check_records)),
-            "ncu": settings(**common)(given(ncu_csv())(check_ncu))}[target]
+            "ncu": settings(**common)(given(ncu_csv())(check_ncu)),
+            "args": settings(**common)(given(command_line())(check_args))}[target]
     end, examples, batches = time.monotonic() + seconds, 0, 0
     while time.monotonic() < end:
         test()
@@ -346,10 +489,12 @@ def run(target, seconds, batch):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=20, help="per target (default 20)")
-    p.add_argument("--target", choices=("records", "ncu", "both"), default="both")
+    p.add_argument("--target", choices=("records", "ncu", "args", "both", "all"),
+                   default="both", help="both: records and ncu; all: the three")
     p.add_argument("--batch", type=int, default=50, help="examples per Hypothesis run")
     args = p.parse_args()
-    targets = ["records", "ncu"] if args.target == "both" else [args.target]
+    targets = {"both": ["records", "ncu"], "all": ["records", "ncu", "args"]}.get(
+        args.target, [args.target])
     status = 0
     for target in targets:
         start = time.monotonic()

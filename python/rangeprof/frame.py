@@ -992,7 +992,7 @@ def _metric_names(lines, known):
 
     for i, line in enumerate(lines):
         at = line.find(b'"metrics":{')
-        end = line.find(b"}", at)
+        end = _flat_end(line, at)
         if at < 0 or end < 0:
             return None
         content = line[at + 10:end + 1]
@@ -1003,7 +1003,7 @@ def _metric_names(lines, known):
             nulls[i] = found
         at = line.find(b'"units":{')
         if at >= 0:
-            end = line.find(b"}", at)
+            end = _flat_end(line, at)
             if end < 0:
                 return None
             units = line[at + 8:end + 1]
@@ -1014,6 +1014,21 @@ def _metric_names(lines, known):
                     units_seen.clear()
                 units_seen.add(units)
     return list(names), nulls
+
+
+def _flat_end(line, at):
+    """The index of the '}' that ends the flat object whose member starts at line[at],
+    outside its strings (a key or a unit such as "}" holds one), or -1. A quote escaped
+    before it leaves a backslash in the object, which keys_of refuses."""
+    quotes, pos = 0, at
+    end = line.find(b"}", at)
+    while end >= 0:
+        quotes += line.count(b'"', pos, end)
+        if quotes % 2 == 0:
+            return end
+        pos = end
+        end = line.find(b"}", end + 1)
+    return -1
 
 
 def _dims(pa, pc, col):

@@ -1134,3 +1134,21 @@ def test_load_refuses_a_constant_that_is_not_json_in_any_member(damaged, capsys,
     df = rangeprof.load(path)
     _bad_line_said(capsys.readouterr().err, path, RUN_LINE, ["not JSON", constant.lstrip("-")])
     assert df.groupby(["Launch", "Run"], observed=True).ngroups == VADD_RUNS - 1
+
+
+@pytest.mark.parametrize("edit", [
+    text_edit('"units":{', '"units":{"}":false,'),                  # the fuzz run's
+    text_edit('"units":{', '"units":{"a}b":"x","c":1,'),
+    text_edit('"metrics":{', '"metrics":{"a}":"fast",'),
+])
+def test_load_refuses_what_the_reader_refuses_in_an_object_whose_strings_hold_a_brace(
+        damaged, capsys, edit):
+    """The fuzz run at 478c20a (issue 38): load()'s columnar reader took a units object
+    to end at the '}' inside its key "}", so the key's value (false, no unit) went
+    unchecked, where the Python reader refuses the line."""
+    pytest.importorskip("pyarrow")
+    import rangeprof
+    path = mutated(damaged, edit)
+    df = rangeprof.load(path)
+    _bad_line_said(capsys.readouterr().err, path, RUN_LINE, ["should be"])
+    assert df.groupby(["Launch", "Run"], observed=True).ngroups == VADD_RUNS - 1

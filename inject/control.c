@@ -1,7 +1,8 @@
 /* inject/control.c - the control API (rangeprof_control.h, doc/control-api.md): the entry
  * points a process that loaded the library calls to drive it at run time. Owns the
- * controlled flag, the open annotations and the capture buffer, each under its own lock
- * below; options go to init.c, which owns them. At the top of inject/, beside entry.c:
+ * open annotations' names and NVTX ranges and the capture buffer, each under its own lock
+ * below; options go to init.c, which owns them, and the gate (controlled, how many
+ * annotations are open) is select.c's, reached through launch.h. At the top of inject/, beside entry.c:
  * calls inject/ init, launch and output, nvtx_bridge/ and libc; nothing calls it. Any
  * thread. */
 #include <dlfcn.h>
@@ -38,10 +39,10 @@ RP_EXPORT const char *rangeprof_last_error(void);
  * Annotation by it. */
 #define ANNOTATION_DOMAIN "rangeprof"
 
-static atomic_bool attached, controlled;
+/* rangeprof_attach was called, whatever came of it (info's "attached"). */
+static atomic_bool attached;
 static atomic_bool late_attach;
-/* Open annotations, any thread (launch.c keeps the count that launches read). */
-static atomic_int open_count;
+/* Open annotations, any thread (select.c keeps the count, which launches read). */
 struct annotation {
 	struct annotation *next;
 	nvtxRangeId_t id;
@@ -184,8 +185,7 @@ static bool preloaded(void)
 /* From now on only annotations select launches. */
 static void take_control(void)
 {
-	if (!atomic_exchange(&controlled, true))
-		inject_launch_control();
+	inject_launch_control();
 }
 
 int rangeprof_attach(void)
@@ -201,7 +201,7 @@ int rangeprof_attach(void)
 	if (!inject_initialised()) {
 		if (driver_initialised()) {
 			atomic_store(&late_attach, true);
-			inject_init_controlled();
+			inject_init_attached();
 			inject_init_late();
 		} else if (other_injection(why, sizeof(why))) {
 			return fail(RANGEPROF_EUNAVAILABLE, "CUDA_INJECTION64_PATH names another "
@@ -211,7 +211,7 @@ int rangeprof_attach(void)
 			/* Nothing to hook and nothing to refuse: a process without a GPU that
 			 * imports rangeprof to read records gets no warning; info says why
 			 * nothing is measured. */
-			inject_init_controlled();
+			inject_init_attached();
 			return ok();
 		} else {
 			/* The driver calls InitializeInjection at cuInit once the hook names
@@ -221,11 +221,11 @@ int rangeprof_attach(void)
 			if (dladdr((void *)rangeprof_attach, &self) && self.dli_fname &&
 			    realpath(self.dli_fname, ours))
 				setenv("CUDA_INJECTION64_PATH", ours, 0);
-			inject_init_controlled();
+			inject_init_attached();
 			return ok();
 		}
 	}
-	inject_init_controlled();
+	inject_init_attached();
 	if (!inject_measuring_possible(why, sizeof(why)))
 		return fail(RANGEPROF_EUNAVAILABLE, "%s", why);
 	return ok();
@@ -250,7 +250,7 @@ char *rangeprof_info(void)
 	cJSON_AddNumberToObject(o, "control_version", RANGEPROF_CONTROL_VERSION);
 	cJSON_AddStringToObject(o, "version", PROJECT_VERSION);
 	cJSON_AddBoolToObject(o, "attached", attached);
-	cJSON_AddBoolToObject(o, "controlled", atomic_load(&controlled));
+	cJSON_AddBoolToObject(o, "controlled", inject_launch_controlled());
 	cJSON_AddBoolToObject(o, "initialised", initialised);
 	cJSON_AddBoolToObject(o, "measuring", measuring);
 	if (measuring)
@@ -259,7 +259,7 @@ char *rangeprof_info(void)
 		cJSON_AddStringToObject(o, "reason", why);
 	cJSON_AddBoolToObject(o, "late_attach", atomic_load(&late_attach));
 	cJSON_AddNumberToObject(o, "nvtx_modules", nvtx_bridge_attached_modules());
-	cJSON_AddNumberToObject(o, "annotations_open", atomic_load(&open_count));
+	cJSON_AddNumberToObject(o, "annotations_open", inject_launch_open_annotations());
 	inject_describe(o);
 	char *text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -304,7 +304,6 @@ int rangeprof_annotation_begin(const char *name)
 	a->next = open_annotations;
 	open_annotations = a;
 	take_control();
-	atomic_fetch_add(&open_count, 1);
 	inject_launch_annotations_open(1);
 	pthread_mutex_unlock(&annotations_lock);
 	return ok();
@@ -320,7 +319,6 @@ int rangeprof_annotation_end(const char *name)
 		if (strcmp(a->name, name))
 			continue;
 		*p = a->next;
-		atomic_fetch_sub(&open_count, 1);
 		inject_launch_annotations_open(-1);
 		pthread_mutex_unlock(&annotations_lock);
 		nvtx_bridge_own_range_end(a->id);

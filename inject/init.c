@@ -37,7 +37,10 @@ static struct rp_options opts;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 static char options_error[2048];          /* why the environment's options were refused */
-static atomic_bool initialised, late, controlled;
+static atomic_bool initialised, late;
+/* The control API attached this process (inject_init_attached): its fact alone, not the
+ * gate of annotations, which select.c owns. */
+static atomic_bool api_attached;
 /* Why nothing is measured after init, for rangeprof_info; "" when init went through. */
 static char init_failure[2048];
 static CUpti_SubscriberHandle subscriber;
@@ -158,7 +161,7 @@ static struct inject_config replay_config(const struct rp_options *o)
 		.device_lock_timeout_ms = o->device_lock_timeout * 1000,
 		.busy_timeout_ms = o->busy_timeout * 1000,
 		/* 50 runs with a flush each (doc/control-api.md). */
-		.warm_up_ranges = atomic_load(&controlled) ? 100 : 0 };
+		.warm_up_ranges = atomic_load(&api_attached) ? 100 : 0 };
 }
 
 /* init's failures: said on stderr and kept for rangeprof_info. */
@@ -176,7 +179,7 @@ static void init(void)
 	/* The driver has read CUDA's hook by now: children of a process under control (a
 	 * notebook's subprocesses) must not inherit it and measure every kernel they launch,
 	 * whatever happens below (a refusal returns early), unless --children asks. */
-	if (atomic_load(&controlled) && !opts.children)
+	if (atomic_load(&api_attached) && !opts.children)
 		inject_forget_cuda_hook();
 	if (options_error[0]) {
 		refuse(options_error);
@@ -375,12 +378,12 @@ bool inject_preloaded(const char *path)
 	return false;
 }
 
-void inject_init_controlled(void)
+void inject_init_attached(void)
 {
 	/* The environment's options now, not at cuInit: the caller may take the variables it
 	 * set for us (RANGEPROF_OUTPUT) out again, so that children do not inherit them. */
 	pthread_once(&options_once, load_options);
-	atomic_store(&controlled, true);
+	atomic_store(&api_attached, true);
 	if (opts.children)
 		export_children(true);
 	else if (atomic_load(&initialised))

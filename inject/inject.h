@@ -34,10 +34,13 @@ void inject_init_once(void);
 /* The same, for the control API's attach after cuInit (control.c): the process's
  * earlier allocations are unknown, so memory is saved with the full checkpoint. */
 void inject_init_late(void);
-/* The control API's attach: once init has run (or when it runs), CUDA_INJECTION64_PATH
- * is taken out of the environment where it names this library, so that children do not
- * inherit the hook (they measure only if they attach themselves). */
-void inject_init_controlled(void);
+/* The control API's attach went through (control.c; init.c owns the fact): once init has
+ * run (or when it runs), CUDA_INJECTION64_PATH is taken out of the environment where it
+ * names this library, so that children do not inherit the hook (they measure only if they
+ * attach themselves), and measurements warm up (rp_session_config's warm_up_ranges).
+ * Not the gate of annotations (select.c's controlled): a preloaded process that attaches
+ * is still selected by its options until an annotation opens. */
+void inject_init_attached(void);
 void inject_forget_cuda_hook(void);
 /* The control API's attach in a process that did not preload the library: marks this
  * process as the one whose hooks its children inherit (RANGEPROF_CONTROL_PID). */

@@ -69,6 +69,16 @@ void inject_launch_annotations_open(int delta)
 	inject_select_annotations_open(delta);
 }
 
+bool inject_launch_controlled(void)
+{
+	return inject_select_controlled();
+}
+
+int inject_launch_open_annotations(void)
+{
+	return inject_select_open_annotations();
+}
+
 void inject_launch_counts(struct collector_launch_counts *c)
 {
 	inject_select_counts(c);

@@ -21,9 +21,13 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
 				     CUpti_CallbackId cbid, const void *data);
 /* The control API (control.c): from now on a launch is selected only while an
- * annotation is open; and annotations opened (+1) or closed (-1). select.c's gate. */
+ * annotation is open (once; later calls do nothing); annotations opened (+1) or closed
+ * (-1); whether control was taken, and how many annotations are open. select.c owns
+ * these facts and no other file keeps a copy. */
 void inject_launch_control(void);
 void inject_launch_annotations_open(int delta);
+bool inject_launch_controlled(void);
+int inject_launch_open_annotations(void);
 
 /* --replay-mode range on or off (init.c: at start-up, once the callbacks are enabled, and
  * when the control API sets the option): the NVTX hooks that begin and end range

@@ -50,6 +50,9 @@ static long launch_skip, launch_count;
 static enum rp_graph_profiling graph_profiling;
 
 static atomic_long passed_filters;         /* launches that passed filters (skip/count) */
+/* The control API's state, owned here alone (control.c and rangeprof_info read it through
+ * launch.h): controlled, once annotations alone select launches (the application attached
+ * itself, or opened an annotation); and the annotations open now. */
 static atomic_bool controlled;
 static atomic_int annotations_open;
 static atomic_bool annotated;                /* an annotation was ever opened */
@@ -86,8 +89,20 @@ int inject_select_configure(const struct rp_options *opts, char *err, size_t err
 
 void inject_select_control(void)
 {
-	atomic_store(&controlled, true);
+	/* Once: the gate is set from the count only when control is taken. */
+	if (atomic_exchange(&controlled, true))
+		return;
 	atomic_store(&inject_select_closed_flag, atomic_load(&annotations_open) == 0);
+}
+
+bool inject_select_controlled(void)
+{
+	return atomic_load(&controlled);
+}
+
+int inject_select_open_annotations(void)
+{
+	return atomic_load(&annotations_open);
 }
 
 void inject_select_annotations_open(int delta)

@@ -39,10 +39,13 @@ bool inject_select_launch_kernel(const struct inject_launch *l, const char **dem
 bool inject_select_take_launch(void);
 
 /* The control API (control.c, through launch.c): from now on a launch is selected only
- * while an annotation is open; annotations opened (+1) or closed (-1), the caller
- * serialising the calls. */
+ * while an annotation is open (the first call sets the gate, later ones do nothing);
+ * annotations opened (+1) or closed (-1), the caller serialising the calls. This file
+ * owns both facts; the accessors are rangeprof_info's. */
 void inject_select_control(void);
 void inject_select_annotations_open(int delta);
+bool inject_select_controlled(void);
+int inject_select_open_annotations(void);
 
 /* At exit: what was counted but not replayed (graphs with --graph-profiling none,
  * captured launches, kernels that wait for peers), said once if anything. */

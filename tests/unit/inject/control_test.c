@@ -26,10 +26,12 @@ static bool gate_controlled;
 static char last_option[64], last_value[64];
 
 void inject_launch_control(void) { gate_controlled = true; }
+bool inject_launch_controlled(void) { return gate_controlled; }
+int inject_launch_open_annotations(void) { return gate_open_count; }
 void inject_launch_annotations_open(int delta) { gate_open_count += delta; }
 void inject_init_once(void) {}
 void inject_init_late(void) {}
-void inject_init_controlled(void) {}
+void inject_init_attached(void) {}
 void inject_mark_controller(void) {}
 bool inject_preloaded(const char *path) { (void)path; return false; }
 bool inject_initialised(void) { return true; }
@@ -235,6 +237,16 @@ Test(control, info_is_json_naming_the_state)
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "measuring")));
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "reason")->valuestring, "stand-in: not measuring");
 	cr_assert_eq(cJSON_GetObjectItem(o, "annotations_open")->valuedouble, 1);
+	/* Both from select.c's gate (the stand-ins here), not from a copy in control.c. */
+	cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(o, "controlled")), gate_controlled);
+	gate_open_count += 5;
+	char *again = rangeprof_info();
+	cJSON *o2 = cJSON_Parse(again);
+	cr_assert_eq(cJSON_GetObjectItem(o2, "annotations_open")->valuedouble, 6,
+		     "info reads the gate's count");
+	gate_open_count -= 5;
+	cJSON_Delete(o2);
+	rangeprof_free(again);
 	cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(o, "nvtx_modules")));
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "memory_save")->valuestring, "reach");
 	cJSON_Delete(o);

@@ -218,6 +218,37 @@ Test(select, annotations_never_close_the_gate_of_a_process_not_controlled)
 	cr_assert_not(inject_select_closed(), "the options select, not annotations");
 }
 
+Test(select, the_gate_owns_controlled_and_the_open_count_that_info_reads)
+{
+	/* rangeprof_info reads these through launch.h: no other file keeps a copy that could
+	 * disagree (issue 34: control.c kept its own flag and count beside these). */
+	configure();
+	cr_assert_not(inject_select_controlled());
+	inject_select_annotations_open(1);
+	inject_select_annotations_open(1);
+	cr_assert_eq(inject_select_open_annotations(), 2);
+	inject_select_control();
+	cr_assert(inject_select_controlled());
+	inject_select_annotations_open(-1);
+	cr_assert_eq(inject_select_open_annotations(), 1);
+	inject_select_annotations_open(-1);
+	cr_assert_eq(inject_select_open_annotations(), 0);
+	cr_assert(inject_select_closed());
+}
+
+Test(select, taking_control_again_leaves_the_gate_as_the_annotations_set_it)
+{
+	/* Only the first call sets the gate from the count (control.c used to keep this
+	 * once-only rule in its own flag). */
+	configure();
+	inject_select_control();
+	inject_select_annotations_open(1);
+	inject_select_control();
+	cr_assert_not(inject_select_closed(), "an annotation is open");
+	cr_assert_eq(inject_select_open_annotations(), 1);
+	inject_select_annotations_open(-1);
+}
+
 /* ---- kernels that wait for peers -------------------------------------------------- */
 
 Test(select, a_kernel_that_waits_for_peers_is_selected_by_name_but_not_measured)

@@ -50,11 +50,11 @@
 
 #include "common/error.h"
 #include "common/options.h"
+/* The codes and the version are the real header's: no copy here to drift from it. */
+#include "inject/rangeprof_control.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
-enum { RANGEPROF_OK = 0, RANGEPROF_EINVAL = 1, RANGEPROF_ENESTED = 2, RANGEPROF_ENOTOPEN = 3,
-       RANGEPROF_EUNAVAILABLE = 4, RANGEPROF_ENOMEM = 5 };
 
 EXPORT int rangeprof_control_version(void);
 EXPORT int rangeprof_attach(void);
@@ -528,7 +528,7 @@ static void launches_at_end(void)
 int rangeprof_control_version(void)
 {
 	const char *v = getenv("RANGEPROF_FAKE_CONTROL_VERSION");
-	int version = v && *v ? atoi(v) : 1;
+	int version = v && *v ? atoi(v) : RANGEPROF_CONTROL_VERSION;
 	logf_("rangeprof_control_version -> %d", version);
 	return version;
 }
@@ -556,7 +556,7 @@ char *rangeprof_info(void)
 	char path[4096];
 	output_path(path, sizeof(path));
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "control_version", 1);
+	cJSON_AddNumberToObject(o, "control_version", RANGEPROF_CONTROL_VERSION);
 	cJSON_AddStringToObject(o, "version", "fake");
 	cJSON_AddBoolToObject(o, "attached", attached);
 	cJSON_AddBoolToObject(o, "measuring", !(why && *why));

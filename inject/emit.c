@@ -30,6 +30,7 @@ void inject_write_records(const struct measurement *m, unsigned runs, unsigned p
 			  const double *values, const double *clocks, const double *temps,
 			  const double *walls, const struct run_conditions *cond)
 {
+	INJECT_REPLAY_HELD();
 	const struct inject_launch *l = &m->launch;
 	const char *kernel = m->kernel;
 	struct device_state *d = m->d;

@@ -293,6 +293,7 @@ out:
 void inject_graphs_launch(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
 			  uint64_t index)
 {
+	INJECT_REPLAY_HELD();
 	enum rp_graph_profiling mode = inject_graphs_mode();
 	if (mode == RP_GRAPH_NONE)
 		return;
@@ -366,6 +367,7 @@ out:
 bool inject_graphs_replayable_whole(CUgraphExec exec, CUcontext ctx, char *why,
 				    size_t why_size)
 {
+	INJECT_REPLAY_HELD();
 	struct inject_graph_launch_start g;
 	if (!inject_graphs_launch_begin(exec, &g)) {
 		snprintf(why, why_size, "launches a graph whose instantiation rangeprof did not see");

@@ -185,6 +185,7 @@ static CUresult graph_issue(const struct measurement *m, CUstream stream)
 void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
 			 uint64_t index, const struct collector_graph *where)
 {
+	INJECT_REPLAY_HELD();
 	struct measurement *m = inject_measurement_new(&inject_graph_workload);
 	if (!m)
 		return;

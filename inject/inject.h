@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "collector/api.h"
+#include "common/lock.h"
 #include "common/options.h"
 
 #define RP_EXPORT __attribute__((visibility("default")))
@@ -129,6 +130,15 @@ void inject_replay_lock(void);
 void inject_replay_unlock(void);
 struct timespec;
 bool inject_replay_lock_until(const struct timespec *deadline);
+/* INJECT_REPLAY_HELD(): the rule "called with the replay lock held", checked. Aborts,
+ * naming the function, when the calling thread does not hold it; nothing with NDEBUG
+ * (common/lock.h says which builds check). */
+#if RP_LOCK_CHECKS
+void inject_replay_held_at(const char *func, const char *file, int line);
+#define INJECT_REPLAY_HELD() inject_replay_held_at(__func__, __FILE__, __LINE__)
+#else
+#define INJECT_REPLAY_HELD() ((void)0)
+#endif
 /* Called once by init.c before any callback is enabled; the config is copied. */
 void inject_replay_configure(const struct inject_config *config);
 /* Measures one selected launch at its driver call's ENTER (the replay lock is held by the

@@ -154,6 +154,7 @@ static bool wait_out_busy(struct measurement *m, struct device_state *d, double 
 
 void inject_measure(struct measurement *m)
 {
+	INJECT_REPLAY_HELD();
 	bool autorun = inject_config()->runs == RP_RUNS_AUTO;
 	struct adaptive_params ap = inject_adaptive_params();
 	unsigned capacity = autorun ? inject_config()->runs_max : inject_config()->runs;

@@ -98,6 +98,7 @@ static void range_name(const struct nvtx_bridge_range_key *key, char *name, size
 void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 			 uint64_t first_launch)
 {
+	INJECT_REPLAY_HELD();
 	if (rw.active || atomic_load(&inject_range_fallback_flag) || !selected)
 		return;
 	/* Free while no range records: it names this one from here on. */
@@ -394,6 +395,7 @@ void inject_range_set_mode(bool on)
 
 void inject_range_context_destroyed(CUcontext ctx)
 {
+	INJECT_REPLAY_HELD();
 	if (rw.active && rw.m->launch.ctx == ctx)
 		abandon("its context was destroyed while it ran");
 	range_memory_context_destroyed(ctx);
@@ -401,6 +403,7 @@ void inject_range_context_destroyed(CUcontext ctx)
 
 void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_under_way)
 {
+	INJECT_REPLAY_HELD();
 	if (atomic_load(&inject_range_fallback_flag) && same_range(&fallback_key, fallback_thread, key)) {
 		atomic_store(&inject_range_fallback_flag, false);
 		return;

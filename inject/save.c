@@ -119,6 +119,7 @@ static void fall_back(struct measurement *m, const char *why)
 
 struct measurement *inject_replay_enter(const struct inject_launch *l, const char *kernel)
 {
+	INJECT_REPLAY_HELD();
 	struct measurement *m = inject_measurement_new(&inject_kernel_workload);
 	if (!m)
 		return NULL;
@@ -180,6 +181,7 @@ done:
 
 void inject_replay_exit(struct measurement *m, bool launched)
 {
+	INJECT_REPLAY_HELD();
 	const struct inject_launch *l = &m->launch; /* as seen at ENTER: function, index, stream */
 	struct inject_concerns about;
 	if (!launched)

@@ -22,6 +22,7 @@
 #include "collector/profiler.h"
 #include "collector/records.h"
 #include "common/error.h"
+#include "common/lock.h"
 #include "common/log.h"
 #include "inject/captures.h"
 #include "inject/contexts.h"
@@ -34,22 +35,30 @@
  * device.c, config.c and the measuring files (measure.c, save.c, emit.c, the workloads)
  * keep is touched only while it is held. Taken by launch.c around every measurement,
  * set-up, context destruction and hand-over, and by init.c to change options. */
-static pthread_mutex_t replay_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rp_lock replay_lock = RP_LOCK_INITIALIZER("the replay lock");
 
 void inject_replay_lock(void)
 {
-	pthread_mutex_lock(&replay_lock);
+	rp_lock(&replay_lock);
 }
 
 void inject_replay_unlock(void)
 {
-	pthread_mutex_unlock(&replay_lock);
+	rp_unlock(&replay_lock);
 }
 
 bool inject_replay_lock_until(const struct timespec *deadline)
 {
-	return pthread_mutex_timedlock(&replay_lock, deadline) == 0;
+	return rp_lock_until(&replay_lock, deadline);
 }
+
+#if RP_LOCK_CHECKS
+void inject_replay_held_at(const char *func, const char *file, int line)
+{
+	if (!rp_lock_is_held(&replay_lock))
+		rp_lock_fail(&replay_lock, "is not held by this thread", func, file, line);
+}
+#endif
 
 /* The context whose range profiler is enabled on each device, if any. */
 static struct context_state *owners[INJECT_MAX_DEVICES];
@@ -190,6 +199,7 @@ static void profiler_gone(struct context_state *c)
  * of ours that waited for the hardware) finds the turn ours. */
 void inject_replay_let_go(int device)
 {
+	INJECT_REPLAY_HELD();
 	if (device < 0 || device >= INJECT_MAX_DEVICES)
 		return;
 	struct device_state *d = inject_device(device);
@@ -349,6 +359,7 @@ void inject_give_turn(int device)
 
 void inject_replay_context_destroyed(CUcontext ctx)
 {
+	INJECT_REPLAY_HELD();
 	struct context_state *c = inject_contexts_destroyed(ctx);
 	if (!c)
 		return;
@@ -367,6 +378,7 @@ void inject_replay_context_destroyed(CUcontext ctx)
 
 void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 {
+	INJECT_REPLAY_HELD();
 	/* A measured launch came first and set the context up: nothing left to do. */
 	if (inject_contexts_state(ctx, inject_contexts_generation(ctx)))
 		return;
@@ -433,6 +445,7 @@ void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id)
 
 void inject_replay_drop_backups(CUcontext ctx)
 {
+	INJECT_REPLAY_HELD();
 	struct context_state *c = inject_contexts_state(ctx, inject_contexts_generation(ctx));
 	if (c) {
 		mem_backup_trim(&c->inputs, 0);

@@ -721,10 +721,14 @@ void fake_world_init(void)
 	inject_output_set_tap(keep_record);
 	struct inject_config c = fake_config();
 	inject_replay_configure(&c);
+	/* The test's thread is launch.c's callback with the replay lock held, which the
+	 * measuring files assert (INJECT_REPLAY_HELD). */
+	inject_replay_lock();
 }
 
 void fake_world_finish(void)
 {
+	inject_replay_unlock();
 	for (size_t i = 0; i < fw.record_count; i++)
 		cJSON_Delete(fw.records[i]);
 	fw.record_count = 0;

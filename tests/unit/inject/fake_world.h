@@ -94,10 +94,12 @@ struct fake_world {
 };
 extern struct fake_world fw;
 
-/* Resets fw, installs the stand-ins, writes records to /dev/null and keeps them, and makes
- * fake_context(0) current. Every test's .init. */
+/* Resets fw, installs the stand-ins, writes records to /dev/null and keeps them, makes
+ * fake_context(0) current, and takes the replay lock, as launch.c holds it around the
+ * measuring files' calls. Every test's .init. */
 void fake_world_init(void);
-/* Frees the records and removes the device lock file. Every test's .fini. */
+/* Lets go of the replay lock, frees the records and removes the device lock file. Every
+ * test's .fini. */
 void fake_world_finish(void);
 
 /* Context n (0, 1, ...) of device 0: an opaque handle, never NULL. */

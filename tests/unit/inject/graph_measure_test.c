@@ -6,8 +6,11 @@
  * save.c, graph_workload.c, launches.c, output.c and names.c (below): each call it makes
  * is written to a log that the tests compare. No GPU. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collector/api.h"
@@ -162,6 +165,18 @@ static CUresult fake_synchronize(void)
 
 static char measurement;
 
+/* session.c's replay lock, as launch.c holds it around inject_graphs_launch: launch()
+ * holds it; a test that calls without it finds the rule checked. */
+static bool replay_held;
+
+void inject_replay_held_at(const char *func, const char *file, int line)
+{
+	if (!replay_held) {
+		fprintf(stderr, "replay lock not held in %s (%s:%d)\n", func, file, line);
+		abort();
+	}
+}
+
 void inject_replay_drop_backups(CUcontext ctx)
 {
 	cr_assert_eq(ctx, CTX);
@@ -266,7 +281,9 @@ static void configure(enum rp_graph_profiling mode)
 static void launch(void)
 {
 	calls[0] = '\0';
+	replay_held = true;
 	inject_graphs_launch(EXEC, STREAM, CTX, 1, 42);
+	replay_held = false;
 }
 
 /* The calls of the last launch, without its trailing space. */
@@ -352,3 +369,11 @@ Test(graph_measure, graph_profiling_none_measures_nothing)
 	cr_assert_str_empty(done());
 	cr_assert_not(inject_graphs_may_measure(EXEC));
 }
+
+#if RP_LOCK_CHECKS
+Test(graph_measure, a_graph_launch_measured_without_the_replay_lock_aborts, .signal = SIGABRT)
+{
+	configure(RP_GRAPH_NODE);
+	inject_graphs_launch(EXEC, STREAM, CTX, 1, 42);
+}
+#endif

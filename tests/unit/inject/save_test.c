@@ -168,3 +168,24 @@ Test(save, a_launch_the_driver_refused_is_not_measured_and_stays_unverified)
 	launch_verified(0, 2);
 	cr_assert_eq(fake_records("summary"), 1);
 }
+
+/* ---- the replay lock, checked (common/lock.h; compiled out with NDEBUG) ----------- */
+#if RP_LOCK_CHECKS
+#include <signal.h>
+
+Test(save, a_launch_measured_without_the_replay_lock_aborts_naming_it, .signal = SIGABRT)
+{
+	/* A path that forgot the lock would measure while another thread changes what the
+	 * measurement reads: stopped at the door instead. */
+	inject_replay_unlock();
+	struct inject_launch l = fake_launch(fw.current, 0, 0);
+	inject_replay_enter(&l, kernel);
+}
+
+Test(save, taking_the_replay_lock_twice_on_one_thread_aborts_instead_of_hanging,
+     .signal = SIGABRT)
+{
+	inject_replay_lock();
+}
+
+#endif

@@ -1,0 +1,69 @@
+/* tests/unit/common/lock_test.c - common/lock.h: the owner a lock knows, and the checks
+ * that abort on a broken rule. Built without NDEBUG, as the unit tests are. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "common/lock.h"
+
+static struct rp_lock lock = RP_LOCK_INITIALIZER("the test lock");
+
+static void *held_here(void *arg)
+{
+	return (void *)(uintptr_t)rp_lock_is_held((struct rp_lock *)arg);
+}
+
+Test(lock, the_checks_are_on_in_the_unit_test_build)
+{
+	/* The build the CI runs: were NDEBUG set, every check below would be compiled out
+	 * and this suite would prove nothing. */
+	cr_assert_eq(RP_LOCK_CHECKS, 1);
+}
+
+Test(lock, the_holder_holds_it_and_no_one_after_the_unlock)
+{
+	cr_assert_not(rp_lock_is_held(&lock));
+	rp_lock(&lock);
+	cr_assert(rp_lock_is_held(&lock));
+	rp_lock_held(&lock);
+	rp_unlock(&lock);
+	cr_assert_not(rp_lock_is_held(&lock));
+	rp_lock_not_held(&lock);
+}
+
+Test(lock, another_thread_does_not_hold_what_this_one_holds)
+{
+	rp_lock(&lock);
+	pthread_t t;
+	void *theirs = (void *)1;
+	cr_assert_eq(pthread_create(&t, NULL, held_here, &lock), 0);
+	pthread_join(t, &theirs);
+	cr_assert_null(theirs, "the owner is one thread, not whoever asks");
+	rp_unlock(&lock);
+}
+
+Test(lock, the_timed_form_records_its_owner_too)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 1;
+	cr_assert(rp_lock_until(&lock, &deadline));
+	cr_assert(rp_lock_is_held(&lock));
+	rp_unlock(&lock);
+}
+
+Test(lock, asserting_a_lock_not_held_aborts, .signal = SIGABRT)
+{
+	rp_lock_held(&lock);
+}
+
+Test(lock, taking_a_lock_this_thread_holds_aborts_instead_of_hanging, .signal = SIGABRT)
+{
+	rp_lock(&lock);
+	rp_lock(&lock);
+}
+
+Test(lock, unlocking_a_lock_this_thread_does_not_hold_aborts, .signal = SIGABRT)
+{
+	rp_unlock(&lock);
+}

@@ -6,8 +6,9 @@
  * and metric sets' calls are also logged in order (events), and every record written by
  * the real inject/output.c is kept, parsed (records). The real devlock.c takes turns on a
  * lock file named from a UUID made of this process's id, removed by fake_world_finish.
- * Each test runs in its own process (Criterion forks it), on one thread: the replay lock,
- * which serialises threads only, is not taken. */
+ * Each test runs in its own process (Criterion forks it), on one thread, which holds the
+ * replay lock from fake_world_init to fake_world_finish, as launch.c's callback holds it
+ * around the measuring files' calls (they assert it: INJECT_REPLAY_HELD). */
 #ifndef TESTS_UNIT_INJECT_FAKE_WORLD_H
 #define TESTS_UNIT_INJECT_FAKE_WORLD_H
 

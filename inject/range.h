@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "inject/inject.h"
+#include "inject/range_why.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 
 /* ---- the recorded calls: range_ops.c, range_calls.c, range_replay.c ----------------- */
@@ -88,7 +89,8 @@ static inline bool range_op_runs_on_stream(const struct range_op *op)
 /* Why a range cannot be replayed: the first call that made it so. */
 struct range_refusal {
 	char call[64];               /* the driver call's name, e.g. "cuMemAlloc_v2" */
-	const char *why;             /* static: "allocates or frees memory", ... */
+	enum range_why code;         /* what is decided on (range_why.h) */
+	const char *why;             /* what is said: code's text, or the graph check's words */
 	uint64_t call_index;         /* its place among the range's driver calls */
 	size_t kernels_before;       /* kernel launches of the range before it */
 	/* A call a later occurrence may not make: an allocation or free (a caching
@@ -127,9 +129,10 @@ enum range_call range_ops_on_call(struct range_ops *ops, CUpti_CallbackId cbid,
 				  const CUpti_CallbackData *cb);
 
 /* Refuses the range at this call for a reason found outside range_calls.c (a graph that
- * cannot be relaunched with it): why must live as long as ops. */
+ * cannot be relaunched with it: RANGE_WHY_GRAPH): text, said instead of why's own words
+ * when not NULL, must live as long as ops. */
 void range_ops_refuse(struct range_ops *ops, CUpti_CallbackId cbid,
-		      const CUpti_CallbackData *cb, const char *why);
+		      const CUpti_CallbackData *cb, enum range_why why, const char *text);
 
 /* What a replay of the recorded calls uses besides them: a shadow event for each event
  * of the application that the range records or waits on (the application's own events

@@ -44,11 +44,11 @@
 					   c->ByteCount, synchronous);                      \
 	} while (0)
 
-/* The calls a replay repeats, recorded (NULL), or why not. The plain synchronous forms
- * run on the legacy stream (NULL), their _ptds forms on the thread's per-thread stream.
- * The first driver forms, of 32-bit device pointers, are outside: no 64-bit program
+/* The calls a replay repeats, recorded (RANGE_WHY_NONE), or why not. The plain
+ * synchronous forms run on the legacy stream (NULL), their _ptds forms on the thread's
+ * per-thread stream. The first driver forms, of 32-bit device pointers, are outside: no 64-bit program
  * calls them. */
-const char *range_record_call(struct range_ops *ops, CUpti_CallbackId cbid,
+enum range_why range_record_call(struct range_ops *ops, CUpti_CallbackId cbid,
 			  const CUpti_CallbackData *cb, uint64_t call)
 {
 	const void *params = cb->functionParams;
@@ -194,11 +194,11 @@ const char *range_record_call(struct range_ops *ops, CUpti_CallbackId cbid,
 		/* Its context is an argument (NULL: the current one). */
 		CUcontext ctx = ((const cuCtxSynchronize_v2_params *)params)->ctx;
 		if (ctx && ctx != ops->ctx)
-			return range_why_context;
+			return RANGE_WHY_CONTEXT;
 		return range_record_sync(ops, call, NULL, NULL, RANGE_SYNC_CONTEXT);
 	}
 
 	default:
-		return range_why_outside;
+		return RANGE_WHY_OUTSIDE;
 	}
 }

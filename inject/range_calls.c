@@ -15,21 +15,6 @@
 #include "inject/range.h"
 #include "inject/range_calls.h"
 
-/* Why a range cannot be replayed; the refusal names the call before these words. */
-const char range_why_allocates[] = "allocates or frees memory";
-const char range_why_other_process[] = "synchronises with another process or the host "
-	"through memory";
-const char range_why_host_function[] = "runs a host function";
-const char range_why_to_host[] = "reads device results on the host";
-const char range_why_context[] = "works in another context than the range began in";
-const char range_why_destroys[] = "destroys a stream or event the range used";
-const char range_why_outside[] = "is outside the calls range replay supports";
-const char range_why_memory[] = "rangeprof ran out of host memory recording it";
-const char range_why_parameters[] = "passes kernel parameters rangeprof could not copy";
-const char range_why_undescribed[] = "copies memory the driver could not describe";
-const char range_why_collective[] = "launches a kernel that waits for other GPUs or "
-	"processes (a collective), which would wait for ever replayed alone";
-
 /* Id 271 is cuMemHostAlloc_v2 in the CUDA 13 toolkit's CUPTI headers and an unnamed
  * "cuda271" in the newer CUPTI of the pip wheels the package is also built against; the
  * ids never move, so the number names it in both. */
@@ -61,7 +46,7 @@ static bool stream_used(const struct range_ops *ops, CUstream stream)
  * need not repeat (IGNORED), those it cannot (REFUSED, *why said), and RECORDED for every
  * other call, which record_call() then takes. */
 static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId cbid,
-				  const void *params, const char **why)
+				  const void *params, enum range_why *why)
 {
 	switch (cbid) {
 	/* Questions: they change nothing on the device. */
@@ -225,7 +210,7 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	 * range's own, or none). */
 	case CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent: {
 		CUcontext ctx = ((const cuCtxSetCurrent_params *)params)->ctx;
-		*why = ctx && ctx != ops->ctx ? range_why_context : NULL;
+		*why = ctx && ctx != ops->ctx ? RANGE_WHY_CONTEXT : RANGE_WHY_NONE;
 		return *why ? RANGE_CALL_REFUSED : RANGE_CALL_IGNORED;
 	}
 	/* A handle the replay would issue its calls on, gone (and perhaps reused) by the
@@ -233,12 +218,12 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	case CUPTI_DRIVER_TRACE_CBID_cuEventDestroy:
 	case CUPTI_DRIVER_TRACE_CBID_cuEventDestroy_v2:
 		*why = event_used(ops, ((const cuEventDestroy_v2_params *)params)->hEvent) ?
-			range_why_destroys : NULL;
+			RANGE_WHY_DESTROYS : RANGE_WHY_NONE;
 		return *why ? RANGE_CALL_REFUSED : RANGE_CALL_IGNORED;
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2:
 		*why = stream_used(ops, ((const cuStreamDestroy_v2_params *)params)->hStream) ?
-			range_why_destroys : NULL;
+			RANGE_WHY_DESTROYS : RANGE_WHY_NONE;
 		return *why ? RANGE_CALL_REFUSED : RANGE_CALL_IGNORED;
 
 	/* The memory the range's begin saved would no longer be the memory its calls use,
@@ -283,7 +268,7 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	case CUPTI_DRIVER_TRACE_CBID_cuArrayDestroy:
 	case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate:
 	case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayDestroy:
-		*why = range_why_allocates;
+		*why = RANGE_WHY_ALLOCATES;
 		return RANGE_CALL_REFUSED;
 
 	/* Another party (a process, the host, a graphics API) reads or writes what the range
@@ -326,7 +311,7 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_ptsz:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2_ptsz:
-		*why = range_why_other_process;
+		*why = RANGE_WHY_OTHER_PROCESS;
 		return RANGE_CALL_REFUSED;
 
 	/* The host function would run again each run, or the replay would not be the
@@ -335,7 +320,7 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc_ptsz:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback:
 	case CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback_ptsz:
-		*why = range_why_host_function;
+		*why = RANGE_WHY_HOST_FUNCTION;
 		return RANGE_CALL_REFUSED;
 
 	/* The host reads what the range computed and may decide on it: a replay would
@@ -352,7 +337,7 @@ static enum range_call first_look(const struct range_ops *ops, CUpti_CallbackId 
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoHAsync:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoHAsync_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoHAsync_v2_ptsz:
-		*why = range_why_to_host;
+		*why = RANGE_WHY_TO_HOST;
 		return RANGE_CALL_REFUSED;
 
 	default:
@@ -379,7 +364,7 @@ static bool is_capture_begin(CUpti_CallbackId cbid)
 /* The refusal: the call's name as CUPTI spells it ("cuMemAlloc_v2"), or the callback's
  * own where CUPTI gives none. */
 static void refuse(struct range_ops *ops, CUpti_CallbackId cbid, const CUpti_CallbackData *cb,
-		   uint64_t call, const char *why)
+		   uint64_t call, enum range_why why, const char *text)
 {
 	const char *name = NULL;
 	if (rp_api.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS ||
@@ -387,18 +372,19 @@ static void refuse(struct range_ops *ops, CUpti_CallbackId cbid, const CUpti_Cal
 		name = cb->functionName ? cb->functionName : "a driver call";
 	ops->refused = true;
 	snprintf(ops->refusal.call, sizeof(ops->refusal.call), "%s", name);
-	ops->refusal.why = why;
-	ops->refusal.transient = why == range_why_allocates || is_capture_begin(cbid);
+	ops->refusal.code = why;
+	ops->refusal.why = text ? text : range_why_text(why);
+	ops->refusal.transient = why == RANGE_WHY_ALLOCATES || is_capture_begin(cbid);
 	ops->refusal.call_index = call;
 	ops->refusal.kernels_before = ops->kernels;
 }
 
 void range_ops_refuse(struct range_ops *ops, CUpti_CallbackId cbid,
-		      const CUpti_CallbackData *cb, const char *why)
+		      const CUpti_CallbackData *cb, enum range_why why, const char *text)
 {
 	uint64_t call = ops->calls++;
 	if (!ops->refused)
-		refuse(ops, cbid, cb, call, why);
+		refuse(ops, cbid, cb, call, why, text);
 }
 
 enum range_call range_ops_on_call(struct range_ops *ops, CUpti_CallbackId cbid,
@@ -407,15 +393,15 @@ enum range_call range_ops_on_call(struct range_ops *ops, CUpti_CallbackId cbid,
 	uint64_t call = ops->calls++;
 	if (ops->refused)
 		return RANGE_CALL_REFUSED;
-	const char *why = NULL;
+	enum range_why why = RANGE_WHY_NONE;
 	enum range_call verdict = first_look(ops, cbid, cb->functionParams, &why);
 	if (verdict == RANGE_CALL_RECORDED) {
 		/* The driver gives the context the call runs in: a call into another one
 		 * would be replayed in the range's. */
-		why = cb->context != ops->ctx ? range_why_context : range_record_call(ops, cbid, cb, call);
+		why = cb->context != ops->ctx ? RANGE_WHY_CONTEXT : range_record_call(ops, cbid, cb, call);
 		verdict = why ? RANGE_CALL_REFUSED : RANGE_CALL_RECORDED;
 	}
 	if (verdict == RANGE_CALL_REFUSED)
-		refuse(ops, cbid, cb, call, why);
+		refuse(ops, cbid, cb, call, why, NULL);
 	return verdict;
 }

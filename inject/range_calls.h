@@ -12,40 +12,36 @@
 
 #include "inject/range.h"
 
-/* Why a range cannot be replayed (range_calls.c): what a recorder says when it cannot
- * record a call; the refusal names the call before these words. */
-extern const char range_why_allocates[], range_why_other_process[], range_why_host_function[],
-	range_why_to_host[], range_why_context[], range_why_destroys[], range_why_outside[],
-	range_why_memory[], range_why_parameters[], range_why_undescribed[],
-	range_why_collective[];
+/* Why a call cannot be recorded: a code of range_why.h (RANGE_WHY_NONE: recorded). */
+#include "inject/range_why.h"
 
 /* ---- range_args.c ------------------------------------------------------------------- */
 
-/* A call range_calls.c let through, recorded into ops from its arguments: NULL, or why
- * not (range_why_outside for a call it does not read). */
-const char *range_record_call(struct range_ops *ops, CUpti_CallbackId cbid,
+/* A call range_calls.c let through, recorded into ops from its arguments:
+ * RANGE_WHY_NONE, or why not (RANGE_WHY_OUTSIDE for a call it does not read). */
+enum range_why range_record_call(struct range_ops *ops, CUpti_CallbackId cbid,
 			      const CUpti_CallbackData *cb, uint64_t call);
 
-/* ---- range_ops.c: one op of each kind added to ops (NULL, or why not) ------------------ */
+/* ---- range_ops.c: one op of each kind added to ops (RANGE_WHY_NONE, or why not) ------- */
 
 /* A _ptsz or _ptds call's NULL stream: the thread's per-thread stream. */
 CUstream range_per_thread(CUstream stream);
-const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
+enum range_why range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 				 const CUpti_CallbackData *cb, uint64_t call);
-const char *range_record_memset(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_memset(struct range_ops *ops, uint64_t call, CUstream stream,
 				 CUdeviceptr dst, size_t pitch, unsigned value,
 				 unsigned element_size, size_t width, size_t height);
-const char *range_record_copy(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_copy(struct range_ops *ops, uint64_t call, CUstream stream,
 			       CUdeviceptr dst, CUdeviceptr src, const void *host, size_t bytes,
 			       bool synchronous);
-const char *range_record_unified_copy(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_unified_copy(struct range_ops *ops, uint64_t call, CUstream stream,
 				       CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 				       bool synchronous);
-const char *range_record_event(struct range_ops *ops, uint64_t call, enum range_op_kind kind,
+enum range_why range_record_event(struct range_ops *ops, uint64_t call, enum range_op_kind kind,
 				CUstream stream, CUevent event, unsigned flags);
-const char *range_record_sync(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_sync(struct range_ops *ops, uint64_t call, CUstream stream,
 			       CUevent event, int sync);
-const char *range_record_graph(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_graph(struct range_ops *ops, uint64_t call, CUstream stream,
 				CUgraphExec exec);
 
 #endif

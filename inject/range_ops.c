@@ -107,25 +107,25 @@ CUstream range_per_thread(CUstream stream)
 /* ---- kernel launches ----------------------------------------------------------------- */
 
 /* The parameter bytes of a kernelParams launch copied into k->args, and k->params rebuilt
- * over them: NULL, or why not. The layout is memory/layout.c's, asked of the driver once
- * per kernel: asking it at each launch cost microseconds inside the range. */
-static const char *copy_kernel_params(struct range_op *op, const struct inject_launch *l)
+ * over them: RANGE_WHY_NONE, or why not. The layout is memory/layout.c's, asked of the
+ * driver once per kernel: asking it at each launch cost microseconds inside the range. */
+static enum range_why copy_kernel_params(struct range_op *op, const struct inject_launch *l)
 {
 	const struct mem_param_layout *layout;
 	CUresult error;
 	int rc = mem_param_layout_of(l->function, &layout, &error);
 	if (rc)
-		return rc == RP_ERR_NO_MEMORY ? range_why_memory : range_why_parameters;
+		return rc == RP_ERR_NO_MEMORY ? RANGE_WHY_MEMORY : RANGE_WHY_PARAMETERS;
 	size_t count = layout->count, total = layout->total;
 	if (!l->kernel_params && count)
-		return range_why_parameters;
+		return RANGE_WHY_PARAMETERS;
 	if (!l->kernel_params)
-		return NULL;
+		return RANGE_WHY_NONE;
 	/* Never a NULL array where the application passed one, even with no parameters. */
 	op->kernel.args = calloc(1, total ? total : 1);
 	op->kernel.params = calloc(count ? count : 1, sizeof(void *));
 	if (!op->kernel.args || !op->kernel.params)
-		return range_why_memory;
+		return RANGE_WHY_MEMORY;
 	op->kernel.args_size = total;
 	for (size_t i = 0; i < count; i++) {
 		unsigned char *at = (unsigned char *)op->kernel.args + layout->offsets[i];
@@ -133,12 +133,12 @@ static const char *copy_kernel_params(struct range_op *op, const struct inject_l
 			memcpy(at, l->kernel_params[i], layout->sizes[i]);
 		op->kernel.params[i] = at;
 	}
-	return NULL;
+	return RANGE_WHY_NONE;
 }
 
 /* The packed buffer of an extra launch copied into k->args, and extra rebuilt over it:
- * NULL, or why not. The buffer says its own size, so no layout is needed. */
-static const char *copy_kernel_extra(struct range_op *op, void **extra)
+ * RANGE_WHY_NONE, or why not. The buffer says its own size, so no layout is needed. */
+static enum range_why copy_kernel_extra(struct range_op *op, void **extra)
 {
 	void *packed = NULL;
 	const size_t *packed_size = NULL;
@@ -149,21 +149,21 @@ static const char *copy_kernel_extra(struct range_op *op, void **extra)
 		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
 			packed_size = extra[i + 1];
 		else
-			return range_why_parameters;
+			return RANGE_WHY_PARAMETERS;
 	}
 	if (i >= MAX_EXTRA || !packed || !packed_size)
-		return range_why_parameters;
+		return RANGE_WHY_PARAMETERS;
 	op->kernel.args_size = *packed_size;
 	op->kernel.args = malloc(*packed_size ? *packed_size : 1);
 	if (!op->kernel.args)
-		return range_why_memory;
+		return RANGE_WHY_MEMORY;
 	memcpy(op->kernel.args, packed, *packed_size);
 	op->kernel.extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
 	op->kernel.extra[1] = op->kernel.args;
 	op->kernel.extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
 	op->kernel.extra[3] = &op->kernel.args_size;
 	op->kernel.extra[4] = CU_LAUNCH_PARAM_END;
-	return NULL;
+	return RANGE_WHY_NONE;
 }
 
 /* The event a launch attribute records, or NULL. */
@@ -176,9 +176,10 @@ static CUevent attribute_event(const CUlaunchAttribute *a)
 	return NULL;
 }
 
-/* cuLaunchKernelEx's config and its attributes copied: NULL, or why not. Its stream is the
- * decoded one, so that a _ptsz call's NULL stays the per-thread stream when relaunched. */
-static const char *copy_kernel_config(struct range_op *op, const struct inject_launch *l,
+/* cuLaunchKernelEx's config and its attributes copied: RANGE_WHY_NONE, or why not. Its
+ * stream is the decoded one, so that a _ptsz call's NULL stays the per-thread stream when
+ * relaunched. */
+static enum range_why copy_kernel_config(struct range_op *op, const struct inject_launch *l,
 				      size_t *events)
 {
 	const CUlaunchConfig *c = l->config;
@@ -188,19 +189,19 @@ static const char *copy_kernel_config(struct range_op *op, const struct inject_l
 	*events = 0;
 	if (!c->attrs || !c->numAttrs) {
 		op->kernel.config.numAttrs = 0;
-		return NULL;
+		return RANGE_WHY_NONE;
 	}
 	op->kernel.attrs = malloc(c->numAttrs * sizeof(*c->attrs));
 	if (!op->kernel.attrs)
-		return range_why_memory;
+		return RANGE_WHY_MEMORY;
 	memcpy(op->kernel.attrs, c->attrs, c->numAttrs * sizeof(*c->attrs));
 	for (unsigned i = 0; i < c->numAttrs; i++)
 		if (attribute_event(&c->attrs[i]))
 			(*events)++;
-	return NULL;
+	return RANGE_WHY_NONE;
 }
 
-const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
+enum range_why range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 				 const CUpti_CallbackData *cb, uint64_t call)
 {
 	struct range_op op = { .kind = RANGE_OP_KERNEL, .call = call };
@@ -208,16 +209,16 @@ const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 	*l = (struct inject_launch){ .ctx = cb->context, .context_id = cb->contextUid,
 				     .mangled = cb->symbolName ? cb->symbolName : "" };
 	if (!inject_launch_decode((int)cbid, cb->functionParams, l))
-		return range_why_outside;
+		return RANGE_WHY_OUTSIDE;
 	op.stream = l->stream;
 	const struct inject_name *name = inject_name_of(l->mangled);
 	op.kernel.name = name ? name->demangled : NULL;
 	/* The driver's name lives only as long as its call. */
 	l->mangled = name ? name->mangled : NULL;
 	if (name && name->collective)
-		return range_why_collective;
+		return RANGE_WHY_COLLECTIVE;
 	size_t events = 0;
-	const char *why = range_why_memory;
+	enum range_why why = RANGE_WHY_MEMORY;
 	if (name && (l->kernel_params || !l->extra)) {
 		/* The driver refuses a launch that passes both; the copy keeps kernelParams. */
 		l->extra = NULL;
@@ -229,7 +230,7 @@ const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 	if (!why && l->kind == INJECT_LAUNCH_EX)
 		why = copy_kernel_config(&op, l, &events);
 	if (!why && !reserve(ops, 1 + events))
-		why = range_why_memory;
+		why = RANGE_WHY_MEMORY;
 	if (why) {
 		free_op(&op);
 		return why;
@@ -248,25 +249,25 @@ const char *range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 		if (event)
 			push(ops, RANGE_OP_EVENT_RECORD, op.stream, call)->event.event = event;
 	}
-	return NULL;
+	return RANGE_WHY_NONE;
 }
 
 /* ---- memsets and copies -------------------------------------------------------------- */
 
-const char *range_record_memset(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_memset(struct range_ops *ops, uint64_t call, CUstream stream,
 				 CUdeviceptr dst, size_t pitch, unsigned value,
 				 unsigned element_size, size_t width, size_t height)
 {
 	struct range_op *op = add(ops, RANGE_OP_MEMSET, stream, call);
 	if (!op)
-		return range_why_memory;
+		return RANGE_WHY_MEMORY;
 	op->memset.dst = dst;
 	op->memset.pitch = pitch;
 	op->memset.value = value;
 	op->memset.element_size = element_size;
 	op->memset.width = width;
 	op->memset.height = height;
-	return NULL;
+	return RANGE_WHY_NONE;
 }
 
 /* A copy to the device, from device memory (src) or from host memory (host, whose bytes
@@ -274,7 +275,7 @@ const char *range_record_memset(struct range_ops *ops, uint64_t call, CUstream s
  * the host waited for the copy before going on (the plain cuMemcpy forms from host
  * memory), so a stream wait follows it, and what the application issued next on other
  * streams stays ordered after it. */
-const char *range_record_copy(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_copy(struct range_ops *ops, uint64_t call, CUstream stream,
 			       CUdeviceptr dst, CUdeviceptr src, const void *host, size_t bytes,
 			       bool synchronous)
 {
@@ -282,12 +283,12 @@ const char *range_record_copy(struct range_ops *ops, uint64_t call, CUstream str
 	if (host) {
 		copy = malloc(bytes ? bytes : 1);
 		if (!copy)
-			return range_why_memory;
+			return RANGE_WHY_MEMORY;
 		memcpy(copy, host, bytes);
 	}
 	if (!reserve(ops, synchronous && host ? 2 : 1)) {
 		free(copy);
-		return range_why_memory;
+		return RANGE_WHY_MEMORY;
 	}
 	struct range_op *op = push(ops, RANGE_OP_COPY, stream, call);
 	op->copy.dst = dst;
@@ -296,7 +297,7 @@ const char *range_record_copy(struct range_ops *ops, uint64_t call, CUstream str
 	op->copy.bytes = bytes;
 	if (synchronous && host)
 		push(ops, RANGE_OP_SYNC, stream, call)->event.sync = RANGE_SYNC_STREAM;
-	return NULL;
+	return RANGE_WHY_NONE;
 }
 
 /* Whether p is device memory (device or managed) for the driver: 1, 0 for host memory
@@ -320,50 +321,50 @@ static int on_device(CUdeviceptr p)
 
 /* cuMemcpy and cuMemcpyAsync, which take any two pointers (unified addressing): what
  * each side is decides. */
-const char *range_record_unified_copy(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_unified_copy(struct range_ops *ops, uint64_t call, CUstream stream,
 				       CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 				       bool synchronous)
 {
 	int dst_device = on_device(dst), src_device = on_device(src);
 	if (dst_device < 0 || src_device < 0)
-		return range_why_undescribed;
+		return RANGE_WHY_UNDESCRIBED;
 	if (!dst_device)
-		return src_device ? range_why_to_host : range_why_outside;
+		return src_device ? RANGE_WHY_TO_HOST : RANGE_WHY_OUTSIDE;
 	return range_record_copy(ops, call, stream, dst, src,
 			   src_device ? NULL : (const void *)(uintptr_t)src, bytes, synchronous);
 }
 
 /* ---- events, streams, graphs, waits -------------------------------------------------- */
 
-const char *range_record_event(struct range_ops *ops, uint64_t call, enum range_op_kind kind,
+enum range_why range_record_event(struct range_ops *ops, uint64_t call, enum range_op_kind kind,
 				CUstream stream, CUevent event, unsigned flags)
 {
 	struct range_op *op = add(ops, kind, stream, call);
 	if (!op)
-		return range_why_memory;
+		return RANGE_WHY_MEMORY;
 	op->event.event = event;
 	op->event.flags = flags;
-	return NULL;
+	return RANGE_WHY_NONE;
 }
 
-const char *range_record_sync(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_sync(struct range_ops *ops, uint64_t call, CUstream stream,
 			       CUevent event, int sync)
 {
 	struct range_op *op = add(ops, RANGE_OP_SYNC, stream, call);
 	if (!op)
-		return range_why_memory;
+		return RANGE_WHY_MEMORY;
 	op->event.event = event;
 	op->event.sync = sync;
-	return NULL;
+	return RANGE_WHY_NONE;
 }
 
-const char *range_record_graph(struct range_ops *ops, uint64_t call, CUstream stream,
+enum range_why range_record_graph(struct range_ops *ops, uint64_t call, CUstream stream,
 				CUgraphExec exec)
 {
 	struct range_op *op = add(ops, RANGE_OP_GRAPH_LAUNCH, stream, call);
 	if (!op)
-		return range_why_memory;
+		return RANGE_WHY_MEMORY;
 	op->graph.exec = exec;
 	ops->graph_launches++;
-	return NULL;
+	return RANGE_WHY_NONE;
 }

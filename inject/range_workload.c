@@ -214,7 +214,7 @@ bool inject_range_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		enum range_call verdict = RANGE_CALL_REFUSED;
 		size_t recorded_before = recorded.count;
 		if (graph_refused)
-			range_ops_refuse(&recorded, cbid, cb, graph_why);
+			range_ops_refuse(&recorded, cbid, cb, RANGE_WHY_GRAPH, graph_why);
 		else
 			verdict = range_ops_on_call(&recorded, cbid, cb);
 		/* A first occurrence saves what the call reaches before the call runs. */

@@ -542,6 +542,7 @@ Test(range_ops, a_kernel_whose_layout_the_driver_does_not_give_is_refused)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuLaunchKernel");
 	cr_assert_str_eq(ops.refusal.why, "passes kernel parameters rangeprof could not copy");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_PARAMETERS);
 	cr_assert_eq(ops.count, 0);
 	cr_assert_eq(ops.kernels, 0);
 }
@@ -580,6 +581,7 @@ Test(range_ops, an_extra_array_with_an_unknown_key_is_refused)
 				    .extra = extra };
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.why, "passes kernel parameters rangeprof could not copy");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_PARAMETERS);
 }
 
 /* The ops array moves as it grows: every kernel's launch still points into its own
@@ -789,6 +791,7 @@ Test(range_ops, a_unified_copy_is_recorded_or_refused_by_where_its_sides_are)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, &dh), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuMemcpyAsync");
 	cr_assert_str_eq(ops.refusal.why, "reads device results on the host");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_TO_HOST);
 	cr_assert_eq(ops.refusal.call_index, 2);
 }
 
@@ -799,6 +802,7 @@ Test(range_ops, a_unified_copy_between_host_buffers_is_outside_the_supported_set
 			       .src = (CUdeviceptr)(uintptr_t)b, .ByteCount = 4 };
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy, &hh), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.why, "is outside the calls range replay supports");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_OUTSIDE);
 }
 
 /* A device pointer taken for a host one would be read on the host. */
@@ -807,6 +811,7 @@ Test(range_ops, a_unified_copy_of_memory_the_driver_cannot_describe_is_refused)
 	cuMemcpyAsync_params p = { .dst = DEV(1), .src = UNDESCRIBED, .ByteCount = 4 };
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, &p), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.why, "copies memory the driver could not describe");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_UNDESCRIBED);
 }
 
 Test(range_ops, a_host_copy_without_the_memory_for_it_is_refused)
@@ -817,6 +822,7 @@ Test(range_ops, a_host_copy_without_the_memory_for_it_is_refused)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, &p), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuMemcpyHtoDAsync_v2");
 	cr_assert_str_eq(ops.refusal.why, "rangeprof ran out of host memory recording it");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_MEMORY);
 	cr_assert_eq(ops.count, 0);
 }
 
@@ -838,6 +844,7 @@ Test(range_ops, a_device_to_host_copy_is_refused_with_its_name_and_place)
 	cr_assert(ops.refused);
 	cr_assert_str_eq(ops.refusal.call, "cuMemcpyDtoHAsync_v2");
 	cr_assert_str_eq(ops.refusal.why, "reads device results on the host");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_TO_HOST);
 	cr_assert_eq(ops.refusal.call_index, 2);
 	cr_assert_eq(ops.refusal.kernels_before, 1);
 	cr_assert_eq(ops.calls, 3);
@@ -850,6 +857,7 @@ Test(range_ops, an_allocation_is_refused)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &p), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuMemAlloc_v2");
 	cr_assert_str_eq(ops.refusal.why, "allocates or frees memory");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_ALLOCATES);
 	cr_assert_eq(ops.refusal.call_index, 0);
 	cr_assert_eq(ops.refusal.kernels_before, 0);
 }
@@ -860,6 +868,7 @@ Test(range_ops, a_host_function_is_refused)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, &p), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuLaunchHostFunc");
 	cr_assert_str_eq(ops.refusal.why, "runs a host function");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_HOST_FUNCTION);
 }
 
 Test(range_ops, a_stream_memory_operation_is_refused)
@@ -869,6 +878,7 @@ Test(range_ops, a_stream_memory_operation_is_refused)
 		     RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.why,
 			 "synchronises with another process or the host through memory");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_OTHER_PROCESS);
 	/* CUPTI has no name for it here: the callback's own is said. */
 	cr_assert_str_eq(ops.refusal.call, "theDriverCall");
 }
@@ -881,6 +891,7 @@ Test(range_ops, a_call_outside_the_supported_set_is_refused)
 		     RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuStreamBeginCapture_v2");
 	cr_assert_str_eq(ops.refusal.why, "is outside the calls range replay supports");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_OUTSIDE);
 }
 
 /* The first refusal is the one said; later calls are counted but neither recorded nor
@@ -897,6 +908,7 @@ Test(range_ops, the_first_refusal_is_kept_and_nothing_is_recorded_after_it)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, &m), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuMemAlloc_v2");
 	cr_assert_str_eq(ops.refusal.why, "allocates or frees memory");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_ALLOCATES);
 	cr_assert_eq(ops.refusal.call_index, 1);
 	cr_assert_eq(ops.count, 1);
 	cr_assert_eq(ops.calls, 4);
@@ -934,6 +946,7 @@ Test(range_ops, a_call_in_another_context_is_refused)
 	cr_assert_eq(call_in(OTHER_CTX, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, &m, NULL),
 		     RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.why, "works in another context than the range began in");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_CONTEXT);
 	cr_assert_eq(ops.count, 0);
 }
 
@@ -945,6 +958,7 @@ Test(range_ops, setting_another_context_current_is_refused_and_the_ranges_own_ig
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent, &other), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuCtxSetCurrent");
 	cr_assert_str_eq(ops.refusal.why, "works in another context than the range began in");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_CONTEXT);
 }
 
 Test(range_ops, destroying_an_event_or_stream_the_range_used_is_refused)
@@ -961,6 +975,7 @@ Test(range_ops, destroying_an_event_or_stream_the_range_used_is_refused)
 		     RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuStreamDestroy_v2");
 	cr_assert_str_eq(ops.refusal.why, "destroys a stream or event the range used");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_DESTROYS);
 }
 
 Test(range_ops, destroying_an_event_the_range_recorded_is_refused)
@@ -971,6 +986,7 @@ Test(range_ops, destroying_an_event_the_range_recorded_is_refused)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuEventDestroy_v2, &used), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuEventDestroy_v2");
 	cr_assert_str_eq(ops.refusal.why, "destroys a stream or event the range used");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_DESTROYS);
 }
 
 /* ---- events and the replay ------------------------------------------------------------ */
@@ -1074,6 +1090,7 @@ Test(range_ops, graph_launches_and_synchronisations_are_issued_again)
 	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2, &other),
 		     RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.why, "works in another context than the range began in");
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_CONTEXT);
 }
 
 /* A _ptsz or _ptds call's NULL stream is the thread's per-thread stream; the replay's
@@ -1182,6 +1199,7 @@ Test(range_ops, a_collective_kernel_is_refused)
 			     "ncclKernel_AllReduce_RING_LL_Sum_float"), RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.call, "cuLaunchKernel");
 	cr_assert(strstr(ops.refusal.why, "waits for other GPUs"), "%s", ops.refusal.why);
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_COLLECTIVE);
 	cr_assert_not(ops.refusal.transient, "a collective comes back at every occurrence");
 	cr_assert_eq(ops.count, 0);
 }
@@ -1200,6 +1218,8 @@ Test(range_ops, the_collective_verdict_kept_per_name_holds_at_every_launch)
 		cr_assert_eq(call_in(CTX, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p,
 				     "_Z16all_gather_smallPf"), RANGE_CALL_REFUSED, "launch %d", i);
 		cr_assert(strstr(ops.refusal.why, "waits for other GPUs"), "%s", ops.refusal.why);
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_COLLECTIVE);
+		cr_assert_eq(ops.refusal.code, RANGE_WHY_COLLECTIVE);
 		range_ops_finish(&ops);
 		range_ops_init(&ops, CTX);
 		cr_assert_eq(call_in(CTX, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p,
@@ -1252,4 +1272,42 @@ Test(range_ops, a_copy_without_pinned_memory_is_replayed_from_the_pageable_copy)
 	unsigned char first[4] = { 9, 8, 7, 6 };
 	cr_assert_arr_eq(seen[0].bytes, first, 4);
 	cr_assert_eq(seen[0].b, (uintptr_t)ops.ops[0].copy.host);
+}
+
+/* ---- the reasons' table (range_why.h) ---------------------------------------------- */
+
+Test(range_ops, every_reason_has_a_name_words_and_what_to_do)
+{
+	cr_assert_str_eq(range_why_text(RANGE_WHY_NONE), "");
+	cr_assert_str_eq(range_why_name(RANGE_WHY_COUNT), "RANGE_WHY_NONE");
+	for (int w = RANGE_WHY_NONE + 1; w < RANGE_WHY_COUNT; w++) {
+		cr_assert(strncmp(range_why_name(w), "RANGE_WHY_", 10) == 0);
+		cr_assert_neq(range_why_text(w)[0], '\0', "%s", range_why_name(w));
+		cr_assert_neq(range_why_todo(w)[0], '\0', "%s", range_why_name(w));
+		for (int v = w + 1; v < RANGE_WHY_COUNT; v++)
+			cr_assert_str_neq(range_why_text(w), range_why_text(v));
+	}
+}
+
+/* Whether a refusal may not recur is decided on its code, not on its words: an
+ * allocation's refusal is transient, with the same words passed as another reason's or not. */
+Test(range_ops, an_allocation_refusal_is_transient_by_its_code)
+{
+	CUdeviceptr d;
+	cuMemAlloc_v2_params p = { .dptr = &d, .bytesize = 64 };
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &p), RANGE_CALL_REFUSED);
+	cr_assert(ops.refusal.transient);
+}
+
+Test(range_ops, a_refusal_with_the_allocation_words_but_another_code_is_not_transient)
+{
+	cuLaunchHostFunc_params p = { .hStream = S1 };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
+				  .context = CTX };
+	range_ops_refuse(&ops, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, &cb, RANGE_WHY_GRAPH,
+			 range_why_text(RANGE_WHY_ALLOCATES));
+	cr_assert(ops.refused);
+	cr_assert_eq(ops.refusal.code, RANGE_WHY_GRAPH);
+	cr_assert_str_eq(ops.refusal.why, "allocates or frees memory", "its own words, said");
+	cr_assert_not(ops.refusal.transient);
 }

@@ -197,7 +197,9 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		return RP_ERR_FAILED;
 	}
 	f->notice[0] = '\0';
+	f->limit = INJECT_FLUSH_EMPTIES;
 	if (empty && (major < 8 || !cooperative)) {
+		f->limit = major < 8 ? INJECT_FLUSH_OLD_DEVICE : INJECT_FLUSH_NO_COOPERATIVE;
 		snprintf(f->notice, sizeof(f->notice), "the L2 flush cannot discard the lines it "
 			 "leaves on device %d (%s): each run starts from an L2 holding clean "
 			 "lines instead of an empty one, which lowered a half-L2 overwrite's DRAM "
@@ -235,6 +237,21 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	return 0;
 }
 
+const char *inject_flush_limit_name(const struct inject_flush *f)
+{
+	switch (f->limit) {
+	case INJECT_FLUSH_OLD_DEVICE:
+		return "INJECT_FLUSH_OLD_DEVICE";
+	case INJECT_FLUSH_NO_COOPERATIVE:
+		return "INJECT_FLUSH_NO_COOPERATIVE";
+	case INJECT_FLUSH_REFUSED:
+		return collector_cu_error(f->refused);
+	case INJECT_FLUSH_EMPTIES:
+		break;
+	}
+	return NULL;
+}
+
 int inject_flush_launch(struct inject_flush *f, CUstream stream)
 {
 	if (f->empty) {
@@ -256,6 +273,8 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 		    r != CUDA_ERROR_NOT_PERMITTED)
 			return RP_ERR_FLUSH;
 		f->empty = false;
+		f->limit = INJECT_FLUSH_REFUSED;
+		f->refused = r;
 		snprintf(f->notice, sizeof(f->notice), "the L2 flush cannot discard the lines it "
 			 "leaves (its cooperative launch was refused: %s): each run starts from an "
 			 "L2 holding clean lines instead of an empty one, which lowered a half-L2 "

@@ -31,8 +31,23 @@ struct inject_flush {
 	unsigned blocks;
 	bool empty;                      /* sweep, then discard: the L2 left without valid lines */
 	bool barrier_cleared;            /* empty: its grid barrier's count set to 0 */
-	char notice[320];                /* why the flush does not leave the L2 empty; "" if it does */
+	/* Why the flush does not leave the L2 empty, as a code (what measure.c decides on and
+	 * says once per device and code) and as words for the user; INJECT_FLUSH_EMPTIES and
+	 * "" when it does, or when only the sweep was asked for. */
+	enum inject_flush_limit {
+		INJECT_FLUSH_EMPTIES = 0,
+		INJECT_FLUSH_OLD_DEVICE,         /* compute capability before 8.0 */
+		INJECT_FLUSH_NO_COOPERATIVE,     /* the device has no cooperative launches */
+		INJECT_FLUSH_REFUSED,            /* the driver refused the cooperative launch */
+	} limit;
+	CUresult refused;                /* INJECT_FLUSH_REFUSED: the driver's error */
+	char notice[320];
 };
+
+/* A name for the flush's limit, telling each apart for inject_report's once-only rule:
+ * "INJECT_FLUSH_OLD_DEVICE", "INJECT_FLUSH_NO_COOPERATIVE", the driver's error name for a
+ * refusal ("CUDA_ERROR_NOT_SUPPORTED"), NULL for INJECT_FLUSH_EMPTIES. */
+const char *inject_flush_limit_name(const struct inject_flush *flush);
 
 /* Loads the flush into the current context and allocates its buffer; empty: the sweep is
  * followed by the discard where the device can (compute capability 8.0 or later,

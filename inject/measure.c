@@ -198,9 +198,10 @@ void inject_measure(struct measurement *m)
 		m->lap = collector_cost_now();
 		/* Said once per device and reason: the flush leaves clean lines where it cannot
 		 * discard (nothing to say under --cache-control none, which does not flush). */
-		if (flush && m->c->flush.notice[0])
+		if (flush && m->c->flush.limit != INJECT_FLUSH_EMPTIES)
 			inject_report("flush", INJECT_CONCERNS(INJECT_ON_DEVICE(m->device),
-							       .detail = m->c->flush.notice),
+							       .detail = inject_flush_limit_name(
+								       &m->c->flush)),
 				      false, "%s", m->c->flush.notice);
 		/* The hardware taken by someone else between our turn and the Start (a profiler
 		 * outside rangeprof): the batch is tried again from a new profiler, the memory

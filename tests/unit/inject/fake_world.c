@@ -625,9 +625,16 @@ int inject_flush_init(struct inject_flush *flush, int device, bool empty, char *
 	(void)device, (void)err, (void)err_size;
 	*flush = (struct inject_flush){ .kernel = (CUfunction)(uintptr_t)0xf1, .blocks = 1,
 					.empty = empty && !fw.flush_notice };
-	if (fw.flush_notice)
+	if (fw.flush_notice) {
+		flush->limit = INJECT_FLUSH_NO_COOPERATIVE;
 		snprintf(flush->notice, sizeof(flush->notice), "%s", fw.flush_notice);
+	}
 	return 0;
+}
+
+const char *inject_flush_limit_name(const struct inject_flush *flush)
+{
+	return flush->limit ? "INJECT_FLUSH_NO_COOPERATIVE" : NULL;
 }
 
 void inject_flush_finish(struct inject_flush *flush)

@@ -160,6 +160,8 @@ Test(flush, the_empty_flush_discards_the_last_l2_of_the_sweep_after_a_grid_barri
 		  strstr(loaded, ".param .u64 discard_from"),
 		  "the empty flush's kernel has its barrier and discard");
 	cr_assert_str_eq(f.notice, "");
+	cr_assert_eq(f.limit, INJECT_FLUSH_EMPTIES);
+	cr_assert_null(inject_flush_limit_name(&f));
 	cr_assert_eq(memsets, 0, "set-up waits for nothing");
 	CUstream stream = (CUstream)(uintptr_t)0x5;
 	cr_assert_eq(inject_flush_launch(&f, stream), 0);
@@ -188,6 +190,8 @@ Test(flush, a_gpu_that_cannot_discard_gets_the_sweep_and_a_notice, .init = stand
 	cr_assert(strstr(f.notice, "cannot discard the lines it leaves on device 0 (compute "
 			  "capability before 8.0): each run starts from an L2 holding clean lines"),
 		  "%s", f.notice);
+	cr_assert_eq(f.limit, INJECT_FLUSH_OLD_DEVICE, "the code measure.c decides on");
+	cr_assert_str_eq(inject_flush_limit_name(&f), "INJECT_FLUSH_OLD_DEVICE");
 	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
 	cr_assert_eq(launches, 1);
 	cr_assert_eq(cooperative_launches + memsets, 0);
@@ -195,10 +199,12 @@ Test(flush, a_gpu_that_cannot_discard_gets_the_sweep_and_a_notice, .init = stand
 	compute_major = 9, cooperative = 0;
 	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
 	cr_assert(strstr(f.notice, "(no cooperative launches)"), "%s", f.notice);
+	cr_assert_eq(f.limit, INJECT_FLUSH_NO_COOPERATIVE);
 	inject_flush_finish(&f);
 	cooperative = 1;
 	cr_assert_eq(inject_flush_init(&f, 0, false, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(f.notice, "", "the sweep asked for is no fallback");
+	cr_assert_eq(f.limit, INJECT_FLUSH_EMPTIES);
 	inject_flush_finish(&f);
 }
 
@@ -238,6 +244,8 @@ Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_
 		cr_assert_eq(launches, 1, "the sweep launched plainly instead");
 		cr_assert_eq(discard_from_launched_plain, f.words / 8, "nothing to discard");
 		cr_assert(!f.empty);
+		cr_assert_eq(f.limit, INJECT_FLUSH_REFUSED);
+		cr_assert_eq(f.refused, refusals[i], "each refusal told apart by its error");
 		cr_assert(strstr(f.notice, "its cooperative launch was refused: CUDA_ERROR_OTHER"),
 			  "%s", f.notice);
 		cr_assert_eq(inject_flush_launch(&f, NULL), 0);

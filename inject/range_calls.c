@@ -382,6 +382,7 @@ static void refuse(struct range_ops *ops, CUpti_CallbackId cbid, const CUpti_Cal
 void range_ops_refuse(struct range_ops *ops, CUpti_CallbackId cbid,
 		      const CUpti_CallbackData *cb, enum range_why why, const char *text)
 {
+	INJECT_REPLAY_HELD();
 	uint64_t call = ops->calls++;
 	if (!ops->refused)
 		refuse(ops, cbid, cb, call, why, text);
@@ -390,6 +391,7 @@ void range_ops_refuse(struct range_ops *ops, CUpti_CallbackId cbid,
 enum range_call range_ops_on_call(struct range_ops *ops, CUpti_CallbackId cbid,
 				  const CUpti_CallbackData *cb)
 {
+	INJECT_REPLAY_HELD();
 	uint64_t call = ops->calls++;
 	if (ops->refused)
 		return RANGE_CALL_REFUSED;

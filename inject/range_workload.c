@@ -17,9 +17,9 @@
  *     where, the saved state is dropped, and the range's later kernels, and the later
  *     ranges of that name (after three refusals only, for an allocation or a capture's
  *     begin), are measured kernel by kernel (launch.c asks inject_range_kernel_fallback).
- * One range workload at a time in the process. Its state is under the replay lock, but
- * for the recorded calls, which the recording threads add under record_lock (a push/pop
- * range has one such thread, a start/end range any). Calls measure.c, session.c,
+ * One range workload at a time in the process. Its state, the recorded calls included,
+ * is under the replay lock: the recording threads (a push/pop range has one, a start/end
+ * range any) add their calls in inject_range_on_call, which takes it. Calls measure.c, session.c,
  * range_memory.c (what is saved), range_ops.c, output.c, nvtx_bridge/ and collector/. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -62,8 +62,7 @@ static struct {
 	struct mem_hashes before;    /* learning: every tracked allocation at the begin */
 	double begin_ms;             /* what the begin cost, for the summary's total */
 } rw;
-/* The calls recorded so far: recording threads add to them without the replay lock. */
-static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The calls recorded so far (replay lock: inject_range_on_call takes it to add one). */
 static struct range_ops recorded;
 
 /* The range measured kernel by kernel now (replay lock): its recording was refused, now
@@ -142,9 +141,7 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	rw.m = m;
 	rw.policy = policy;
 	rw.begin_ms = collector_cost_now() - m->started;
-	pthread_mutex_lock(&record_lock);
 	range_ops_init(&recorded, ctx);
-	pthread_mutex_unlock(&record_lock);
 	atomic_store(&owner_thread, (unsigned long)rw.thread);
 	atomic_store(&owner_any, key->start_end);
 	atomic_store(&inject_range_recording_flag, true);
@@ -154,6 +151,7 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
  * dropped, and from here on the range's kernels measured one by one. Replay lock held. */
 static void refuse_range(const struct range_refusal *r)
 {
+	INJECT_REPLAY_HELD();
 	struct measurement *m = rw.m;
 	atomic_store(&inject_range_recording_flag, false);
 	bool for_good = range_policy_refuse(rw.policy, r->transient);
@@ -175,9 +173,7 @@ static void refuse_range(const struct range_refusal *r)
 	fallback_key = rw.key;
 	fallback_thread = rw.thread;
 	atomic_store(&inject_range_fallback_flag, true);
-	pthread_mutex_lock(&record_lock);
 	range_ops_finish(&recorded);
-	pthread_mutex_unlock(&record_lock);
 }
 
 static inject_range_graph_check graph_check;
@@ -210,7 +206,6 @@ bool inject_range_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		bool graph_refused = is_graph_launch(cbid) && graph_check &&
 			!graph_check(((const cuGraphLaunch_params *)cb->functionParams)->hGraph,
 				     cb->context, graph_why, sizeof(graph_why));
-		pthread_mutex_lock(&record_lock);
 		enum range_call verdict = RANGE_CALL_REFUSED;
 		size_t recorded_before = recorded.count;
 		if (graph_refused)
@@ -221,7 +216,6 @@ bool inject_range_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (verdict == RANGE_CALL_RECORDED)
 			range_memory_on_calls(rw.m, &recorded, recorded_before);
 		struct range_refusal refusal = recorded.refusal;
-		pthread_mutex_unlock(&record_lock);
 		if (verdict == RANGE_CALL_REFUSED)
 			refuse_range(&refusal);
 	}
@@ -372,15 +366,14 @@ static void abandon(const char *why)
 {
 	atomic_store(&inject_range_recording_flag, false);
 	if (rw.active) {
+		INJECT_REPLAY_HELD();
 		inject_report("range-abandoned", INJECT_CONCERNS(.kernel = rw.name, .detail = why),
 			      false, "range '%s' is not measured: %s", rw.name, why);
 		range_memory_drop(rw.m, &rw.before);
 		inject_measurement_finish(rw.m);
 		rw.m = NULL;
 		rw.active = false;
-		pthread_mutex_lock(&record_lock);
 		range_ops_finish(&recorded);
-		pthread_mutex_unlock(&record_lock);
 	}
 }
 
@@ -420,10 +413,8 @@ void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_
 	rw.active = false;
 	struct measurement *m = rw.m;
 	rw.m = NULL;
-	pthread_mutex_lock(&record_lock);
 	struct range_ops ops = recorded;
 	recorded = (struct range_ops){ 0 };
-	pthread_mutex_unlock(&record_lock);
 	/* A start/end range may end on another thread than the one that began it. */
 	CUcontext was = NULL;
 	rp_api.cuCtxGetCurrent(&was);

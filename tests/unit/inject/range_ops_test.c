@@ -5,7 +5,10 @@
  * names.c run as they are. No GPU. Device pointers are made-up addresses above the user
  * half of the address space, so that they can never be host memory. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collector/api.h"
@@ -415,6 +418,18 @@ static void clean_up(void)
 	range_ops_finish(&ops);
 }
 
+/* session.c's replay lock, as range_workload.c holds it around range_ops_on_call:
+ * call_in holds it; a call without it finds the rule checked (range_calls.c). */
+static bool replay_held;
+
+void inject_replay_held_at(const char *func, const char *file, int line)
+{
+	if (!replay_held) {
+		fprintf(stderr, "replay lock not held in %s (%s:%d)\n", func, file, line);
+		abort();
+	}
+}
+
 /* One driver call at its ENTER, as CUPTI gives it, in ctx. */
 static enum range_call call_in(CUcontext ctx, CUpti_CallbackId cbid, const void *params,
 			       const char *symbol)
@@ -422,7 +437,10 @@ static enum range_call call_in(CUcontext ctx, CUpti_CallbackId cbid, const void 
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER,
 				  .functionName = "theDriverCall", .functionParams = params,
 				  .context = ctx, .contextUid = 7, .symbolName = symbol };
-	return range_ops_on_call(&ops, cbid, &cb);
+	replay_held = true;
+	enum range_call verdict = range_ops_on_call(&ops, cbid, &cb);
+	replay_held = false;
+	return verdict;
 }
 
 static enum range_call call(CUpti_CallbackId cbid, const void *params)
@@ -1304,10 +1322,22 @@ Test(range_ops, a_refusal_with_the_allocation_words_but_another_code_is_not_tran
 	cuLaunchHostFunc_params p = { .hStream = S1 };
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
 				  .context = CTX };
+	replay_held = true;
 	range_ops_refuse(&ops, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, &cb, RANGE_WHY_GRAPH,
 			 range_why_text(RANGE_WHY_ALLOCATES));
+	replay_held = false;
 	cr_assert(ops.refused);
 	cr_assert_eq(ops.refusal.code, RANGE_WHY_GRAPH);
 	cr_assert_str_eq(ops.refusal.why, "allocates or frees memory", "its own words, said");
 	cr_assert_not(ops.refusal.transient);
 }
+
+#if RP_LOCK_CHECKS
+Test(range_ops, a_call_recorded_without_the_replay_lock_aborts, .signal = SIGABRT)
+{
+	cuLaunchHostFunc_params p = { .hStream = S1 };
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
+				  .context = CTX };
+	range_ops_on_call(&ops, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, &cb);
+}
+#endif

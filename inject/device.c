@@ -42,6 +42,7 @@ void inject_devices_clocks_restored(void)
 
 struct device_state *inject_device_known(int device)
 {
+	INJECT_REPLAY_HELD();
 	struct device_state *d = &devices[device];
 	if (d->known || d->failed)
 		return d->known ? d : NULL;
@@ -120,6 +121,7 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 struct device_state *inject_device_ready(CUcontext ctx, int device,
 					 void (*release_profilers)(int device))
 {
+	INJECT_REPLAY_HELD();
 	struct device_state *d = inject_device_known(device);
 	if (!d || d->failed)
 		return NULL;

@@ -116,6 +116,7 @@ static bool graph_needs_passes(const struct collector_metric_set *set)
 int inject_whole_batch(struct measurement *m, struct replay_run *rr, unsigned batch,
 		       double *values, double *clocks, unsigned *passes, char *err, size_t err_size)
 {
+	INJECT_REPLAY_HELD();
 	const struct collector_metric_set *set = m->d->set;
 	size_t count = collector_metric_set_user_count(set), time_k = inject_time_metric(set);
 	bool counters = graph_needs_passes(set);

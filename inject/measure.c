@@ -32,6 +32,7 @@
 
 struct measurement *inject_measurement_new(const struct inject_workload *workload)
 {
+	INJECT_REPLAY_HELD();
 	struct measurement *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
@@ -288,6 +289,7 @@ out:
 
 void inject_measurement_finish(struct measurement *m)
 {
+	INJECT_REPLAY_HELD();
 	mem_reach_finish(&m->save.reach);
 	mem_hashes_finish(&m->before);
 	if (m->c) {
@@ -310,6 +312,7 @@ const struct inject_concerns *inject_launch_concerns(const struct measurement *m
 
 bool inject_get_ready(struct measurement *m)
 {
+	INJECT_REPLAY_HELD();
 	const struct inject_launch *l = &m->launch;
 	struct inject_concerns about;
 	CUdevice dev;

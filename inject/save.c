@@ -39,6 +39,7 @@ CUptiResult inject_checkpoint_put_back(RP_CUpti_Checkpoint *checkpoint)
 
 bool inject_save_checkpoint(struct measurement *m)
 {
+	INJECT_REPLAY_HELD();
 	m->save.strategy = "checkpoint";
 	CUptiResult r = inject_checkpoint_save(m->launch.ctx, &m->save.checkpoint);
 	if (r != CUPTI_SUCCESS) {
@@ -62,6 +63,7 @@ bool inject_save_checkpoint(struct measurement *m)
 
 void inject_put_back_checkpoint(struct measurement *m)
 {
+	INJECT_REPLAY_HELD();
 	CUptiResult restore = inject_checkpoint_put_back(&m->save.checkpoint);
 	if (restore != CUPTI_SUCCESS)
 		inject_report("restore", INJECT_CONCERNS(.kernel = m->kernel,

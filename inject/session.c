@@ -82,6 +82,7 @@ void inject_replay_configure(const struct inject_config *c)
 
 void inject_release_profilers(int device)
 {
+	INJECT_REPLAY_HELD();
 	if (device >= 0 && device < INJECT_MAX_DEVICES && owners[device])
 		inject_profiler_release(owners[device]);
 }
@@ -94,6 +95,7 @@ void inject_replay_fork_child(void)
 struct function_state *inject_function_state(struct context_state *c, CUfunction f,
 					     const char *mangled)
 {
+	INJECT_REPLAY_HELD();
 	unsigned b = (unsigned)((uintptr_t)f >> 4) % FUNCTION_BUCKETS;
 	for (struct function_state *s = c->functions[b]; s; s = s->next)
 		if (s->function == f && !strcmp(s->mangled, mangled))
@@ -143,6 +145,7 @@ static bool hardware_free(struct device_state *d, int device, const char *kernel
 bool inject_take_turn(struct device_state *d, int device, const char *kernel,
 		      const char *mangled, uint64_t index)
 {
+	INJECT_REPLAY_HELD();
 	if (!d->turns)
 		return true;
 	char why[128]; /* the system's reason */
@@ -239,6 +242,7 @@ static void profiler_enabled(struct context_state *c)
  * calling thread's current context as it was. */
 void inject_profiler_release(struct context_state *c)
 {
+	INJECT_REPLAY_HELD();
 	if (!c->profiler)
 		return;
 	CUcontext previous = NULL;
@@ -284,6 +288,7 @@ struct context_state *inject_context_ready(CUcontext ctx, int device, uint32_t c
 					   const struct collector_metric_set *set, size_t ranges,
 					   struct collector_cost *cost, double *lap)
 {
+	INJECT_REPLAY_HELD();
 	inject_context_gen gen = inject_contexts_created(ctx);
 	struct context_state *c = inject_contexts_state(ctx, gen);
 	if (!c) {
@@ -346,6 +351,7 @@ struct context_state *inject_context_ready(CUcontext ctx, int device, uint32_t c
 
 void inject_give_turn(int device)
 {
+	INJECT_REPLAY_HELD();
 	struct device_state *d = inject_device(device);
 	if (!d)
 		return;

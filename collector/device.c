@@ -27,6 +27,7 @@
 #include "collector/api.h"
 #include "collector/stats.h"
 #include "collector/thermal.h"
+#include "common/lock.h"
 
 int collector_device_info(int index, struct collector_device_info *info, char *err,
 			  size_t err_size)
@@ -109,7 +110,7 @@ static struct {
 	int (*reset_locked)(nvml_device_t);
 } nvml;                               /* written under nvml_lock before nvml_ready */
 static bool nvml_ready;                 /* under nvml_lock */
-static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rp_lock nvml_lock = RP_LOCK_INITIALIZER("nvml_lock");
 
 /* Devices by UUID, looked up once: nvmlDeviceGetHandleByUUID walks every GPU. An entry's
  * uuid and handle are written under nvml_lock when it is added and never change, so a
@@ -132,6 +133,7 @@ static struct sigaction previous[32];
 /* collector_nvml_open with nvml_lock held. */
 static int nvml_open_locked(const char *library, char *err, size_t err_size)
 {
+	rp_lock_held(&nvml_lock);
 	if (nvml_ready)
 		return 0;
 	void *h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
@@ -179,9 +181,9 @@ int collector_nvml_open(const char *library, char *err, size_t err_size)
 {
 	/* Held across dlopen and nvmlInit: once per process, and two threads opening at once
 	 * must not both fill the table. */
-	pthread_mutex_lock(&nvml_lock);
+	rp_lock(&nvml_lock);
 	int rc = nvml_open_locked(library, err, err_size);
-	pthread_mutex_unlock(&nvml_lock);
+	rp_unlock(&nvml_lock);
 	return rc;
 }
 
@@ -203,7 +205,7 @@ static struct nvml_known *nvml_device(const char *uuid, int *lookup_result)
 	if (!uuid)
 		return NULL;
 	struct nvml_known *k = NULL;
-	pthread_mutex_lock(&nvml_lock);
+	rp_lock(&nvml_lock);
 	if (!nvml_ready)
 		goto out;
 	for (int i = 0; i < nvml_known_count; i++) {
@@ -222,7 +224,7 @@ static struct nvml_known *nvml_device(const char *uuid, int *lookup_result)
 	/* Counted only now: a search never meets a half-made entry. */
 	nvml_known_count++;
 out:
-	pthread_mutex_unlock(&nvml_lock);
+	rp_unlock(&nvml_lock);
 	return k;
 }
 
@@ -387,6 +389,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *context)
 /* With nvml_lock held (installed is under it). */
 static void install_restore_paths(void)
 {
+	rp_lock_held(&nvml_lock);
 	static bool installed;
 	if (installed)
 		return;
@@ -408,6 +411,7 @@ static void install_restore_paths(void)
 static int clock_lock_base_locked(const char *uuid, unsigned *locked_mhz, char *err,
 				  size_t err_size)
 {
+	rp_lock_held(&nvml_lock);
 	nvml_device_t dev;
 	unsigned mhz = 0;
 	int r;
@@ -451,8 +455,8 @@ int collector_clock_lock_base(const char *uuid, unsigned *locked_mhz, char *err,
 {
 	/* Held across NVML's lock call: once per device, and two threads locking at once
 	 * must not both install the restore paths or write the same slot. */
-	pthread_mutex_lock(&nvml_lock);
+	rp_lock(&nvml_lock);
 	int rc = clock_lock_base_locked(uuid, locked_mhz, err, err_size);
-	pthread_mutex_unlock(&nvml_lock);
+	rp_unlock(&nvml_lock);
 	return rc;
 }

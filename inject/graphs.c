@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "collector/api.h"
+#include "common/lock.h"
 #include "inject/output.h"
 
 /* Set once by graph_measure.c's inject_graphs_configure, before any callback. */
@@ -57,14 +58,16 @@ struct inject_graph_exec {
 	unsigned plan_generation;    /* counts the updates that forget it */
 };
 
+static struct rp_lock lock = RP_LOCK_INITIALIZER("graphs.c's lock");
+
 /* An update may change what the launches can come to. Called with the lock held. */
 static void forget_plan(struct inject_graph_exec *g)
 {
+	rp_lock_held(&lock);
 	g->plan = INJECT_GRAPH_PLAN_UNKNOWN;
 	g->plan_generation++;
 }
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct inject_graph_exec *execs;
 static uint64_t next_id;
 static atomic_ulong known;
@@ -97,7 +100,7 @@ static void instantiated(CUgraphExec exec, CUgraph graph)
 {
 	CUgraph copy = NULL;
 	CUresult cr = rp_api.cuGraphClone(&copy, graph);
-	pthread_mutex_lock(&lock);
+	rp_lock(&lock);
 	forget(exec); /* a handle the driver gives again */
 	struct inject_graph_exec *g = calloc(1, sizeof(*g));
 	if (g) {
@@ -114,7 +117,7 @@ static void instantiated(CUgraphExec exec, CUgraph graph)
 	} else if (cr == CUDA_SUCCESS) {
 		rp_api.cuGraphDestroy(copy);
 	}
-	pthread_mutex_unlock(&lock);
+	rp_unlock(&lock);
 }
 
 /* The copy's node for a node of the application's graph, NULL when there is none. */
@@ -171,10 +174,10 @@ static void updated(int cbid, const void *params)
 	/* Every one of these calls starts with the executable graph and (but for
 	 * cuGraphExecUpdate) the node of the application's graph. */
 	const struct { CUgraphExec exec; CUgraphNode node; } *head = params;
-	pthread_mutex_lock(&lock);
+	rp_lock(&lock);
 	struct inject_graph_exec *g = find(head->exec);
 	if (!g || g->stale) {
-		pthread_mutex_unlock(&lock);
+		rp_unlock(&lock);
 		return;
 	}
 	forget_plan(g); /* a node's kernel may have changed */
@@ -190,7 +193,7 @@ static void updated(int cbid, const void *params)
 		} else {
 			mark_stale(g, "cuGraphExecUpdate", cr);
 		}
-		pthread_mutex_unlock(&lock);
+		rp_unlock(&lock);
 		return;
 	}
 	CUgraphNode node = copy_node(g, head->node);
@@ -254,7 +257,7 @@ static void updated(int cbid, const void *params)
 	}
 	if (cr != CUDA_SUCCESS)
 		mark_stale(g, call, cr);
-	pthread_mutex_unlock(&lock);
+	rp_unlock(&lock);
 }
 
 bool inject_graphs_on_call(int cbid, const void *params, bool succeeded)
@@ -272,9 +275,9 @@ bool inject_graphs_on_call(int cbid, const void *params, bool succeeded)
 		return true;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy:
-		pthread_mutex_lock(&lock);
+		rp_lock(&lock);
 		forget(((const cuGraphExecDestroy_params *)params)->hGraphExec);
-		pthread_mutex_unlock(&lock);
+		rp_unlock(&lock);
 		return true;
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate:
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2:
@@ -305,7 +308,7 @@ unsigned long inject_graphs_known(void)
 
 bool inject_graphs_launch_begin(CUgraphExec exec, struct inject_graph_launch_start *start)
 {
-	pthread_mutex_lock(&lock);
+	rp_lock(&lock);
 	struct inject_graph_exec *g = find(exec);
 	*start = (struct inject_graph_launch_start){ .entry = g };
 	if (g) {
@@ -316,36 +319,36 @@ bool inject_graphs_launch_begin(CUgraphExec exec, struct inject_graph_launch_sta
 		start->stale = g->stale;
 		snprintf(start->why_stale, sizeof(start->why_stale), "%s", g->why_stale);
 	}
-	pthread_mutex_unlock(&lock);
+	rp_unlock(&lock);
 	return g != NULL;
 }
 
 bool inject_graphs_node_disabled(struct inject_graph_exec *g, CUgraphNode node)
 {
-	pthread_mutex_lock(&lock);
+	rp_lock(&lock);
 	bool off = disabled(g, node);
-	pthread_mutex_unlock(&lock);
+	rp_unlock(&lock);
 	return off;
 }
 
 void inject_graphs_launch_end(struct inject_graph_exec *g, unsigned generation,
 			      enum inject_graph_plan plan)
 {
-	pthread_mutex_lock(&lock);
+	rp_lock(&lock);
 	if (g->plan_generation == generation) /* no update came in between */
 		g->plan = plan;
-	pthread_mutex_unlock(&lock);
+	rp_unlock(&lock);
 }
 
 bool inject_graphs_may_measure(CUgraphExec exec)
 {
 	if (mode == RP_GRAPH_NONE)
 		return false;
-	pthread_mutex_lock(&lock);
+	rp_lock(&lock);
 	struct inject_graph_exec *g = find(exec);
 	bool may = !g || g->plan != INJECT_GRAPH_PLAN_NOTHING;
 	if (!may)
 		g->launches++; /* the records' launch numbers count every launch */
-	pthread_mutex_unlock(&lock);
+	rp_unlock(&lock);
 	return may;
 }

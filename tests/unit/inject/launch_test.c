@@ -49,10 +49,13 @@ static CUptiResult enable_domain(uint32_t enable, CUpti_SubscriberHandle s,
 	return CUPTI_SUCCESS;
 }
 
+/* The stream the tests capture on. */
+#define CAPTURED_STREAM ((CUstream)0x77)
+
 static CUresult is_capturing(CUstream s, CUstreamCaptureStatus *status)
 {
-	(void)s;
-	*status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	*status = s == CAPTURED_STREAM ? CU_STREAM_CAPTURE_STATUS_ACTIVE :
+					 CU_STREAM_CAPTURE_STATUS_NONE;
 	return CUDA_SUCCESS;
 }
 
@@ -376,16 +379,24 @@ Test(launch, under_control_only_launches_inside_an_annotation_are_measured)
 Test(launch, a_launch_while_a_capture_is_under_way_is_counted_and_not_measured)
 {
 	configure();
-	cuStreamBeginCapture_v2_params begin = { .hStream = (CUstream)0x77 };
+	cuStreamBeginCapture_v2_params begin = { .hStream = CAPTURED_STREAM };
 	driver(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, CUPTI_API_ENTER, &begin,
 	       CUDA_SUCCESS, NULL);
 	driver(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, CUPTI_API_EXIT, &begin,
 	       CUDA_SUCCESS, NULL);
+	/* On another stream: measuring would invalidate the capture all the same. */
 	launch(0, CUDA_SUCCESS);
 	cr_assert_eq(fake_records("run"), 0);
-	cr_assert_eq(fake_messages("warning", "stream capture"), 1);
+	cr_assert_eq(fake_messages("warning", "while a stream capture was under way"), 1);
+	/* On the capturing stream: only a graph node, measured when its graph is launched. */
+	cuLaunchKernel_params p = kernel_params(0);
+	p.hStream = CAPTURED_STREAM;
+	launch_enter(0, &p);
+	launch_exit(0, &p, CUDA_SUCCESS);
+	cr_assert_eq(fake_records("run"), 0);
+	cr_assert_eq(fake_messages("warning", "only becomes a graph node"), 1);
 	CUgraph graph;
-	cuStreamEndCapture_params end = { .hStream = (CUstream)0x77, .phGraph = &graph };
+	cuStreamEndCapture_params end = { .hStream = CAPTURED_STREAM, .phGraph = &graph };
 	driver(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, CUPTI_API_ENTER, &end, CUDA_SUCCESS,
 	       NULL);
 	driver(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, CUPTI_API_EXIT, &end, CUDA_SUCCESS,
@@ -394,7 +405,7 @@ Test(launch, a_launch_while_a_capture_is_under_way_is_counted_and_not_measured)
 	cr_assert_eq(fake_records("summary"), 1, "measured once the capture ended");
 	struct collector_launch_counts c;
 	inject_launch_counts(&c);
-	cr_assert_eq(c.not_replayed, 1, "the captured launch");
+	cr_assert_eq(c.not_replayed, 2, "the two launches during the capture");
 }
 
 /* ---- graph launches ---------------------------------------------------------------- */
@@ -481,6 +492,22 @@ Test(launch, a_range_the_filter_does_not_select_is_not_recorded)
 	launch(0, CUDA_SUCCESS);
 	bridge_range_pop();
 	cr_assert_eq(fake_records("run"), 0, "in range mode a kernel alone is not measured");
+}
+
+Test(launch, a_range_that_begins_during_a_capture_is_not_recorded)
+{
+	set(RP_OPT_NVTX_INCLUDE, "step/");
+	set(RP_OPT_REPLAY_MODE, "range");
+	configure();
+	char err[256] = "";
+	cr_assert_eq(inject_launch_set_range_mode(true, err, sizeof(err)), 0, "%s", err);
+	cuStreamBeginCapture_v2_params begin = { .hStream = CAPTURED_STREAM };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, CUPTI_API_ENTER, &begin,
+	       CUDA_SUCCESS, NULL);
+	bridge_range_push_a("step");
+	cr_assert_not(inject_range_recording(), "its begin would invalidate the capture");
+	cr_assert_eq(fake_messages("warning", "a range began while a stream capture"), 1);
+	bridge_range_pop();
 }
 
 Test(launch, range_mode_needs_the_callbacks_set_up)

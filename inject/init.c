@@ -36,7 +36,10 @@
 static struct rp_options opts;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t options_once = PTHREAD_ONCE_INIT;
-static char options_error[2048];          /* why the environment's options were refused */
+/* The environment's options refused: the code load or check returned (0: accepted),
+ * which init decides on, and the words it says. */
+static int options_rc;
+static char options_error[2048];
 static atomic_bool initialised, late;
 /* The control API attached this process (inject_init_attached): its fact alone, not the
  * gate of annotations, which select.c owns. */
@@ -139,11 +142,12 @@ static void warn_line(const char *line, void *arg)
 static void load_options(void)
 {
 	rp_options_init(&opts);
-	if (rp_options_load_env(&opts, options_error, sizeof(options_error)) == 0)
-		rp_options_check(&opts, options_error, sizeof(options_error));
+	options_rc = rp_options_load_env(&opts, options_error, sizeof(options_error));
+	if (!options_rc)
+		options_rc = rp_options_check(&opts, options_error, sizeof(options_error));
 	/* A mistyped RANGEPROF_ variable is not read: said here too, for the raw
 	 * LD_PRELOAD form that has no launcher to say it. */
-	if (!options_error[0])
+	if (!options_rc)
 		rp_options_env_typos(warn_line, NULL);
 }
 
@@ -181,7 +185,7 @@ static void init(void)
 	 * whatever happens below (a refusal returns early), unless --children asks. */
 	if (atomic_load(&api_attached) && !opts.children)
 		inject_forget_cuda_hook();
-	if (options_error[0]) {
+	if (options_rc) {
 		refuse(options_error);
 		return;
 	}

@@ -97,6 +97,7 @@ void inject_launch_shape(const struct inject_launch *l, int device, struct rp_la
 
 void inject_fill_launch_metrics(const struct measurement *m, unsigned runs, double *values)
 {
+	INJECT_REPLAY_HELD();
 	const struct collector_metric_set *set = m->d->set;
 	size_t count = collector_metric_set_user_count(set);
 	bool any = false;

@@ -152,6 +152,7 @@ static void as_issued_reset(void)
 
 void range_memory_context_destroyed(CUcontext ctx)
 {
+	INJECT_REPLAY_HELD();
 	/* Its memory goes with it: freeing an address later could free another context's
 	 * allocation that was given the same address meanwhile. */
 	size_t kept = 0;
@@ -163,6 +164,7 @@ void range_memory_context_destroyed(CUcontext ctx)
 
 struct range_policy *range_policy_of(const char *name)
 {
+	INJECT_REPLAY_HELD();
 	for (size_t i = 0; i < policy_count; i++)
 		if (!strcmp(policies[i].name, name))
 			return &policies[i];
@@ -190,6 +192,7 @@ bool range_policy_refused(const struct range_policy *p)
 
 bool range_policy_refuse(struct range_policy *p, bool transient)
 {
+	INJECT_REPLAY_HELD();
 	if (!p)
 		return false;
 	mem_reach_finish(&p->reach);
@@ -219,6 +222,7 @@ static bool copy_reach(struct mem_reach *to, const struct mem_reach *from)
 bool range_memory_begin(struct range_policy *p, struct measurement *m,
 			struct mem_hashes *before)
 {
+	INJECT_REPLAY_HELD();
 	*before = (struct mem_hashes){ 0 };
 	char err[256];
 	as_issued_reset();
@@ -430,6 +434,7 @@ static void whole_at(struct measurement *m, size_t at, const char *why)
 
 void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, size_t from)
 {
+	INJECT_REPLAY_HELD();
 	if (!as_issued.on || as_issued.whole || as_issued.failed)
 		return;
 	/* Allocating, or waiting for the context, while another thread captures would
@@ -653,6 +658,7 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 		      const struct range_ops *ops, struct mem_hashes *before,
 		      RP_CUpti_Checkpoint *end_state)
 {
+	INJECT_REPLAY_HELD();
 	if (as_issued.on)
 		return end_as_issued(p, m, ops, before, end_state);
 	char err[256] = "";
@@ -691,6 +697,7 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 
 void range_memory_put_back(struct measurement *m, RP_CUpti_Checkpoint *end_state)
 {
+	INJECT_REPLAY_HELD();
 	bool failed;
 	if (m->save.checkpoint_saved) {
 		failed = inject_checkpoint_put_back(end_state) != CUPTI_SUCCESS;
@@ -708,6 +715,7 @@ void range_memory_put_back(struct measurement *m, RP_CUpti_Checkpoint *end_state
 
 void range_memory_drop(struct measurement *m, struct mem_hashes *before)
 {
+	INJECT_REPLAY_HELD();
 	mem_hashes_finish(before);
 	if (m->save.checkpoint_saved) {
 		rp_api.cuptiCheckpointFree(&m->save.checkpoint);

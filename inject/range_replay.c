@@ -58,6 +58,7 @@ static void pin_host_copies(const struct range_ops *ops, struct range_replay *rp
 int range_replay_prepare(const struct range_ops *ops, struct range_replay *rp, char *err,
 			 size_t err_size)
 {
+	INJECT_REPLAY_HELD();
 	memset(rp, 0, sizeof(*rp));
 	pin_host_copies(ops, rp);
 	size_t n = 0;
@@ -96,6 +97,7 @@ int range_replay_prepare(const struct range_ops *ops, struct range_replay *rp, c
 
 void range_replay_finish(struct range_replay *rp)
 {
+	INJECT_REPLAY_HELD();
 	for (size_t i = 0; rp->shadow && i < rp->count; i++)
 		if (rp->shadow[i])
 			rp_api.cuEventDestroy(rp->shadow[i]);
@@ -159,6 +161,7 @@ static CUresult issue_memset(const struct range_op *op, const char **call)
 int range_replay_issue(const struct range_ops *ops, struct range_replay *rp, char *err,
 		       size_t err_size)
 {
+	INJECT_REPLAY_HELD();
 	for (size_t i = 0; i < ops->count; i++) {
 		const struct range_op *op = &ops->ops[i];
 		const char *call = NULL;

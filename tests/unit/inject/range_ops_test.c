@@ -380,6 +380,19 @@ static CUptiResult callback_name(CUpti_CallbackDomain domain, uint32_t cbid, con
 
 static struct range_ops ops;
 
+/* session.c's replay lock, as range_workload.c holds it around the recording and the
+ * replay: held from each test's start; a test that lets go of it finds the rule checked
+ * (range_calls.c, range_replay.c). */
+static bool replay_held;
+
+void inject_replay_held_at(const char *func, const char *file, int line)
+{
+	if (!replay_held) {
+		fprintf(stderr, "replay lock not held in %s (%s:%d)\n", func, file, line);
+		abort();
+	}
+}
+
 static void stand_ins(void)
 {
 	memset(&rp_api, 0, sizeof(rp_api));
@@ -410,24 +423,13 @@ static void stand_ins(void)
 	seen_count = 0;
 	events_created = events_destroyed = 0;
 	launch_answer = CUDA_SUCCESS;
+	replay_held = true;
 	range_ops_init(&ops, CTX);
 }
 
 static void clean_up(void)
 {
 	range_ops_finish(&ops);
-}
-
-/* session.c's replay lock, as range_workload.c holds it around range_ops_on_call:
- * call_in holds it; a call without it finds the rule checked (range_calls.c). */
-static bool replay_held;
-
-void inject_replay_held_at(const char *func, const char *file, int line)
-{
-	if (!replay_held) {
-		fprintf(stderr, "replay lock not held in %s (%s:%d)\n", func, file, line);
-		abort();
-	}
 }
 
 /* One driver call at its ENTER, as CUPTI gives it, in ctx. */
@@ -437,10 +439,7 @@ static enum range_call call_in(CUcontext ctx, CUpti_CallbackId cbid, const void 
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER,
 				  .functionName = "theDriverCall", .functionParams = params,
 				  .context = ctx, .contextUid = 7, .symbolName = symbol };
-	replay_held = true;
-	enum range_call verdict = range_ops_on_call(&ops, cbid, &cb);
-	replay_held = false;
-	return verdict;
+	return range_ops_on_call(&ops, cbid, &cb);
 }
 
 static enum range_call call(CUpti_CallbackId cbid, const void *params)
@@ -1322,10 +1321,8 @@ Test(range_ops, a_refusal_with_the_allocation_words_but_another_code_is_not_tran
 	cuLaunchHostFunc_params p = { .hStream = S1 };
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
 				  .context = CTX };
-	replay_held = true;
 	range_ops_refuse(&ops, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, &cb, RANGE_WHY_GRAPH,
 			 range_why_text(RANGE_WHY_ALLOCATES));
-	replay_held = false;
 	cr_assert(ops.refused);
 	cr_assert_eq(ops.refusal.code, RANGE_WHY_GRAPH);
 	cr_assert_str_eq(ops.refusal.why, "allocates or frees memory", "its own words, said");
@@ -1335,6 +1332,7 @@ Test(range_ops, a_refusal_with_the_allocation_words_but_another_code_is_not_tran
 #if RP_LOCK_CHECKS
 Test(range_ops, a_call_recorded_without_the_replay_lock_aborts, .signal = SIGABRT)
 {
+	replay_held = false;
 	cuLaunchHostFunc_params p = { .hStream = S1 };
 	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &p,
 				  .context = CTX };

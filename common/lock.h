@@ -3,10 +3,11 @@
  * caller, when the calling thread does not hold l; rp_lock() aborts when it already does
  * (a self-deadlock would hang instead).
  * The owner is tracked and the checks made where assert() is on (no NDEBUG): meson's
- * debug and debugoptimized builds, the unit-test and sanitizer builds, and the wheel
- * (pyproject.toml keeps b_ndebug=false). With NDEBUG (-Db_ndebug=true, or buildtype=release
- * with b_ndebug=if-release) the struct is the bare mutex and the checks compile to
- * nothing. Header only: libc and pthreads. */
+ * debug and debugoptimized builds, the unit-test and sanitizer builds, and the GPU suite's
+ * build. The wheel (-Dwheel=true: meson.build sets RP_LOCK_CHECKS=0) and NDEBUG builds
+ * (-Db_ndebug=true, or buildtype=release with b_ndebug=if-release) have the bare mutex and
+ * no checks: a user's application is never aborted for a lock fault of ours.
+ * Header only: libc and pthreads. */
 #ifndef COMMON_LOCK_H
 #define COMMON_LOCK_H
 
@@ -14,10 +15,14 @@
 #include <stdbool.h>
 #include <time.h>
 
+#ifndef RP_LOCK_CHECKS
 #ifdef NDEBUG
 #define RP_LOCK_CHECKS 0
 #else
 #define RP_LOCK_CHECKS 1
+#endif
+#endif
+#if RP_LOCK_CHECKS
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>

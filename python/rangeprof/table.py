@@ -467,7 +467,10 @@ class _Group:
 
     def __init__(self, unit, config):
         self.unit = unit
-        self.values, self.runs = array("d"), array("q")
+        # The run indexes one byte each while they fit (runs are numbered from 0, a few
+        # to a few hundred a launch), eight once one does not (_wide_run): two thirds of
+        # the memory of a big file's report were these, the drifts and the values.
+        self.values, self.runs = array("d"), array("b")
         # seg_done[i]: (finite samples, drift_pct or None, drifted) of closed segment i;
         # the last segment is open (its launch may have more runs to come) until close().
         self.seg_launch, self.seg_start, self.seg_done = array("q"), array("q"), []
@@ -478,6 +481,11 @@ class _Group:
         # Unit texts of values that are not in the group's unit (another scale or
         # dimension): such a group's values are not averaged (Aggregator.rows).
         self.other_units = set()
+
+    def wide_run(self, run):
+        """Appends a run index that a byte does not hold: the indexes become int64."""
+        self.runs = array("q", self.runs)
+        self.runs.append(run)
 
     def note_unit(self, text):
         """A value in unit text joined the group (called where text != self.unit)."""
@@ -509,7 +517,11 @@ class _Group:
             self.close()
         offset = len(self.values)
         self.values.extend(other.values)
-        self.runs.extend(other.runs)
+        if other.runs.typecode == self.runs.typecode:
+            self.runs.extend(other.runs)
+        else:
+            self.runs = array("q", self.runs)
+            self.runs.extend(array("q", other.runs))
         starts, done = list(other.seg_start), list(other.seg_done)
         if launches and launches[0] == self.open:
             # The open segment goes on: other's first segment joins it.
@@ -581,6 +593,19 @@ def _note_units(by_metric, units):
                 g.note_unit(text)
 
 
+def _short_segment(n):
+    """(n, None, False), one tuple per n shared by every segment of n values (a big file
+    has millions of launches of 5 runs: their drifts took more memory than their
+    values)."""
+    got = _SHORT_SEGMENTS.get(n)
+    if got is None:
+        got = _SHORT_SEGMENTS[n] = (n, None, False)
+    return got
+
+
+_SHORT_SEGMENTS = {}
+
+
 def _segment_drift(values, runs):
     """(finite samples, drift_pct or None, drifted) of one launch's values and run
     indexes, as stats.summarize judges a launch: NaN left out, in run order where every
@@ -588,7 +613,7 @@ def _segment_drift(values, runs):
     if len(values) < stats.STABLE_MIN_DRIFT_RUNS:
         # Too few runs for a drift (stats.launch_drift): only the finite ones counted,
         # without the lists (a segment per launch, of 5 runs in many jobs).
-        return sum(v - v == 0 for v in values), None, False
+        return _short_segment(sum(v - v == 0 for v in values))
     vals, rs = values.tolist(), runs.tolist()
     if not all(map(math.isfinite, vals)):
         keep = [i for i, v in enumerate(vals) if math.isfinite(v)]
@@ -772,7 +797,10 @@ class Aggregator:
                         if launch != g.open:
                             g.new_segment(launch)
                         g.values.append(math.nan if value is None else float(value))
-                        g.runs.append(r)
+                        try:
+                            g.runs.append(r)
+                        except OverflowError:
+                            g.wide_run(r)
                         if clock is not None:
                             # note_clock inline: ten groups per run
                             low = g.clock_low
@@ -824,7 +852,10 @@ class Aggregator:
             if launch != g.open:
                 g.new_segment(launch)
             g.values.append(item[0])
-            g.runs.append(run)
+            try:
+                g.runs.append(run)
+            except OverflowError:
+                g.wide_run(run)
             if clock is not None:
                 g.note_clock(clock)
             if hit:
@@ -883,7 +914,10 @@ class Aggregator:
             if launch != g.open:
                 g.new_segment(launch)
             g.values.append(value)
-            g.runs.append(run)
+            try:
+                g.runs.append(run)
+            except OverflowError:
+                g.wide_run(run)
             g.note_clock(clock)
             if hit:
                 g.hits += 1

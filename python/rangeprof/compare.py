@@ -250,6 +250,11 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0,
     if not (isinstance(min_runs, int) and min_runs >= 2):
         raise ValueError(f"min_runs {min_runs!r}: expected an integer >= 2")
     rows = []
+    progress = None
+    if method == "bootstrap":
+        progress = stats.BootstrapProgress("rangeprof-compare", stats.BOOTSTRAP_RESAMPLES * sum(
+            len(a_groups[k]["values"]) + len(b_groups[k]["values"])
+            for k in a_groups if k in b_groups))
     for key in list(a_groups) + [k for k in b_groups if k not in a_groups]:
         a, b = a_groups.get(key), b_groups.get(key)
         sa = _summary(a) if a is not None else None
@@ -263,7 +268,7 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0,
             continue
         metric = key[3]
         if method == "bootstrap":
-            bs = stats.bootstrap_ratio(a["values"], b["values"])
+            bs = stats.bootstrap_ratio(a["values"], b["values"], progress=progress)
             ratio, low, high, p = bs["ratio"], bs["low"], bs["high"], bs["p"]
         else:
             ratio, low, high = stats.ratio_ci(a["values"], b["values"])
@@ -315,6 +320,8 @@ def compare(a_groups, b_groups, method="welch", alpha=0.05, threshold_pct=0.0,
                 "slower (within threshold)" if is_time else "worse (within threshold)"
         else:
             row["Verdict"] = "improvement"
+    if progress is not None:
+        progress.finish()
     return rows
 
 

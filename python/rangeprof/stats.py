@@ -1,7 +1,8 @@
 """rangeprof/stats.py - the statistics of SPEC.md section 5 (mean, sample standard deviation,
 median, Student-t 95 % interval, RSD, drift, stability verdict), computed as collector/stats.c
 computes them so that tables agree with the 'summary' records, plus Welch's t-test and a
-bootstrap for A/B comparison. Standard library only.
+bootstrap for A/B comparison. Standard library only, but for the bootstrap's resampling
+(numpy, imported when it is called).
 
 Both leave out a sample that is None, NaN or infinite (a run whose metric was not produced,
 null in its run record, or a derived value undefined for it): n counts the others, which
@@ -17,7 +18,6 @@ the mean beyond about 1e154 give it an infinite stddev and below about 1e-162 a 
 and so another rsd and verdict."""
 import math
 import operator
-import random
 
 # t(0.975, df) for df = 1..30, the same table as collector/stats.c; beyond 30 the same
 # Cornish-Fisher expansion, so that intervals agree to the last digit.
@@ -476,30 +476,86 @@ def ratio_ci(a, b):
     return r, r - half, r + half
 
 
-def bootstrap_ratio(a, b, resamples=2000, seed=0):
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_CHUNK = 1 << 21   # values drawn at once (8 MB of indexes, 16 MB of values)
+
+
+def bootstrap_ratio(a, b, resamples=BOOTSTRAP_RESAMPLES, seed=0, progress=None):
     """mean(b)/mean(a) with a percentile 95 % interval and a two-sided p-value for 'the
     ratio is 1', from resampling each side with replacement (seeded: reproducible); no
-    interval and no p (NaN) with fewer than two finite values on a side."""
+    interval and no p (NaN) with fewer than two finite values on a side. The resamples
+    are drawn by numpy, BOOTSTRAP_CHUNK values at a time (the draws of Python's random
+    took 93 s for 2000 resamples of 200 000 runs, numpy's take 5); progress, where
+    given, is called with the number of values drawn, resamples * (len(a) + len(b)) in
+    all (BootstrapProgress)."""
     a, b = _common_scale(_finite(a), _finite(b))
     if not a or not b or math.fsum(a) == 0:
         return dict(ratio=math.nan, low=math.nan, high=math.nan, p=math.nan)
+    ratio = (math.fsum(b) / len(b)) / (math.fsum(a) / len(a))
     if len(a) < 2 or len(b) < 2:
         # One value resamples to itself: every ratio would be the same and p = 0 for
         # any difference. As Welch's test, no interval and no p below two values a side.
-        return dict(ratio=(math.fsum(b) / len(b)) / (math.fsum(a) / len(a)), low=math.nan,
-                    high=math.nan, p=math.nan)
-    rng = random.Random(seed)
-    ratios = []
-    for _ in range(resamples):
-        ra = math.fsum(rng.choices(a, k=len(a))) / len(a)
-        rb = math.fsum(rng.choices(b, k=len(b))) / len(b)
-        ratios.append(rb / ra if ra else math.nan)
-    ratios = sorted(x for x in ratios if not math.isnan(x))
+        return dict(ratio=ratio, low=math.nan, high=math.nan, p=math.nan)
+    import numpy as np
+    rng = np.random.Generator(np.random.PCG64(seed))
+    ma = _resampled_means(rng, np.array(a, dtype=float), resamples, progress)
+    mb = _resampled_means(rng, np.array(b, dtype=float), resamples, progress)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(ma != 0, mb / ma, math.nan)
+    ratios = np.sort(ratios[~np.isnan(ratios)])
     k = len(ratios)
     if not k:
         return dict(ratio=math.nan, low=math.nan, high=math.nan, p=math.nan)
-    below = sum(x <= 1.0 for x in ratios) / k
-    above = sum(x >= 1.0 for x in ratios) / k
-    return dict(ratio=(math.fsum(b) / len(b)) / (math.fsum(a) / len(a)),
-                low=ratios[int(0.025 * (k - 1))], high=ratios[int(round(0.975 * (k - 1)))],
+    below = np.count_nonzero(ratios <= 1.0) / k
+    above = np.count_nonzero(ratios >= 1.0) / k
+    return dict(ratio=ratio, low=float(ratios[int(0.025 * (k - 1))]),
+                high=float(ratios[int(round(0.975 * (k - 1)))]),
                 p=min(1.0, 2 * min(below, above)))
+
+
+def _resampled_means(rng, x, resamples, progress):
+    """The means of resamples resamples of x with replacement."""
+    import numpy as np
+    n = len(x)
+    out = np.empty(resamples)
+    rows = max(1, BOOTSTRAP_CHUNK // n)
+    index = np.int32 if n < (1 << 31) else np.int64
+    for start in range(0, resamples, rows):
+        k = min(rows, resamples - start)
+        out[start:start + k] = x[rng.integers(0, n, size=(k, n), dtype=index)].sum(axis=1)
+        if progress is not None:
+            progress(k * n)
+    return out / n
+
+
+class BootstrapProgress:
+    """'rangeprof-compare: bootstrap: 41 % of 1.6e9 draws in 3 s' on stderr (out) every
+    few seconds once the resampling has taken more than AFTER_S, and the time it took
+    at the end if anything was said: never on stdout, where the tables go. Called
+    with the number of values drawn since the last call."""
+    AFTER_S = 2.0
+    EVERY_S = 3.0
+
+    def __init__(self, label, total, out=None):
+        import sys
+        import time
+        self.label, self.total, self.done = label, total, 0
+        self.out = out if out is not None else sys.stderr
+        self.clock = time.monotonic
+        self.begin, self.last = self.clock(), None
+
+    def __call__(self, drawn):
+        self.done += drawn
+        now = self.clock()
+        if now - self.begin < self.AFTER_S or (self.last is not None and
+                                               now - self.last < self.EVERY_S):
+            return
+        self.last = now
+        pct = 100 * self.done / self.total if self.total else 100
+        print(f"{self.label}: bootstrap: {pct:.0f} % of {self.total:.2g} draws in "
+              f"{now - self.begin:.0f} s", file=self.out, flush=True)
+
+    def finish(self):
+        if self.last is not None:
+            print(f"{self.label}: bootstrap: {self.done:.2g} draws in "
+                  f"{self.clock() - self.begin:.0f} s", file=self.out, flush=True)

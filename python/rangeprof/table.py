@@ -613,7 +613,9 @@ def _segment_drift(values, runs):
     if len(values) < stats.STABLE_MIN_DRIFT_RUNS:
         # Too few runs for a drift (stats.launch_drift): only the finite ones counted,
         # without the lists (a segment per launch, of 5 runs in many jobs).
-        return _short_segment(sum(v - v == 0 for v in values))
+        total = sum(values)  # finite only where every value is (else counted one by one)
+        return _short_segment(len(values) if total - total == 0 else
+                              sum(v - v == 0 for v in values))
     vals, rs = values.tolist(), runs.tolist()
     if not all(map(math.isfinite, vals)):
         keep = [i for i, v in enumerate(vals) if math.isfinite(v)]

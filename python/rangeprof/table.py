@@ -452,6 +452,7 @@ _LIGHT_COLUMNS = frozenset(("Annotation", "Kernel", "Metric", "Launch", "Session
 _PER_RUN = frozenset(("Value", "Unit", "Run", "SMClock", "Temperature", "ThrottleReasons",
                       "Time", "Line"))
 _NO_RUN = -(1 << 63)  # a run index that is not known, in the array of run indexes
+_EMPTY = frozenset()
 _ABSENT = object()
 
 
@@ -476,11 +477,14 @@ class _Group:
         self.seg_launch, self.seg_start, self.seg_done = array("q"), array("q"), []
         self.open = -1
         self.clock_low = self.clock_high = None
-        self.hits, self.seen = 0, set()
-        self.consts, self.varied, self.last_config = dict(config), set(), config
+        # The sets are frozensets, the empty one shared until a value comes (an empty set
+        # is 216 bytes: three a group were half of a group's memory beside its values,
+        # with a group per launch as table.MAX_GROUPS's texts make them).
+        self.hits, self.seen = 0, _EMPTY
+        self.consts, self.varied, self.last_config = dict(config), _EMPTY, config
         # Unit texts of values that are not in the group's unit (another scale or
         # dimension): such a group's values are not averaged (Aggregator.rows).
-        self.other_units = set()
+        self.other_units = _EMPTY
 
     def wide_run(self, run):
         """Appends a run index that a byte does not hold: the indexes become int64."""
@@ -490,7 +494,7 @@ class _Group:
     def note_unit(self, text):
         """A value in unit text joined the group (called where text != self.unit)."""
         if text not in self.other_units and not same_unit(text, self.unit):
-            self.other_units.add(text)
+            self.other_units = self.other_units | {text}
 
     def new_segment(self, launch):
         """Before the first value of a launch other than the open segment's."""
@@ -568,10 +572,10 @@ class _Group:
             # As repr() tells values apart: 1, 1.0 and True are three values.
             if w is _ABSENT or (w is not v and repr(w) != repr(v)):
                 del consts[c]
-                self.varied.add(c)
+                self.varied = self.varied | {c}
         for c in config:
-            if c not in consts:
-                self.varied.add(c)
+            if c not in consts and c not in self.varied:
+                self.varied = self.varied | {c}
 
     def note_clock(self, clock):
         if clock is not None and math.isfinite(clock):  # known

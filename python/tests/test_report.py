@@ -451,3 +451,24 @@ def test_run_indexes_beyond_a_byte_give_the_same_statistics(recorded, tmp_path, 
         path = tmp_path / f"{name}.jsonl"
         path.write_text("\n".join(out) + "\n")
         assert run(path, "--json") == want, name
+
+
+def test_a_group_costs_less_than_a_kilobyte():
+    """Issue 38: with the iteration in the range texts every launch is a group, and the
+    report holds up to table.MAX_GROUPS of them per process before it refuses (the
+    2 M-line file's process tree peaked at 960 MiB doing so). A group with one value cost
+    1439 bytes, three empty sets of 216 bytes among them; the empty sets are now one
+    shared frozenset."""
+    import tracemalloc
+    from rangeprof import table
+    tracemalloc.start()
+    try:
+        groups = [table._Group("nanosecond", {}) for _ in range(10000)]
+        for i, g in enumerate(groups):
+            g.new_segment(i)
+            g.values.append(1.0)
+            g.runs.append(0)
+        size = tracemalloc.get_traced_memory()[0] / len(groups)
+    finally:
+        tracemalloc.stop()
+    assert size < 1000, size

@@ -544,7 +544,10 @@ class _ArrowReader:
         the current session's for a run without a pid (current_at), the last ctx of its
         writer's before the line for a run with one (pid_ctx)."""
         import numpy as np
-        current_at = np.frombuffer(self.current_at, dtype=np.int64)[:int(last.max()) + 1] \
+        # A copy (one C call, under the interpreter lock): a view of the array would
+        # export its buffer while the reading thread appends to it at the next file's
+        # start ("cannot resize an array that is exporting buffers").
+        current_at = np.frombuffer(self.current_at[:int(last.max()) + 1], dtype=np.int64) \
             if len(last) else np.zeros(0, dtype=np.int64)
         ctx = current_at[last]
         if not self.pid_ctx or "pid" not in t.column_names:

@@ -209,3 +209,38 @@ def test_blocks_are_the_bytes_read_not_copies(monkeypatch):
             got.pop()
         lines += got
     assert lines == data.split(b"\n")[:-1]
+
+
+def test_runs_ctxs_are_looked_up_while_the_reading_thread_adds_more():
+    """load()'s column thread looked up each batch's ctxs through a view of the array that
+    the reading thread appends to at each file's and session's start: an append while a
+    view existed raised BufferError (seen once in the unit suite, loading many files).
+    Here both at once for a while: the lookups never hold the array."""
+    import threading
+    from array import array
+    import numpy as np
+    pa = pytest.importorskip("pyarrow")
+    from rangeprof import frame
+    reader = frame._ArrowReader(pa, [])
+    reader.current_at = array("q", range(1000))
+    table = pa.table({"x": [1, 2, 3]})
+    last = np.array([0, 5, 999], dtype=np.int64)
+    stop, failed = threading.Event(), []
+
+    def lookups():
+        try:
+            while not stop.is_set():
+                reader._writers(table, last)
+        except BufferError as e:
+            failed.append(e)
+    thread = threading.Thread(target=lookups)
+    thread.start()
+    try:
+        for i in range(300000):
+            reader.current_at.append(i)
+    except BufferError as e:
+        failed.append(e)
+    finally:
+        stop.set()
+        thread.join()
+    assert not failed

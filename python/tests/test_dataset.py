@@ -336,3 +336,20 @@ def test_a_numeric_job_id_stays_a_string(tmp_path):
     duckdb = pytest.importorskip("duckdb")
     rows = duckdb.sql(_documented_queries()[0].replace("DIR", str(root))).fetchall()
     assert {r[0] for r in rows} == {"4242"}
+
+
+def test_load_of_many_files_while_their_batches_are_made_into_columns(tmp_path):
+    # The reading thread appends each new file's session to a list that the column
+    # thread read through a view of its buffer: appending then raised BufferError (an
+    # internal error of load() on a directory of rank files, which a conversion batch
+    # is). Thread switches made frequent, so that the two meet in every run.
+    files = tmp_path / "files"
+    subprocess.run([sys.executable, str(GEN), str(files), "--hosts", "4", "--launches", "40",
+                    "--runs", "20"], check=True)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        df = rangeprof.load(str(files), report=None)
+    finally:
+        sys.setswitchinterval(old)
+    assert len(df) == 32 * 40 * 20 and sorted(df["Rank"].unique()) == list(range(32))

@@ -40,6 +40,10 @@ COLUMNS = [(c, STRING if c in ("Annotation", "Kernel", "Metric", "Unit", "Launch
            for c in table.ID_COLUMNS if c not in PARTITIONS]
 _KEY_BYTES = 1 << 20
 ROW_GROUP_MIN = 1024
+# Input per batch of files read by one load() and written as one part per job and host.
+BATCH_BYTES = 256 << 20
+# Below this, a partition's files are not split between workers (a part each: not worth it).
+BATCH_MIN_BYTES = 32 << 20
 
 
 class DatasetError(ValueError):
@@ -89,15 +93,21 @@ def source_key(path):
 
 
 def ledger(root):
-    """The ledger's entries, one dict per converted source (oldest first)."""
+    """The ledger's entries, one dict per converted source (oldest first). A ledger line
+    is a batch's ({"batch", "parts", "sources": [entries]}) or, as schema 1's first
+    conversions wrote it, one source's entry."""
     out = []
     try:
         with open(os.path.join(root, LEDGER), encoding="utf-8") as f:
             for line in f:
                 try:
-                    out.append(json.loads(line))
+                    rec = json.loads(line)
                 except ValueError:
-                    continue  # a line cut short by a crash: that source is converted again
+                    continue  # a line cut short by a crash: that batch is converted again
+                if isinstance(rec, dict) and isinstance(rec.get("sources"), list):
+                    out.extend(e for e in rec["sources"] if isinstance(e, dict))
+                elif isinstance(rec, dict):
+                    out.append(rec)
     except FileNotFoundError:
         pass
     return out
@@ -112,22 +122,23 @@ def _segment(value):
 
 
 def _strings(pa, col):
-    """A column as a pyarrow string array (null for None and NaN), vectorised for
-    categoricals (a dictionary cast) and numbers."""
+    """A column as a pyarrow string array (null for None and NaN): a categorical as a
+    dictionary array (its codes and categories: no string per row; the part stores it
+    as Parquet's dictionary-encoded strings), other values each as str() gives them."""
     import numpy as np
     import pandas as pd
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = np.asarray(col.cat.codes, dtype=np.int32)
         cats = pa.array([None if v is None else str(v) for v in col.cat.categories], pa.string())
-        arr = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), cats)
-        return arr.cast(pa.string())
+        return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), cats)
     values = col.to_numpy(dtype=object, na_value=None)
     return pa.array([None if v is None or (isinstance(v, float) and v != v) else str(v)
                      for v in values], pa.string())
 
 
 def _arrow_table(pa, df, configs):
-    """The part's table: COLUMNS typed, then the config columns as strings."""
+    """The part's table: COLUMNS typed, then the config columns as strings (string
+    columns as dictionary arrays where df has categoricals: _strings)."""
     import numpy as np
     arrays, fields = [], []
     for name, kind in COLUMNS:
@@ -148,7 +159,7 @@ def _arrow_table(pa, df, configs):
         fields.append(pa.field(name, arr.type))
     for name in configs:
         arrays.append(_strings(pa, df[name]))
-        fields.append(pa.field(name, pa.string()))
+        fields.append(pa.field(name, arrays[-1].type))
     meta = {b"rangeprof.dataset_schema": str(SCHEMA_VERSION).encode(),
             b"rangeprof.config_columns": json.dumps(list(configs)).encode()}
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
@@ -159,64 +170,203 @@ def _numeric(col):
     return pd.to_numeric(col, errors="coerce")
 
 
+# Columns written with Parquet's dictionary encoding: the strings, and the integers of
+# few values a part (a rank, a device); not the measured values, clocks and times, whose
+# dictionary would be as long as the column (the writer's try at one costs time).
+_DICTIONARY_INTS = ("Runs", "Graph", "GraphNode", "RangeKernels", "Process", "Rank",
+                    "LocalRank", "WorldSize", "Device", "SharedMemBytes", "Passes")
+
+
 def _write_part(pa, pq, t, path):
     """Writes a part's rows sorted by kernel (stably: a run's rows stay together and in
     order), a row group per kernel, or per run of kernels of fewer than ROW_GROUP_MIN rows:
     each row group's statistics then name its kernels, and a reader filtering on Kernel
-    skips the others' row groups. read() puts the rows back in their files' order."""
-    import pyarrow.compute as pc
-    order = pc.sort_indices(t, sort_keys=[("Kernel", "ascending")])  # stable
-    t = t.take(order)
+    skips the others' row groups. read() puts the rows back in their files' order.
+    Dictionary arrays are written as Parquet's dictionary-encoded strings, and the Arrow
+    schema is not stored: every reader sees the documented string columns."""
     import numpy as np
-    codes = t.column("Kernel").combine_chunks().dictionary_encode().indices
-    codes = np.asarray(codes.fill_null(-1).to_numpy(zero_copy_only=False))
+    import pyarrow.compute as pc
+    kernel = t.column("Kernel").combine_chunks()
+    if not pa.types.is_dictionary(kernel.type):
+        kernel = kernel.dictionary_encode()
+    # Each kernel's rank among the names (nulls last), then the rows in that order.
+    names = kernel.dictionary
+    rank = np.empty(len(names) + 1, dtype=np.int64)
+    rank[np.asarray(pc.sort_indices(names))] = np.arange(len(names))
+    rank[len(names)] = len(names)
+    codes = rank[np.asarray(kernel.indices.fill_null(len(names)).to_numpy(
+        zero_copy_only=False))]
+    order = np.argsort(codes, kind="stable")
+    t = t.take(pa.array(order))
+    codes = codes[order]
     bounds = list(np.flatnonzero(np.diff(codes) != 0) + 1) + [t.num_rows]
-    with pq.ParquetWriter(path, t.schema, compression="zstd") as writer:
+    dictionary = [f.name for f in t.schema if f.name in _DICTIONARY_INTS or
+                  pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]
+    with pq.ParquetWriter(path, t.schema, compression="zstd", store_schema=False,
+                          use_dictionary=dictionary) as writer:
         start = 0
         for end in bounds:
             if end - start >= ROW_GROUP_MIN or end == t.num_rows:
                 writer.write_table(t.slice(start, end - start), row_group_size=end - start)
                 start = end
+        # The schema's metadata (the dataset schema's version, the config columns), which
+        # store_schema=False would leave out, as the file's key-value metadata.
+        writer.add_key_value_metadata(t.schema.metadata or {})
 
 
-def _convert_one(root, path, key):
-    """In a worker: one source's parts written, its ledger entry returned."""
+def _first_record(path):
+    """(record or None, why not or None) of a file's first line, read in at most
+    _KEY_BYTES: the session (job id, host) that groups files into batches, and, for a
+    file that gave no row, the reason it is not converted (not JSON Lines)."""
+    from rangeprof import records
+    try:
+        f, _ = records.open_lines(path)
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    except records.Unreadable as e:
+        return None, str(e)
+    with f:
+        head = f.read(_KEY_BYTES)
+    if head.startswith(records.UTF8_BOM):
+        head = head[len(records.UTF8_BOM):]
+    if not head.strip():
+        return None, "holds no record (empty)"
+    end = head.find(b"\n")
+    if end < 0 and len(head) >= _KEY_BYTES:
+        return None, (f"not JSON Lines: no line end in its first {_KEY_BYTES >> 20} MiB "
+                      "(a binary file?)")
+    line = head if end < 0 else head[:end]
+    rec, problem = records.parse_line(line.decode("utf-8", "replace"), end >= 0)
+    if problem:
+        return None, f"not JSON Lines: line 1: {problem}"
+    return rec, None
+
+
+def _group_of(path):
+    """The (job id, host) of a file's first session, as a sort key that puts the files of
+    one partition together ('' where the first line is no session)."""
+    rec, _ = _first_record(path)
+    if not isinstance(rec, dict) or rec.get("type") != "session":
+        return ("", "")
+    jid, host = job.columns(rec)["JobId"], rec.get("host")
+    return (str(jid) if jid is not None else "", str(host) if host is not None else "")
+
+
+def _batches(todo, workers):
+    """The files to convert grouped into batches, each read by one load() and written as
+    one part per job and host it holds: the files of one partition (by their first
+    session line) together, in their given order, at most BATCH_BYTES of input a batch,
+    and a partition split between workers only where each gets BATCH_MIN_BYTES."""
+    groups = {}
+    for path, key in todo:
+        groups.setdefault(_group_of(path), []).append((path, key))
+    total = sum(key[1] for _, key in todo)
+    cap = max(BATCH_MIN_BYTES, min(BATCH_BYTES, -(-total // max(1, workers))))
+    out = []
+    for files in groups.values():
+        batch, size = [], 0
+        for path, key in files:
+            if batch and size + key[1] > cap:
+                out.append(batch)
+                batch, size = [], 0
+            batch.append((path, key))
+            size += key[1]
+        if batch:
+            out.append(batch)
+    return out
+
+
+def _batch_id(batch):
+    """A batch's part name: from its sources' keys, so that a batch converted again after
+    a conversion cut short writes the same parts."""
+    return hashlib.sha256("\n".join(key[0] for _, key in batch).encode()).hexdigest()[:20]
+
+
+def _convert_batch(root, batch, report=True):
+    """In a worker: one batch's parts written (one per job and host); returns its ledger
+    line: {"batch", "parts", "sources": [an entry per source converted]} and the
+    sources not converted, [(path, why)]. report: where load() says bad lines (True:
+    this process's stderr; None: not said)."""
     pa = _pa()
+    import numpy as np
     import pyarrow.parquet as pq
     from rangeprof.frame import load
-    df = load([path], report=sys.stderr)
+    paths = [p for p, _ in batch]
+    df = load(paths, report=sys.stderr if report is True else report)
     configs = list(df.attrs.get("config_columns", []))
-    entry = dict(source=os.path.abspath(path), key=key[0], size=key[1], rows=len(df),
-                 parts=[], config_columns=configs,
-                 bad_lines=df.attrs.get("bad_line_count", 0),
-                 converted=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    if not len(df):
-        return entry
-    groups = df.groupby([df["JobId"].astype(object).fillna("\0none"),
-                         df["Host"].astype(object).fillna("\0none")], sort=False,
-                        observed=True).indices
-    for (jid, host), rows in groups.items():
-        part = df.iloc[rows]
-        rel = os.path.join(f"JobId={_segment(None if jid == chr(0) + 'none' else jid)}",
-                           f"Host={_segment(None if host == chr(0) + 'none' else host)}",
-                           f"part-{key[0][:20]}.parquet")
-        target = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp")
-        _write_part(pa, pq, _arrow_table(pa, part, configs), tmp)
-        os.replace(tmp, target)
-        entry["parts"].append(rel)
-    return entry
+    bid = _batch_id(batch)
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    files = df["File"].cat.categories if len(df) else []
+    file_codes = np.asarray(df["File"].cat.codes) if len(df) else np.zeros(0, np.int64)
+    rows = dict(zip(files, np.bincount(file_codes, minlength=len(files)).tolist()))
+    bad = {}
+    for b in df.attrs.get("bad_lines", ()):
+        for path in paths:
+            if b.startswith(path + ":"):
+                bad[path] = bad.get(path, 0) + 1
+                break
+    entries, refused, part_of = [], [], {}
+    if len(df):
+        jid = df["JobId"].astype(object).fillna("\0none")
+        host = df["Host"].astype(object).fillna("\0none")
+        groups = df.groupby([jid, host], sort=False, observed=True).indices
+        for (j, h), idx in groups.items():
+            rel = os.path.join(f"JobId={_segment(None if j == chr(0) + 'none' else j)}",
+                               f"Host={_segment(None if h == chr(0) + 'none' else h)}",
+                               f"part-{bid}.parquet")
+            target = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp")
+            part = df.iloc[idx]
+            _write_part(pa, pq, _arrow_table(pa, part, configs), tmp)
+            os.replace(tmp, target)
+            for code in np.unique(file_codes[idx]).tolist():
+                part_of.setdefault(files[code], []).append(rel)
+    for path, key in batch:
+        n = rows.get(path, 0)
+        if not n:
+            _, why = _first_record(path)
+            if why is not None:
+                refused.append((path, why))
+                continue
+        entries.append(dict(source=os.path.abspath(path), file=path, key=key[0],
+                            size=key[1], rows=n, parts=part_of.get(path, []),
+                            config_columns=configs, bad_lines_shown=bad.get(path, 0),
+                            converted=now))
+    return dict(batch=bid, parts=sorted(set(r for e in entries for r in e["parts"])),
+                sources=entries), refused
 
 
-def convert(sources, root, workers=None, report=sys.stderr):
+def _remove_leftovers(root, listed):
+    """Parts that no ledger line names: a conversion cut short between writing them and
+    its ledger line. Removed, so that DuckDB's glob does not read their rows twice when
+    their sources are converted again."""
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            if (name.startswith("part-") and name.endswith(".parquet") and rel not in listed) \
+                    or (name.startswith(".part-") and name.endswith(".parquet.tmp")):
+                os.remove(path)
+
+
+def convert(sources, root, workers=None, report="stderr"):
     """Converts the JSON Lines files of sources (names, directories, globs) into the
     dataset at root (created when missing). Returns {"converted": [entries],
-    "already": [paths], "changed": [paths]}. A source converted before (same key) is
-    passed over; one converted before under the same path with another key (it grew) is
-    said on report and passed over. workers: processes (default: the cores, at most 4)."""
+    "already": [paths], "changed": [paths], "refused": [(path, why)]}. A source
+    converted before (same key) is passed over; one converted before under the same path
+    with another key (it grew) is said on report and passed over; one that gives no row
+    and whose first line is no record (a binary file, UTF-16 text, unreadable) is not
+    converted: said on report, in "refused", not in the ledger. The files are read in
+    batches (_batches), one part per job and host each. workers: processes (default:
+    the cores, at most 4); report: where warnings go ("stderr": sys.stderr at the
+    call; None: not said). One conversion at a time into a dataset (a lock on its
+    marker makes a second one wait)."""
+    import fcntl
     from rangeprof import records
     _pa()
+    if report == "stderr":
+        report = sys.stderr  # looked up per call, so that redirections are honoured
     files = records.expand(sources)
     os.makedirs(root, exist_ok=True)
     marker = os.path.join(root, MARKER)
@@ -227,7 +377,14 @@ def convert(sources, root, workers=None, report=sys.stderr):
             json.dump({"format": "rangeprof-parquet", "schema": SCHEMA_VERSION,
                        "partitioning": list(PARTITIONS)}, f)
             f.write("\n")
+    with open(marker, "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _convert_locked(files, root, workers, report)
+
+
+def _convert_locked(files, root, workers, report):
     done = ledger(root)
+    _remove_leftovers(root, {p for e in done for p in e.get("parts", ())})
     keys = {e.get("key") for e in done}
     by_path = {e.get("source"): e for e in done}
     todo, already, changed = [], [], []
@@ -247,25 +404,34 @@ def convert(sources, root, workers=None, report=sys.stderr):
             keys.add(key[0])  # the same file twice on one command line: once
             todo.append((path, key))
     workers = workers or min(4, os.cpu_count() or 1)
-    converted = []
+    batches = _batches(todo, workers)
+    converted, refused = [], []
     with open(os.path.join(root, LEDGER), "a", encoding="utf-8") as led:
-        def note(entry):
-            led.write(json.dumps(entry) + "\n")
-            led.flush()
-            converted.append(entry)
-        if workers <= 1 or len(todo) <= 1:
-            for path, key in todo:
-                note(_convert_one(root, path, key))
+        def note(result):
+            line, no = result
+            if line["sources"]:
+                # One line per batch, written at once: its parts are its sources'
+                # together, in the ledger or not at all.
+                led.write(json.dumps(line) + "\n")
+                led.flush()
+            converted.extend(line["sources"])
+            for path, why in no:
+                refused.append((path, why))
+                if report is not None:
+                    print(f"rangeprof: error: '{path}': not converted: {why}", file=report)
+        if workers <= 1 or len(batches) <= 1:
+            for batch in batches:
+                note(_convert_batch(root, batch, report))
         else:
             from concurrent.futures import ProcessPoolExecutor
             import multiprocessing
             ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-                for entry in pool.map(_convert_one, [root] * len(todo),
-                                      [p for p, _ in todo], [k for _, k in todo],
-                                      chunksize=1):
-                    note(entry)
-    return dict(converted=converted, already=already, changed=changed)
+            with ProcessPoolExecutor(min(workers, len(batches)), mp_context=ctx) as pool:
+                say = None if report is None else True  # (a worker has its own stderr)
+                for result in pool.map(_convert_batch, [root] * len(batches), batches,
+                                       [say] * len(batches), chunksize=1):
+                    note(result)
+    return dict(converted=converted, already=already, changed=changed, refused=refused)
 
 
 def _partitioning(pa):
@@ -367,9 +533,15 @@ def read(root, columns=None, filters=None):
     from rangeprof.frame import CATEGORICAL, _typed_column
     import numpy as np
     pa = _pa()
-    # Read as strings (a dictionary read costs the row groups' statistics: slower), then
-    # dictionary-encoded in arrow, so that pandas gets categoricals with no string per row.
-    d = arrow_dataset(root)
+    # String columns read as Parquet stores them, dictionaries (codes into each row
+    # group's few values: no string hashed per row), except those the filters name: a
+    # dictionary column's row-group statistics are not used by pyarrow's filter, which
+    # then reads every row group. Those are read as strings and dictionary-encoded here.
+    filtered = {item[0] for conj in ([filters] if filters and isinstance(filters[0], tuple)
+                                     else filters or ()) for item in conj
+                if isinstance(item, tuple) and item}
+    d = arrow_dataset(root, dictionary_columns=[c for c in CATEGORICAL
+                                                if c not in filtered])
     names = d.schema.names
     configs = [n for n in names if n not in table.ID_COLUMNS]
     order = ["Annotation"] + configs + [c for c in table.ID_COLUMNS if c != "Annotation"]
@@ -391,15 +563,28 @@ def read(root, columns=None, filters=None):
         raise ValueError(f"filters {filters!r}: {e}") from None
     data = {}
     perm = None
-    files = None
+    files = line_values = None
     if "File" in read and "Line" in read and cols.rows:
         codes = files = cols.codes("File")
-        first = pd.unique(codes)  # the files in the order their parts came
-        rank = np.empty(max(int(codes.max()), 0) + 2, dtype=np.int64)
-        rank[first] = np.arange(len(first))
+        # The files in the ledger's order (a part holds a batch's files, sorted by
+        # kernel), then any it does not name in the order their rows came.
+        names = list(cols.dicts["File"])
+        known = {}
+        for i, e in enumerate(ledger(root)):
+            known.setdefault(e.get("file", e.get("source")), i)
+        first = pd.unique(codes)
+        appear = np.zeros(len(names) + 1, dtype=np.int64)
+        appear[first] = np.arange(len(first))
+        rank = np.array([known.get(n, len(known) + appear[i]) for i, n in enumerate(names)]
+                        + [len(known) + len(names) + 1], dtype=np.int64)
         line_values = cols.numbers("Line")
         line = np.nan_to_num(line_values.astype(float), nan=-1.0)
-        perm = np.lexsort((line, rank[codes]))  # stable: a run's rows keep their order
+        key = rank[codes]
+        if len(key) > 1 and np.all((key[1:] > key[:-1]) |
+                                   ((key[1:] == key[:-1]) & (line[1:] >= line[:-1]))):
+            perm = None  # in order already (one kernel's rows: its row groups in order)
+        else:
+            perm = np.lexsort((line, key))  # stable: a run's rows keep their order
     for c in read:
         if c in cols.dicts and c in configs:
             values = cols.objects(c, typed)
@@ -410,8 +595,8 @@ def read(root, columns=None, filters=None):
             codes = files if c == "File" and files is not None else cols.codes(c)
             data[c] = pd.Categorical.from_codes(codes if perm is None else codes[perm],
                                                 categories=list(cols.dicts[c]))
-        elif c == "Line" and perm is not None:
-            data[c] = line_values[perm]
+        elif c == "Line" and line_values is not None:
+            data[c] = line_values if perm is None else line_values[perm]
         else:
             v = cols.numbers(c)
             data[c] = v if perm is None else v[perm]
@@ -441,7 +626,8 @@ class _Gather:
     def __init__(self, pa, schema, names, configs):
         self.pa = pa
         self.names = names
-        self.dicts = {n: {} for n in names if schema.field(n).type == pa.string()}
+        self.dicts = {n: {} for n in names if schema.field(n).type == pa.string()
+                      or pa.types.is_dictionary(schema.field(n).type)}
         self.parts = {n: [] for n in names}
         self.rows = 0
 
@@ -454,7 +640,8 @@ class _Gather:
         for name in self.names:
             col = batch.column(name)
             if name in self.dicts:
-                enc = pc.dictionary_encode(col)
+                enc = col if self.pa.types.is_dictionary(col.type) else \
+                    pc.dictionary_encode(col)
                 known = self.dicts[name]
                 remap = np.array([known.setdefault(v, len(known)) if v is not None else -1
                                   for v in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
@@ -577,8 +764,13 @@ def convert_main(args, out, prog):
         print(f"{prog}: error: --to-parquet {brief(e)}", file=sys.stderr)
         return 2
     rows = sum(e["rows"] for e in result["converted"])
-    parts = sum(len(e["parts"]) for e in result["converted"])
+    parts = len({p for e in result["converted"] for p in e["parts"]})
+    refused = result["refused"]
     print(f"{len(result['converted'])} file(s) converted ({rows} rows in {parts} part(s)), "
           f"{len(result['already'])} converted before, {len(result['changed'])} changed since "
-          f"converted (passed over): {args.to_parquet}", file=out)
-    return 0
+          f"converted (passed over)"
+          + (f", {len(refused)} not converted (no record in them: said above)" if refused
+             else "") + f": {args.to_parquet}", file=out)
+    # 1: a file given was not converted (the others were); as a report's bad arguments
+    # are 2, a conversion that did not take every file it was given is not 0.
+    return 1 if refused else 0

@@ -112,7 +112,8 @@ def test_dataset_is_partitioned_by_job_and_host_and_loads_as_the_files(cluster, 
     assert len(result["converted"]) == 16
     hosts = sorted(p.name for p in (root / "JobId=job-4242").iterdir())
     assert hosts == ["Host=node000", "Host=node001"]
-    assert len(list((root / "JobId=job-4242" / "Host=node001").glob("part-*.parquet"))) == 8
+    # One part per job and host for one conversion: its 8 ranks' files together.
+    assert len(list((root / "JobId=job-4242" / "Host=node001").glob("part-*.parquet"))) == 1
     files = rangeprof.load([str(p) for p in sorted(cluster.glob("*.jsonl"))], report=None)
     _same(_sorted(files), _sorted(rangeprof.load(str(root))))
 
@@ -161,7 +162,7 @@ def test_converting_again_adds_new_files_and_rewrites_none(cluster, converted, t
     assert len(added["converted"]) == 8
     after = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in root.rglob("*.parquet")}
     assert {p: after[p] for p in before} == before
-    assert len(after) == len(before) + 8
+    assert len(after) == len(before) + 1  # the new job's host: one part
     df = rangeprof.load(str(root), filters=[("JobId", "==", "job-5")])
     assert len(df) == 8 * 4 * 5 and set(df["Host"]) == {"node000"}
     assert len(dataset.ledger(str(root))) == 24
@@ -249,7 +250,7 @@ def test_filters_are_pushed_down_and_give_what_filtering_the_files_gives(cluster
     d = dataset.arrow_dataset(str(root))
     import pyarrow.dataset as ds_mod
     frags = list(d.get_fragments(filter=ds_mod.field("Host") == "node001"))
-    assert len(frags) == 8
+    assert [f.path.split(os.sep)[-2] for f in frags] == ["Host=node001"]
     with pytest.raises(ValueError, match="expected"):
         rangeprof.load(str(root), filters=[("Kernel", "~", "x")])
 
@@ -353,3 +354,119 @@ def test_load_of_many_files_while_their_batches_are_made_into_columns(tmp_path):
     finally:
         sys.setswitchinterval(old)
     assert len(df) == 32 * 40 * 20 and sorted(df["Rank"].unique()) == list(range(32))
+
+
+# -- batches, the layout, files that are not converted ------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _malformed(tmp_path):
+    """A recorded file with bad lines of each kind the reader says: not JSON, a member of
+    the wrong type, a binary line, a run with a null kernel, the last line cut short."""
+    lines = (FIXTURES / "recorded" / "vadd.jsonl").read_text().splitlines()
+    runs = [i for i, line in enumerate(lines) if line.startswith('{"type":"run"')]
+    bad = json.loads(lines[runs[1]])
+    bad["sm_clock_hz"] = "fast"
+    null_kernel = json.loads(lines[runs[2]])
+    null_kernel["kernel"] = None
+    lines[runs[1]] = json.dumps(bad)
+    lines[runs[2]] = json.dumps(null_kernel)
+    lines[runs[3]] = "{not json"
+    lines.insert(runs[4], "\x00\x01\x02\xff binary")
+    path = tmp_path / "malformed.jsonl"
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")[:-40])
+    return path
+
+
+def _warnings(text):
+    return sorted(line for line in text.splitlines() if re.match(r"rangeprof: warning: .*:\d+:", line))
+
+
+def test_the_dataset_holds_loads_rows_and_says_its_bad_lines(tmp_path):
+    # Every recorded file and a malformed one, converted in one batch (one load() call):
+    # the dataset's rows are load()'s of the files, in order, and the conversion says
+    # the bad lines that load() says.
+    paths = sorted(str(p) for p in FIXTURES.rglob("*.jsonl")) + [str(_malformed(tmp_path))]
+    assert len(paths) >= 10
+    from contextlib import redirect_stderr
+    err = io.StringIO()
+    with redirect_stderr(err):
+        result = dataset.convert(paths, str(tmp_path / "ds"), workers=1)
+    said = io.StringIO()
+    direct = rangeprof.load(paths, report=said)
+    assert direct.attrs["bad_line_count"] >= 5
+    assert _warnings(err.getvalue()) == _warnings(said.getvalue())
+    assert any("'sm_clock_hz' should be a number" in w for w in _warnings(err.getvalue()))
+    assert sum(e["rows"] for e in result["converted"]) == len(direct)
+    back = rangeprof.load(str(tmp_path / "ds"))
+    keep = [c for c in direct.columns if c not in ("JobId", "Host")]
+    _same(_sorted(back)[keep], _sorted(direct)[keep])
+    assert back["Host"].astype(object).tolist() == _sorted(direct)["Host"].astype(object).tolist() \
+        or sorted(map(str, back["Host"])) == sorted(map(str, direct["Host"]))
+
+
+def test_one_part_per_job_and_host_a_row_group_per_kernel(cluster, tmp_path, monkeypatch):
+    # (a row group per kernel of ROW_GROUP_MIN rows or more: the test's kernels have 80)
+    monkeypatch.setattr(dataset, "ROW_GROUP_MIN", 50)
+    root = tmp_path / "ds"
+    result = dataset.convert([str(cluster)], str(root), workers=1, report=None)
+    parts = sorted(root.rglob("*.parquet"))
+    assert len(parts) == 2  # one job, two hosts: a part each for one conversion
+    assert {len(e["parts"]) for e in result["converted"]} == {1}
+    f = pq.ParquetFile(parts[0])
+    assert f.metadata.metadata[b"rangeprof.dataset_schema"] == str(dataset.SCHEMA_VERSION).encode()
+    kernel = f.schema_arrow.names.index("Kernel")
+    seen = []
+    for i in range(f.metadata.num_row_groups):
+        rg = f.metadata.row_group(i)
+        stats = rg.column(kernel).statistics
+        assert stats.min == stats.max  # one kernel a row group: a filter skips the others
+        assert "RLE_DICTIONARY" in rg.column(kernel).encodings
+        seen.append(stats.min)
+    assert seen == sorted(seen) and len(seen) == 5
+    # The parts are read back as strings, whatever pyarrow wrote them from.
+    assert pq.read_schema(parts[0]).field("Kernel").type == pa.string()
+
+
+def test_a_file_that_is_not_json_lines_is_not_converted(cluster, tmp_path):
+    binary = tmp_path / "core.jsonl"
+    binary.write_bytes(bytes(range(256)) * 64)
+    utf16 = tmp_path / "utf16.jsonl"
+    utf16.write_bytes((cluster / "node000.r0.jsonl").read_text().encode("utf-16"))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    root = tmp_path / "ds"
+    out, err = io.StringIO(), io.StringIO()
+    from contextlib import redirect_stderr
+    with redirect_stderr(err):
+        status = report.main(["--to-parquet", str(root), str(cluster / "node000.r0.jsonl"),
+                              str(binary), str(utf16), str(empty)], out)
+    assert status == 1
+    assert "1 file(s) converted (50 rows" in out.getvalue()
+    assert "3 not converted" in out.getvalue()
+    text = err.getvalue()
+    assert f"'{binary}': not converted: not JSON Lines: line 1: " in text
+    assert f"'{utf16}': not converted: is UTF-16" in text
+    assert f"'{empty}': not converted: holds no record" in text
+    sources = {e["source"] for e in dataset.ledger(str(root))}
+    assert sources == {str(cluster / "node000.r0.jsonl")}
+    # Not in the ledger: said again the next time, not "converted before".
+    again = dataset.convert([str(binary)], str(root), report=None)
+    assert again["already"] == [] and [p for p, _ in again["refused"]] == [str(binary)]
+
+
+def test_a_batch_cut_short_leaves_no_rows_twice(cluster, tmp_path):
+    # Two files' batch: its parts written, its ledger line lost. The next conversion,
+    # batching other files with them, removes the leftover part before writing its own:
+    # every reader of the parts (DuckDB's glob too) sees each row once.
+    root = tmp_path / "ds"
+    one, two = str(cluster / "node000.r1.jsonl"), str(cluster / "node000.r2.jsonl")
+    dataset.convert([one, two], str(root), workers=1, report=None)
+    (root / dataset.LEDGER).write_text("")
+    dataset.convert([one, two, str(cluster / "node000.r3.jsonl")], str(root), workers=1,
+                    report=None)
+    parts = list(root.rglob("*.parquet"))
+    assert len(parts) == 1
+    assert pads.dataset([str(p) for p in parts], format="parquet").count_rows() == 3 * 50
+    assert len(rangeprof.load(str(root))) == 3 * 50

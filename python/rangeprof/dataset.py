@@ -307,17 +307,23 @@ def _convert_batch(root, batch, report=True):
                 break
     entries, refused, part_of = [], [], {}
     if len(df):
-        jid = df["JobId"].astype(object).fillna("\0none")
-        host = df["Host"].astype(object).fillna("\0none")
-        groups = df.groupby([jid, host], sort=False, observed=True).indices
-        for (j, h), idx in groups.items():
-            rel = os.path.join(f"JobId={_segment(None if j == chr(0) + 'none' else j)}",
-                               f"Host={_segment(None if h == chr(0) + 'none' else h)}",
+        # The partitions, from the categoricals' codes (-1: null): no string per row.
+        jc = np.asarray(df["JobId"].cat.codes, dtype=np.int64)
+        hc = np.asarray(df["Host"].cat.codes, dtype=np.int64)
+        pairs, inverse = np.unique((jc + 1) * (len(df["Host"].cat.categories) + 1) + hc + 1,
+                                   return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for g, pair in enumerate(pairs.tolist()):
+            j, h = divmod(pair, len(df["Host"].cat.categories) + 1)
+            j = None if j == 0 else df["JobId"].cat.categories[j - 1]
+            h = None if h == 0 else df["Host"].cat.categories[h - 1]
+            rel = os.path.join(f"JobId={_segment(j)}", f"Host={_segment(h)}",
                                f"part-{bid}.parquet")
             target = os.path.join(root, rel)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp")
-            part = df.iloc[idx]
+            idx = np.arange(len(df)) if len(pairs) == 1 else np.flatnonzero(inverse == g)
+            part = df if len(pairs) == 1 else df.iloc[idx]
             _write_part(pa, pq, _arrow_table(pa, part, configs), tmp)
             os.replace(tmp, target)
             for code in np.unique(file_codes[idx]).tolist():

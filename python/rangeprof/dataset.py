@@ -22,7 +22,9 @@ from urllib.parse import quote
 
 from rangeprof import job, table
 
-SCHEMA_VERSION = 1
+# 2: the ledger's lines are batches' (ledger()); the parts' columns are schema 1's. A
+# reader of 1 would read a ledger of 2 as naming no part: it is refused there.
+SCHEMA_VERSION = 2
 MARKER = "_rangeprof_dataset.json"
 LEDGER = "_rangeprof_sources.jsonl"
 PARTITIONS = ("JobId", "Host")
@@ -376,13 +378,15 @@ def convert(sources, root, workers=None, report="stderr"):
     files = records.expand(sources)
     os.makedirs(root, exist_ok=True)
     marker = os.path.join(root, MARKER)
-    if os.path.exists(marker):
-        _check_marker(root)
-    else:
-        with open(marker, "w", encoding="utf-8") as f:
+    if not os.path.exists(marker) or _check_marker(root) < SCHEMA_VERSION:
+        # New, or of an older schema that this conversion's ledger lines would break
+        # for its readers: marked as of this one (its parts stay as they are).
+        tmp = os.path.join(root, f".{MARKER}.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
             json.dump({"format": "rangeprof-parquet", "schema": SCHEMA_VERSION,
                        "partitioning": list(PARTITIONS)}, f)
             f.write("\n")
+        os.replace(tmp, marker)
     with open(marker, "rb") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _convert_locked(files, root, workers, report)

@@ -214,7 +214,9 @@ def test_to_parquet_refusals(tmp_path, cluster):
 def test_a_newer_schema_is_refused(converted):
     root, _ = converted
     (root / dataset.MARKER).write_text(json.dumps({"schema": dataset.SCHEMA_VERSION + 1}))
-    with pytest.raises(dataset.DatasetError, match="dataset schema 2; this reader knows 1"):
+    newer = dataset.SCHEMA_VERSION + 1
+    with pytest.raises(dataset.DatasetError,
+                       match=f"dataset schema {newer}; this reader knows {newer - 1}"):
         rangeprof.load(str(root))
 
 
@@ -222,12 +224,12 @@ def test_parts_carry_the_schema_version_and_documented_columns(converted_once):
     root, _ = converted_once
     part = next(root.rglob("*.parquet"))
     schema = pq.read_schema(part)
-    assert schema.metadata[b"rangeprof.dataset_schema"] == b"1"
+    assert schema.metadata[b"rangeprof.dataset_schema"] == str(dataset.SCHEMA_VERSION).encode()
     assert json.loads(schema.metadata[b"rangeprof.config_columns"]) == ["layer"]
     assert schema.names == [c for c, _ in dataset.COLUMNS] + ["layer"]
     # doc/records.md's table lists each column with its type, in this order.
     text = RECORDS_MD.read_text()
-    section = text[text.index("**Schema 1.**"):text.index("then one string column per config")]
+    section = text[text.index("**Schema 2.**"):text.index("then one string column per config")]
     documented = re.findall(r"`(\w+)` \| (string|double|int64)", section)
     assert documented == [(c, t) for c, t in dataset.COLUMNS]
     for (c, t), field in zip(dataset.COLUMNS, schema):
@@ -470,3 +472,19 @@ def test_a_batch_cut_short_leaves_no_rows_twice(cluster, tmp_path):
     assert len(parts) == 1
     assert pads.dataset([str(p) for p in parts], format="parquet").count_rows() == 3 * 50
     assert len(rangeprof.load(str(root))) == 3 * 50
+
+
+def test_a_schema_1_dataset_is_read_and_appended_to(cluster, tmp_path):
+    # Schema 1's ledger: a line per source (the batch lines' entries, one a line).
+    root = tmp_path / "ds"
+    first = [str(p) for p in sorted(cluster.glob("node000.*.jsonl"))]
+    dataset.convert(first, str(root), workers=1, report=None)
+    entries = dataset.ledger(str(root))
+    (root / dataset.LEDGER).write_text("".join(json.dumps(e) + "\n" for e in entries))
+    (root / dataset.MARKER).write_text(json.dumps({"format": "rangeprof-parquet",
+                                                   "schema": 1}) + "\n")
+    assert len(rangeprof.load(str(root))) == 8 * 50
+    result = dataset.convert([str(cluster)], str(root), workers=1, report=None)
+    assert len(result["already"]) == 8 and len(result["converted"]) == 8
+    assert json.loads((root / dataset.MARKER).read_text())["schema"] == dataset.SCHEMA_VERSION
+    assert len(rangeprof.load(str(root))) == 16 * 50

@@ -58,7 +58,7 @@ t, c = time.time(), os.times()
 df = rangeprof.load(sys.argv[1], filters=[("Kernel", "==", "reduce_kernel<512, 1>")])
 c2 = os.times()
 print(f"load: {time.time() - t:.2f} s, CPU {c2.user - c.user:.2f} s user + {c2.system - c.system:.2f} s system, "
-      f"load average {open(\"/proc/loadavg\").read().split()[0]}; {len(df)} rows, ranks {df.Rank.nunique()}, jobs {df.JobId.nunique()}")
+      "load average", open("/proc/loadavg").read().split()[0] + f"; {len(df)} rows, ranks {df.Rank.nunique()}, jobs {df.JobId.nunique()}")
 ' "$dir/ds"; done
 echo "== rangeprof-report --by-rank over the whole dataset (20 M rows)"
 /usr/bin/time -f "by-rank: %e s wall, CPU %U s user + %S s system" \

@@ -629,9 +629,11 @@ def read(root, columns=None, filters=None):
 
 
 class _Gather:
-    """The columns of scanned batches: strings as int32 codes into one dictionary per
-    column (each batch's few distinct values mapped once: 20 M rows of strings never exist
-    at once), numbers as numpy arrays (an integer batch with nulls as floats with NaN)."""
+    """The columns of scanned batches: strings as dictionary arrays (as Parquet gives them,
+    or encoded here), made one column of int32 codes into one dictionary when asked for
+    (pyarrow unifies the batches' dictionaries: no value is looked at in Python, and 20 M
+    rows of strings never exist at once), numbers as numpy arrays (an integer batch with
+    nulls as floats with NaN)."""
 
     def __init__(self, pa, schema, names, configs):
         self.pa = pa
@@ -642,7 +644,6 @@ class _Gather:
         self.rows = 0
 
     def add(self, batch):
-        import numpy as np
         import pyarrow.compute as pc
         if not batch.num_rows:
             return
@@ -650,13 +651,8 @@ class _Gather:
         for name in self.names:
             col = batch.column(name)
             if name in self.dicts:
-                enc = col if self.pa.types.is_dictionary(col.type) else \
-                    pc.dictionary_encode(col)
-                known = self.dicts[name]
-                remap = np.array([known.setdefault(v, len(known)) if v is not None else -1
-                                  for v in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
-                idx = enc.indices.fill_null(len(remap) - 1).to_numpy(zero_copy_only=False)
-                self.parts[name].append(remap[idx])
+                self.parts[name].append(col if self.pa.types.is_dictionary(col.type)
+                                        else pc.dictionary_encode(col))
             else:
                 self.parts[name].append(col.to_numpy(zero_copy_only=False))
 
@@ -668,8 +664,24 @@ class _Gather:
         return np.concatenate(parts)
 
     def codes(self, name):
-        """The whole column, once: its batches are released (20 M rows: no second copy)."""
-        return self._concat(name, "int32")
+        """The whole column's codes (-1: null), once: its batches are released (20 M rows:
+        no second copy); self.dicts[name] then holds its values, in the codes' order."""
+        import numpy as np
+        parts = self.parts.pop(name, [])
+        if not parts:
+            self.dicts[name] = {}
+            return np.zeros(0, dtype=np.int32)
+        chunked = self.pa.chunked_array(parts).unify_dictionaries()
+        values = chunked.chunk(0).dictionary.to_pylist()
+        codes = np.concatenate([c.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+                                for c in chunked.chunks]).astype(np.int32, copy=False)
+        if None in values:  # a null among the values: a null row
+            keep = np.array([v is not None for v in values] + [False])
+            remap = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int32)
+            codes = remap[codes]  # (-1, a null index, stays -1: remap's last entry)
+            values = [v for v in values if v is not None]
+        self.dicts[name] = dict.fromkeys(values)
+        return codes
 
     def numbers(self, name):
         return self._concat(name)
@@ -677,11 +689,12 @@ class _Gather:
     def objects(self, name, convert):
         """The column's values as objects, each distinct text converted once."""
         import numpy as np
+        codes = self.codes(name)
         values = np.empty(len(self.dicts[name]) + 1, dtype=object)
         values[:-1] = [convert(v) for v in self.dicts[name]]
         values[-1] = None
         self.dicts[name] = dict.fromkeys(values[:-1])  # their converted values, for types
-        return values[self.codes(name)]
+        return values[codes]
 
 
 def filter_frame(df, filters):

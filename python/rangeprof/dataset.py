@@ -566,52 +566,58 @@ def read(root, columns=None, filters=None):
         # File and Line put the rows back in their files' order (_write_part).
         read = list(dict.fromkeys([c for c in order if c in names] +
                                   [c for c in ("File", "Line") if c in names]))
-        cols = _Gather(pa, d.schema, read, configs)
-        for batch in d.scanner(columns=read, filter=expr).to_batches():
-            cols.add(batch)
+        t = d.scanner(columns=read, filter=expr).to_table()
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
         raise ValueError(f"filters {filters!r}: {e}") from None
-    data = {}
-    perm = None
-    files = line_values = None
-    if "File" in read and "Line" in read and cols.rows:
-        codes = files = cols.codes("File")
+    import pyarrow.compute as pc
+    # Every string column one dictionary (pyarrow unifies the row groups' own): pandas
+    # then gets categoricals, and no string per row exists.
+    for i, field in enumerate(t.schema):
+        if pa.types.is_string(field.type):
+            t = t.set_column(i, field.name, pc.dictionary_encode(t.column(i)))
+    t = t.unify_dictionaries()
+
+    def codes_of(name):
+        """(codes with -1 for null, values) of a unified dictionary column."""
+        col = t.column(name)
+        if not col.num_chunks:
+            return np.zeros(0, dtype=np.int32), []
+        codes = np.concatenate([c.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+                                for c in col.chunks]).astype(np.int32, copy=False)
+        return codes, col.chunk(0).dictionary.to_pylist()
+    if "File" in read and "Line" in read and t.num_rows:
+        codes, files = codes_of("File")
         # The files in the ledger's order (a part holds a batch's files, sorted by
         # kernel), then any it does not name in the order their rows came.
-        names = list(cols.dicts["File"])
         known = {}
         for i, e in enumerate(ledger(root)):
             known.setdefault(e.get("file", e.get("source")), i)
-        first = pd.unique(codes)
-        appear = np.zeros(len(names) + 1, dtype=np.int64)
+        first = pd.unique(codes[codes >= 0])
+        appear = np.zeros(len(files) + 1, dtype=np.int64)
         appear[first] = np.arange(len(first))
-        rank = np.array([known.get(n, len(known) + appear[i]) for i, n in enumerate(names)]
-                        + [len(known) + len(names) + 1], dtype=np.int64)
-        line_values = cols.numbers("Line")
-        line = np.nan_to_num(line_values.astype(float), nan=-1.0)
+        rank = np.array([known.get(n, len(known) + appear[i]) for i, n in enumerate(files)]
+                        + [len(known) + len(files) + 1], dtype=np.int64)
+        line = np.nan_to_num(np.asarray(t.column("Line").to_numpy(), dtype=float), nan=-1.0)
         key = rank[codes]
-        if len(key) > 1 and np.all((key[1:] > key[:-1]) |
-                                   ((key[1:] == key[:-1]) & (line[1:] >= line[:-1]))):
-            perm = None  # in order already (one kernel's rows: its row groups in order)
-        else:
-            perm = np.lexsort((line, key))  # stable: a run's rows keep their order
-    for c in read:
-        if c in cols.dicts and c in configs:
-            values = cols.objects(c, typed)
-            values = values if perm is None else values[perm]
-            data[c] = _typed_column(pd.Series(values),
-                                    {type(v) for v in cols.dicts[c]})
-        elif c in cols.dicts:
-            codes = files if c == "File" and files is not None else cols.codes(c)
-            data[c] = pd.Categorical.from_codes(codes if perm is None else codes[perm],
-                                                categories=list(cols.dicts[c]))
-        elif c == "Line" and line_values is not None:
-            data[c] = line_values if perm is None else line_values[perm]
-        else:
-            v = cols.numbers(c)
-            data[c] = v if perm is None else v[perm]
-        codes = v = values = None  # this column's unsorted copy, released
-    df = pd.DataFrame(data, copy=False)
+        if len(key) > 1 and not np.all((key[1:] > key[:-1]) |
+                                       ((key[1:] == key[:-1]) & (line[1:] >= line[:-1]))):
+            t = t.take(pa.array(np.lexsort((line, key))))  # stable: a run's rows in order
+        codes = key = line = None
+    data = {}
+    for c in configs:
+        if c not in read:
+            continue
+        codes, values = codes_of(c)
+        converted = np.empty(len(values) + 1, dtype=object)
+        converted[:-1] = [typed(v) for v in values]
+        converted[-1] = None
+        data[c] = _typed_column(pd.Series(converted[codes]),
+                                {type(v) for v in converted[:-1]})
+        t = t.drop_columns([c])
+    df = t.to_pandas(split_blocks=True, self_destruct=True)
+    t = None
+    for c, col in data.items():
+        df[c] = col
     for c in order:
         if c not in df.columns:
             df[c] = None
@@ -626,75 +632,6 @@ def read(root, columns=None, filters=None):
     df.attrs["bad_line_count"] = 0
     df.attrs["config_columns"] = [c for c in configs if c in df.columns]
     return df
-
-
-class _Gather:
-    """The columns of scanned batches: strings as dictionary arrays (as Parquet gives them,
-    or encoded here), made one column of int32 codes into one dictionary when asked for
-    (pyarrow unifies the batches' dictionaries: no value is looked at in Python, and 20 M
-    rows of strings never exist at once), numbers as numpy arrays (an integer batch with
-    nulls as floats with NaN)."""
-
-    def __init__(self, pa, schema, names, configs):
-        self.pa = pa
-        self.names = names
-        self.dicts = {n: {} for n in names if schema.field(n).type == pa.string()
-                      or pa.types.is_dictionary(schema.field(n).type)}
-        self.parts = {n: [] for n in names}
-        self.rows = 0
-
-    def add(self, batch):
-        import pyarrow.compute as pc
-        if not batch.num_rows:
-            return
-        self.rows += batch.num_rows
-        for name in self.names:
-            col = batch.column(name)
-            if name in self.dicts:
-                self.parts[name].append(col if self.pa.types.is_dictionary(col.type)
-                                        else pc.dictionary_encode(col))
-            else:
-                self.parts[name].append(col.to_numpy(zero_copy_only=False))
-
-    def _concat(self, name, dtype=None):
-        import numpy as np
-        parts = self.parts.pop(name, [])
-        if not parts:
-            return np.zeros(0, dtype=dtype or float)
-        return np.concatenate(parts)
-
-    def codes(self, name):
-        """The whole column's codes (-1: null), once: its batches are released (20 M rows:
-        no second copy); self.dicts[name] then holds its values, in the codes' order."""
-        import numpy as np
-        parts = self.parts.pop(name, [])
-        if not parts:
-            self.dicts[name] = {}
-            return np.zeros(0, dtype=np.int32)
-        chunked = self.pa.chunked_array(parts).unify_dictionaries()
-        values = chunked.chunk(0).dictionary.to_pylist()
-        codes = np.concatenate([c.indices.fill_null(-1).to_numpy(zero_copy_only=False)
-                                for c in chunked.chunks]).astype(np.int32, copy=False)
-        if None in values:  # a null among the values: a null row
-            keep = np.array([v is not None for v in values] + [False])
-            remap = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int32)
-            codes = remap[codes]  # (-1, a null index, stays -1: remap's last entry)
-            values = [v for v in values if v is not None]
-        self.dicts[name] = dict.fromkeys(values)
-        return codes
-
-    def numbers(self, name):
-        return self._concat(name)
-
-    def objects(self, name, convert):
-        """The column's values as objects, each distinct text converted once."""
-        import numpy as np
-        codes = self.codes(name)
-        values = np.empty(len(self.dicts[name]) + 1, dtype=object)
-        values[:-1] = [convert(v) for v in self.dicts[name]]
-        values[-1] = None
-        self.dicts[name] = dict.fromkeys(values[:-1])  # their converted values, for types
-        return values[codes]
 
 
 def filter_frame(df, filters):

@@ -7,7 +7,7 @@
 # timed with its CPU time (user + system, all its processes) and its peak memory
 # (bench/tree_rss.py: the whole process tree), the load average beside it: on a shared
 # machine the wall time is not the program's alone. Needs ~20 GB free in DIR (default
-# /tmp/cluster_scale); FILES=100 for a tenth.
+# /tmp/cluster_scale); FILES=100 for a tenth; CONVERT=0 queries the dataset converted before.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-/tmp/cluster_scale}
@@ -25,11 +25,13 @@ if [ ! -f "$dir/files/.done" ]; then
 	touch "$dir/files/.done"
 fi
 echo "input: $(ls "$dir/files" | grep -c jsonl) files, $(du -sh "$dir/files" | cut -f1)"
-rm -rf "$dir/ds"
-echo "== convert ($(load) before)"
-/usr/bin/time -f "convert: %e s wall, CPU %U s user + %S s system (all processes)" \
-	$PY "$root/bench/tree_rss.py" $PY -m rangeprof.report --to-parquet "$dir/ds" "$dir/files"
-echo "($(load) after)"
+if [ "${CONVERT:-1}" = 1 ]; then
+	rm -rf "$dir/ds"
+	echo "== convert ($(load) before)"
+	/usr/bin/time -f "convert: %e s wall, CPU %U s user + %S s system (all processes)" \
+		$PY "$root/bench/tree_rss.py" $PY -m rangeprof.report --to-parquet "$dir/ds" "$dir/files"
+	echo "($(load) after)"
+fi
 echo "dataset: $(find "$dir/ds" -name '*.parquet' | wc -l) parts, $(du -sh "$dir/ds" | cut -f1)"
 echo "== convert again (nothing new)"
 /usr/bin/time -f "again: %e s wall, CPU %U s user + %S s system" \

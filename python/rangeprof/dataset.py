@@ -576,6 +576,15 @@ def read(root, columns=None, filters=None):
         if pa.types.is_string(field.type):
             t = t.set_column(i, field.name, pc.dictionary_encode(t.column(i)))
     t = t.unify_dictionaries()
+    # Codes in the smallest integer type (as pandas makes a categorical's): Parquet gives
+    # int32, which to_pandas keeps: 20 M rows of 18 columns are 1.4 GB in int32, 0.4 in int8.
+    for i, field in enumerate(t.schema):
+        if pa.types.is_dictionary(field.type) and t.column(i).num_chunks:
+            n = len(t.column(i).chunk(0).dictionary)
+            small = pa.int8() if n < 127 else pa.int16() if n < 32767 else None
+            if small is not None and field.type.index_type.bit_width > small.bit_width:
+                t = t.set_column(i, field.name, t.column(i).cast(
+                    pa.dictionary(small, field.type.value_type)))
 
     def codes_of(name):
         """(codes with -1 for null, values) of a unified dictionary column."""

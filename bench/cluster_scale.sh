@@ -7,7 +7,8 @@
 # timed with its CPU time (user + system, all its processes) and its peak memory
 # (bench/tree_rss.py: the whole process tree), the load average beside it: on a shared
 # machine the wall time is not the program's alone. Needs ~20 GB free in DIR (default
-# /tmp/cluster_scale); FILES=100 for a tenth; CONVERT=0 queries the dataset converted before.
+# /tmp/cluster_scale); FILES=100 for a tenth; CONVERT=0 queries the dataset converted
+# before.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-/tmp/cluster_scale}

@@ -393,6 +393,7 @@ def convert(sources, root, workers=None, report="stderr"):
 
 
 def _convert_locked(files, root, workers, report):
+    from rangeprof.output import said
     done = ledger(root)
     _remove_leftovers(root, {p for e in done for p in e.get("parts", ())})
     keys = {e.get("key") for e in done}
@@ -428,7 +429,7 @@ def _convert_locked(files, root, workers, report):
             for path, why in no:
                 refused.append((path, why))
                 if report is not None:
-                    print(f"rangeprof: error: '{path}': not converted: {why}", file=report)
+                    print(f"rangeprof: error: {said(path)}: not converted: {why}", file=report)
         if workers <= 1 or len(batches) <= 1:
             for batch in batches:
                 note(_convert_batch(root, batch, report))
@@ -547,9 +548,8 @@ def read(root, columns=None, filters=None):
     # group's few values: no string hashed per row), except those the filters name: a
     # dictionary column's row-group statistics are not used by pyarrow's filter, which
     # then reads every row group. Those are read as strings and dictionary-encoded here.
-    filtered = {item[0] for conj in ([filters] if filters and isinstance(filters[0], tuple)
-                                     else filters or ()) for item in conj
-                if isinstance(item, tuple) and item}
+    filtered = {item[0] for conj in (_conjunctions(filters) if filters else ())
+                for item in conj if item}
     d = arrow_dataset(root, dictionary_columns=[c for c in CATEGORICAL
                                                 if c not in filtered])
     names = d.schema.names

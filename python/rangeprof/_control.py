@@ -26,6 +26,7 @@ import tempfile
 import threading
 import warnings
 
+from rangeprof import records
 from rangeprof.exceptions import NestedAnnotationError, RangeprofWarning, Unavailable
 
 CONTROL_VERSION = 1
@@ -148,6 +149,8 @@ class Library:
 
     def info(self):
         text = self._owned_text(self.cdll.rangeprof_info())
+        # The library's info object (doc/control-api.md), not a record: records.py's
+        # rules do not apply to it.
         try:
             out = json.loads(text) if text else {}
         except ValueError:
@@ -270,18 +273,17 @@ BOOKKEEPING = frozenset({"session", "device", "setup"})
 
 
 def _measured_nothing(path):
-    """Whether a JSON Lines file holds only bookkeeping records (or is unreadable as
-    records: then it is kept, to be looked at)."""
+    """Whether a JSON Lines file holds only bookkeeping records. Each line is read by
+    rangeprof.records.parse_line, the rule every reader applies: a line it refuses (or
+    notes, as a newer schema), or a file that cannot be read, keeps the file, so that what
+    rangeprof-report would call a bad line is there to be looked at, not deleted unseen."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 if not line.strip():
                     continue
-                try:
-                    kind = json.loads(line).get("type")
-                except (ValueError, AttributeError):
-                    return False
-                if kind not in BOOKKEEPING:
+                rec, why = records.parse_line(line)
+                if rec is None or why is not None or rec.get("type") not in BOOKKEEPING:
                     return False
     except OSError:
         return False

@@ -104,26 +104,64 @@ _CHILD_PROBE = """
 """
 
 
+def _recorded_lines(recorded):
+    """The first recorded line of each record type (a session with its setup record,
+    and a warning), as the library writes them."""
+    out = {}
+    for name in ("setup_early.jsonl", "matmul.jsonl"):
+        for line in recorded(name).read_text().splitlines(keepends=True):
+            out.setdefault(json.loads(line)["type"], line)
+    return out
+
+
 @pytest.mark.parametrize("kinds,kept", [(["session", "device", "setup"], False),
                                          (["session", "device", "run"], True),
                                          (["session", "warning"], True)])
-def test_a_file_of_bookkeeping_records_only_goes_at_exit(fake_path, tmp_path, kinds, kept):
+def test_a_file_of_bookkeeping_records_only_goes_at_exit(fake_path, tmp_path, recorded,
+                                                         kinds, kept):
     """CUDA's initialisation makes the library write its session and device records: a
     process that measured nothing more leaves no file nor directory; one that measured
     keeps its records."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
+    lines = _recorded_lines(recorded)
     result, _ = in_fresh_python(f"""
         import json, os, rangeprof
         path = rangeprof.info()["output"]
         with open(path, "w") as f:
-            for kind in {kinds!r}:
-                f.write(json.dumps(dict(type=kind)) + "\\n")
+            f.write({"".join(lines[k] for k in kinds)!r})
         print(json.dumps(path))
     """, fake_path, env={"TMPDIR": str(tmp)})
     assert os.path.exists(result) is kept
     assert list(tmp.iterdir()) == ([] if not kept else [tmp / os.path.basename(
         os.path.dirname(result))])
+
+
+def _pid_as_list(line):
+    rec = json.loads(line)
+    rec["pid"] = [rec["pid"]]
+    return json.dumps(rec) + "\n"
+
+
+@pytest.mark.parametrize("damage,why", [
+    (_pid_as_list, "a session whose pid is a list"),
+    (lambda line: line.replace('"schema":1', '"schema":99', 1), "a newer schema"),
+    (lambda line: line.rstrip("\n")[:-1] + "\n", "a line cut short"),
+])
+def test_a_file_with_a_line_the_reader_refuses_is_kept(tmp_path, recorded, damage, why):
+    """Whether a file measured nothing is decided by records.parse_line, the rule of every
+    reader: a bookkeeping line that rangeprof-report would refuse (or note) keeps the file,
+    to be looked at, rather than it being deleted at exit as if it measured nothing."""
+    lines = _recorded_lines(recorded)
+    good = tmp_path / "good.jsonl"
+    good.write_text(lines["session"] + lines["device"])
+    assert _control._measured_nothing(str(good)) is True
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(damage(lines["session"]) + lines["device"])
+    assert bad.read_text() != good.read_text()
+    rec, reason = records.parse_line(damage(lines["session"]))
+    assert rec is None or reason is not None, why
+    assert _control._measured_nothing(str(bad)) is False, why
 
 
 def test_children_are_asked_for_through_the_librarys_option(fake_path, tmp_path):

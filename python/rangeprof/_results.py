@@ -54,10 +54,12 @@ def parse_lines(text):
         if not line.strip():
             continue
         rec, why = records.parse_line(line, terminated=True)
-        if rec is None:
+        # A reason with a record (a session the reader cannot use, an unknown type, a
+        # newer schema) is a line records.Reader leaves out too: said, not kept.
+        if why is not None:
             warnings.warn(f"rangeprof: the capture's line {n} was skipped: {why}",
                           RangeprofWarning, stacklevel=2)
-        elif isinstance(rec, dict):
+        else:
             out.append(rec)
     return out
 

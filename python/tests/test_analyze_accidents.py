@@ -386,6 +386,31 @@ def test_a_capture_line_the_reader_refuses_is_named_not_skipped_silently():
     assert [r["type"] for r in got] == ["run"]
 
 
+@pytest.mark.parametrize("edit", [
+    lambda rec: rec.update(pid=[rec["pid"]]),        # a session the reader refuses
+    lambda rec: rec.update(schema=99),               # written by a newer rangeprof
+    lambda rec: rec.update(type="sessoin"),          # no record type the reader knows
+])
+def test_a_capture_line_returned_with_a_reason_is_named_not_kept(edit):
+    """records.parse_line gives some lines back with a reason (a session it cannot use, a
+    newer schema, an unknown type): records.Reader leaves them out as bad lines, and so
+    does analyze's capture reader, saying so (it used to keep them without a word)."""
+    import json
+    from rangeprof import _results, records
+    from rangeprof.exceptions import RangeprofWarning
+    lines = open(os.path.join(os.path.dirname(__file__), "fixtures", "recorded",
+                              "vadd.jsonl")).read().splitlines(keepends=True)
+    rec = json.loads(lines[0])
+    assert rec["type"] == "session"
+    edit(rec)
+    bad = json.dumps(rec) + "\n"
+    got, why = records.parse_line(bad)
+    assert got is not None and why is not None
+    with pytest.warns(RangeprofWarning, match=r"line 1 was skipped: " + re.escape(why)):
+        kept = _results.parse_lines(bad + lines[1])
+    assert [r["type"] for r in kept] == ["device"]
+
+
 def test_the_geomean_column_and_the_plots_bar_are_one_rule():
     """Nsight Python's exp(mean(log)): a zero gives 0, a negative NaN, NaN values are
     dropped - the Geomean column and analyze.plot's bar (which used to call a zero NaN and

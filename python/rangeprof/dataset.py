@@ -98,6 +98,8 @@ def ledger(root):
     """The ledger's entries, one dict per converted source (oldest first). A ledger line
     is a batch's ({"batch", "parts", "sources": [entries]}) or, as schema 1's first
     conversions wrote it, one source's entry."""
+    # The ledger is the dataset's own JSON Lines, not rangeprof's records: records.py's
+    # reader and rules do not apply to it.
     out = []
     try:
         with open(os.path.join(root, LEDGER), encoding="utf-8") as f:

@@ -3,7 +3,11 @@ DataFrame: one tick per configuration, one line (or bar group) per annotation - 
 kernel where an annotation has several -, 95 % CI error bars, optional panels by
 parameter, Avg/Geomean bars and value labels, as Nsight Python's plot lays them out.
 Draws on a matplotlib Figure of its own (no pyplot state): a notebook's backend is left
-as it is. matplotlib is imported here only."""
+as it is. matplotlib is imported here only.
+
+panels and draw_panel are the one drawing of a sweep: rangeprof-plot sweep (plots.py)
+draws its panels with them too, its layout (x at its value, matplotlib's colors, x values
+sorted) given as their arguments."""
 import math
 from collections import OrderedDict
 
@@ -70,6 +74,79 @@ def _series_labels(df, variant_fields, variant_annotations):
     return labels
 
 
+def panels(items, row_fields, col_fields):
+    """(row values, column values, cells) of a grid of panels: the distinct tuples of
+    row_fields and of col_fields over items (dicts), in first-appearance order ([()]
+    without fields), and cells[(row value, column value)], the items of each panel in
+    their order."""
+    cells = OrderedDict()
+    for it in items:
+        key = (tuple(it.get(f) for f in row_fields), tuple(it.get(f) for f in col_fields))
+        cells.setdefault(key, []).append(it)
+    rows = list(OrderedDict.fromkeys(r for r, _ in cells)) or [()]
+    cols = list(OrderedDict.fromkeys(c for _, c in cells)) or [()]
+    return rows, cols, cells
+
+
+def draw_panel(ax, series, kind="line", x_values=None, order=None, numeric_x=False,
+               colors=None, error_bars=True, annotate_points=False, aggregates=(),
+               tick_style=None):
+    """Draws one panel of a sweep on ax, for analyze.plot and rangeprof-plot sweep alike.
+    series: [(label, [(x, mean, CI95 lower, CI95 upper), ...]), ...], one line with 95 %
+    CI bars each (error_bars; a bound that is not finite gives none on its side), or
+    bars side by side per x value (kind "bar"). Where x is numeric_x and kind is "line",
+    x is placed at its value; else at its index among x_values (default: the series' x
+    values in first-appearance order, or sorted by the key order). aggregates ("Avg",
+    "Geomean") each add a bar per series beyond the x values, past a dashed line.
+    colors: the series' colors in turn (None: matplotlib's). annotate_points labels
+    each value. tick_style: keywords for the tick labels. Returns the tick labels, or
+    None where x is placed at its value."""
+    if x_values is None:
+        x_values = list(OrderedDict.fromkeys(p[0] for _, pts in series for p in pts))
+        if order is not None:
+            x_values.sort(key=order)
+    at_value = numeric_x and kind != "bar"
+    index = {x: i for i, x in enumerate(x_values)}
+    width = 0.8 / max(len(series), 1)
+    for k, (label, pts) in enumerate(series):
+        style = {"color": colors[k % len(colors)]} if colors else {}
+        offset = (k - (len(series) - 1) / 2) * width
+        xs = [p[0] if at_value else index[p[0]] for p in pts]
+        ys = [p[1] for p in pts]
+        err = None
+        if error_bars and pts:
+            err = [[y - lo if _finite(lo) else 0 for y, (_, _, lo, _) in zip(ys, pts)],
+                   [hi - y if _finite(hi) else 0 for y, (_, _, _, hi) in zip(ys, pts)]]
+        if kind == "bar":
+            xs = [x + offset for x in xs]
+            ax.bar(xs, ys, width=width, yerr=err, capsize=3, label=label, **style)
+        else:
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=label, **style)
+        if annotate_points:
+            for x, y in zip(xs, ys):
+                if _finite(y):
+                    ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points",
+                                xytext=(0, 5), ha="center", fontsize=8, **style)
+        finite = [y for y in ys if _finite(y)]
+        for e, what in enumerate(aggregates if finite else ()):
+            value = (sum(finite) / len(finite) if what == "Avg"
+                     else geomean(float(y) for y in finite))
+            if not _finite(value):
+                continue
+            x = len(x_values) + e + offset
+            ax.bar([x], [value], width=width, zorder=3, **style)
+            ax.annotate(f"{value:.2f}", (x, value), textcoords="offset points",
+                        xytext=(0, 5), ha="center", fontsize=8, fontweight="bold", **style)
+    if aggregates:
+        ax.axvline(len(x_values) - 0.5, color="black", linestyle="dashed", linewidth=1)
+    if at_value:
+        return None
+    ticks = [str(x) for x in x_values] + list(aggregates)
+    ax.set_xticks(range(len(ticks)))
+    ax.set_xticklabels(ticks, **(tick_style or {}))
+    return ticks
+
+
 def visualize(df, metric=None, filename="plot.png", title="", ylabel=None,
               annotate_points=False, show_aggregate=None, plot_type="line", plot_width=6,
               plot_height=4, row_panels=None, col_panels=None, x_keys=None, print_data=False,
@@ -100,13 +177,7 @@ def visualize(df, metric=None, filename="plot.png", title="", ylabel=None,
     data["Configuration"] = [", ".join(f"{f}={row[f]}" for f in config_fields)
                              for _, row in data.iterrows()]
 
-    def values_of(fields):
-        if not fields:
-            return [()]
-        return list(OrderedDict.fromkeys(tuple(row[f] for f in fields)
-                                         for _, row in data.iterrows()))
-
-    rows, cols = values_of(row_panels), values_of(col_panels)
+    rows, cols, cells = panels(data.to_dict("records"), row_panels, col_panels)
     fig = Figure(figsize=(max(plot_width * len(cols), 8), max(plot_height * len(rows), 6)),
                  constrained_layout=True)
     axes = fig.subplots(len(rows), len(cols), squeeze=False)
@@ -118,53 +189,15 @@ def visualize(df, metric=None, filename="plot.png", title="", ylabel=None,
     for i, rv in enumerate(rows):
         for j, cv in enumerate(cols):
             ax = axes[i][j]
-            panel = data
-            for fields, values in ((row_panels, rv), (col_panels, cv)):
-                for f, v in zip(fields, values):
-                    panel = panel[panel[f] == v]
-            configs = list(OrderedDict.fromkeys(panel["Configuration"]))
-            series = list(OrderedDict.fromkeys(panel["Series"]))
-            width = 0.8 / max(len(series), 1)
-            for k, name in enumerate(series):
-                s = panel[panel["Series"] == name]
-                color = COLORS[k % len(COLORS)]
-                xs = [configs.index(c) for c in s["Configuration"]]
-                ys = list(s["AvgValue"])
-                err = None
-                if not normalized and len(s):
-                    low = [y - lo if _finite(lo) else 0 for y, lo in zip(ys, s["CI95_Lower"])]
-                    high = [hi - y if _finite(hi) else 0 for y, hi in zip(ys, s["CI95_Upper"])]
-                    err = [low, high]
-                if plot_type == "bar":
-                    offset = (k - (len(series) - 1) / 2) * width
-                    xs = [x + offset for x in xs]
-                    ax.bar(xs, ys, width=width, yerr=err, capsize=3, label=name, color=color)
-                else:
-                    ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=name,
-                                color=color)
-                if annotate_points:
-                    for x, y in zip(xs, ys):
-                        if _finite(y):
-                            ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points",
-                                        xytext=(0, 5), ha="center", fontsize=8, color=color)
-                finite = [y for y in ys if _finite(y)]
-                for e, what in enumerate(extra):
-                    if not finite:
-                        continue
-                    value = (sum(finite) / len(finite) if what == "Avg"
-                             else geomean(float(y) for y in finite))
-                    if not _finite(value):
-                        continue
-                    x = len(configs) + e + (k - (len(series) - 1) / 2) * width
-                    ax.bar([x], [value], width=width, color=color, zorder=3)
-                    ax.annotate(f"{value:.2f}", (x, value), textcoords="offset points",
-                                xytext=(0, 5), ha="center", fontsize=8, color=color,
-                                fontweight="bold")
-            if extra:
-                ax.axvline(len(configs) - 0.5, color="black", linestyle="dashed", linewidth=1)
-            ticks = configs + extra
-            ax.set_xticks(range(len(ticks)))
-            ax.set_xticklabels(ticks, rotation=45, ha="right", fontsize=9)
+            panel = cells.get((rv, cv), [])
+            configs = list(OrderedDict.fromkeys(r["Configuration"] for r in panel))
+            series = [(name, [(r["Configuration"], r["AvgValue"], r["CI95_Lower"],
+                               r["CI95_Upper"]) for r in panel if r["Series"] == name])
+                      for name in OrderedDict.fromkeys(r["Series"] for r in panel)]
+            draw_panel(ax, series, plot_type, x_values=configs, colors=COLORS,
+                       error_bars=not normalized, annotate_points=annotate_points,
+                       aggregates=extra,
+                       tick_style=dict(rotation=45, ha="right", fontsize=9))
             ax.set_ylim(bottom=0)
             ax.grid(True, linestyle="--", alpha=0.7)
             ax.set_axisbelow(True)

@@ -1,7 +1,7 @@
 """rangeprof/plots.py - PNG plots with matplotlib (the only module that needs it), and the
 rangeprof-plot command:
   sweep         a metric against a config column, lines per variant, row/column panels,
-                with 95 % CI bars (like nsight.analyze.plot);
+                with 95 % CI bars (drawn by _plot.draw_panel, as nsight.analyze.plot);
   distribution  the run-to-run values of each group, one panel each, with mean and 95 % CI;
   roofline      achieved FLOP/s against arithmetic intensity under the device's roofs;
   ab            A against B per kernel: the ratio of the means with its CI and verdict;
@@ -19,7 +19,7 @@ try:
 except ImportError:  # said by main(), so that the command fails with one line
     plt = None
 
-from rangeprof import bound, compare, records, report, scan, table  # noqa: E402
+from rangeprof import _plot, bound, compare, records, report, scan, table  # noqa: E402
 from rangeprof.expr import ExprError, parse_derivation  # noqa: E402
 from rangeprof.output import Parser, add_version, brief, guarded, number, printable  # noqa: E402
 
@@ -139,36 +139,29 @@ def sweep(files, metric, x, out, variant=None, row=None, col=None, derive=(), co
               f"'{printable(without[0].get('Annotation', ''))}'); left out", file=sys.stderr)
     if not groups:
         raise Refused(f"--x {x}: no run of '{metric}' has a value of {x}")
-    if not all(_number(g[x]) for g in groups):
-        for g in groups:  # a categorical axis: matplotlib takes text, not mixed types
-            g[x] = str(g[x])
-    rvals = list(OrderedDict.fromkeys(g.get(row) for g in groups)) if row else [None]
-    cvals = list(OrderedDict.fromkeys(g.get(col) for g in groups)) if col else [None]
+    rkeys, ckeys = [row] if row else [], [col] if col else []
+    rvals, cvals, cells = _plot.panels(groups, rkeys, ckeys)
     _check_panels(len(rvals) * len(cvals), f"{len(rvals)} --row values x {len(cvals)} "
                   "--col values")
     fig, axes = plt.subplots(len(rvals), len(cvals), squeeze=False,
                              figsize=(4.5 * len(cvals) + 1, 3.5 * len(rvals)))
+    numeric = all(_number(g[x]) for g in groups)
     for i, rv in enumerate(rvals):
         for j, cv in enumerate(cvals):
             ax = axes[i][j]
-            panel = [g for g in groups if (not row or g.get(row) == rv) and (not col or g.get(col) == cv)]
+            panel = cells.get((rv, cv), [])
             variants = list(OrderedDict.fromkeys(g.get(variant) for g in panel)) if variant else [None]
-            for k, v in enumerate(variants):
+            series = []
+            for v in variants:
                 pts = sorted((g for g in panel if not variant or g.get(variant) == v),
                              key=lambda g: _order(g.get(x)))
-                xs = [g.get(x) for g in pts]
-                ys = [g["AvgValue"] for g in pts]
-                err = [[g["AvgValue"] - g["CI95_Lower"] if not math.isnan(g["CI95_Lower"]) else 0 for g in pts],
-                       [g["CI95_Upper"] - g["AvgValue"] if not math.isnan(g["CI95_Upper"]) else 0 for g in pts]]
-                label = f"{variant}={v}" if variant else metric
-                if kind == "bar":
-                    width = 0.8 / len(variants)
-                    pos = [p + k * width for p in range(len(xs))]
-                    ax.bar(pos, ys, width, yerr=err, label=label, capsize=3)
-                    ax.set_xticks([p + 0.4 - width / 2 for p in range(len(xs))], [str(v) for v in xs])
-                else:
-                    ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=label)
-            title = ", ".join(f"{k}={v}" for k, v in ((row, rv), (col, cv)) if k)
+                series.append((f"{variant}={v}" if variant else metric,
+                               [(g[x], g["AvgValue"], g["CI95_Lower"], g["CI95_Upper"])
+                                for g in pts]))
+            # The x values of all the panel's variants, in order: a variant without some
+            # of them has its bars over its own values, not shifted onto the others'.
+            _plot.draw_panel(ax, series, kind, order=_order, numeric_x=numeric)
+            title = ", ".join(f"{k}={v}" for k, v in zip(rkeys + ckeys, rv + cv))
             ax.set_title(title, fontsize=9)
             ax.set_xlabel(x)
             ax.set_ylabel(f"{metric} [{panel[0]['Unit']}]" if panel else metric)

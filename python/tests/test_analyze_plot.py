@@ -204,6 +204,51 @@ def test_print_data_with_several_kernels_prints_nsight_pythons_columns(fake, tmp
     assert table[1].split()[header.index("AvgValue")] == f"{df['AvgValue'].iloc[0]:.4f}"
 
 
+def test_analyze_plot_and_rangeprof_plot_sweep_draw_with_one_function(fake, recorded, tmp_path,
+                                                                     monkeypatch):
+    """The sweep is drawn once: analyze.plot (Nsight Python's layout: a tick per config,
+    Nsight's colors, the Geomean bar past a dashed line) and rangeprof-plot sweep (an axis
+    of n) both draw their panels with _plot.draw_panel, the layout differences being its
+    arguments."""
+    from matplotlib.container import BarContainer
+    from rangeprof import _plot, _results, plots
+    calls = []
+    draw = _plot.draw_panel
+
+    def spy(ax, series, kind="line", **kw):
+        calls.append((kind, kw))
+        return draw(ax, series, kind, **kw)
+    monkeypatch.setattr(_plot, "draw_panel", spy)
+
+    fake.use("matmul.jsonl")
+    figures = []
+
+    @nsight.analyze.plot(filename=str(tmp_path / "a.png"), plot_type="bar",
+                         show_aggregate="geomean", plot_callback=figures.append)
+    @nsight.analyze.kernel(configs=[(1024,), (2048,)], runs=10)
+    def bench(n):
+        matmul_range(fake, n)
+        with nsight.annotate("matmul"):
+            pass
+
+    df = bench().to_dataframe()
+    assert [k for k, _ in calls] == ["bar"] and calls[0][1]["colors"] is _plot.COLORS
+    ax = figures[0].get_axes()[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["n=1024", "n=2048", "Geomean"]
+    drawn = [c for c in ax.containers if isinstance(c, BarContainer)]
+    series = [c for c in drawn if c.get_label() == "matmul"]
+    assert len(series) == 1 and len(series[0].patches) == 2
+    geomean_bar = [p for c in drawn if c not in series for p in c.patches]
+    assert [p.get_height() for p in geomean_bar] == [
+        pytest.approx(_results.geomean(df["AvgValue"]))]
+    assert geomean_bar[0].get_x() + geomean_bar[0].get_width() / 2 == pytest.approx(2)
+    assert png(tmp_path / "a.png")
+
+    assert plots.main(["sweep", str(recorded("matmul.jsonl")), "--x", "n",
+                       "-o", str(tmp_path / "s.png")]) == 0
+    assert [k for k, _ in calls] == ["bar", "line"] and calls[1][1]["numeric_x"] is True
+
+
 def test_plot_arguments_are_checked(fake):
     with pytest.raises(ValueError, match=r"plot_type='pie': expected 'line' or 'bar'"):
         nsight.analyze.plot("x.png", plot_type="pie")

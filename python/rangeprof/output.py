@@ -212,3 +212,35 @@ def guarded(prog, fn, *args, **kwargs):
         print(f"{prog}: internal error: {type(e).__name__}: {e} (a bug: please report it "
               "with the command line and its input)", file=sys.stderr)
         return 70
+
+
+class Progress:
+    """The tools' progress lines, one rule for all: on stderr (out), never on stdout where
+    the tables go; a line every EVERY_S seconds once the work has taken AFTER_S, and one at
+    the end if any was said. A subclass says what is done: line(pct, seconds) and
+    end(seconds), from self.label, self.total and self.done."""
+    AFTER_S = 3.0
+    EVERY_S = 5.0
+
+    def __init__(self, label, total, out=None):
+        import time
+        self.label, self.total, self.done = label, total, 0
+        self.out = out if out is not None else sys.stderr
+        self.clock = time.monotonic
+        self.begin, self.last = self.clock(), None
+
+    def update(self, done):
+        """done: how much is done in all."""
+        self.done = done
+        now = self.clock()
+        if now - self.begin < self.AFTER_S or (self.last is not None and
+                                               now - self.last < self.EVERY_S):
+            return
+        self.last = now
+        pct = 100 * done / self.total if self.total else 100
+        print(self.line(pct, now - self.begin), file=self.out, flush=True)
+
+    def finish(self):
+        if self.last is not None:
+            print(self.end(self.clock() - self.begin), file=self.out, flush=True)
+

@@ -18,7 +18,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from rangeprof import records
+from rangeprof import output, records
 
 PIECE_BYTES = 32 << 20   # files over this per core are read in pieces
 PROGRESS_AFTER_S = 3.0   # progress lines once reading has taken this long
@@ -157,30 +157,18 @@ def pieces(files, workers=None, at_sessions=False):
     return out
 
 
-class Progress:
+class Progress(output.Progress):
     """'rangeprof-report: 41 % of 1.8 GB read in 12 s' on stderr every few seconds once
     reading has taken more than PROGRESS_AFTER_S, and the total at the end if any was
-    said."""
+    said (output.Progress's rule)."""
+    AFTER_S = PROGRESS_AFTER_S
+    EVERY_S = PROGRESS_EVERY_S
 
-    def __init__(self, label, total, out=None):
-        self.label, self.total, self.out = label, total, out or sys.stderr
-        self.begin = time.monotonic()
-        self.last = None
+    def line(self, pct, seconds):
+        return f"{self.label}: {pct:.0f} % of {_size(self.total)} read in {seconds:.0f} s"
 
-    def update(self, done):
-        now = time.monotonic()
-        if now - self.begin < PROGRESS_AFTER_S or (
-                self.last and now - self.last < PROGRESS_EVERY_S):
-            return
-        self.last = now
-        pct = 100 * done / self.total if self.total else 100
-        print(f"{self.label}: {pct:.0f} % of {_size(self.total)} read in "
-              f"{now - self.begin:.0f} s", file=self.out, flush=True)
-
-    def finish(self):
-        if self.last is not None:
-            print(f"{self.label}: {_size(self.total)} read in "
-                  f"{time.monotonic() - self.begin:.0f} s", file=self.out, flush=True)
+    def end(self, seconds):
+        return f"{self.label}: {_size(self.total)} read in {seconds:.0f} s"
 
 
 def _size(n):

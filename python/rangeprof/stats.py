@@ -19,6 +19,8 @@ and so another rsd and verdict."""
 import math
 import operator
 
+from rangeprof.output import Progress
+
 # t(0.975, df) for df = 1..30, the same table as collector/stats.c; beyond 30 the same
 # Cornish-Fisher expansion, so that intervals agree to the last digit.
 _T975 = [math.nan, 12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622,
@@ -528,34 +530,20 @@ def _resampled_means(rng, x, resamples, progress):
     return out / n
 
 
-class BootstrapProgress:
+class BootstrapProgress(Progress):
     """'rangeprof-compare: bootstrap: 41 % of 1.6e9 draws in 3 s' on stderr (out) every
-    few seconds once the resampling has taken more than AFTER_S, and the time it took
-    at the end if anything was said: never on stdout, where the tables go. Called
-    with the number of values drawn since the last call."""
+    few seconds once the resampling has taken more than AFTER_S, and the time it took at
+    the end if anything was said (output.Progress's rule). Called with the number of
+    values drawn since the last call."""
     AFTER_S = 2.0
     EVERY_S = 3.0
 
-    def __init__(self, label, total, out=None):
-        import sys
-        import time
-        self.label, self.total, self.done = label, total, 0
-        self.out = out if out is not None else sys.stderr
-        self.clock = time.monotonic
-        self.begin, self.last = self.clock(), None
-
     def __call__(self, drawn):
-        self.done += drawn
-        now = self.clock()
-        if now - self.begin < self.AFTER_S or (self.last is not None and
-                                               now - self.last < self.EVERY_S):
-            return
-        self.last = now
-        pct = 100 * self.done / self.total if self.total else 100
-        print(f"{self.label}: bootstrap: {pct:.0f} % of {self.total:.2g} draws in "
-              f"{now - self.begin:.0f} s", file=self.out, flush=True)
+        self.update(self.done + drawn)
 
-    def finish(self):
-        if self.last is not None:
-            print(f"{self.label}: bootstrap: {self.done:.2g} draws in "
-                  f"{self.clock() - self.begin:.0f} s", file=self.out, flush=True)
+    def line(self, pct, seconds):
+        return (f"{self.label}: bootstrap: {pct:.0f} % of {self.total:.2g} draws in "
+                f"{seconds:.0f} s")
+
+    def end(self, seconds):
+        return f"{self.label}: bootstrap: {self.done:.2g} draws in {seconds:.0f} s"

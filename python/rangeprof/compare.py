@@ -373,7 +373,8 @@ def parser():
                    "comma-separated; default gpu__time_duration.sum; 'all' for every metric)")
     p.add_argument("--method", choices=("welch", "bootstrap"), default="welch",
                    help="welch: Welch's t-test and a delta-method CI of the ratio (default); "
-                   "bootstrap: 2000 resamples of each side (seeded), percentile CI")
+                   f"bootstrap: {stats.BOOTSTRAP_RESAMPLES} resamples of each side (seeded), "
+                   "percentile CI")
     alpha = number(0, 1, low_open=True, high_open=True)
     p.add_argument("--alpha", type=alpha, default=0.05,
                    help=f"significance level ({alpha.accepted}; default 0.05)")

@@ -160,3 +160,12 @@ def test_a_listed_case_is_deliberate_only_when_it_fails_as_listed(tmp_path, caps
     assert not how.search("rangeprof.exceptions.Unavailable: no NVIDIA driver")
     _row, how, _why = listed["tests/test_cuda_init_before_nsight.py::test"]
     assert how.search("AssertionError: Subprocess unexpectedly succeeded\nassert 0 != 0")
+
+
+def test_the_runners_list_of_our_columns_is_the_packages():
+    """run.py fails an example whose output shows one of rangeprof's own columns; its list
+    is a copy of _results.OWN_COLUMNS (the runner does not import the package), which
+    lacked Temperature, Power and Passes until this test tied the two."""
+    from rangeprof import _results
+    assert runner.OWN_COLUMNS == _results.OWN_COLUMNS
+

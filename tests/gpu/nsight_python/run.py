@@ -56,11 +56,12 @@ DELIBERATE = HERE / "deliberate.txt"
 NOT_RUN = {"tests/test_profiler.py::test_parameter_clock_control[base]":
            "locks the SM clock (clock_control='base'); the GPU suite never changes the "
            "card's settings"}
-# rangeprof's own columns (rangeprof._results.OWN_COLUMNS): none may show in an example's
-# output, where Nsight Python prints its DataFrame.
-OWN_COLUMNS = ["MedianValue", "DriftPct", "Reasons", "SMClock", "TemperatureMax",
-               "ThrottleReasons", "KernelIndex", "Launches", "RangeKernels",
-               "RangeKernelNames"]
+# rangeprof's own columns: none may show in an example's output, where Nsight Python prints
+# its DataFrame. A copy of rangeprof._results.OWN_COLUMNS (this runner does not import the
+# package it tests), which python/tests/test_nsight_deliberate.py checks is equal.
+OWN_COLUMNS = ["MedianValue", "DriftPct", "Reasons", "SMClock", "Temperature",
+               "TemperatureMax", "Power", "ThrottleReasons", "Passes", "KernelIndex",
+               "Launches", "RangeKernels", "RangeKernelNames"]
 
 
 def read_pins(path=PINS):

@@ -352,16 +352,23 @@ def test_two_processes_interleaved_in_one_file_cannot_be_judged(recorded, tmp_pa
     b = recorded("vadd_again.jsonl").read_text().splitlines()
     head = lambda lines: [l for l in lines if '"type":"session"' in l or '"type":"device"' in l]
     body = lambda lines: [l for l in lines if l not in head(lines)]
-    lines = head(a) + head(b)
-    for x, y in zip(body(a), body(b)):
-        lines += [x, y]
-    both = tmp_path / "both.jsonl"
-    both.write_text("\n".join(lines) + "\n")
+    both = interleaved(tmp_path, head(a) + head(b), body(a), body(b))
     code, rows = run(recorded("vadd.jsonl"), both)
     assert code == 4
     for r in rows:
         assert r["Verdict"] == "cannot judge"
         assert "B holds run 0 of launch" in r["Reason"] and "twice" in r["Reason"]
+
+
+def interleaved(tmp_path, head, xs, ys):
+    """both.jsonl: head's lines, then the lines of xs and ys in turns, as two processes
+    writing one file leave them."""
+    lines = list(head)
+    for x, y in zip(xs, ys):
+        lines += [x, y]
+    both = tmp_path / "both.jsonl"
+    both.write_text("\n".join(lines) + "\n")
+    return both
 
 
 def test_two_processes_interleaved_with_their_pids_are_told_apart(recorded, tmp_path):
@@ -375,11 +382,7 @@ def test_two_processes_interleaved_with_their_pids_are_told_apart(recorded, tmp_
                 json.dumps(dict(json.loads(l), pid=pid)) for l in lines]
     a, b = with_pid(recorded("vadd.jsonl")), with_pid(recorded("vadd_again.jsonl"))
     assert json.loads(a[0])["pid"] != json.loads(b[0])["pid"]
-    lines = [a[0], b[0]]
-    for x, y in zip(a[1:], b[1:]):
-        lines += [x, y]
-    both = tmp_path / "both.jsonl"
-    both.write_text("\n".join(lines) + "\n")
+    both = interleaved(tmp_path, [a[0], b[0]], a[1:], b[1:])
     code, rows = run(recorded("vadd.jsonl"), both)
     assert code == 4
     for r in rows:

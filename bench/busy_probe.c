@@ -33,8 +33,9 @@
  *      busy_probe hold SECONDS [metrics]: the holder (exit 0 once released, 1 when it could
  *      not reach S3, 2 on bad arguments).
  * Result (H200, 2026-12-02, doc/concurrency.md): S3 and S5 fail, every other state lets B
- * measure; Disable takes ~12 ms and B's next try succeeds. Cited by inject/devlock.h and
- * inject/devlock.c and inject/session.c (the hand-over of the profiling hardware). */
+ * measure; Disable takes ~12 ms and B's next try succeeds. Cited by inject/session/devlock.h,
+ * inject/session/devlock.c and inject/session/session.c (the hand-over of the profiling
+ * hardware). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

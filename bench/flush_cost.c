@@ -2,7 +2,7 @@
  * segments, then the read sweep of twice the L2: the flush before session 12) and empty
  * (the flush since: the same kernel, launched cooperatively, ending with a grid barrier and
  * the discard of the sweep's last L2 of lines), issue 22 item 3. It builds
- * inject/flush.c itself (the library's flush, not a copy), and on device 0 times with CUDA
+ * inject/session/flush.c itself (the library's flush, not a copy), and on device 0 times with CUDA
  * events N flushes queued back to back, as a pass queues its runs, after 20 untimed ones;
  * ROUNDS times, alternating plain and empty, and prints each round's microseconds per
  * flush and the medians.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "collector/api.h"
-#include "inject/flush.h"
+#include "inject/session/flush.h"
 
 static int cmp_double(const void *a, const void *b)
 {

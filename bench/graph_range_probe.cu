@@ -4,8 +4,8 @@
 // Results on the H200 (session 5, `./graph_range_probe 5`; doc/measurements.md, "Graph
 // launches under the range profiler"): A's Stop fails (CUPTI_ERROR_UNKNOWN); B's graph range
 // holds the three kernels' counters exactly; D: one object per context; C did not run (it
-// met A's failure first). inject/graph_workload.c's graph mode is built on B.
-// Cited by inject/graph_workload.c (A, B) and collector/profiler.h (enum
+// met A's failure first). inject/measure/whole_workload.c's graph mode is built on B.
+// Cited by inject/measure/whole_workload.c (A, B) and collector/profiler.h (enum
 // collector_ranges: A, D).
 //
 // Why: rangeprof's --graph-profiling graph measured a whole graph launch, then only by its

@@ -2,7 +2,7 @@
 // the DRAM writes of tests/gpu/l2_rmw.cu's kernel (rangeprof 1.42-1.66 MB against ncu's
 // 1.20-1.30 MB)? The same arrays, kernel and launch as tests/gpu/l2_rmw.cu; before each of
 // REPS launches of `rmw`, the preparation of VARIANT, each a step (or steps) of what
-// inject/kernel_workload.c's run_once does before its relaunch. Not yet run on a GPU.
+// inject/kernel/kernel_workload.c's run_once does before its relaunch. Not yet run on a GPU.
 //
 // Two builds of this one file (bench/l2_write_probe.sh makes both):
 //   nvcc -O2 -arch=sm_90 -std=c++17 bench/l2_write_probe.cu -o l2_write_probe -lcuda
@@ -23,19 +23,19 @@
 // does (AutoRange, UserReplay, one Start/Stop per P runs, the same metrics plus the clock
 // metric rangeprof adds), and prints one line per measured run:
 //   cupti_run GROUP RUN WRITE_BYTES READ_BYTES TIME_NS CLOCK_HZ
-// A group is one application launch as rangeprof measures a verified kernel (inject/save.c,
+// A group is one application launch as rangeprof measures a verified kernel (inject/kernel/save.c,
 // policy reach): for variants that restore, the reach saved and synchronised before the
 // Start, and after the Stop the inputs put back, synchronised, and the application's own
 // launch (rmw_warm here, run outside any pass). Within a run: the variant's preparation,
 // then (unless --no-nvml) the NVML sample that rangeprof takes between the flush and the
-// relaunch in pass 0 (inject/measure.c inject_sample_before: temperature, clock reasons,
+// relaunch in pass 0 (inject/measure/measure.c inject_measure_sample_before: temperature, clock reasons,
 // memory and SM clocks), then the gap (none: rangeprof's; sync: cuCtxSynchronize and 1 ms
 // idle, as ncu's host-side gap; spinN: a one-warp kernel spinning N us on %globaltimer,
 // a candidate fix: its range is skipped as the flush's is), then `rmw`.
 //
 // Variants (the preparation before each measured launch, in this order):
 //   ncu_like                      nothing (the reference is ncu --cache-control all on it)
-//   rp_flush                      rangeprof's flush: inject/flush.c's PTX (256 KB of code
+//   rp_flush                      rangeprof's flush: inject/session/flush.c's PTX (256 KB of code
 //                                 segments, then the ld.global.cg sweep of 2 x the L2),
 //                                 same buffer (cuMemAlloc, never written), same grid
 //   rp_flush_nocode               the sweep part of it alone (same PTX without the segments)
@@ -121,7 +121,7 @@ __global__ void rp_spin(unsigned long long ns)
 static const unsigned N = 4u << 20; // 16 MB of float each, as l2_rmw.cu
 static const unsigned GRID = 1056, BLOCK = 256;
 
-// ------------------------------------------------- rangeprof's flush (inject/flush.c)
+// ------------------------------------------------- rangeprof's flush (inject/session/flush.c)
 // Copied, text for text: the PTX head, the sweep, the generated segments, the buffer size
 // (2 x CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE), the grid (one block of 32 warps per SM).
 
@@ -178,7 +178,7 @@ static const char flush_ptx_sweep[] =
 	"  ret;\n"
 	"}\n";
 
-// inject/flush.c's flush_ptx(); with_code false leaves out the dispatch and the segments
+// inject/session/flush.c's flush_ptx(); with_code false leaves out the dispatch and the segments
 // (rp_flush_nocode: the head falls through to the sweep).
 static std::string flush_ptx(bool with_code)
 {
@@ -386,7 +386,7 @@ static void launch_spin(Probe &p)
 }
 
 // NVML as collector/device.c loads it (dlopen, the symbols it uses), for the sample that
-// inject_sample_before takes between the flush and the relaunch of every run of pass 0.
+// inject_measure_sample_before takes between the flush and the relaunch of every run of pass 0.
 typedef struct nvml_device *nvml_device_t;
 static struct {
 	nvml_device_t dev = NULL;
@@ -490,7 +490,7 @@ static int run_cupti(Probe &p, const Variant &v, unsigned reps, const CuptiOptio
 	bool names_shown = false;
 	for (unsigned group = 0, done = 0; done < reps; group++) {
 		unsigned runs = std::min(o.pass_runs, reps - done);
-		// inject_get_ready's cuCtxSynchronize, then mem_save of the reach (synchronised).
+		// inject_measure_get_ready's cuCtxSynchronize, then mem_save of the reach (synchronised).
 		CU(cuCtxSynchronize());
 		if (restores)
 			save(p);

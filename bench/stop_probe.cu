@@ -11,7 +11,7 @@
 // (doc/measurements.md, "Start and Stop of later passes", "Graph launches under the range
 // profiler".)
 // Cited by collector/profiler.c (the clock counter's cost), collector/profiler.h and
-// inject/graph_workload.c (G: AutoRange gives a graph launch no usable range), and
+// inject/measure/whole_workload.c (G: AutoRange gives a graph launch no usable range), and
 // bench/graph_range_probe.cu (G, G2); its figures stand behind README.md's "~7 ms" for the
 // clock counter and "10-40 us" for a user range, and doc/records.md's sm_clock_source.
 //

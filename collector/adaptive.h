@@ -1,5 +1,5 @@
 /* collector/adaptive.h - the stopping rule of --runs auto: after each batch of runs, go on
- * or stop, and why. Pure functions over the samples so far; inject/measure.c calls them
+ * or stop, and why. Pure functions over the samples so far; inject/measure/measure.c calls them
  * between profiler passes, the tests call them with made-up samples. */
 #ifndef COLLECTOR_ADAPTIVE_H
 #define COLLECTOR_ADAPTIVE_H

@@ -1,5 +1,5 @@
 /* collector/table.c - the short table printed at exit: per kernel and NVTX path, the runs
- * measured, their mean, RSD and how many launches were stable. Filled by inject/emit.c
+ * measured, their mean, RSD and how many launches were stable. Filled by inject/measure/emit.c
  * after each measured launch (any thread), printed once by inject/'s exit handler.
  * Calls libc, common/log and collector/stats. */
 #include "collector/table.h"

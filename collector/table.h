@@ -16,7 +16,7 @@ void collector_table_print(const char *metric);
 size_t collector_table_rows(void);
 
 /* What the process's launches went through, for the exit line of a run that measured
- * nothing (inject/launch.c fills it). */
+ * nothing (inject/callback/launch.c fills it). */
 struct collector_launch_counts {
 	unsigned long launches;         /* kernel and graph launches the process made */
 	bool nvtx_filtered;             /* NVTX expressions were given */

@@ -51,7 +51,7 @@ struct rp_launch_metric_desc {
 	const char *description;
 };
 
-/* What a kernel launch, its function and its device say; filled by inject/launch_shape.c
+/* What a kernel launch, its function and its device say; filled by inject/measure/launch_shape.c
  * from the launch and the driver. A field the driver could not give is -1, and the
  * metrics that need it are NaN. */
 struct rp_launch_shape {

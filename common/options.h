@@ -186,13 +186,13 @@ int rp_options_set_runtime(struct rp_options *opts, const char *name, const char
  * here, rp_options_env_typos walks environ for misspelt RANGEPROF_ names (their values
  * are never read) and rp_output_path_expand reads the variable that -o's %q{VAR} names;
  * inject/init.c reads the launcher's rank and job variables that collector/job.c's table
- * names (RANK, SLURM_PROCID, ...: the session record's "job"), and LD_PRELOAD (inject_preloaded: whether librangeprof.so was
+ * names (RANK, SLURM_PROCID, ...: the session record's "job"), and LD_PRELOAD (inject_init_preloaded: whether librangeprof.so was
  * preloaded, which decides whether CUDA's hook is set and whether options select
- * launches under the control API) and CUDA_INJECTION64_PATH (inject_forget_cuda_hook:
+ * launches under the control API) and CUDA_INJECTION64_PATH (inject_init_forget_cuda_hook:
  * unset where it names this library, so that children of a process under control do
  * not inherit it); inject/control.c reads CUDA_INJECTION64_PATH (another tool's
  * injection library, set by ncu and nsys, which the driver loads instead of this one);
- * inject/init.c also reads RANGEPROF_CONTROL_PID, which is no option (inject_inherited:
+ * inject/init.c also reads RANGEPROF_CONTROL_PID, which is no option (inject_init_inherited:
  * the process under the control API that pointed the hooks here, whose children measure
  * nothing unless --children);
  * collector/api.c reads CUDA_HOME (one of the places CUPTI is looked for) and

@@ -17,7 +17,7 @@
 #define RP_REGEX_MAX_REPEAT 1000   /* n and m of {n,m} */
 #define RP_REGEX_MAX_PROGRAM 20000 /* NFA states after expanding {n,m} */
 /* Repetitions inside repetitions, as in ((a+)+)+. This engine needs no such limit, but
- * a pattern checked here may also be compiled by glibc (inject/launch.c), whose regcomp
+ * a pattern checked here may also be compiled by glibc (inject/callback/launch.c), whose regcomp
  * doubles its time with each level: 16 levels take 0.2 s, 24 take 35 s. */
 #define RP_REGEX_MAX_REPEAT_NESTING 8
 

@@ -51,7 +51,7 @@ static bool word_starts(const char *name, size_t i)
 	return i == 0 || !isalpha((unsigned char)name[i - 1]) || isupper((unsigned char)name[i]);
 }
 
-bool inject_is_collective(const char *name, const char **why)
+bool inject_collective_kernel(const char *name, const char **why)
 {
 	for (size_t i = 0; name[i]; i++) {
 		if (!word_starts(name, i))

@@ -12,6 +12,6 @@
 
 /* Whether a kernel of this (demangled or mangled) name waits for peers. When it does
  * and why is not NULL, *why names the pattern matched ("NCCL", "all-reduce", ...). */
-bool inject_is_collective(const char *name, const char **why);
+bool inject_collective_kernel(const char *name, const char **why);
 
 #endif

@@ -17,9 +17,9 @@ enum inject_profiler_need {
 
 const struct inject_config *inject_config(void);
 void inject_config_set(const struct inject_config *c);
-struct adaptive_params inject_adaptive_params(void);
-unsigned inject_first_batch_runs(void);
-unsigned inject_kernels_per_run(void);
-size_t inject_ranges_needed(enum inject_profiler_need need);
+struct adaptive_params inject_config_adaptive_params(void);
+unsigned inject_config_first_batch_runs(void);
+unsigned inject_config_kernels_per_run(void);
+size_t inject_config_ranges_needed(enum inject_profiler_need need);
 
 #endif

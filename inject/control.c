@@ -2,9 +2,9 @@
  * points a process that loaded the library calls to drive it at run time. Owns the
  * open annotations' names and NVTX ranges and the capture buffer, each under its own lock
  * below; options go to init.c, which owns them, and the gate (controlled, how many
- * annotations are open) is select.c's, reached through launch.h. At the top of inject/, beside entry.c:
- * calls inject/ init, launch and output, nvtx_bridge/ and libc; nothing calls it. Any
- * thread. */
+ * annotations are open) is select.c's, reached through callback/launch.h. At the top of
+ * inject/, beside entry.c: calls inject/ init, callback/launch and output, nvtx_bridge/
+ * and libc; nothing calls it. Any thread. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -17,7 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/error.h"
-#include "inject/launch.h"
+#include "inject/callback/launch.h"
 #include "inject/inject.h"
 #include "inject/output.h"
 #include "inject/rangeprof_control.h"
@@ -179,7 +179,7 @@ static bool preloaded(void)
 	Dl_info self;
 	char ours[PATH_MAX];
 	return dladdr((void *)rangeprof_attach, &self) && self.dli_fname &&
-	       realpath(self.dli_fname, ours) && inject_preloaded(ours);
+	       realpath(self.dli_fname, ours) && inject_init_preloaded(ours);
 }
 
 /* From now on only annotations select launches. */
@@ -193,8 +193,8 @@ int rangeprof_attach(void)
 	atomic_store(&attached, true);
 	if (!preloaded()) {
 		/* Before anything else: children started from now on know that they only
-		 * inherited the hooks (inject_inherited). */
-		inject_mark_controller();
+		 * inherited the hooks (inject_init_inherited). */
+		inject_init_mark_controller();
 		take_control();
 	}
 	char why[PATH_MAX + 128];
@@ -226,7 +226,7 @@ int rangeprof_attach(void)
 		}
 	}
 	inject_init_attached();
-	if (!inject_measuring_possible(why, sizeof(why)))
+	if (!inject_init_measuring_possible(why, sizeof(why)))
 		return fail(RANGEPROF_EUNAVAILABLE, "%s", why);
 	return ok();
 }
@@ -240,7 +240,7 @@ char *rangeprof_info(void)
 	bool initialised = inject_initialised();
 	bool measuring = true;
 	if (initialised)
-		measuring = inject_measuring_possible(why, sizeof(why));
+		measuring = inject_init_measuring_possible(why, sizeof(why));
 	else if (other_injection(path, sizeof(path))) {
 		measuring = false;
 		snprintf(why, sizeof(why), "CUDA_INJECTION64_PATH names another tool's library "
@@ -260,7 +260,7 @@ char *rangeprof_info(void)
 	cJSON_AddBoolToObject(o, "late_attach", atomic_load(&late_attach));
 	cJSON_AddNumberToObject(o, "nvtx_modules", nvtx_bridge_attached_modules());
 	cJSON_AddNumberToObject(o, "annotations_open", inject_launch_open_annotations());
-	inject_describe(o);
+	inject_init_describe(o);
 	char *text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return text;
@@ -272,7 +272,7 @@ int rangeprof_set_option(const char *name, const char *value)
 		return fail(RANGEPROF_EINVAL, "rangeprof_set_option: a NULL %s",
 			    !name ? "option name" : "value");
 	char err[2048];
-	int rc = inject_set_option(name, value, err, sizeof(err));
+	int rc = inject_init_set_option(name, value, err, sizeof(err));
 	if (rc)
 		return fail(rc == RP_ERR_NO_MEMORY ? RANGEPROF_ENOMEM : RANGEPROF_EINVAL, "%s",
 			    err);

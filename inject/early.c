@@ -1,4 +1,4 @@
-/* inject/early.c - --setup early: a device's set-up (inject_replay_set_up_early) runs on a
+/* inject/early.c - --setup early: a device's set-up (inject_session_set_up_early) runs on a
  * thread of rangeprof's, started at the first kernel launch or allocation rangeprof sees
  * on that device, so that the first measured launch does not wait for CUPTI's one-time
  * work: on the H200 ~0.1 s of profiler and host set-up for time-only metrics (~0.25 s
@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "collector/api.h"
-#include "inject/contexts.h"
+#include "inject/session/contexts.h"
 
 #define EARLY_MAX_DEVICES 64
 /* The longest wait at exit for one set-up: it takes under a second (the `setup` record:

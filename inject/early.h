@@ -8,7 +8,7 @@
 
 #include <cuda.h>
 
-#include "inject/contexts.h"
+#include "inject/session/contexts.h"
 
 /* Runs on the set-up thread: sets the context (ctx, at generation gen) up; it must make
  * ctx current itself and do nothing if the context is gone. */

@@ -3,7 +3,7 @@
  * points NVTX_INJECTION64_PATH, and when preloaded CUDA_INJECTION64_PATH, at this library
  * unless the user set them, so that no CUDA or CUPTI call happens before the driver
  * initialises us. In a process that merely inherited the hooks from a parent under the
- * control API (inject_inherited) every entry point does nothing. The control API's entry
+ * control API (inject_init_inherited) every entry point does nothing. The control API's entry
  * points are in control.c.
  * Calls inject/ and nvtx_bridge/. */
 #include <dlfcn.h>
@@ -24,13 +24,13 @@ __attribute__((constructor)) static void preload_constructor(void)
 	/* LD_PRELOAD=build/inject/librangeprof.so gives a relative name; exported as it is,
 	 * every child that starts in another directory would fail to load it. */
 	char absolute[PATH_MAX];
-	if (!realpath(self.dli_fname, absolute) || inject_inherited())
+	if (!realpath(self.dli_fname, absolute) || inject_init_inherited())
 		return;
 	/* CUDA's hook only when preloaded (the launcher, LD_PRELOAD): a library loaded by
 	 * NVTX_INJECTION64_PATH in a child of a process that imported rangeprof must not make
 	 * that child measure every kernel; import rangeprof points the hook here itself
 	 * (rangeprof_attach). */
-	if (inject_preloaded(absolute))
+	if (inject_init_preloaded(absolute))
 		setenv("CUDA_INJECTION64_PATH", absolute, 0);
 	setenv("NVTX_INJECTION64_PATH", absolute, 0);
 }
@@ -40,8 +40,8 @@ int InitializeInjection(void)
 {
 	/* A child of a process under the control API that inherited the hook: nothing is
 	 * measured or written here, and its own children do not get the hook either. */
-	if (inject_inherited()) {
-		inject_forget_cuda_hook();
+	if (inject_init_inherited()) {
+		inject_init_forget_cuda_hook();
 		return 1;
 	}
 	inject_init_once();
@@ -53,7 +53,7 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
 	/* No: NVTX then unloads the library and keeps its calls no-ops (the child of a
 	 * process under the control API, which measures nothing). */
-	if (inject_inherited())
+	if (inject_init_inherited())
 		return 0;
 	return nvtx_bridge_attach(get_export_table);
 }

@@ -27,7 +27,7 @@
 #include "common/log.h"
 #include "inject/early.h"
 #include "inject/inject.h"
-#include "inject/launch.h"
+#include "inject/callback/launch.h"
 #include "inject/output.h"
 #include "memory/memory.h"
 
@@ -55,7 +55,7 @@ static void at_exit(void)
 	if (inject_output_is_fork_child())
 		return;
 	inject_launch_report_totals();
-	inject_replay_report_totals();
+	inject_session_report_totals();
 	if (!collector_table_rows()) {
 		/* Said even with -q: a run that measured nothing must not look like one that
 		 * measured quietly. */
@@ -114,10 +114,10 @@ static void write_session_record(void)
 	struct collector_job job;
 	collector_job_read(job_variable, NULL, &job);
 	collector_record_add_job(session, &job);
-	inject_write_record(session);
+	inject_output_write_record(session);
 	/* After the session line, which must come first in the file. */
 	for (size_t i = 0; i < job.warning_count; i++)
-		inject_report("job", INJECT_CONCERNS(.detail = job.warnings[i]), false, "%s",
+		inject_output_report("job", INJECT_CONCERNS(.detail = job.warnings[i]), false, "%s",
 			      job.warnings[i]);
 }
 
@@ -127,7 +127,7 @@ static void write_session_record(void)
 static void in_fork_child(void)
 {
 	inject_output_fork_child();
-	inject_replay_fork_child();
+	inject_session_fork_child();
 	inject_early_fork_child();
 }
 
@@ -184,7 +184,7 @@ static void init(void)
 	 * notebook's subprocesses) must not inherit it and measure every kernel they launch,
 	 * whatever happens below (a refusal returns early), unless --children asks. */
 	if (atomic_load(&api_attached) && !opts.children)
-		inject_forget_cuda_hook();
+		inject_init_forget_cuda_hook();
 	if (options_rc) {
 		refuse(options_error);
 		return;
@@ -209,7 +209,7 @@ static void init(void)
 	}
 	inject_output_configure(opts.output);
 	struct inject_config config = replay_config(&opts);
-	inject_replay_configure(&config);
+	inject_session_configure(&config);
 	CUptiResult r = rp_api.cuptiSubscribe(&subscriber, inject_launch_callback, NULL);
 	if (r != CUPTI_SUCCESS) {
 		snprintf(err, sizeof(err), "cuptiSubscribe: %s; %s", collector_cupti_error(r),
@@ -229,10 +229,10 @@ static void init(void)
 			    "annotations (rangeprof.annotate) are measured, each as one range; "
 			    "name the application's ranges with --nvtx-include");
 	pthread_atfork(NULL, NULL, in_fork_child);
-	inject_measuring_start();
+	inject_output_measuring_start();
 	write_session_record();
 	if (saving_whole)
-		inject_report("late-attach", INJECT_CONCERNS(.option = "--memory-save"), false,
+		inject_output_report("late-attach", INJECT_CONCERNS(.option = "--memory-save"), false,
 			      "rangeprof was attached after CUDA was initialised: the memory "
 			      "allocated before is unknown, so each measured launch saves and "
 			      "restores the whole context's memory (CUPTI checkpoint), which costs "
@@ -257,9 +257,9 @@ bool inject_initialised(void)
 	return atomic_load(&initialised);
 }
 
-bool inject_measuring_possible(char *why, size_t why_size)
+bool inject_init_measuring_possible(char *why, size_t why_size)
 {
-	if (inject_measuring())
+	if (inject_output_measuring())
 		return true;
 	snprintf(why, why_size, "%s", init_failure[0] ? init_failure :
 		 inject_output_is_fork_child() ? "a child forked without exec measures nothing" :
@@ -267,7 +267,7 @@ bool inject_measuring_possible(char *why, size_t why_size)
 	return false;
 }
 
-void inject_describe(cJSON *o)
+void inject_init_describe(cJSON *o)
 {
 	pthread_once(&options_once, load_options);
 	char path[PATH_MAX], err[256];
@@ -327,7 +327,7 @@ static void export_children(bool on)
 		return;
 	}
 	if (atomic_load(&initialised))
-		inject_forget_cuda_hook();
+		inject_init_forget_cuda_hook();
 	unsetenv(children);
 	if (output_exported) {
 		unsetenv(output);
@@ -335,7 +335,7 @@ static void export_children(bool on)
 	}
 }
 
-int inject_set_option(const char *name, const char *value, char *err, size_t err_size)
+int inject_init_set_option(const char *name, const char *value, char *err, size_t err_size)
 {
 	pthread_once(&options_once, load_options);
 	/* Under the replay lock: a measurement reads the configuration (and the metrics
@@ -354,7 +354,7 @@ int inject_set_option(const char *name, const char *value, char *err, size_t err
 	}
 	if (rc == 0 && atomic_load(&initialised)) {
 		struct inject_config config = replay_config(&opts);
-		inject_replay_configure(&config);
+		inject_session_configure(&config);
 		if (id == RP_OPT_REPLAY_MODE)
 			rc = inject_launch_set_range_mode(opts.replay_mode == RP_REPLAY_RANGE, err,
 							  err_size) ? RP_ERR_FAILED : 0;
@@ -364,7 +364,7 @@ int inject_set_option(const char *name, const char *value, char *err, size_t err
 }
 
 /* Whether path (absolute) is among LD_PRELOAD's entries. */
-bool inject_preloaded(const char *path)
+bool inject_init_preloaded(const char *path)
 {
 	const char *list = getenv("LD_PRELOAD");
 	char entry[PATH_MAX], resolved[PATH_MAX];
@@ -391,10 +391,10 @@ void inject_init_attached(void)
 	if (opts.children)
 		export_children(true);
 	else if (atomic_load(&initialised))
-		inject_forget_cuda_hook();
+		inject_init_forget_cuda_hook();
 }
 
-void inject_forget_cuda_hook(void)
+void inject_init_forget_cuda_hook(void)
 {
 	char ours[PATH_MAX], theirs[PATH_MAX];
 	const char *hook = getenv("CUDA_INJECTION64_PATH");
@@ -402,14 +402,14 @@ void inject_forget_cuda_hook(void)
 		unsetenv("CUDA_INJECTION64_PATH");
 }
 
-void inject_mark_controller(void)
+void inject_init_mark_controller(void)
 {
 	char pid[32];
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
 	setenv(CONTROL_PID_VARIABLE, pid, 1);
 }
 
-bool inject_inherited(void)
+bool inject_init_inherited(void)
 {
 	const char *marker = getenv(CONTROL_PID_VARIABLE);
 	if (!marker || !*marker)
@@ -419,5 +419,5 @@ bool inject_inherited(void)
 	if (pid == (long)getpid() && !*end)
 		return false;
 	char self[PATH_MAX];
-	return !rp_option_env_flag(RP_OPT_CHILDREN) && !(self_path(self) && inject_preloaded(self));
+	return !rp_option_env_flag(RP_OPT_CHILDREN) && !(self_path(self) && inject_init_preloaded(self));
 }

@@ -4,12 +4,12 @@
  *     graph_measure.c -> graphs.c (graph copies)
  *   launch.c, graph_measure.c -> the measuring files, whose state is under the replay lock:
  *     save.c (the save policy, kernel launches), range_workload.c (an NVTX range: its calls
- *     recorded by range_calls.c) and graph_workload.c (a whole graph launch, a range's runs)
+ *     recorded by range_calls.c) and whole_workload.c (a whole graph launch, a range's runs)
  *       -> measure.c (the loop; workloads through struct inject_workload: kernel_workload.c,
- *          graph_workload.c) -> emit.c (records)
+ *          whole_workload.c) -> emit.c (records)
  *       -> session.c (the replay lock, turns, profilers, hand-over, early set-up)
  *          -> device.c (device table, metric sets, clock lock) -> config.c (options in force)
- *   -> launches.c, output.c, names.c, contexts.c, devlock.c, collectives.c, watchdog.c,
+ *   -> kernel_launch.c, output.c, names.c, contexts.c, devlock.c, collectives.c, watchdog.c,
  *      flush.c, early.c, captures.c -> collector/, memory/, nvtx_bridge/, common/.
  * entry.c calls inject_init_once(); all else stays inside inject/. doc/layout.md draws the
  * same map for every folder. */
@@ -42,31 +42,31 @@ void inject_init_late(void);
  * Not the gate of annotations (select.c's controlled): a preloaded process that attaches
  * is still selected by its options until an annotation opens. */
 void inject_init_attached(void);
-void inject_forget_cuda_hook(void);
+void inject_init_forget_cuda_hook(void);
 /* The control API's attach in a process that did not preload the library: marks this
  * process as the one whose hooks its children inherit (RANGEPROF_CONTROL_PID). */
-void inject_mark_controller(void);
+void inject_init_mark_controller(void);
 /* Whether this process only inherited the hooks from a parent under the control API (an
  * importing notebook's subprocess): neither preloaded nor attached here, and not asked
  * to measure (--children). Then the entry points do nothing: NVTX is told no, CUDA's
  * hook is ignored, nothing is measured or written. */
-bool inject_inherited(void);
+bool inject_init_inherited(void);
 /* Whether path (absolute) is one of LD_PRELOAD's entries. */
-bool inject_preloaded(const char *path);
+bool inject_init_preloaded(const char *path);
 /* Whether init ran (it may have refused to measure). */
 bool inject_initialised(void);
 /* Whether this process measures; when not, why (init's refusal, a fork child, ...). */
-bool inject_measuring_possible(char *why, size_t why_size);
+bool inject_init_measuring_possible(char *why, size_t why_size);
 /* Adds "output" (the expanded path) and "memory_save" to a control API info object. */
 struct cJSON;
-void inject_describe(struct cJSON *o);
+void inject_init_describe(struct cJSON *o);
 /* Sets one option while the process runs (rangeprof_set_option): only those a
  * measurement reads when it starts; checked as the launcher checks them. 0, or a code of
  * common/error.h (RP_ERR_NO_MEMORY, else RP_ERR_FAILED) with one line in err naming the
  * option and what is accepted. */
-int inject_set_option(const char *name, const char *value, char *err, size_t err_size);
+int inject_init_set_option(const char *name, const char *value, char *err, size_t err_size);
 
-/* ---- launches.c: what a launch callback knows of one launch ------------------------ */
+/* ---- kernel_launch.c: what a launch callback knows of one launch ------------------------ */
 
 enum inject_launch_kind {
 	INJECT_LAUNCH_KERNEL,         /* cuLaunchKernel */
@@ -95,12 +95,12 @@ struct inject_launch {
 
 /* Fills l from a kernel launch's driver callback (the one switch over the launch
  * callback ids). false when cbid is not a kernel launch this library replays. */
-bool inject_launch_decode(int cbid, const void *params, struct inject_launch *l);
+bool inject_kernel_launch_decode(int cbid, const void *params, struct inject_launch *l);
 /* Launches the kernel of l again with its original parameters. 0, or RP_ERR_RELAUNCH
  * (common/error.h) with the driver's error name (CUDA_ERROR_...) in err. */
-int inject_relaunch(const struct inject_launch *l, char *err, size_t err_size);
+int inject_kernel_launch_again(const struct inject_launch *l, char *err, size_t err_size);
 
-/* ---- the measuring files (save.c, session.c, graph_workload.c, config.c) ------------ */
+/* ---- the measuring files (save.c, session.c, whole_workload.c, config.c) ------------ */
 
 /* What replay needs of the options, read-only after init. */
 struct inject_config {
@@ -126,38 +126,39 @@ struct inject_config {
  * destruction and hand-over of the profiling hardware, and to change the options; all
  * state of the measuring files is under it. The timed form (exit handlers) gives up at
  * deadline (CLOCK_REALTIME) and returns false. */
-void inject_replay_lock(void);
-void inject_replay_unlock(void);
+void inject_session_lock(void);
+void inject_session_unlock(void);
 struct timespec;
-bool inject_replay_lock_until(const struct timespec *deadline);
+bool inject_session_lock_until(const struct timespec *deadline);
 /* INJECT_REPLAY_HELD(): the rule "called with the replay lock held", checked. Aborts,
- * naming the function, when the calling thread does not hold it; nothing with NDEBUG
- * (common/lock.h says which builds check). */
+ * naming the function, when the calling thread does not hold it; nothing where
+ * RP_LOCK_CHECKS is 0, the wheel and NDEBUG builds (common/lock.h says why). */
 #if RP_LOCK_CHECKS
-void inject_replay_held_at(const char *func, const char *file, int line);
-#define INJECT_REPLAY_HELD() inject_replay_held_at(__func__, __FILE__, __LINE__)
+void inject_session_held_at(const char *func, const char *file, int line);
+#define INJECT_REPLAY_HELD() inject_session_held_at(__func__, __FILE__, __LINE__)
 #else
 #define INJECT_REPLAY_HELD() ((void)0)
 #endif
 /* Called once by init.c before any callback is enabled; the config is copied. */
-void inject_replay_configure(const struct inject_config *config);
+void inject_session_configure(const struct inject_config *config);
 /* Measures one selected launch at its driver call's ENTER (the replay lock is held by the
  * caller) and writes its records. Returns NULL when done; otherwise the launch is being
- * verified, and inject_replay_exit() must be called at the same call's EXIT, on the same
+ * verified, and inject_save_exit() must be called at the same call's EXIT, on the same
  * thread, with the lock still held. Never fails the application's launch: errors are
  * reported and skipped. */
 struct measurement;
-struct measurement *inject_replay_enter(const struct inject_launch *launch, const char *kernel);
-void inject_replay_exit(struct measurement *m, bool launched);
+struct measurement *inject_save_enter(const struct inject_launch *launch, const char *kernel);
+void inject_save_exit(struct measurement *m, bool launched);
 /* --graph-profiling graph: measures the whole launch of exec (at its cuGraphLaunch ENTER,
  * replay lock held) as one workload and writes its records. */
-void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
-			 uint64_t index, const struct collector_graph *where);
+void inject_whole_workload_graph(CUgraphExec exec, CUstream stream, CUcontext ctx,
+				 uint32_t context_id, uint64_t index,
+				 const struct collector_graph *where);
 /* The context is being destroyed (CUPTI's CONTEXT_DESTROY_STARTING: still valid): releases
  * rangeprof's state for it - profiler, flush and hash kernels and buffers, saved copies,
  * per-kernel save policies - so that a later context with the same handle starts afresh.
  * Called with the replay lock held. */
-void inject_replay_context_destroyed(CUcontext ctx);
+void inject_session_context_destroyed(CUcontext ctx);
 /* --setup early: everything a context's first measured launch would set up - the device
  * record, metric set, the context's flush and hash kernels and range profiler - and the
  * profiler's costly first pass (~145 ms on the H200: bench/first_launch_probe.cu P1, P4;
@@ -169,40 +170,35 @@ void inject_replay_context_destroyed(CUcontext ctx);
  * a stream capture is under way or once a measured launch has set the context up. What
  * it could not do the first measured launch does.
  * Writes a setup record with its cost. */
-void inject_replay_set_up_early(CUcontext ctx, uint32_t context_id);
+void inject_session_set_up_early(CUcontext ctx, uint32_t context_id);
 /* Frees the saved copies kept for the context's next launch. A CUDA graph's measurement
  * (graph_measure.c) calls it around its checkpoint: a copy freed or grown while the checkpoint
  * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */
-void inject_replay_drop_backups(CUcontext ctx);
-/* The full CUPTI checkpoint of ctx (every allocation), with the host reserve the
- * collector gives; put back, waited for and freed in one call. A measurement from the
- * whole context's memory (save.c) and a graph's nodes (graph_measure.c) both use it. */
-CUptiResult inject_checkpoint_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint);
-CUptiResult inject_checkpoint_put_back(RP_CUpti_Checkpoint *checkpoint);
+void inject_session_drop_backups(CUcontext ctx);
 /* What the measuring files need from launch.c, which takes the replay lock: let_go(device, as an
  * intptr_t) is called on a device lock's watcher thread when another process rings for
- * the profiling hardware, and must call inject_replay_let_go with the replay lock held;
+ * the profiling hardware, and must call inject_session_let_go with the replay lock held;
  * watching() is called (replay lock held) when the first watcher starts, after CUDA
  * initialised, so that launch.c's exit handler runs before the CUDA runtime's. */
 struct inject_replay_hooks {
 	void (*let_go)(void *device);
 	void (*watching)(void);
 };
-void inject_replay_set_hooks(const struct inject_replay_hooks *hooks);
+void inject_session_set_hooks(const struct inject_replay_hooks *hooks);
 /* Lets go of this process's idle range profiler on device when another process holds the
  * turn there (it rang for the hardware). Replay lock held. */
-void inject_replay_let_go(int device);
+void inject_session_let_go(int device);
 /* In a child forked without exec: lets go of the device locks without giving away the
  * parent's turn. */
-void inject_replay_fork_child(void);
+void inject_session_fork_child(void);
 /* At exit: launches not measured because another process kept a device. */
-void inject_replay_report_totals(void);
+void inject_session_report_totals(void);
 
 /* ---- names.c ------------------------------------------------------------------------ */
 
 /* Demangled name of a mangled kernel name (itself when it is not mangled). Cached per
  * name; the result lives until exit. */
-const char *inject_demangle(const char *mangled);
+const char *inject_name_demangle(const char *mangled);
 /* The same, also giving the cache's own copy of mangled (stable until exit, NULL when out
  * of memory) so that callers can keep a pointer to it. */
 const char *inject_name_intern(const char *mangled, const char **interned);

@@ -35,7 +35,7 @@ static unsigned hash(const char *s)
 	return h % BUCKETS;
 }
 
-const char *inject_demangle(const char *mangled)
+const char *inject_name_demangle(const char *mangled)
 {
 	return inject_name_intern(mangled, NULL);
 }
@@ -82,8 +82,8 @@ const struct inject_name *inject_name_of(const char *mangled)
 	if (e->demangled != demangled)
 		free(demangled);
 	const char *why = NULL;
-	if (!inject_is_collective(e->mangled, &why))
-		inject_is_collective(e->demangled, &why);
+	if (!inject_collective_kernel(e->mangled, &why))
+		inject_collective_kernel(e->demangled, &why);
 	e->name = (struct inject_name){ e->mangled, e->demangled, why };
 	e->next = buckets[b];
 	buckets[b] = e;

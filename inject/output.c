@@ -33,17 +33,17 @@ void inject_output_set_tap(void (*tap)(const char *line, size_t len))
 	atomic_store(&record_tap, tap);
 }
 
-bool inject_measuring(void)
+bool inject_output_measuring(void)
 {
 	return atomic_load_explicit(&measuring, memory_order_relaxed);
 }
 
-void inject_measuring_start(void)
+void inject_output_measuring_start(void)
 {
 	atomic_store(&measuring, true);
 }
 
-void inject_measuring_stop(void)
+void inject_output_measuring_stop(void)
 {
 	atomic_store(&measuring, false);
 }
@@ -64,7 +64,7 @@ void inject_output_configure(const char *templ)
 	output_template = templ;
 }
 
-void inject_write_record(cJSON *record)
+void inject_output_write_record(cJSON *record)
 {
 	/* Checked before the lock: another thread may have held it when the process forked,
 	 * and it would stay locked in the child for ever. */
@@ -85,7 +85,7 @@ void inject_write_record(cJSON *record)
 			output_fd = collector_jsonl_open(path, err, sizeof(err));
 		if (output_fd < 0) {
 			rp_log_error("%s; measuring nothing, the application runs on", err);
-			inject_measuring_stop();
+			inject_output_measuring_stop();
 			output_fd = -2; /* do not try again */
 		}
 	}
@@ -204,7 +204,7 @@ static cJSON *concerns_object(const struct inject_concerns *c)
 	return o;
 }
 
-void inject_report(const char *topic, const struct inject_concerns *c, bool error,
+void inject_output_report(const char *topic, const struct inject_concerns *c, bool error,
 		   const char *fmt, ...)
 {
 	if (atomic_load(&fork_child))
@@ -233,5 +233,5 @@ void inject_report(const char *topic, const struct inject_concerns *c, bool erro
 		cJSON_Delete(record);
 		record = NULL;
 	}
-	inject_write_record(record);
+	inject_output_write_record(record);
 }

@@ -17,7 +17,7 @@ void inject_output_configure(const char *output_template);
 /* Writes a record (a single write(2), whole line) and deletes it. Opens the output on
  * first use; a failure there stops measuring and is said once. Does nothing in a child
  * forked without exec: the descriptor is the parent's file. */
-void inject_write_record(struct cJSON *record);
+void inject_output_write_record(struct cJSON *record);
 
 /* What a warning or error is about, as the record's "concerns" says it. Members left
  * NULL (0 for context, device_set false) are left out. */
@@ -39,7 +39,7 @@ struct inject_concerns {
 /* Says a message on stderr and as a warning or error record, once per topic and what it
  * concerns (every member of c, the unwritten ones included): the same failure of the
  * same kernel is said once, another kernel or another failure is said again. */
-void inject_report(const char *topic, const struct inject_concerns *c, bool error,
+void inject_output_report(const char *topic, const struct inject_concerns *c, bool error,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Has every record's line (JSON text and newline) also handed to tap, under the output
@@ -52,9 +52,9 @@ void inject_output_forget_reports(void);
 
 /* Whether this process measures: false before init, after a fatal problem, and in a
  * child forked without exec. Atomic: read on every launch, on any thread. */
-bool inject_measuring(void);
-void inject_measuring_start(void);
-void inject_measuring_stop(void);
+bool inject_output_measuring(void);
+void inject_output_measuring_start(void);
+void inject_output_measuring_stop(void);
 /* In a child forked without exec (pthread_atfork): measures nothing, writes nothing,
  * prints no table at exit. Async-signal-safe enough for a fork handler: atomics only. */
 void inject_output_fork_child(void);

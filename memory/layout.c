@@ -1,6 +1,6 @@
 /* memory/layout.c - each kernel's parameter layout (offset and size of every parameter),
  * asked of the driver once per function and kept. A range being recorded copies the
- * parameters of every launch it makes (inject/range_ops.c), and memory/reach.c reads them
+ * parameters of every launch it makes (inject/range/range_ops.c), and memory/reach.c reads them
  * for pointers; asking the driver each time took one cuFuncGetParamInfo call per
  * parameter, twice, each passing through CUPTI's callbacks while the whole driver domain
  * is enabled (range mode): several microseconds per launch inside the application's range

@@ -117,13 +117,13 @@ int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_param
 		      void **extra);
 /* The same without reading device memory: the allocations the parameter words point
  * into and the module's globals, not what small allocations hold. For a launch's ENTER,
- * when its stream's earlier work may still run (inject/range_memory.c saves a range's
+ * when its stream's earlier work may still run (inject/range/range_memory.c saves a range's
  * memory as its calls are issued). */
 int mem_reach_collect_direct(struct mem_reach *reach, CUfunction f, void **kernel_params,
 			     void **extra);
 void mem_reach_finish(struct mem_reach *reach);
 /* Adds the ranges of add to reach's set (growing its array), then sorts and merges it and
- * counts its bytes: the union of what several launches reach (inject/range_memory.c). Pure
+ * counts its bytes: the union of what several launches reach (inject/range/range_memory.c). Pure
  * host code, in track.c. 0, or RP_ERR_NO_MEMORY with the set unchanged. */
 int mem_reach_add(struct mem_reach *reach, const struct mem_range *add, size_t count);
 
@@ -182,7 +182,7 @@ struct mem_hashes {
 /* Loads the hash kernel into the current context. 0, or RP_ERR_FAILED with err. */
 int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_size);
 /* Frees the sums buffer (allocated again at the next hash): a checkpoint taken without it
- * cannot be restored into it after it was grown (inject/graph_measure.c). */
+ * cannot be restored into it after it was grown (inject/graph/graph_measure.c). */
 void mem_verifier_drop_sums(struct mem_verifier *v);
 /* Frees the sums and unloads the hash kernel, in the current context (still valid: called
  * when the context is being destroyed). */

@@ -110,7 +110,7 @@ struct nvtx_bridge_range_key {
 	nvtxRangeId_t id;                          /* start/end */
 };
 
-/* Range replay (inject/range_workload.c) must see a range begin and end, not only the
+/* Range replay (inject/range/range_workload.c) must see a range begin and end, not only the
  * launches inside it. opened runs on the calling thread once a push or start took effect
  * (the range is in the thread's snapshot); closing runs before a pop or end takes effect
  * (still in it). A push past NVTX_BRIDGE_MAX_DEPTH, a start that ran out of memory and an

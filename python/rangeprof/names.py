@@ -58,7 +58,7 @@ def _split_names(text):
     return parts
 
 
-# What inject/range_workload.c appends to a list it cuts.
+# What inject/range/range_workload.c appends to a list it cuts.
 _RANGE_CUT = re.compile(r"\.\.\. \(\d+ more\)\Z")
 
 

@@ -209,7 +209,7 @@ def test_short_kernel_shortens_each_name_of_a_range_text():
     assert short_kernel("2 kernels: void at::native::f<4, std::array<char*, 3ul> >(int, "
                         "float), void g(float*, int)") == "2 kernels: f<4, array<char*, 3>>, g"
     assert short_kernel("1 kernel: k(int)") == "1 kernel: k"
-    # A list inject/range_workload.c cut: the count of the others stays.
+    # A list inject/range/range_workload.c cut: the count of the others stays.
     assert short_kernel("90 kernels: void a<1ul>(int), b(float)... (88 more)") == \
         "90 kernels: a<1>, b... (88 more)"
     assert short_kernel("0 kernels") == "0 kernels"

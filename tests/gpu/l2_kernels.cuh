@@ -2,7 +2,7 @@
 // share: the CUDA error check, the issue's gather + read-modify-write over two 16 MB
 // arrays (tests/gpu/l2_rmw.cu's kernel), a kernel that reads and writes nothing, whose
 // DRAM writes are the lines left dirty before it, and a flush of the program's own
-// (inject/flush.c's sweep without its code segments, and its discard of the swept lines).
+// (inject/session/flush.c's sweep without its code segments, and its discard of the swept lines).
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +38,7 @@ __global__ void readonly(const uint4 *in, size_t n, unsigned *sink)
 		*sink = x;
 }
 
-// inject/flush.c's sweep without its code segments: every 16-byte word of twice the L2
+// inject/session/flush.c's sweep without its code segments: every 16-byte word of twice the L2
 // read with ld.global.cg, so that the L2 holds only clean lines of this buffer afterwards.
 __global__ void sweep(const uint4 *buf, size_t n, unsigned *sink)
 {
@@ -51,7 +51,7 @@ __global__ void sweep(const uint4 *buf, size_t n, unsigned *sink)
 		*sink = x;
 }
 
-// What inject/flush.c does after its sweep (since session 12): the lines from line `from`
+// What inject/session/flush.c does after its sweep (since session 12): the lines from line `from`
 // of buf on discarded (invalidated without a write-back), so that the L2 holds no valid
 // line of the sweep. Launched after sweep on the same stream, which orders the two as
 // flush.c's grid barrier does within its one kernel.

@@ -85,8 +85,8 @@ static bool known_kinds(const char *kinds)
 
 // L2_RESIDENT_FLUSH=sweep|empty: the program flushes the L2 itself before each launch,
 // outside its NVTX range (a tool then measures with its own cache control off): sweep
-// reads twice the L2 (inject/flush.c's sweep, tests/gpu/l2_kernels.cuh), empty then
-// discards the sweep's last L2 of lines (as inject/flush.c's flush now does).
+// reads twice the L2 (inject/session/flush.c's sweep, tests/gpu/l2_kernels.cuh), empty then
+// discards the sweep's last L2 of lines (as inject/session/flush.c's flush now does).
 struct own_flush {
 	unsigned char *buf = nullptr;
 	size_t bytes = 0;

@@ -1,7 +1,7 @@
 // tests/gpu/l2_residual.cu - issue 11 item 5 probe: how many dirty lines does rangeprof's L2
 // flush leave behind? Before each run rangeprof restores every allocation the launch can
 // reach with a device-to-device copy (which leaves the copied lines dirty in the L2), then
-// reads 2x the L2 size (inject/flush.c). A line the sweep does not evict is written back
+// reads 2x the L2 size (inject/session/flush.c). A line the sweep does not evict is written back
 // when the measured kernel evicts it, and counted as the kernel's DRAM writes.
 // read_only takes an `out` it never writes (the launch can reach it, so it is restored,
 // dirty, every run) and sums `in` (IN_MB, default 16) into one 32-bit word per block added

@@ -32,7 +32,7 @@ const char *nvtx_probe_seen(void)
 	return buf;
 }
 
-/* What inject/launch.c does at every kernel launch, n times: the filter's verdict on the
+/* What inject/callback/launch.c does at every kernel launch, n times: the filter's verdict on the
  * thread's snapshot. The filter wants "never" at the top of a stack that starts with
  * "base", any ranges between (NVTX_PROBE_INCLUDE overrides), so that the answer needs
  * the whole stack. Returns nanoseconds per check. */

@@ -18,7 +18,7 @@ static double noise(unsigned *state)
 	return ((*state >> 8) & 0xffff) / 32767.5 - 1.0;
 }
 
-/* Runs the loop inject/measure.c runs: batches until the rule says stop. values must hold
+/* Runs the loop inject/measure/measure.c runs: batches until the rule says stop. values must hold
  * runs_max samples; make(i) gives sample i; each batch takes batch_s seconds. */
 static size_t drive(const struct adaptive_params *p, double *values, double (*make)(size_t, void *),
 		    void *arg, double batch_s, struct adaptive_decision *d)

@@ -343,7 +343,7 @@ Test(records, a_ci_within_the_target_is_stable_however_the_runs_stopped)
 	}
 }
 
-/* The exit table's "stable k/n" (collector_table_add, from inject/emit.c) recomputed a
+/* The exit table's "stable k/n" (collector_table_add, from inject/measure/emit.c) recomputed a
  * launch's verdict without --runs auto's CI target, so it could call a launch stable
  * that its summary did not. Both now take the verdict from collector_launch_summarize:
  * for every condition, it is the summary record's. */

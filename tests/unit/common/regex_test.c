@@ -116,7 +116,7 @@ Test(regex, stacked_repetitions_are_bounded_not_exponential)
 	double t0 = now();
 	char err[256];
 	/* 'a' and 24 '+': glibc's regcomp took 35 s and 12.5 GB. Refused at once: glibc may
-	 * compile the same pattern (inject/launch.c). */
+	 * compile the same pattern (inject/callback/launch.c). */
 	cr_assert_null(rp_regex_compile("a++++++++++++++++++++++++", err, sizeof(err)));
 	cr_assert_str_eq(err, "repetitions nested more than 8 deep, as in ((a+)+)+; at most 8 "
 			      "are accepted");

@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "inject/allocations.h"
+#include "inject/callback/allocations.h"
 #include "memory/memory.h"
 
 static CUpti_CallbackData call(const void *params, CUresult *result)

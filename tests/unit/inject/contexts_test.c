@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 
 #include "common/error.h"
-#include "inject/contexts.h"
+#include "inject/session/contexts.h"
 
 static int a, b, state1, state2;
 

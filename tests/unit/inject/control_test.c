@@ -14,7 +14,7 @@
 #include "collector/records.h"
 #include "common/error.h"
 #include "inject/inject.h"
-#include "inject/launch.h"
+#include "inject/callback/launch.h"
 #include "inject/output.h"
 #include "inject/rangeprof_control.h"
 #include "nvtx_bridge/nvtx_bridge.h"
@@ -32,16 +32,16 @@ void inject_launch_annotations_open(int delta) { gate_open_count += delta; }
 void inject_init_once(void) {}
 void inject_init_late(void) {}
 void inject_init_attached(void) {}
-void inject_mark_controller(void) {}
-bool inject_preloaded(const char *path) { (void)path; return false; }
+void inject_init_mark_controller(void) {}
+bool inject_init_preloaded(const char *path) { (void)path; return false; }
 bool inject_initialised(void) { return true; }
-bool inject_measuring_possible(char *why, size_t size)
+bool inject_init_measuring_possible(char *why, size_t size)
 {
 	snprintf(why, size, "stand-in: not measuring");
 	return false;
 }
-void inject_describe(cJSON *o) { cJSON_AddStringToObject(o, "memory_save", "reach"); }
-int inject_set_option(const char *name, const char *value, char *err, size_t size)
+void inject_init_describe(cJSON *o) { cJSON_AddStringToObject(o, "memory_save", "reach"); }
+int inject_init_set_option(const char *name, const char *value, char *err, size_t size)
 {
 	snprintf(last_option, sizeof(last_option), "%s", name);
 	snprintf(last_value, sizeof(last_value), "%s", value);
@@ -68,7 +68,7 @@ static void use_output(void)
 
 static void record(const char *message)
 {
-	inject_write_record(collector_record_message("warning", message, NULL, NULL));
+	inject_output_write_record(collector_record_message("warning", message, NULL, NULL));
 }
 
 static char *file_text(const char *path)
@@ -185,9 +185,9 @@ Test(control, a_capture_holds_a_megabyte_of_records, .init = use_output)
 Test(control, a_new_capture_hears_a_report_said_before, .init = use_output)
 {
 	rangeprof_capture_begin();
-	inject_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+	inject_output_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
 		      "unknown metric nope__x.sum");
-	inject_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+	inject_output_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
 		      "unknown metric nope__x.sum");
 	size_t len;
 	char *taken = rangeprof_capture_take(&len);
@@ -199,7 +199,7 @@ Test(control, a_new_capture_hears_a_report_said_before, .init = use_output)
 	rangeprof_free(taken);
 	rangeprof_capture_end();
 	rangeprof_capture_begin();
-	inject_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+	inject_output_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
 		      "unknown metric nope__x.sum");
 	taken = rangeprof_capture_take(&len);
 	cr_assert_not_null(taken, "said again in the next capture");

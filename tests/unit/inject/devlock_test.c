@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
-#include "inject/devlock.h"
+#include "inject/session/devlock.h"
 
 static char dir[] = "/tmp/rp_devlock_XXXXXX";
 static const char *uuid = "GPU-0f1e2d3c-aaaa-bbbb-cccc-000000000001";

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "collector/api.h"
-#include "inject/contexts.h"
+#include "inject/session/contexts.h"
 #include "inject/early.h"
 
 static __thread int current_device;

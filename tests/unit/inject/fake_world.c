@@ -1,7 +1,7 @@
 /* tests/unit/inject/fake_world.c - stand-ins for everything inject/'s measuring files call
  * below inject/ (fake_world.h): the driver/CUPTI/checkpoint table rp_api, collector/api.c's
  * error names, collector/profiler.h, collector/device.h, memory/memory.h and
- * inject/flush.h. The real inject/ files around them (output.c, names.c, launches.c,
+ * inject/session/flush.h. The real inject/ files around them (output.c, names.c, kernel_launch.c,
  * watchdog.c, and inject_core: devlock, contexts, captures) and collector_core, nvtx_bridge
  * and common run as they are. No GPU, no CUDA library. */
 #include "tests/unit/inject/fake_world.h"
@@ -21,10 +21,10 @@
 #include "common/error.h"
 #include "common/launch_metrics.h"
 #include "common/log.h"
-#include "inject/contexts.h"
-#include "inject/flush.h"
+#include "inject/session/contexts.h"
+#include "inject/session/flush.h"
 #include "inject/output.h"
-#include "inject/session.h"
+#include "inject/session/session.h"
 #include "memory/memory.h"
 
 struct fake_world fw;
@@ -514,7 +514,7 @@ int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream strea
 	return 0;
 }
 
-/* A range's memory saved as its calls are issued (inject/range_memory.c): into backups of
+/* A range's memory saved as its calls are issued (inject/range/range_memory.c): into backups of
  * its own, neither the inputs nor the result. */
 int mem_save_queued(struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 		    char *err, size_t err_size)
@@ -550,7 +550,7 @@ void mem_backup_trim(struct mem_backup *b, size_t keep)
 	}
 }
 
-/* inject/captures.h: whether a stream capture is under way (launch.c's; here the test's).
+/* inject/session/captures.h: whether a stream capture is under way (launch.c's; here the test's).
  * launch_test.c links the real captures.c instead: launch.c feeds it the capture calls. */
 #ifndef FAKE_WORLD_REAL_CAPTURES
 bool inject_captures_under_way(void)
@@ -616,7 +616,7 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* inject/flush.h                                                                       */
+/* inject/session/flush.h                                                                       */
 /* ------------------------------------------------------------------------------------ */
 
 int inject_flush_init(struct inject_flush *flush, int device, bool empty, char *err,
@@ -730,15 +730,15 @@ void fake_world_init(void)
 	inject_output_configure("/dev/null");
 	inject_output_set_tap(keep_record);
 	struct inject_config c = fake_config();
-	inject_replay_configure(&c);
+	inject_session_configure(&c);
 	/* The test's thread is launch.c's callback with the replay lock held, which the
 	 * measuring files assert (INJECT_REPLAY_HELD). */
-	inject_replay_lock();
+	inject_session_lock();
 }
 
 void fake_world_finish(void)
 {
-	inject_replay_unlock();
+	inject_session_unlock();
 	for (size_t i = 0; i < fw.record_count; i++)
 		cJSON_Delete(fw.records[i]);
 	fw.record_count = 0;

@@ -1,7 +1,7 @@
 /* tests/unit/inject/fake_world.h - the world inject/'s measuring files (config, device,
- * session, measure, emit, save, kernel_workload, graph_workload) see, made of stand-ins so
+ * session, measure, emit, save, kernel_workload, whole_workload) see, made of stand-ins so
  * that their tests need no GPU (fake_world.c): the driver, CUPTI and checkpoint table
- * (rp_api), collector/profiler.h, collector/device.h, memory/memory.h and inject/flush.h.
+ * (rp_api), collector/profiler.h, collector/device.h, memory/memory.h and inject/session/flush.h.
  * Each stand-in counts its calls and does what the test scripted in `fw`; the profiler's
  * and metric sets' calls are also logged in order (events), and every record written by
  * the real inject/output.c is kept, parsed (records). The real devlock.c takes turns on a
@@ -53,7 +53,7 @@ struct fake_world {
 	/* ---- counted ---- */
 	unsigned syncs;               /* cuCtxSynchronize */
 	unsigned checkpoint_saves, checkpoint_restores, checkpoint_frees;
-	unsigned relaunches;          /* cuLaunchKernel (inject_relaunch) */
+	unsigned relaunches;          /* cuLaunchKernel (inject_kernel_launch_again) */
 	unsigned flushes;             /* inject_flush_launch */
 	unsigned reach_collects;
 	unsigned reach_collects_direct;   /* mem_reach_collect_direct (a range's call's ENTER) */

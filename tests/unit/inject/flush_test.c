@@ -1,4 +1,5 @@
-/* tests/unit/inject/flush_test.c - the cache flush's set-up and launch (inject/flush.c) with
+/* tests/unit/inject/flush_test.c - the cache flush's set-up and launch
+ * (inject/session/flush.c) with
  * the driver replaced by stand-ins (no GPU): what its callers decide on, the code of each
  * failure, and the driver's error in the set-up's message. */
 #include <criterion/criterion.h>
@@ -10,7 +11,7 @@
 
 #include "collector/api.h"
 #include "common/error.h"
-#include "inject/flush.h"
+#include "inject/session/flush.h"
 
 static CUresult launched = CUDA_SUCCESS, allocated = CUDA_SUCCESS;
 static unsigned launches, cooperative_launches, memsets;

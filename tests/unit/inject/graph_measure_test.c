@@ -1,9 +1,9 @@
-/* tests/unit/inject/graph_measure_test.c - a selected graph launch as inject/graph_measure.c
+/* tests/unit/inject/graph_measure_test.c - a selected graph launch as inject/graph/graph_measure.c
  * measures it, on a fake three-node graph (kernel init -> memset -> kernel step) kept by
- * inject/graphs.c: the order of what it does, above all rangeprof's saved copies dropped
+ * inject/graph/graphs.c: the order of what it does, above all rangeprof's saved copies dropped
  * before the checkpoint is saved and again before it is put back; what it refuses, and the
  * plan later launches come to. The driver's graph calls in rp_api are fakes, and so are
- * save.c, graph_workload.c, launches.c, output.c and names.c (below): each call it makes
+ * save.c, whole_workload.c, kernel_launch.c, output.c and names.c (below): each call it makes
  * is written to a log that the tests compare. No GPU. */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -15,7 +15,8 @@
 
 #include "collector/api.h"
 #include "collector/records.h"
-#include "inject/graphs.h"
+#include "inject/measure/checkpoint.h"
+#include "inject/graph/graphs.h"
 #include "inject/inject.h"
 #include "inject/output.h"
 
@@ -161,15 +162,15 @@ static CUresult fake_synchronize(void)
 	return CUDA_SUCCESS;
 }
 
-/* ---- save.c, graph_workload.c, launches.c, output.c, names.c -------------------------*/
+/* ---- save.c, whole_workload.c, kernel_launch.c, output.c, names.c -------------------------*/
 
 static char measurement;
 
-/* session.c's replay lock, as launch.c holds it around inject_graphs_launch: launch()
+/* session.c's replay lock, as launch.c holds it around inject_graph_measure_launch: launch()
  * holds it; a test that calls without it finds the rule checked. */
 static bool replay_held;
 
-void inject_replay_held_at(const char *func, const char *file, int line)
+void inject_session_held_at(const char *func, const char *file, int line)
 {
 	if (!replay_held) {
 		fprintf(stderr, "replay lock not held in %s (%s:%d)\n", func, file, line);
@@ -177,13 +178,13 @@ void inject_replay_held_at(const char *func, const char *file, int line)
 	}
 }
 
-void inject_replay_drop_backups(CUcontext ctx)
+void inject_session_drop_backups(CUcontext ctx)
 {
 	cr_assert_eq(ctx, CTX);
 	said("drop");
 }
 
-CUptiResult inject_checkpoint_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint)
+CUptiResult inject_checkpoint_cupti_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint)
 {
 	(void)checkpoint;
 	cr_assert_eq(ctx, CTX);
@@ -191,27 +192,28 @@ CUptiResult inject_checkpoint_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoin
 	return save_result;
 }
 
-CUptiResult inject_checkpoint_put_back(RP_CUpti_Checkpoint *checkpoint)
+CUptiResult inject_checkpoint_cupti_put_back(RP_CUpti_Checkpoint *checkpoint)
 {
 	(void)checkpoint;
 	said("put_back");
 	return CUPTI_SUCCESS;
 }
 
-struct measurement *inject_replay_enter(const struct inject_launch *launch, const char *kernel)
+struct measurement *inject_save_enter(const struct inject_launch *launch, const char *kernel)
 {
 	cr_assert_not_null(launch->graph);
 	said("measure:%s@%ld", kernel, launch->graph->node);
 	return (struct measurement *)&measurement;
 }
 
-void inject_replay_exit(struct measurement *m, bool launched)
+void inject_save_exit(struct measurement *m, bool launched)
 {
 	cr_assert_eq((void *)m, (void *)&measurement);
 	cr_assert(launched);
 }
 
-void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint32_t context_id,
+void inject_whole_workload_graph(CUgraphExec exec, CUstream stream, CUcontext ctx,
+				 uint32_t context_id,
 			 uint64_t index, const struct collector_graph *where)
 {
 	(void)stream, (void)ctx, (void)context_id, (void)index;
@@ -219,7 +221,7 @@ void inject_replay_graph(CUgraphExec exec, CUstream stream, CUcontext ctx, uint3
 	said("graph:%ld", where->node);
 }
 
-int inject_relaunch(const struct inject_launch *l, char *err, size_t err_size)
+int inject_kernel_launch_again(const struct inject_launch *l, char *err, size_t err_size)
 {
 	(void)err, (void)err_size;
 	cr_assert_eq(l->stream, STREAM);
@@ -227,19 +229,19 @@ int inject_relaunch(const struct inject_launch *l, char *err, size_t err_size)
 	return 0;
 }
 
-void inject_report(const char *topic, const struct inject_concerns *c, bool error,
+void inject_output_report(const char *topic, const struct inject_concerns *c, bool error,
 		   const char *fmt, ...)
 {
 	(void)c, (void)error, (void)fmt;
 	said("report:%s", topic);
 }
 
-const char *inject_demangle(const char *mangled)
+const char *inject_name_demangle(const char *mangled)
 {
 	return mangled;
 }
 
-bool inject_measuring(void)
+bool inject_output_measuring(void)
 {
 	return true;
 }
@@ -272,7 +274,8 @@ static void configure(enum rp_graph_profiling mode)
 	rp_api.cuGraphMemsetNodeGetParams = fake_memset_params;
 	rp_api.cuMemsetD2D32Async = fake_memset32;
 	rp_api.cuCtxSynchronize = fake_synchronize;
-	inject_graphs_configure(mode, &(struct inject_graph_filters){ kernel_selected, take_launch });
+	inject_graph_measure_configure(mode,
+				       &(struct inject_graph_filters){ kernel_selected, take_launch });
 	CUgraphExec exec = EXEC;
 	cuGraphInstantiateWithFlags_params p = { .phGraphExec = &exec, .hGraph = GRAPH };
 	inject_graphs_on_call(CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, &p, true);
@@ -282,7 +285,7 @@ static void launch(void)
 {
 	calls[0] = '\0';
 	replay_held = true;
-	inject_graphs_launch(EXEC, STREAM, CTX, 1, 42);
+	inject_graph_measure_launch(EXEC, STREAM, CTX, 1, 42);
 	replay_held = false;
 }
 
@@ -374,6 +377,6 @@ Test(graph_measure, graph_profiling_none_measures_nothing)
 Test(graph_measure, a_graph_launch_measured_without_the_replay_lock_aborts, .signal = SIGABRT)
 {
 	configure(RP_GRAPH_NODE);
-	inject_graphs_launch(EXEC, STREAM, CTX, 1, 42);
+	inject_graph_measure_launch(EXEC, STREAM, CTX, 1, 42);
 }
 #endif

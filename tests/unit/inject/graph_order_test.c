@@ -5,8 +5,8 @@
 #include <time.h>
 
 #include "common/error.h"
-#include "inject/captures.h"
-#include "inject/graph_order.h"
+#include "inject/session/captures.h"
+#include "inject/graph/graph_order.h"
 
 static bool respects(size_t n, const size_t *from, const size_t *to, size_t e, const size_t *order)
 {

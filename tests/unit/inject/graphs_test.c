@@ -1,15 +1,15 @@
-/* tests/unit/inject/graphs_test.c - the executable graphs that inject/graphs.c keeps and the
+/* tests/unit/inject/graphs_test.c - the executable graphs that inject/graph/graphs.c keeps and the
  * copies of their graphs: found by their exec, updates followed on the copy or the graph
  * marked stale with the call named, nodes disabled and enabled, forgotten at destruction,
  * and the plan of later launches forgotten at every update. The driver's graph calls in
  * rp_api are fakes: a copy's handle and its nodes' are the originals' plus COPY, and
- * inject_measuring (output.c) is replaced below. No GPU. */
+ * inject_output_measuring (output.c) is replaced below. No GPU. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "collector/api.h"
-#include "inject/graphs.h"
+#include "inject/graph/graphs.h"
 
 #define COPY 0x100000u
 
@@ -22,7 +22,7 @@ static size_t destroyed_count;
 static CUgraphNode set_node;                   /* the node the last setter was given */
 static CUDA_KERNEL_NODE_PARAMS set_kernel;     /* what cuGraphKernelNodeSetParams was given */
 
-bool inject_measuring(void)
+bool inject_output_measuring(void)
 {
 	return measuring;
 }

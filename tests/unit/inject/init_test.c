@@ -16,7 +16,7 @@
 #include "collector/api.h"
 #include "common/error.h"
 #include "inject/inject.h"
-#include "inject/launch.h"
+#include "inject/callback/launch.h"
 #include "inject/output.h"
 
 /* ---- stand-ins, each logging its call ------------------------------------------- */
@@ -90,7 +90,7 @@ int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size)
 int inject_launch_set_range_mode(bool on, char *err, size_t err_size)
 {
 	(void)err, (void)err_size;
-	cr_assert(replay_held || !inject_measuring(),
+	cr_assert(replay_held || !inject_output_measuring(),
 		  "range mode switched at run time without the replay lock");
 	range_mode = on;
 	said(on ? "range_on" : "range_off");
@@ -120,13 +120,13 @@ void inject_launch_counts(struct collector_launch_counts *c)
 {
 	*c = (struct collector_launch_counts){ .launches = 3 };
 }
-void inject_replay_report_totals(void) { said("replay_totals"); }
-void inject_replay_fork_child(void) { said("replay_fork_child"); }
+void inject_session_report_totals(void) { said("replay_totals"); }
+void inject_session_fork_child(void) { said("replay_fork_child"); }
 void inject_early_fork_child(void) { said("early_fork_child"); }
 
-void inject_replay_configure(const struct inject_config *config)
+void inject_session_configure(const struct inject_config *config)
 {
-	cr_assert(replay_held || !inject_measuring(),
+	cr_assert(replay_held || !inject_output_measuring(),
 		  "the configuration changed at run time without the replay lock");
 	configured = *config;
 	said("replay_configure");
@@ -213,7 +213,7 @@ Test(init, init_subscribes_enables_the_callbacks_and_writes_the_session_record)
 			 "launch_enable range_off ");
 	cr_assert(inject_initialised());
 	char why[256] = "";
-	cr_assert(inject_measuring_possible(why, sizeof(why)), "%s", why);
+	cr_assert(inject_init_measuring_possible(why, sizeof(why)), "%s", why);
 	cr_assert_eq(configured.runs, 7);
 	cr_assert_eq(configured.warm_up_ranges, 0, "not attached through the control API");
 	cJSON *session = first_record("session");
@@ -231,7 +231,7 @@ Test(init, bad_options_in_the_environment_are_refused_and_kept_for_info)
 	inject_init_once();
 	cr_assert_str_eq(calls, "", "nothing set up");
 	char why[2048] = "";
-	cr_assert_not(inject_measuring_possible(why, sizeof(why)));
+	cr_assert_not(inject_init_measuring_possible(why, sizeof(why)));
 	cr_assert(strstr(why, "RANGEPROF_RUNS"), "%s", why);
 }
 
@@ -240,7 +240,7 @@ Test(init, an_output_that_cannot_be_written_is_refused)
 	setenv("RANGEPROF_OUTPUT", "/nonexistent-dir/rangeprof.jsonl", 1);
 	inject_init_once();
 	char why[2048] = "";
-	cr_assert_not(inject_measuring_possible(why, sizeof(why)));
+	cr_assert_not(inject_init_measuring_possible(why, sizeof(why)));
 	cr_assert(strstr(why, "nonexistent-dir"), "%s", why);
 	cr_assert_str_eq(calls, "");
 }
@@ -250,7 +250,7 @@ Test(init, filters_the_launch_side_refuses_stop_init)
 	configure_result = -1;
 	inject_init_once();
 	char why[2048] = "";
-	cr_assert_not(inject_measuring_possible(why, sizeof(why)));
+	cr_assert_not(inject_init_measuring_possible(why, sizeof(why)));
 	cr_assert_str_eq(why, "stand-in: the filters refused");
 }
 
@@ -259,7 +259,7 @@ Test(init, a_missing_cupti_stops_init_with_its_reason)
 	api_load_result = -1;
 	inject_init_once();
 	char why[2048] = "";
-	cr_assert_not(inject_measuring_possible(why, sizeof(why)));
+	cr_assert_not(inject_init_measuring_possible(why, sizeof(why)));
 	cr_assert_str_eq(why, "stand-in: no CUPTI here");
 }
 
@@ -268,7 +268,7 @@ Test(init, another_cupti_client_is_named_as_the_reason)
 	subscribe_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	inject_init_once();
 	char why[2048] = "";
-	cr_assert_not(inject_measuring_possible(why, sizeof(why)));
+	cr_assert_not(inject_init_measuring_possible(why, sizeof(why)));
 	cr_assert(strstr(why, "another CUPTI client"), "%s", why);
 	cr_assert_not(strstr(calls, "launch_enable"));
 }
@@ -278,7 +278,7 @@ Test(init, callbacks_cupti_refuses_stop_init)
 	enable_result = -1;
 	inject_init_once();
 	char why[2048] = "";
-	cr_assert_not(inject_measuring_possible(why, sizeof(why)));
+	cr_assert_not(inject_init_measuring_possible(why, sizeof(why)));
 	cr_assert(strstr(why, "cuptiEnableCallback"), "%s", why);
 }
 
@@ -288,7 +288,7 @@ Test(init, range_mode_at_start_up_switches_the_hooks_on_and_warns_without_a_filt
 	inject_init_once();
 	cr_assert(range_mode);
 	char why[256] = "";
-	cr_assert(inject_measuring_possible(why, sizeof(why)), "%s", why);
+	cr_assert(inject_init_measuring_possible(why, sizeof(why)), "%s", why);
 }
 
 /* ---- the control API's attach ------------------------------------------------------ */
@@ -302,7 +302,7 @@ Test(init, a_late_attach_saves_whole_memory_and_says_why)
 	cr_assert(strstr(record_types(), "warning"), "the late-attach warning: %s",
 		  record_types());
 	cJSON *info = cJSON_CreateObject();
-	inject_describe(info);
+	inject_init_describe(info);
 	cr_assert_str_eq(cJSON_GetObjectItem(info, "memory_save")->valuestring, "checkpoint");
 	cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(info, "cupti"), "path")
 			 ->valuestring, "/fake/libcupti.so.13");
@@ -315,13 +315,13 @@ Test(init, a_runtime_option_is_set_under_the_replay_lock_and_reconfigures_the_re
 	inject_init_once();
 	calls[0] = '\0';
 	char err[2048] = "";
-	cr_assert_eq(inject_set_option("runs", "9", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(inject_init_set_option("runs", "9", err, sizeof(err)), 0, "%s", err);
 	cr_assert_not(replay_held, "let go after");
 	cr_assert_eq(configured.runs, 9);
-	cr_assert_eq(inject_set_option("replay-mode", "range", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(inject_init_set_option("replay-mode", "range", err, sizeof(err)), 0, "%s", err);
 	cr_assert(range_mode);
 	cr_assert_str_eq(calls, "replay_configure replay_configure range_on ");
-	cr_assert_neq(inject_set_option("runs", "0", err, sizeof(err)), 0);
+	cr_assert_neq(inject_init_set_option("runs", "0", err, sizeof(err)), 0);
 	cr_assert(strstr(err, "runs"), "%s", err);
 	cr_assert_eq(configured.runs, 9, "a refused value changes nothing");
 }
@@ -330,7 +330,7 @@ Test(init, an_option_set_before_init_stands_over_the_environment)
 {
 	setenv("RANGEPROF_RUNS", "3", 1);
 	char err[2048] = "";
-	cr_assert_eq(inject_set_option("runs", "11", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(inject_init_set_option("runs", "11", err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(calls, "", "no replay to reconfigure yet");
 	inject_init_once();
 	cr_assert_eq(configured.runs, 11);
@@ -345,7 +345,7 @@ Test(init, turning_children_off_takes_their_variable_out_and_leaves_another_tool
 	inject_init_attached();
 	setenv("RANGEPROF_CHILDREN", "1", 1);
 	char err[2048] = "";
-	cr_assert_eq(inject_set_option("children", "0", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(inject_init_set_option("children", "0", err, sizeof(err)), 0, "%s", err);
 	cr_assert_null(getenv("RANGEPROF_CHILDREN"));
 	cr_assert_str_eq(getenv("CUDA_INJECTION64_PATH"), "/usr/lib/other-tool.so",
 			 "another tool's hook is not ours to take out");
@@ -353,11 +353,11 @@ Test(init, turning_children_off_takes_their_variable_out_and_leaves_another_tool
 
 Test(init, a_process_marked_as_controller_is_not_an_inheriting_child)
 {
-	cr_assert_not(inject_inherited());
-	inject_mark_controller();
-	cr_assert_not(inject_inherited(), "its own mark");
+	cr_assert_not(inject_init_inherited());
+	inject_init_mark_controller();
+	cr_assert_not(inject_init_inherited(), "its own mark");
 	setenv("RANGEPROF_CONTROL_PID", "1", 1);
-	cr_assert(inject_inherited(), "a parent's mark: only the hooks were inherited");
+	cr_assert(inject_init_inherited(), "a parent's mark: only the hooks were inherited");
 }
 
 Test(init, preloaded_names_only_what_ld_preload_lists)
@@ -369,9 +369,9 @@ Test(init, preloaded_names_only_what_ld_preload_lists)
 	char list[256];
 	snprintf(list, sizeof(list), "libother.so: %s", self);
 	setenv("LD_PRELOAD", list, 1);
-	cr_assert(inject_preloaded(self));
+	cr_assert(inject_init_preloaded(self));
 	setenv("LD_PRELOAD", "libother.so", 1);
-	cr_assert_not(inject_preloaded(self));
+	cr_assert_not(inject_init_preloaded(self));
 	unsetenv("LD_PRELOAD");
 	unlink(self);
 }
@@ -385,7 +385,7 @@ Test(init, a_child_forked_without_exec_measures_nothing_and_says_so)
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		char why[256] = "";
-		bool possible = inject_measuring_possible(why, sizeof(why));
+		bool possible = inject_init_measuring_possible(why, sizeof(why));
 		_exit(!possible && strstr(why, "forked") && strstr(calls, "replay_fork_child") &&
 		      strstr(calls, "early_fork_child") ? 0 : 1);
 	}

@@ -1,4 +1,4 @@
-/* tests/unit/inject/launch_test.c - the CUPTI callback (inject/launch.c) as CUPTI calls it,
+/* tests/unit/inject/launch_test.c - the CUPTI callback (inject/callback/launch.c) as CUPTI calls it,
  * on the stand-in driver world of fake_world.c with the real select.c, captures.c,
  * allocations.c, graphs.c, graph_measure.c and the measuring files: a launch's ENTER and
  * EXIT, the replay lock held from one to the other while the launch is verified, the
@@ -15,12 +15,12 @@
 #include "collector/api.h"
 #include "common/options.h"
 #include "inject/early.h"
-#include "inject/graphs.h"
+#include "inject/graph/graphs.h"
 #include "inject/inject.h"
-#include "inject/launch.h"
+#include "inject/callback/launch.h"
 #include "inject/output.h"
-#include "inject/range.h"
-#include "inject/select.h"
+#include "inject/range/range.h"
+#include "inject/callback/select.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 #include "nvtx_bridge/slots.h"
 #include "tests/unit/inject/fake_world.h"
@@ -127,14 +127,14 @@ static void configure(void)
 	char err[512] = "";
 	cr_assert_eq(inject_launch_configure(&opts, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(inject_launch_enable(subscriber, err, sizeof(err)), 0, "%s", err);
-	inject_measuring_start();
+	inject_output_measuring_start();
 }
 
 static void set_up(void)
 {
 	fake_world_init();
 	/* The test's thread is the application's: launch.c takes the replay lock itself. */
-	inject_replay_unlock();
+	inject_session_unlock();
 	rp_options_init(&opts);
 	/* The early set-up's thread would measure beside the test's (early_set_up_* below). */
 	set(RP_OPT_SETUP, "lazy");
@@ -152,7 +152,7 @@ static void set_up(void)
 static void tear_down(void)
 {
 	rp_options_finish(&opts);
-	inject_replay_lock();
+	inject_session_lock();
 	fake_world_finish();
 }
 
@@ -219,9 +219,9 @@ static void *try_lock(void *arg)
 	until.tv_nsec += 50 * 1000 * 1000;
 	if (until.tv_nsec >= 1000000000L)
 		until.tv_sec++, until.tv_nsec -= 1000000000L;
-	bool taken = inject_replay_lock_until(&until);
+	bool taken = inject_session_lock_until(&until);
 	if (taken)
-		inject_replay_unlock();
+		inject_session_unlock();
 	return (void *)(uintptr_t)taken;
 }
 
@@ -323,8 +323,8 @@ Test(launch, nothing_is_measured_before_measuring_starts_or_after_it_stops)
 	char err[512] = "";
 	cr_assert_eq(inject_launch_configure(&opts, err, sizeof(err)), 0, "%s", err);
 	launch(0, CUDA_SUCCESS);
-	inject_measuring_start();
-	inject_measuring_stop();
+	inject_output_measuring_start();
+	inject_output_measuring_stop();
 	launch(0, CUDA_SUCCESS);
 	cr_assert_eq(fake_records("run"), 0);
 }
@@ -538,7 +538,7 @@ Test(launch, a_launch_on_a_thread_that_holds_the_replay_lock_already_aborts,
 	/* What the guard prevents: were a call of ours measured inside a measurement, the
 	 * thread would wait for itself. Checked, it aborts naming the lock. */
 	configure();
-	inject_replay_lock();
+	inject_session_lock();
 	launch(0, CUDA_SUCCESS);
 }
 #endif

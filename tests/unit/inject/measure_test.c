@@ -1,5 +1,5 @@
-/* tests/unit/inject/measure_test.c - the measuring loop (inject/measure.c) with the kernel
- * and graph workloads (kernel_workload.c, graph_workload.c): how many batches and runs,
+/* tests/unit/inject/measure_test.c - the measuring loop (inject/measure/measure.c) with the kernel
+ * and graph workloads (kernel_workload.c, whole_workload.c): how many batches and runs,
  * what each run does, which records come out, --runs auto's stopping rule, failed and busy
  * batches. On stand-ins for the driver, CUPTI, the profiler, NVML and memory/
  * (fake_world.c): no GPU. */
@@ -16,7 +16,7 @@ TestSuite(measure, .init = fake_world_init, .fini = fake_world_finish);
 
 static void configure(struct inject_config c)
 {
-	inject_replay_configure(&c);
+	inject_session_configure(&c);
 }
 
 /* A kernel's launch, measured: its first launch is verified from ENTER to EXIT and its
@@ -24,9 +24,9 @@ static void configure(struct inject_config c)
 static void launch(unsigned f, uint64_t index)
 {
 	struct inject_launch l = fake_launch(fw.current, f, index);
-	struct measurement *m = inject_replay_enter(&l, "kernel(float*)");
+	struct measurement *m = inject_save_enter(&l, "kernel(float*)");
 	if (m)
-		inject_replay_exit(m, true);
+		inject_save_exit(m, true);
 }
 
 /* 1000 and 3000 by turns: a CI of more than 3 % of the mean for any count of runs here. */
@@ -67,7 +67,7 @@ Test(measure, cache_control_none_runs_without_the_flush)
 	cr_assert_eq(fake_records("run"), 5);
 }
 
-/* A flush that cannot leave the L2 empty (inject/flush.c's notice) still flushes every
+/* A flush that cannot leave the L2 empty (inject/session/flush.c's notice) still flushes every
  * run, and says so in one warning for the device and reason, not one per launch. */
 Test(measure, a_flush_that_cannot_discard_is_said_once)
 {
@@ -254,7 +254,7 @@ Test(measure, each_launch_given_up_for_a_busy_hardware_says_so_in_its_own_warnin
 Test(measure, a_whole_graph_launch_timed_by_events_needs_no_profiler)
 {
 	struct collector_graph where = { .id = 3, .node = -1, .nodes = 4 };
-	inject_replay_graph((CUgraphExec)(uintptr_t)0x6000, NULL, fw.current, 1, 9, &where);
+	inject_whole_workload_graph((CUgraphExec)(uintptr_t)0x6000, NULL, fw.current, 1, 9, &where);
 	cr_assert_eq(fw.profiler_creates, 0);
 	cr_assert_eq(fw.batches, 0, "no profiler pass for the time alone");
 	cr_assert_eq(fw.checkpoint_saves, 1, "a graph may reach any memory");
@@ -282,9 +282,9 @@ Test(measure, launch_metrics_come_from_the_launch_and_the_driver_mixed_with_cupt
 	l.grid[0] = 500;
 	l.block[0] = 256;
 	l.shared_mem_bytes = 2048;
-	struct measurement *m = inject_replay_enter(&l, "regs(float*)");
+	struct measurement *m = inject_save_enter(&l, "regs(float*)");
 	if (m)
-		inject_replay_exit(m, true);
+		inject_save_exit(m, true);
 	cr_assert_eq(fake_records("run"), 5);
 	for (size_t r = 0; r < 5; r++) {
 		cJSON *run = fake_record("run", r);
@@ -348,9 +348,9 @@ Test(measure, a_cukernel_handle_is_asked_through_its_function_in_the_context)
 	fw.kernel_handle = l.function;
 	fw.kernel_function = (CUfunction)(uintptr_t)0x7000;
 	fw.function_attributes[CU_FUNC_ATTRIBUTE_NUM_REGS] = 40;
-	struct measurement *m = inject_replay_enter(&l, "k(float*)");
+	struct measurement *m = inject_save_enter(&l, "k(float*)");
 	if (m)
-		inject_replay_exit(m, true);
+		inject_save_exit(m, true);
 	cJSON *run = fake_record("run", 0);
 	cr_assert_eq(fake_number(run, "metrics/launch__registers_per_thread"), 40,
 		     "the CUkernel's registers, through cuKernelGetFunction");

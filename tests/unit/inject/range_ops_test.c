@@ -1,7 +1,7 @@
-/* tests/unit/inject/range_ops_test.c - range replay's calls (inject/range_calls.c,
+/* tests/unit/inject/range_ops_test.c - range replay's calls (inject/range/range_calls.c,
  * range_args.c, range_ops.c, range_replay.c): each driver call of a range recorded, ignored or refused at its ENTER, and the recorded ones
  * issued again. The driver and CUPTI (rp_api) are stand-ins here that log what they are
- * asked, and the callback data are built by hand as CUPTI gives them; launches.c and
+ * asked, and the callback data are built by hand as CUPTI gives them; kernel_launch.c and
  * names.c run as they are. No GPU. Device pointers are made-up addresses above the user
  * half of the address space, so that they can never be host memory. */
 #include <criterion/criterion.h>
@@ -14,7 +14,7 @@
 #include "collector/api.h"
 #include "common/error.h"
 #include "inject/inject.h"
-#include "inject/range.h"
+#include "inject/range/range.h"
 
 /* Every member the tests do not set stays NULL: an unexpected call crashes the test. */
 struct rp_api rp_api;
@@ -385,7 +385,7 @@ static struct range_ops ops;
  * (range_calls.c, range_replay.c). */
 static bool replay_held;
 
-void inject_replay_held_at(const char *func, const char *file, int line)
+void inject_session_held_at(const char *func, const char *file, int line)
 {
 	if (!replay_held) {
 		fprintf(stderr, "replay lock not held in %s (%s:%d)\n", func, file, line);
@@ -649,7 +649,7 @@ Test(range_ops, launches_recorded_before_the_ops_grew_still_relaunch_their_own_b
 
 /* Its config and attributes are copied; a _ptsz call's NULL stream is the per-thread
  * stream in the relaunched config too; an event attribute is left out of the relaunch
- * (launches.c) and stood in for by a record of the event's shadow after the kernel. */
+ * (kernel_launch.c) and stood in for by a record of the event's shadow after the kernel. */
 Test(range_ops, a_launch_kernel_ex_keeps_its_attributes_and_records_its_event_after_it)
 {
 	int32_t v = 5;

@@ -1,5 +1,5 @@
-/* tests/unit/inject/range_workload_test.c - range replay's life (inject/range_workload.c
- * with the real range_calls.c, range_ops.c, range_replay.c, measure.c, graph_workload.c's
+/* tests/unit/inject/range_workload_test.c - range replay's life (inject/range/range_workload.c
+ * with the real range_calls.c, range_ops.c, range_replay.c, measure.c, whole_workload.c's
  * whole batch and emit.c): what a range's begin saves, which calls of which thread it records, what its end measures and
  * puts back, the records, and the refusal with its fallback to kernel replay. The NVTX
  * hooks are called as launch.c calls them, with the key the bridge would give. On the
@@ -12,8 +12,8 @@
 
 #include "collector/api.h"
 #include "inject/inject.h"
-#include "inject/range.h"
-#include "inject/range_memory.h"
+#include "inject/range/range.h"
+#include "inject/range/range_memory.h"
 #include "memory/memory.h"
 #include "nvtx_bridge/slots.h"
 #include "tests/unit/inject/fake_world.h"
@@ -63,7 +63,7 @@ static void set_up(void)
 	test_thread = pthread_self();
 	fake_world_init();
 	struct inject_config c = fake_config();
-	inject_replay_configure(&c);
+	inject_session_configure(&c);
 	rp_api.cuMemsetD8Async = memset_d8;
 	rp_api.cuStreamWaitEvent = stream_wait;
 	rp_api.cuFuncGetParamInfo = no_params;
@@ -105,10 +105,10 @@ static bool call(CUpti_CallbackId cbid, const void *params)
 	/* launch.c calls it before taking the replay lock: it takes the lock itself. */
 	bool main_thread = pthread_equal(pthread_self(), test_thread);
 	if (main_thread)
-		inject_replay_unlock();
+		inject_session_unlock();
 	bool ours = inject_range_on_call(cbid, &cb);
 	if (main_thread)
-		inject_replay_lock();
+		inject_session_lock();
 	return ours;
 }
 
@@ -473,7 +473,7 @@ Test(range_workload, memory_save_checkpoint_saves_every_occurrence_whole)
 {
 	struct inject_config c = fake_config();
 	c.memory_save = RP_MEMORY_SAVE_CHECKPOINT;
-	inject_replay_configure(&c);
+	inject_session_configure(&c);
 	mem_track_add(0x1000, 4096);
 	step(0x1000);
 	step(0x1000);

@@ -1,4 +1,4 @@
-/* tests/unit/inject/save_test.c - each kernel's save policy (inject/save.c): a first launch
+/* tests/unit/inject/save_test.c - each kernel's save policy (inject/kernel/save.c): a first launch
  * verified from ENTER to EXIT, the reach from then on, the full checkpoint after a launch
  * that wrote outside its reach, the fall-back when the reach is unknown, and --memory-save
  * checkpoint. On stand-ins for the driver, CUPTI, the profiler and memory/
@@ -6,23 +6,23 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "inject/contexts.h"
+#include "inject/session/contexts.h"
 #include "inject/inject.h"
-#include "inject/session.h"
+#include "inject/session/session.h"
 #include "tests/unit/inject/fake_world.h"
 
 TestSuite(save, .init = fake_world_init, .fini = fake_world_finish);
 
 static const char *kernel = "kernel(float*)";
 
-/* Kernel f's save policy in the current context, as inject/session.c keeps it. */
+/* Kernel f's save policy in the current context, as inject/session/session.c keeps it. */
 static enum save_policy policy(unsigned f)
 {
 	struct inject_launch l = fake_launch(fw.current, f, 0);
 	struct context_state *c = inject_contexts_state(fw.current,
 							inject_contexts_generation(fw.current));
 	cr_assert_not_null(c, "the context was set up");
-	struct function_state *s = inject_function_state(c, l.function, l.mangled);
+	struct function_state *s = inject_session_function_state(c, l.function, l.mangled);
 	cr_assert_not_null(s);
 	return s->policy;
 }
@@ -31,7 +31,7 @@ static enum save_policy policy(unsigned f)
 static void launch_measured_at_enter(unsigned f, uint64_t index)
 {
 	struct inject_launch l = fake_launch(fw.current, f, index);
-	cr_assert_null(inject_replay_enter(&l, kernel), "launch %llu is measured at ENTER",
+	cr_assert_null(inject_save_enter(&l, kernel), "launch %llu is measured at ENTER",
 		       (unsigned long long)index);
 }
 
@@ -39,21 +39,21 @@ static void launch_measured_at_enter(unsigned f, uint64_t index)
 static void launch_verified(unsigned f, uint64_t index)
 {
 	struct inject_launch l = fake_launch(fw.current, f, index);
-	struct measurement *m = inject_replay_enter(&l, kernel);
+	struct measurement *m = inject_save_enter(&l, kernel);
 	cr_assert_not_null(m, "launch %llu is verified", (unsigned long long)index);
-	inject_replay_exit(m, true);
+	inject_save_exit(m, true);
 }
 
 Test(save, a_first_launch_is_verified_and_measured_at_exit_then_the_kernel_uses_its_reach)
 {
 	struct inject_launch l = fake_launch(fw.current, 0, 1);
-	struct measurement *m = inject_replay_enter(&l, kernel);
+	struct measurement *m = inject_save_enter(&l, kernel);
 	cr_assert_not_null(m, "pending until EXIT");
 	cr_assert_eq(fw.batches, 0, "nothing replayed before the application's own launch");
 	cr_assert_eq(fw.hashes_outside, 1, "the memory outside the reach hashed before it");
 	cr_assert_eq(fw.saves_inputs, 1, "its inputs saved");
 	cr_assert_eq(policy(0), SAVE_UNVERIFIED);
-	inject_replay_exit(m, true);
+	inject_save_exit(m, true);
 	cr_assert_eq(fw.hashes_again, 1, "hashed again after it");
 	cr_assert_eq(fw.saves_result, 1, "the application's result saved");
 	cr_assert_eq(fw.batches, 1);
@@ -135,7 +135,7 @@ Test(save, memory_save_checkpoint_always_uses_the_checkpoint)
 {
 	struct inject_config c = fake_config();
 	c.memory_save = RP_MEMORY_SAVE_CHECKPOINT;
-	inject_replay_configure(&c);
+	inject_session_configure(&c);
 	launch_measured_at_enter(0, 1);
 	launch_measured_at_enter(0, 2);
 	launch_measured_at_enter(1, 3);
@@ -158,9 +158,9 @@ Test(save, memory_save_checkpoint_always_uses_the_checkpoint)
 Test(save, a_launch_the_driver_refused_is_not_measured_and_stays_unverified)
 {
 	struct inject_launch l = fake_launch(fw.current, 0, 1);
-	struct measurement *m = inject_replay_enter(&l, kernel);
+	struct measurement *m = inject_save_enter(&l, kernel);
 	cr_assert_not_null(m);
-	inject_replay_exit(m, false);
+	inject_save_exit(m, false);
 	cr_assert_eq(fw.batches, 0);
 	cr_assert_eq(fw.hashes_again, 0);
 	cr_assert_eq(fake_records("summary"), 0);
@@ -177,15 +177,15 @@ Test(save, a_launch_measured_without_the_replay_lock_aborts_naming_it, .signal =
 {
 	/* A path that forgot the lock would measure while another thread changes what the
 	 * measurement reads: stopped at the door instead. */
-	inject_replay_unlock();
+	inject_session_unlock();
 	struct inject_launch l = fake_launch(fw.current, 0, 0);
-	inject_replay_enter(&l, kernel);
+	inject_save_enter(&l, kernel);
 }
 
 Test(save, taking_the_replay_lock_twice_on_one_thread_aborts_instead_of_hanging,
      .signal = SIGABRT)
 {
-	inject_replay_lock();
+	inject_session_lock();
 }
 
 #endif

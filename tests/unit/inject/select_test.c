@@ -1,7 +1,7 @@
-/* tests/unit/inject/select_test.c - which launches are measured (inject/select.c) without
+/* tests/unit/inject/select_test.c - which launches are measured (inject/callback/select.c) without
  * a GPU: the kernel-name filter, --launch-skip/--launch-count, the control API's gate,
  * kernels that wait for peers and the counts for the exit line. select.c, names.c and
- * collectives.c are linked here, with a stand-in for output.c's inject_report (the one
+ * collectives.c are linked here, with a stand-in for output.c's inject_output_report (the one
  * call out of select.c that would need the output and the collector). Each Criterion test
  * runs in its own process, so each starts from select.c's initial state. */
 #include <criterion/criterion.h>
@@ -12,7 +12,7 @@
 #include "common/options.h"
 #include "inject/inject.h"
 #include "inject/output.h"
-#include "inject/select.h"
+#include "inject/callback/select.h"
 #include "nvtx_bridge/slots.h"
 
 /* ---- stand-in for output.c -------------------------------------------------------- */
@@ -20,7 +20,7 @@
 static int reports;
 static char last_topic[64], last_message[512];
 
-void inject_report(const char *topic, const struct inject_concerns *c, bool error,
+void inject_output_report(const char *topic, const struct inject_concerns *c, bool error,
 		   const char *fmt, ...)
 {
 	(void)c;

@@ -1,5 +1,5 @@
 /* tests/unit/inject/session_test.c - which context's range profiler holds a device's
- * profiling hardware (inject/session.c, device.c): a second context takes it over, a new
+ * profiling hardware (inject/session/session.c, device.c): a second context takes it over, a new
  * metric set gets a new profiler, another process holding the turn makes an idle one let
  * go, and a context's destruction releases its own. On stand-ins for the driver, CUPTI and
  * the profiler (fake_world.c), with the real device lock and a forked process: no GPU. */
@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "inject/devlock.h"
+#include "inject/session/devlock.h"
 #include "inject/inject.h"
 #include "tests/unit/inject/fake_world.h"
 
@@ -21,9 +21,9 @@ static void launch_in(CUcontext ctx, unsigned f, uint64_t index)
 {
 	fw.current = ctx;
 	struct inject_launch l = fake_launch(ctx, f, index);
-	struct measurement *m = inject_replay_enter(&l, "kernel(float*)");
+	struct measurement *m = inject_save_enter(&l, "kernel(float*)");
 	if (m)
-		inject_replay_exit(m, true);
+		inject_save_exit(m, true);
 }
 
 Test(session, a_second_context_of_the_device_disables_the_first_contexts_profiler_first)
@@ -55,7 +55,7 @@ Test(session, a_metric_set_change_releases_the_profiler_before_building_the_new_
 	launch_in(a, 0, 1);
 	struct inject_config c = fake_config();
 	c.metrics = "gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed";
-	inject_replay_configure(&c);
+	inject_session_configure(&c);
 	launch_in(a, 0, 2);
 	cr_assert_eq(fw.set_creates, 2);
 	long set = fake_event_find(FAKE_SET_CREATE, NULL, 1);
@@ -73,7 +73,7 @@ Test(session, a_metric_set_change_releases_the_profiler_before_building_the_new_
 	/* Back to the first metrics: that set is kept, not built again, but the profiler
 	 * sized for the other one is replaced. */
 	struct inject_config first = fake_config();
-	inject_replay_configure(&first);
+	inject_session_configure(&first);
 	launch_in(a, 0, 3);
 	cr_assert_eq(fw.set_creates, 2);
 	cr_assert_eq(fw.profiler_creates, 3);
@@ -128,18 +128,18 @@ Test(session, let_go_releases_the_idle_profiler_only_when_another_process_holds_
 	CUcontext a = fake_context(0), b = fake_context(1);
 	launch_in(a, 0, 1);
 	fw.current = b; /* the application's thread is elsewhere */
-	inject_replay_let_go(0);
+	inject_session_let_go(0);
 	cr_assert_eq(fw.profiler_destroys, 0, "a ring of our own: the turn is not elsewhere");
 	int tell;
 	pid_t pid = turn_holder(&tell);
-	inject_replay_let_go(1);
+	inject_session_let_go(1);
 	cr_assert_eq(fw.profiler_destroys, 0, "another device's ring leaves this one");
-	inject_replay_let_go(0);
+	inject_session_let_go(0);
 	cr_assert_eq(fw.profiler_destroys, 1, "the other process holds the turn: let go");
 	long gone = fake_event_find(FAKE_PROFILER_DESTROY, a, 0);
 	cr_assert_eq(fw.events[gone].ctx, a, "disabled with its context current");
 	cr_assert_eq(fw.current, b, "the thread's context left as it was");
-	inject_replay_let_go(0);
+	inject_session_let_go(0);
 	cr_assert_eq(fw.profiler_destroys, 1, "nothing left to let go");
 	let_holder_go(pid, tell);
 	/* The next measurement enables a profiler again. */
@@ -158,7 +158,7 @@ Test(session, a_turn_held_past_the_device_lock_timeout_lets_go_then_gives_the_la
 	cr_assert_eq(fw.profiler_destroys, 0);
 	struct inject_config c = fake_config();
 	c.device_lock_timeout_ms = 100;
-	inject_replay_configure(&c);
+	inject_session_configure(&c);
 	int tell;
 	pid_t pid = turn_holder(&tell);
 	launch_in(a, 0, 2);
@@ -176,7 +176,7 @@ Test(session, a_contexts_destruction_releases_its_profiler)
 	CUcontext a = fake_context(0), b = fake_context(1);
 	launch_in(a, 0, 1);
 	fw.current = b;
-	inject_replay_context_destroyed(a);
+	inject_session_context_destroyed(a);
 	cr_assert_eq(fw.profiler_destroys, 1);
 	long gone = fake_event_find(FAKE_PROFILER_DESTROY, a, 0);
 	cr_assert_eq(fw.events[gone].ctx, a, "released with the dying context current");
@@ -194,7 +194,7 @@ Test(session, a_contexts_destruction_releases_its_profiler)
 
 Test(session, a_context_never_measured_is_destroyed_without_a_profiler_call)
 {
-	inject_replay_context_destroyed(fake_context(3));
+	inject_session_context_destroyed(fake_context(3));
 	cr_assert_eq(fw.profiler_destroys, 0);
 	cr_assert_eq(fw.syncs, 0);
 }

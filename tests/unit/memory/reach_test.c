@@ -199,7 +199,7 @@ static CUresult counted_copy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 
 /* At a launch's ENTER its stream's earlier work may still run: the direct reach reads no
  * device memory, so the pointer list's targets are not in it (range replay checks them
- * at the range's end, inject/range_memory.c). */
+ * at the range's end, inject/range/range_memory.c). */
 Test(reach, the_direct_reach_reads_no_device_memory, .init = stand_ins)
 {
 	static uint64_t list[1];

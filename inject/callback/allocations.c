@@ -1,0 +1,171 @@
+/* inject/callback/allocations.c - the driver calls that create and free memory a kernel can write,
+ * fed to memory/track.c at their EXIT: the list that verification hashes (save.c) and
+ * that the reach takes the application's memory from. Only memory/track's own lock: called
+ * by launch.c from any application thread. */
+#include "inject/callback/allocations.h"
+
+#include <cuda.h>
+
+#include "collector/api.h"
+#include "memory/memory.h"
+
+/* The calls that create and free memory a kernel can write: memory/track.c keeps the
+ * list that verification hashes. */
+static const CUpti_CallbackId memory_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
+	CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister,
+	CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
+	/* Memory of other processes and APIs: a kernel can write it as well, and reach.c
+	 * takes only tracked memory for the application's. */
+	CUPTI_DRIVER_TRACE_CBID_cuIpcOpenMemHandle_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuIpcCloseMemHandle,
+	CUPTI_DRIVER_TRACE_CBID_cuMemPoolImportPointer,
+	CUPTI_DRIVER_TRACE_CBID_cuExternalMemoryGetMappedBuffer,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphicsResourceGetMappedPointer_v2,
+};
+
+CUptiResult inject_allocations_enable(CUpti_SubscriberHandle sub)
+{
+	CUptiResult r = CUPTI_SUCCESS;
+	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof(memory_cbids) / sizeof(memory_cbids[0]); i++)
+		r = rp_api.cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, memory_cbids[i]);
+	return r;
+}
+
+/* Memory whose size the call does not say (another process's allocation, opened by
+ * handle): the driver knows its range. */
+static void track_whole_allocation(CUdeviceptr p)
+{
+	CUdeviceptr base;
+	size_t size;
+	if (rp_api.cuMemGetAddressRange(&base, &size, p) == CUDA_SUCCESS)
+		mem_track_add(base, size);
+}
+
+bool inject_allocations_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	const void *p = cb->functionParams;
+	bool ok = cb->functionReturnValue &&
+		  *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
+		const cuMemAlloc_v2_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2: {
+		const cuMemAllocPitch_v2_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, *a->pPitch * a->Height);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged: {
+		const cuMemAllocManaged_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz: {
+		const cuMemAllocAsync_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz: {
+		const cuMemAllocFromPoolAsync_params *a = p;
+		if (ok)
+			mem_track_add(*a->dptr, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc: {
+		const cuMemHostAlloc_params *a = p;
+		if (ok)
+			mem_track_add((CUdeviceptr)*a->pp, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2: {
+		const cuMemAllocHost_v2_params *a = p;
+		if (ok)
+			mem_track_add((CUdeviceptr)*a->pp, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2: {
+		const cuMemHostRegister_v2_params *a = p;
+		if (ok)
+			mem_track_add((CUdeviceptr)a->p, a->bytesize);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemMap: {
+		const cuMemMap_params *a = p;
+		if (ok)
+			mem_track_add(a->ptr, a->size);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+		if (ok)
+			mem_track_remove(((const cuMemFree_v2_params *)p)->dptr);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
+		if (ok)
+			mem_track_remove(((const cuMemFreeAsync_params *)p)->dptr);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
+		if (ok)
+			mem_track_remove((CUdeviceptr)((const cuMemFreeHost_params *)p)->p);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:
+		if (ok)
+			mem_track_remove((CUdeviceptr)((const cuMemHostUnregister_params *)p)->p);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap: {
+		const cuMemUnmap_params *a = p;
+		if (ok)
+			mem_track_remove_range(a->ptr, a->size);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuIpcOpenMemHandle_v2:
+		if (ok)
+			track_whole_allocation(*((const cuIpcOpenMemHandle_v2_params *)p)->pdptr);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuIpcCloseMemHandle:
+		if (ok)
+			mem_track_remove(((const cuIpcCloseMemHandle_params *)p)->dptr);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemPoolImportPointer:
+		if (ok)
+			track_whole_allocation(*((const cuMemPoolImportPointer_params *)p)->ptr_out);
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuExternalMemoryGetMappedBuffer: {
+		const cuExternalMemoryGetMappedBuffer_params *a = p;
+		if (ok)
+			mem_track_add(*a->devPtr, a->bufferDesc->size);
+		return true;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphicsResourceGetMappedPointer_v2: {
+		const cuGraphicsResourceGetMappedPointer_v2_params *a = p;
+		if (ok && a->pDevPtr && a->pSize)
+			mem_track_add(*a->pDevPtr, *a->pSize);
+		return true;
+	}
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,15 @@
+/* inject/callback/allocations.h - allocation and free calls fed to memory/track.c
+ * (allocations.c). */
+#ifndef INJECT_ALLOCATIONS_H
+#define INJECT_ALLOCATIONS_H
+
+#include <cupti.h>
+#include <stdbool.h>
+
+/* Enables the driver callbacks of every call that creates or frees memory. */
+CUptiResult inject_allocations_enable(CUpti_SubscriberHandle sub);
+/* At a driver call's EXIT: records what an allocation call that succeeded created or
+ * freed; false when cbid is not one of them. */
+bool inject_allocations_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
+
+#endif

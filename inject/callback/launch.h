@@ -1,0 +1,49 @@
+/* inject/callback/launch.h - the CUPTI callback, and the replay lock. Called by init.c and
+ * control.c; calls inject/callback/select.c (which launches are measured), the measuring files
+ * (save.c, session.c) and below (inject.h). */
+#ifndef INJECT_LAUNCH_H
+#define INJECT_LAUNCH_H
+
+#include <cupti.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "collector/table.h"
+#include "common/options.h"
+
+/* Configures the callbacks' parts and compiles the NVTX and kernel-name filters
+ * (select.c). 0 or -1 with err. */
+int inject_launch_configure(const struct rp_options *opts, char *err, size_t err_size);
+/* Enables on sub the callbacks launch.c handles: kernel and graph launches (ENTER, and
+ * EXIT for verification), allocation calls (EXIT), module loads and unloads, and context
+ * creation and destruction. 0 or -1 with err. */
+int inject_launch_enable(CUpti_SubscriberHandle sub, char *err, size_t err_size);
+void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain,
+				     CUpti_CallbackId cbid, const void *data);
+/* The control API (control.c): from now on a launch is selected only while an
+ * annotation is open (once; later calls do nothing); annotations opened (+1) or closed
+ * (-1); whether control was taken, and how many annotations are open. select.c owns
+ * these facts and no other file keeps a copy. */
+void inject_launch_control(void);
+void inject_launch_annotations_open(int delta);
+bool inject_launch_controlled(void);
+int inject_launch_open_annotations(void);
+
+/* --replay-mode range on or off (init.c: at start-up, once the callbacks are enabled, and
+ * when the control API sets the option): the NVTX hooks that begin and end range
+ * workloads, and the callbacks of every driver call, which a range records, are set up
+ * at the first switch on and stay (they cost little once range mode is off). 0 or -1 with
+ * err. */
+int inject_launch_set_range_mode(bool on, char *err, size_t err_size);
+
+/* The replay lock, for changing what measurements read (init.c's runtime options). */
+void inject_launch_lock_replay(void);
+void inject_launch_unlock_replay(void);
+
+/* At exit: what was counted but not replayed (graphs, captured launches, kernels that
+ * wait for peers). This and the next are select.c's counts. */
+void inject_launch_report_totals(void);
+/* At exit: what the launches went through, for collector_nothing_measured_why. */
+void inject_launch_counts(struct collector_launch_counts *c);
+
+#endif

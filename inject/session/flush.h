@@ -1,0 +1,68 @@
+/* inject/session/flush.h - the clean cache flush before every replay: one kernel, generated PTX,
+ * whose warps first run 256 KB of straight-line code (evicting the SMs' instruction caches,
+ * without which kernels measured up to 8.9 % faster than ncu with its cache control), then
+ * sweep twice the L2 with reads, then wait for each other and discard the last L2's worth
+ * of swept lines (discard.global.L2), so that the kernel starts from an L2 without valid
+ * lines, as after ncu's cache control (flush.c says more). A memset flush would leave
+ * dirty lines that are written back during the measured kernel (66 MB of DRAM writes
+ * instead of ncu's 38 MB for a 64 MB in-place kernel, and +35 us: doc/measurements.md,
+ * "Figures from GPU-FACTS.md"). The discard brought a half-L2 overwrite's DRAM writes from
+ * 4.2-4.9 % below ncu's to 1.9-2.5 % below (means over 94 places of its arrays), and equal
+ * (-0.06 %) to ncu measuring the program's own sweep and discard; it costs 5.2 us per run
+ * (80.6 against 75.4 us per flush: bench/flush_cost.c; doc/measurements.md, "The flush"
+ * and "DRAM writes of L2-resident kernels"). Where it cannot (a GPU before compute
+ * capability 8.0, or a refused cooperative launch) the flush sweeps only, and says so
+ * once per device and reason (notice, reported by measure.c). */
+#ifndef INJECT_FLUSH_H
+#define INJECT_FLUSH_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct inject_flush {
+	CUmodule module;
+	CUfunction kernel;
+	CUdeviceptr buffer;          /* twice the L2, 16-byte words */
+	CUdeviceptr sink;            /* keeps the loads from being optimised away; at +8 the
+				      * grid barrier before the discard */
+	unsigned long long words;
+	unsigned long long discard_from; /* the first line the discard invalidates */
+	unsigned blocks;
+	bool empty;                      /* sweep, then discard: the L2 left without valid lines */
+	bool barrier_cleared;            /* empty: its grid barrier's count set to 0 */
+	/* Why the flush does not leave the L2 empty, as a code (what measure.c decides on and
+	 * says once per device and code) and as words for the user; INJECT_FLUSH_EMPTIES and
+	 * "" when it does, or when only the sweep was asked for. */
+	enum inject_flush_limit {
+		INJECT_FLUSH_EMPTIES = 0,
+		INJECT_FLUSH_OLD_DEVICE,         /* compute capability before 8.0 */
+		INJECT_FLUSH_NO_COOPERATIVE,     /* the device has no cooperative launches */
+		INJECT_FLUSH_REFUSED,            /* the driver refused the cooperative launch */
+	} limit;
+	CUresult refused;                /* INJECT_FLUSH_REFUSED: the driver's error */
+	char notice[320];
+};
+
+/* A name for the flush's limit, telling each apart for inject_output_report's once-only rule:
+ * "INJECT_FLUSH_OLD_DEVICE", "INJECT_FLUSH_NO_COOPERATIVE", the driver's error name for a
+ * refusal ("CUDA_ERROR_NOT_SUPPORTED"), NULL for INJECT_FLUSH_EMPTIES. */
+const char *inject_flush_limit_name(const struct inject_flush *flush);
+
+/* Loads the flush into the current context and allocates its buffer; empty: the sweep is
+ * followed by the discard where the device can (compute capability 8.0 or later,
+ * cooperative launches; otherwise notice says why not), false: the sweep alone
+ * (bench/flush_cost.c compares the two). 0, or with err RP_ERR_NO_MEMORY (host memory for
+ * the kernel's text) or RP_ERR_FAILED (the driver). */
+int inject_flush_init(struct inject_flush *flush, int device, bool empty, char *err,
+		      size_t err_size);
+/* Frees the buffer and unloads the sweep, in the current context (still valid: called
+ * when the context is being destroyed). */
+void inject_flush_finish(struct inject_flush *flush);
+/* Queues the flush on stream: one kernel launch, cooperative when it discards; a
+ * cooperative launch the driver refuses (too large for the SMs this context may use, not
+ * supported) turns the discard off from then on, with notice set, and the sweep is
+ * launched alone. 0 or RP_ERR_FLUSH (common/error.h). */
+int inject_flush_launch(struct inject_flush *flush, CUstream stream);
+
+#endif

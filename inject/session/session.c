@@ -1,0 +1,471 @@
+/* inject/session/session.c - this process's measuring session on each device and context
+ * (session.h): taking the turn (devlock.c) and then the profiling hardware, the range
+ * profiler of each context and which one holds the device's hardware (owners, one per
+ * device: a second context's Start fails with CUPTI_ERROR_HARDWARE_BUSY, tests/gpu/procs.cu
+ * reset), handing it over when another process rings (doc/concurrency.md), each kernel's
+ * save policy, the context's release at destruction, and the early set-up.
+ * Every function runs with the replay lock held (launch.c): the measurements' thread, the
+ * early set-up's (early.c) and the device lock's watcher (inject_session_let_go). State per
+ * context lives in contexts.c's registry. Calls device.c, config.c, devlock.c, flush.c,
+ * output.c, names.c, captures.c, contexts.c, collector/ and memory/. */
+#include "inject/session/session.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector/api.h"
+#include "collector/profiler.h"
+#include "collector/records.h"
+#include "common/error.h"
+#include "common/lock.h"
+#include "common/log.h"
+#include "inject/session/captures.h"
+#include "inject/session/contexts.h"
+#include "inject/session/device.h"
+#include "inject/session/devlock.h"
+#include "inject/inject.h"
+#include "inject/output.h"
+
+/* The replay lock: one measurement at a time in the process, and everything this file,
+ * device.c, config.c and the measuring files (measure.c, save.c, emit.c, the workloads)
+ * keep is touched only while it is held. Taken by launch.c around every measurement,
+ * set-up, context destruction and hand-over, and by init.c to change options. */
+static struct rp_lock replay_lock = RP_LOCK_INITIALIZER("the replay lock");
+
+void inject_session_lock(void)
+{
+	rp_lock(&replay_lock);
+}
+
+void inject_session_unlock(void)
+{
+	rp_unlock(&replay_lock);
+}
+
+bool inject_session_lock_until(const struct timespec *deadline)
+{
+	return rp_lock_until(&replay_lock, deadline);
+}
+
+#if RP_LOCK_CHECKS
+void inject_session_held_at(const char *func, const char *file, int line)
+{
+	if (!rp_lock_is_held(&replay_lock))
+		rp_lock_fail(&replay_lock, "is not held by this thread", func, file, line);
+}
+#endif
+
+/* The context whose range profiler is enabled on each device, if any. */
+static struct context_state *owners[INJECT_MAX_DEVICES];
+static atomic_ulong turn_timeouts;
+static struct inject_replay_hooks hooks;
+
+void inject_session_set_hooks(const struct inject_replay_hooks *h)
+{
+	hooks = *h;
+}
+
+void inject_session_configure(const struct inject_config *c)
+{
+	/* The control API turned the clock lock off: the clocks go back now, not at exit. */
+	if (inject_config()->clock_control == RP_CLOCK_BASE && c->clock_control == RP_CLOCK_NONE) {
+		collector_clock_restore();
+		inject_devices_clocks_restored();
+	}
+	inject_config_set(c);
+}
+
+void inject_session_release_profilers(int device)
+{
+	INJECT_REPLAY_HELD();
+	if (device >= 0 && device < INJECT_MAX_DEVICES && owners[device])
+		inject_session_profiler_release(owners[device]);
+}
+
+void inject_session_fork_child(void)
+{
+	inject_devices_fork_child();
+}
+
+struct function_state *inject_session_function_state(struct context_state *c, CUfunction f,
+					     const char *mangled)
+{
+	INJECT_REPLAY_HELD();
+	unsigned b = (unsigned)((uintptr_t)f >> 4) % FUNCTION_BUCKETS;
+	for (struct function_state *s = c->functions[b]; s; s = s->next)
+		if (s->function == f && !strcmp(s->mangled, mangled))
+			return s;
+	struct function_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	const char *interned = NULL;
+	inject_name_intern(mangled, &interned);
+	*s = (struct function_state){ c->functions[b], f, interned ? interned : "",
+				      SAVE_UNVERIFIED, 0 };
+	c->functions[b] = s;
+	return s;
+}
+
+/* With the turn held: waits until no other rangeprof process keeps the profiling hardware
+ * with an idle profiler (its watcher lets go when the doorbell rings, ~12 ms), at most
+ * --device-lock-timeout. false, with a warning and the turn given back, when one kept it
+ * past that. */
+static bool hardware_free(struct device_state *d, int device, const char *kernel,
+			  const char *mangled, uint64_t index)
+{
+	double waited_ms;
+	int rc = inject_devlock_wait_hardware(d->turns, inject_config()->device_lock_timeout_ms,
+					     &waited_ms);
+	if (rc == 0) {
+		if (waited_ms > 0)
+			rp_log_progress("device %d: waited %.1f ms for another rangeprof process to "
+					"give the profiling hardware back", device, waited_ms);
+		return true;
+	}
+	atomic_fetch_add(&turn_timeouts, 1);
+	char launch_id[32]; /* one warning per launch: the index tells them apart */
+	snprintf(launch_id, sizeof(launch_id), "launch %llu", (unsigned long long)index);
+	inject_output_report("device-busy", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel,
+						     .mangled = mangled, .detail = launch_id,
+						     .option = "--device-lock-timeout"), false,
+		      "device %d (%s): another rangeprof process kept the profiling hardware for "
+		      "%.1f s without giving it back; launch %llu%s%s is not measured, the "
+		      "application runs on (--device-lock-timeout)", device, d->info.uuid,
+		      waited_ms / 1e3, (unsigned long long)index, kernel ? " of " : "",
+		      kernel ? kernel : "");
+	inject_devlock_release(d->turns);
+	return false;
+}
+
+bool inject_session_take_turn(struct device_state *d, int device, const char *kernel,
+		      const char *mangled, uint64_t index)
+{
+	INJECT_REPLAY_HELD();
+	if (!d->turns)
+		return true;
+	char why[128]; /* the system's reason */
+	int rc = inject_devlock_mark_present(d->turns, why, sizeof(why));
+	if (rc)
+		inject_output_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+							     .detail = why), false,
+			      "device %d: marking this process in the device lock: %s; other "
+			      "processes measuring there may not give the profiler back between "
+			      "launches", device, why);
+	rc = inject_devlock_acquire(d->turns, 0, why, sizeof(why));
+	if (rc == RP_ERR_TIMEOUT) {
+		/* Another process has the turn and will want the hardware: an idle profiler of
+		 * ours would keep its Start failing (devlock.h), and our watcher cannot let go
+		 * of it while this thread holds the replay lock. */
+		inject_session_release_profilers(device);
+		rc = inject_devlock_acquire(d->turns, inject_config()->device_lock_timeout_ms, why,
+					    sizeof(why));
+	}
+	if (rc == 0)
+		return hardware_free(d, device, kernel, mangled, index);
+	atomic_fetch_add(&turn_timeouts, 1);
+	if (rc == RP_ERR_TIMEOUT)
+		inject_output_report("device-lock-timeout",
+			      INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel, .mangled = mangled,
+					      .option = "--device-lock-timeout"), false,
+			      "device %d (%s): another process measured on it for more than "
+			      "%ld s; launch %llu%s%s is not measured, the application runs on "
+			      "(--device-lock-timeout)", device, d->info.uuid,
+			      inject_config()->device_lock_timeout_ms / 1000, (unsigned long long)index,
+			      kernel ? " of " : "", kernel ? kernel : "");
+	else
+		inject_output_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+							     .detail = why), false,
+			      "device %d: taking the device lock: %s; launch %llu is not measured",
+			      device, why, (unsigned long long)index);
+	return false;
+}
+
+/* c's profiler is disabled: the device's hardware byte goes with the last profiler this
+ * process had enabled there (one per device: profiler_owner). */
+static void profiler_gone(struct context_state *c)
+{
+	struct device_state *d = inject_device(c->device);
+	if (owners[c->device] == c) {
+		owners[c->device] = NULL;
+		inject_devlock_drop_hardware(d->turns);
+	}
+}
+
+/* Another process rang the device's doorbell (devlock.h): from the watcher thread, through
+ * launch.c with the replay lock held, so that no measurement of ours is under way. The
+ * idle profiler goes only when that process holds the turn: our own ring (a measurement
+ * of ours that waited for the hardware) finds the turn ours. */
+void inject_session_let_go(int device)
+{
+	INJECT_REPLAY_HELD();
+	if (device < 0 || device >= INJECT_MAX_DEVICES)
+		return;
+	struct device_state *d = inject_device(device);
+	if (owners[device] && inject_devlock_turn_elsewhere(d->turns)) {
+		rp_log_progress("device %d: another process wants the profiling hardware; this "
+				"process's idle range profiler lets go of it", device);
+		inject_session_profiler_release(owners[device]);
+	}
+}
+
+/* A profiler enabled on c's device: the hardware byte says so to other processes, and the
+ * watcher hears them ask for it. */
+static void profiler_enabled(struct context_state *c)
+{
+	struct device_state *d = inject_device(c->device);
+	owners[c->device] = c;
+	if (!d->turns)
+		return;
+	inject_devlock_hold_hardware(d->turns);
+	if (!d->watching && hooks.let_go) {
+		char why[128]; /* the system's reason */
+		int rc = inject_devlock_watch(d->turns, hooks.let_go, (void *)(intptr_t)c->device,
+					      why, sizeof(why));
+		d->watching = rc == 0;
+		if (rc)
+			inject_output_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(c->device),
+								     .detail = why), false,
+				      "device %d: cannot listen for other processes that need the "
+				      "profiling hardware (%s); they wait until this process's next "
+				      "measured launch ends", c->device, why);
+		else if (hooks.watching)
+			hooks.watching();
+	}
+}
+
+/* Disables c's range profiler, with c's context current as CUPTI expects, leaving the
+ * calling thread's current context as it was. */
+void inject_session_profiler_release(struct context_state *c)
+{
+	INJECT_REPLAY_HELD();
+	if (!c->profiler)
+		return;
+	CUcontext previous = NULL;
+	rp_api.cuCtxGetCurrent(&previous);
+	if (previous != c->ctx)
+		rp_api.cuCtxSetCurrent(c->ctx);
+	collector_profiler_destroy(c->profiler);
+	c->profiler = NULL;
+	if (previous != c->ctx)
+		rp_api.cuCtxSetCurrent(previous);
+	profiler_gone(c);
+}
+
+static void context_release(struct context_state *c)
+{
+	collector_profiler_destroy(c->profiler);
+	c->profiler = NULL;
+	profiler_gone(c);
+	if (c->flush_ready)
+		inject_flush_finish(&c->flush);
+	if (c->verifier_ready)
+		mem_verifier_finish(&c->verifier);
+	mem_backup_trim(&c->inputs, 0);
+	mem_backup_trim(&c->result, 0);
+	for (unsigned b = 0; b < FUNCTION_BUCKETS; b++) {
+		for (struct function_state *f = c->functions[b], *next; f; f = next) {
+			next = f->next;
+			free(f);
+		}
+	}
+	free(c);
+}
+
+/* The context's state, set up at its first use. Called with the turn held (enabling the
+ * range profiler uses the device's profiling hardware). A profiler of the other range
+ * mode is disabled and a new one enabled: one object per context can run, and an object
+ * keeps its mode (profiler.h). The new object's first pass costs ~145 ms, so a program
+ * measuring kernels and whole graphs by turns pays that at every change (a change of mode
+ * measured ~160 ms beyond a plain launch: doc/measurements.md, "First Start of a range
+ * profiler object"). */
+struct context_state *inject_session_context_ready(CUcontext ctx, int device, uint32_t context_id,
+					   enum inject_profiler_need need,
+					   const struct collector_metric_set *set, size_t ranges,
+					   struct collector_cost *cost, double *lap)
+{
+	INJECT_REPLAY_HELD();
+	inject_context_gen gen = inject_contexts_created(ctx);
+	struct context_state *c = inject_contexts_state(ctx, gen);
+	if (!c) {
+		if (!gen || !(c = calloc(1, sizeof(*c))))
+			return NULL;
+		c->ctx = ctx;
+		c->device = device;
+		/* Cannot fail here: contexts are destroyed under the replay lock, held. */
+		if (inject_contexts_set_state(ctx, gen, c)) {
+			free(c);
+			return NULL;
+		}
+		char err[2048];
+		if (inject_flush_init(&c->flush, device, true, err, sizeof(err)) ||
+		    !(c->flush_ready = true) ||
+		    mem_verifier_init(&c->verifier, device, err, sizeof(err))) {
+			c->failed = true;
+			inject_output_report("context", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .context = context_id,
+								 .detail = err), true,
+				      "%s; measuring nothing in this context", err);
+			return NULL;
+		}
+		c->verifier_ready = true;
+	}
+	collector_cost_lap(cost, COST_SETUP_CONTEXT, lap);
+	if (c->failed)
+		return NULL;
+	enum collector_ranges kind = need == INJECT_PROFILER_PER_GRAPH ? COLLECTOR_RANGE_USER :
+		COLLECTOR_RANGE_PER_KERNEL;
+	if (c->profiler && need != INJECT_PROFILER_NONE &&
+	    (collector_profiler_ranges(c->profiler) != kind || c->profiler_set != set ||
+	     c->profiler_ranges < ranges))
+		inject_session_profiler_release(c);
+	if (!c->profiler && need != INJECT_PROFILER_NONE) {
+		/* Another context of this device holds the profiling hardware: it gives it up
+		 * and enables again at its own next measured launch. */
+		struct context_state *owner = owners[device];
+		if (owner && owner != c)
+			inject_session_profiler_release(owner);
+		char err[2048];
+		int rc = collector_profiler_create(ctx, kind, &c->profiler, err, sizeof(err));
+		if (rc) {
+			bool busy = rc == RP_ERR_HARDWARE_BUSY;
+			c->failed = !busy;
+			c->profiler = NULL;
+			inject_output_report("profiler", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+								  .context = context_id, .detail = err),
+				      !busy, "%s; %s", err, busy ? "not measured while the hardware "
+				      "is busy" : "measuring nothing in this context");
+			return NULL;
+		}
+		profiler_enabled(c);
+		c->profiler_set = set;
+		c->profiler_ranges = ranges;
+	}
+	collector_cost_lap(cost, COST_SETUP_PROFILER, lap);
+	return c;
+}
+
+
+void inject_session_give_turn(int device)
+{
+	INJECT_REPLAY_HELD();
+	struct device_state *d = inject_device(device);
+	if (!d)
+		return;
+	/* The profiler stays enabled, alone or not: another process that needs the hardware
+	 * rings for it and our watcher lets go (doc/concurrency.md). Giving it back after
+	 * every launch whenever another process was merely present made a process measuring
+	 * beside an idle one (a notebook that measured once) pay a new profiler's first pass,
+	 * ~145 ms, at every launch. */
+	inject_devlock_release(d->turns);
+}
+
+void inject_session_context_destroyed(CUcontext ctx)
+{
+	INJECT_REPLAY_HELD();
+	struct context_state *c = inject_contexts_destroyed(ctx);
+	if (!c)
+		return;
+	/* The context is still valid here; the release needs it current on this thread,
+	 * and the application's own current context must be left as it was. */
+	CUcontext previous = NULL;
+	rp_api.cuCtxGetCurrent(&previous);
+	if (previous != ctx)
+		rp_api.cuCtxSetCurrent(ctx);
+	rp_api.cuCtxSynchronize();
+	context_release(c);
+	if (previous != ctx)
+		rp_api.cuCtxSetCurrent(previous);
+}
+
+
+void inject_session_set_up_early(CUcontext ctx, uint32_t context_id)
+{
+	INJECT_REPLAY_HELD();
+	/* A measured launch came first and set the context up: nothing left to do. */
+	if (inject_contexts_state(ctx, inject_contexts_generation(ctx)))
+		return;
+	/* Loading modules and allocating are what a capture in global mode must not see from
+	 * any thread (this one is in relaxed mode, launch.c); the profiler's passes are left
+	 * out as well. Left to the first measured launch. */
+	if (inject_captures_under_way())
+		return;
+	CUdevice dev;
+	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= INJECT_MAX_DEVICES)
+		return;
+	int device = (int)dev;
+	struct collector_cost cost = { 0 };
+	double started = collector_cost_now(), lap = started;
+	struct device_state *known = inject_device_known(device);
+	/* Another process measuring on the device holds its turn: this one's set-up is left
+	 * to its first measured launch rather than waiting behind it. */
+	char ignored[128];
+	if (!known || (known->turns && inject_devlock_acquire(known->turns, 1000, ignored,
+							      sizeof(ignored)) != 0))
+		return;
+	lap = collector_cost_now(); /* the wait for the turn is in the total only */
+	/* With others measuring on the device, a profiler enabled here would be given back
+	 * as soon as they ring for the hardware, and one of another process
+	 * setting up early holds the hardware: host set-up and kernels only. */
+	bool alone = !known->turns || (!inject_devlock_shared(known->turns) &&
+					 !inject_devlock_hardware_elsewhere(known->turns));
+	bool device_was_ready = known->ready;
+	struct device_state *d = inject_device_ready(ctx, device, inject_session_release_profilers);
+	collector_cost_lap(&cost, COST_SETUP, &lap);
+	enum inject_profiler_need need = alone ? INJECT_PROFILER_PER_KERNEL : INJECT_PROFILER_NONE;
+	struct context_state *c = d ? inject_session_context_ready(ctx, device, context_id, need, d->set,
+						    inject_config_ranges_needed(need), &cost, &lap) : NULL;
+	/* One warm-up pass only for a one-pass set: a pass of a multi-pass set left half done
+	 * could shift which counters the first measurement's passes collect. */
+	if (c && c->profiler && collector_metric_set_passes(d->set) == 1) {
+		char err[2048];
+		/* At least as large as measure()'s first pass: CUPTI keeps the counter data
+		 * size of a profiler's first SetConfig (profiler.h). */
+		size_t ranges = inject_config_ranges_needed(need);
+		/* Under the control API the runs may grow between measurements, and a context
+		 * whose profiler was sized for fewer gets a new one, paying the first pass
+		 * again (context_ready): there the pass is sized for more. It costs: ~320 ms
+		 * for 100 ranges against ~145 ms (H200: doc/measurements.md, "Control API"),
+		 * on this thread. */
+		if (ranges < inject_config()->warm_up_ranges)
+			ranges = inject_config()->warm_up_ranges;
+		if (collector_profiler_warm_up(c->profiler, d->set, ranges, err, sizeof(err))) {
+			/* Not news: the first measurement makes the same calls and says what it
+			 * meets, from a fresh profiler rather than one a failed pass left behind. */
+			rp_log_progress("early set-up of device %d: %s", device, err);
+			inject_session_profiler_release(c);
+		} else {
+			c->profiler_ranges = ranges;
+		}
+		collector_cost_lap(&cost, COST_START, &lap);
+	}
+	cost.ms[COST_TOTAL] = lap - started;
+	if (c && !device_was_ready)
+		inject_output_write_record(collector_record_setup(device, context_id, &cost));
+	if (known->turns)
+		inject_devlock_release(known->turns);
+}
+
+void inject_session_drop_backups(CUcontext ctx)
+{
+	INJECT_REPLAY_HELD();
+	struct context_state *c = inject_contexts_state(ctx, inject_contexts_generation(ctx));
+	if (c) {
+		mem_backup_trim(&c->inputs, 0);
+		mem_backup_trim(&c->result, 0);
+		if (c->verifier_ready)
+			mem_verifier_drop_sums(&c->verifier);
+	}
+}
+
+void inject_session_report_totals(void)
+{
+	unsigned long n = atomic_load(&turn_timeouts);
+	if (n)
+		inject_output_report("device-lock-totals", INJECT_CONCERNS(.option = "--device-lock-timeout"),
+			      false, "%lu launch(es) not measured: another process kept the "
+			      "device past --device-lock-timeout", n);
+}

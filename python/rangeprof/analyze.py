@@ -838,8 +838,9 @@ def plot(filename="plot.png", metric=None, *, title="Nsight Analyze Kernel Plot 
 
 
 def _plot_frame(result):
-    """What analyze.plot draws (and prints with print_data): Nsight Python's columns, and
-    KernelIndex where an annotation has several kernels for one config (a line each)."""
+    """What analyze.plot draws: Nsight Python's columns, and KernelIndex where an
+    annotation has several kernels for one config (a line each). print_data prints
+    Nsight Python's columns only (_plot.visualize drops KernelIndex there)."""
     df = result.to_dataframe()
     keys = list(df.columns[:df.columns.get_loc("AvgValue")])
     try:

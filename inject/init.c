@@ -117,8 +117,9 @@ static void write_session_record(void)
 	inject_output_write_record(session);
 	/* After the session line, which must come first in the file. */
 	for (size_t i = 0; i < job.warning_count; i++)
-		inject_output_report("job", INJECT_CONCERNS(.detail = job.warnings[i]), false, "%s",
-			      job.warnings[i]);
+		/* Read once: each of the job's warnings is its own (its place in the list). */
+		inject_output_report(INJECT_REPORT_JOB, INJECT_CONCERNS(.detail = (long long)i),
+				     false, "%s", job.warnings[i]);
 }
 
 /* A child forked without exec (multiprocessing's fork, a shell-out before exec) cannot
@@ -232,7 +233,8 @@ static void init(void)
 	inject_output_measuring_start();
 	write_session_record();
 	if (saving_whole)
-		inject_output_report("late-attach", INJECT_CONCERNS(.option = "--memory-save"), false,
+		inject_output_report(INJECT_REPORT_LATE_ATTACH,
+				     INJECT_CONCERNS(.option = "--memory-save"), false,
 			      "rangeprof was attached after CUDA was initialised: the memory "
 			      "allocated before is unknown, so each measured launch saves and "
 			      "restores the whole context's memory (CUPTI checkpoint), which costs "

@@ -119,16 +119,17 @@ struct report_key {
 static struct report_key *reported;
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The hidden key: the topic and everything the report concerns, unit-separated, in full
- * (a kernel name cut short would merge templates that share a prefix). NULL when out of
- * memory. */
-static char *dedupe_key(const char *topic, const struct inject_concerns *c)
+/* The hidden key: the report's code and everything it concerns, unit-separated, in full
+ * (a kernel name cut short would merge templates that share a prefix). Codes and
+ * identities only: no message text reaches it (struct inject_concerns' detail is a
+ * number). NULL when out of memory. */
+static char *dedupe_key(enum inject_report report, const struct inject_concerns *c)
 {
-	const char *parts[] = { topic, c->mangled ? c->mangled : c->kernel, c->metric, c->option,
-				c->call, c->detail };
-	char numbers[64];
-	snprintf(numbers, sizeof(numbers), "%d/%u", c->device_set ? c->device : -1,
-		 (unsigned)c->context);
+	const char *parts[] = { c->mangled ? c->mangled : c->kernel, c->metric, c->option,
+				c->call };
+	char numbers[96];
+	snprintf(numbers, sizeof(numbers), "%d/%d/%u/%lld", (int)report,
+		 c->device_set ? c->device : -1, (unsigned)c->context, c->detail);
 	size_t len = strlen(numbers) + 1;
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		len += (parts[i] ? strlen(parts[i]) : 0) + 1;
@@ -204,16 +205,19 @@ static cJSON *concerns_object(const struct inject_concerns *c)
 	return o;
 }
 
-void inject_output_report(const char *topic, const struct inject_concerns *c, bool error,
-		   const char *fmt, ...)
+void inject_output_report(enum inject_report report, const struct inject_concerns *c,
+			  bool error, const char *fmt, ...)
 {
 	if (atomic_load(&fork_child))
 		return;
 	static const struct inject_concerns none;
 	if (!c)
 		c = &none;
-	char *key = dedupe_key(topic, c);
-	bool first = first_time(key ? key : topic);
+	char *key = dedupe_key(report, c);
+	/* Out of memory: once per code, as the next best. */
+	char code_only[24];
+	snprintf(code_only, sizeof(code_only), "%d", (int)report);
+	bool first = first_time(key ? key : code_only);
 	free(key);
 	if (!first)
 		return;
@@ -234,4 +238,34 @@ void inject_output_report(const char *topic, const struct inject_concerns *c, bo
 		record = NULL;
 	}
 	inject_output_write_record(record);
+}
+
+/* The table's columns, indexed by code (output_reports.h). */
+static const struct {
+	const char *name, *words, *todo;
+} reports[INJECT_REPORT_COUNT] = {
+	[INJECT_REPORT_NONE] = { "INJECT_REPORT_NONE", "", "" },
+#define INJECT_REPORT_ROW(code, words, todo) [code] = { #code, words, todo },
+	INJECT_OUTPUT_REPORTS(INJECT_REPORT_ROW)
+#undef INJECT_REPORT_ROW
+};
+
+static unsigned report_row(enum inject_report report)
+{
+	return (unsigned)report < INJECT_REPORT_COUNT ? (unsigned)report : INJECT_REPORT_NONE;
+}
+
+const char *inject_output_report_name(enum inject_report report)
+{
+	return reports[report_row(report)].name;
+}
+
+const char *inject_output_report_words(enum inject_report report)
+{
+	return reports[report_row(report)].words;
+}
+
+const char *inject_output_report_todo(enum inject_report report)
+{
+	return reports[report_row(report)].todo;
 }

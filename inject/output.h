@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inject/output_reports.h"
+
 struct cJSON;
 
 /* Remembers the output template (the expanded file is opened at the first record).
@@ -30,17 +32,30 @@ struct inject_concerns {
 	const char *metric;
 	const char *option;          /* the option that decides, e.g. "--nvtx-exclude" */
 	const char *call;            /* the API call concerned, e.g. "cuGraphLaunch" */
-	const char *detail;          /* not written: tells different failures apart */
+	/* Not written: tells failures of one report apart by their code (an rp_error code, a
+	 * CUresult, a CUptiResult, a range_why, a flush limit, INJECT_DETAIL_PAIR of two) or
+	 * an identity the record does not name (a range, a launch). A number, so that no
+	 * call site can pass a message: two texts of one failure are one failure. */
+	long long detail;
 };
 #define INJECT_CONCERNS(...) (&(struct inject_concerns){ __VA_ARGS__ })
 /* A device member for INJECT_CONCERNS: INJECT_CONCERNS(INJECT_ON_DEVICE(0), ...). */
 #define INJECT_ON_DEVICE(d) .device = (d), .device_set = true
+/* Two codes in one detail: a kind (which call, which step) and its failure's code. */
+#define INJECT_DETAIL_PAIR(kind, code) \
+	((long long)(((unsigned long long)(unsigned)(kind) << 32) | (unsigned)(code)))
 
-/* Says a message on stderr and as a warning or error record, once per topic and what it
- * concerns (every member of c, the unwritten ones included): the same failure of the
- * same kernel is said once, another kernel or another failure is said again. */
-void inject_output_report(const char *topic, const struct inject_concerns *c, bool error,
-		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Says a message on stderr and as a warning or error record, once per report code and
+ * what it concerns (every member of c, the unwritten ones included): the same failure of
+ * the same kernel is said once, another kernel or another failure is said again. The
+ * message's text decides nothing. */
+void inject_output_report(enum inject_report report, const struct inject_concerns *c,
+			  bool error, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The report table's columns (output_reports.h): "INJECT_REPORT_SYNC"; what it says;
+ * what the user does about it. An unknown code gives "INJECT_REPORT_NONE" and "". */
+const char *inject_output_report_name(enum inject_report report);
+const char *inject_output_report_words(enum inject_report report);
+const char *inject_output_report_todo(enum inject_report report);
 
 /* Has every record's line (JSON text and newline) also handed to tap, under the output
  * lock, as it is written (control.c keeps them for a capture). */

@@ -254,7 +254,8 @@ static void on_range_opened(const struct nvtx_bridge_range_key *key)
 	/* The begin waits for the context's queued work: a capture under way would be
 	 * invalidated (as by a measured launch). */
 	if (inject_captures_under_way()) {
-		inject_output_report("range-capture", INJECT_CONCERNS(.call = "cuStreamBeginCapture",
+		inject_output_report(INJECT_REPORT_RANGE_CAPTURE,
+				     INJECT_CONCERNS(.call = "cuStreamBeginCapture",
 							       .option = "--replay-mode"), false,
 			      "a range began while a stream capture was under way; it is not "
 			      "measured, so that the capture stays valid");
@@ -356,7 +357,8 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	/* Every capture is counted from its begin (captures.c), so with none counted no
 	 * stream captures and the driver need not be asked. */
 	if (inject_captures_under_way()) {
-		inject_output_report("graph-capture", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
+		inject_output_report(INJECT_REPORT_GRAPH_CAPTURE,
+				     INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
 			      "a graph launched while a stream capture was under way is not "
 			      "measured, so that the capture stays valid");
 		return;
@@ -398,7 +400,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	    rp_api.cuStreamIsCapturing(l.stream, &capture) == CUDA_SUCCESS &&
 	    capture != CU_STREAM_CAPTURE_STATUS_NONE) {
 		inject_select_count_captured();
-		inject_output_report("stream-capture", INJECT_CONCERNS(.call = "cuStreamBeginCapture"), false,
+		inject_output_report(INJECT_REPORT_STREAM_CAPTURE,
+				     INJECT_CONCERNS(.call = "cuStreamBeginCapture"), false,
 			      "kernel %s launched under stream capture only becomes a graph node: "
 			      "it is measured when its graph is launched (--graph-profiling)",
 			      inject_name_demangle(mangled));
@@ -408,7 +411,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * what a measurement calls (synchronisation, allocation): the launch runs unmeasured. */
 	if (inject_captures_under_way()) {
 		inject_select_count_captured();
-		inject_output_report("capture-under-way", INJECT_CONCERNS(.call = "cuStreamBeginCapture"),
+		inject_output_report(INJECT_REPORT_CAPTURE_UNDER_WAY,
+				     INJECT_CONCERNS(.call = "cuStreamBeginCapture"),
 			      false, "a launch of %s came while a stream capture was under way; it is "
 			      "not measured, so that the capture stays valid",
 			      inject_name_demangle(mangled));

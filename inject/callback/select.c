@@ -181,7 +181,8 @@ static bool waits_for_peers(const struct inject_launch *l, const char *demangled
 		return false;
 	atomic_fetch_add(&collective_launches, 1);
 	const char *kernel = demangled ? demangled : inject_name_demangle(l->mangled);
-	inject_output_report("collective", INJECT_CONCERNS(.kernel = kernel, .mangled = l->mangled,
+	inject_output_report(INJECT_REPORT_COLLECTIVE,
+			     INJECT_CONCERNS(.kernel = kernel, .mangled = l->mangled,
 						    .option = "--nvtx-exclude"), false,
 		      "%s is a%s %s kernel, which waits for other GPUs or processes: it is "
 		      "never replayed alone, its launches run unmeasured (counted at exit)",
@@ -238,7 +239,7 @@ void inject_select_report_totals(void)
 	unsigned long captured = atomic_load(&inject_select_captured_launches);
 	unsigned long collectives = atomic_load(&collective_launches);
 	if (graphs || captured || collectives)
-		inject_output_report("not-replayed-totals", NULL, false,
+		inject_output_report(INJECT_REPORT_NOT_REPLAYED_TOTALS, NULL, false,
 			      "not replayed: %lu graph launch(es) (--graph-profiling none), %lu kernel "
 			      "launch(es) under stream capture, %lu launch(es) of kernels that wait "
 			      "for other GPUs or processes", graphs, captured, collectives);

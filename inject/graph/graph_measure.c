@@ -194,16 +194,18 @@ static enum inject_graph_plan measure_nodes(const struct inject_graph_launch_sta
 		if (list->types[i] != CU_GRAPH_NODE_TYPE_KERNEL)
 			continue;
 		if (!kernel_launch(list->nodes[i], ctx, context_id, stream, &params[i], &launches[i])) {
-			inject_output_report("graph-node", INJECT_CONCERNS(.call = "cuGraphKernelNodeGetParams"),
-				      true, "graph %llu: a kernel node's parameters cannot be read; "
+			inject_output_report(INJECT_REPORT_GRAPH_NODE,
+				     INJECT_CONCERNS(.call = "cuGraphKernelNodeGetParams"), true,
+				      "graph %llu: a kernel node's parameters cannot be read; "
 				      "the graph launch is not measured", (unsigned long long)g->id);
 			goto out;
 		}
 		char why[320];
 		if (waits_for_peers(list->nodes[i], launches[i].mangled, why, sizeof(why))) {
-			inject_output_report("graph-collective", INJECT_CONCERNS(.call = "cuGraphLaunch",
-									  .option = "--nvtx-exclude",
-									  .detail = why), false,
+			inject_output_report(INJECT_REPORT_GRAPH_COLLECTIVE,
+					     INJECT_CONCERNS(.call = "cuGraphLaunch",
+							     .option = "--nvtx-exclude",
+							     .mangled = launches[i].mangled), false,
 				      "graph %llu: %s; its launches run unmeasured", (unsigned long long)g->id,
 				      why);
 			chosen = 0;
@@ -227,7 +229,8 @@ static enum inject_graph_plan measure_nodes(const struct inject_graph_launch_sta
 	if (!chosen)
 		goto out;
 	if (host_nodes)
-		inject_output_report("graph-host-node", INJECT_CONCERNS(.call = "cuGraphAddHostNode"), false,
+		inject_output_report(INJECT_REPORT_GRAPH_HOST_NODE,
+				     INJECT_CONCERNS(.call = "cuGraphAddHostNode"), false,
 			      "graph %llu has host nodes: they run in the application's own graph "
 			      "launch only, so a kernel node after one is measured on memory as it "
 			      "was before the host function", (unsigned long long)g->id);
@@ -236,8 +239,8 @@ static enum inject_graph_plan measure_nodes(const struct inject_graph_launch_sta
 	CUresult cr;
 	CUptiResult r = graph_checkpoint_begin(ctx, &before, &cr);
 	if (r != CUPTI_SUCCESS) {
-		inject_output_report("graph-checkpoint", INJECT_CONCERNS(.call = "cuptiCheckpointSave",
-								  .detail = collector_cupti_error(r)),
+		inject_output_report(INJECT_REPORT_GRAPH_CHECKPOINT,
+				     INJECT_CONCERNS(.call = "cuptiCheckpointSave", .detail = r),
 			      true, "graph %llu launch %llu: saving the memory the graph starts "
 			      "from: %s%s; not measured", (unsigned long long)g->id,
 			      (unsigned long long)g->launch, collector_cupti_error(r),
@@ -263,7 +266,9 @@ static enum inject_graph_plan measure_nodes(const struct inject_graph_launch_sta
 				       sizeof(err));
 		}
 		if (run) {
-			inject_output_report("graph-node-run", INJECT_CONCERNS(.detail = err), true,
+			inject_output_report(INJECT_REPORT_GRAPH_NODE_RUN,
+					     INJECT_CONCERNS(.detail = run),
+					     true,
 				      "graph %llu: running node %zu outside the graph: %s; the "
 				      "nodes after it are not measured", (unsigned long long)g->id,
 				      i, err);
@@ -278,8 +283,8 @@ static enum inject_graph_plan measure_nodes(const struct inject_graph_launch_sta
 			now - before.started,
 			(before.saved_at - before.started) + (now - before.restoring));
 	if (r != CUPTI_SUCCESS)
-		inject_output_report("graph-restore", INJECT_CONCERNS(.call = "cuptiCheckpointRestore",
-							       .detail = collector_cupti_error(r)),
+		inject_output_report(INJECT_REPORT_GRAPH_RESTORE,
+				     INJECT_CONCERNS(.call = "cuptiCheckpointRestore", .detail = r),
 			      true, "graph %llu: putting back the memory the graph starts from: "
 			      "%s; the application's results may differ", (unsigned long long)g->id,
 			      collector_cupti_error(r));
@@ -303,21 +308,28 @@ void inject_graph_measure_launch(CUgraphExec exec, CUstream stream, CUcontext ct
 	/* Before the first goto: out frees it, also for a stale graph. */
 	struct inject_graph_nodes list = { 0 };
 	if (!inject_graphs_launch_begin(exec, &g)) {
-		inject_output_report("graph-unknown", INJECT_CONCERNS(.call = "cuGraphLaunch"), false,
+		inject_output_report(INJECT_REPORT_GRAPH_UNKNOWN,
+				     INJECT_CONCERNS(.call = "cuGraphLaunch"),
+				     false,
 			      "cuGraphLaunch of a graph whose instantiation rangeprof did not see; "
 			      "its launches are not measured");
 		return;
 	}
 	if (g.stale) {
-		inject_output_report("graph-stale", INJECT_CONCERNS(.call = "cuGraphLaunch",
-							     .detail = g.why_stale),
+		inject_output_report(INJECT_REPORT_GRAPH_STALE,
+				     INJECT_CONCERNS(.call = "cuGraphLaunch",
+						     .detail = INJECT_DETAIL_PAIR(g.stale_call,
+										  g.stale_code)),
 			      false, "graph %llu: %s; its launches are not measured",
 			      (unsigned long long)g.id, g.why_stale);
 		goto out;
 	}
 	char why[256] = "";
 	if (inject_graph_nodes_flatten(g.copy, &list, 0, why, sizeof(why))) {
-		inject_output_report("graph-nodes", INJECT_CONCERNS(.call = "cuGraphLaunch", .detail = why),
+		inject_output_report(INJECT_REPORT_GRAPH_NODES,
+				     INJECT_CONCERNS(.call = "cuGraphLaunch",
+						     .detail = INJECT_DETAIL_PAIR(list.why_step,
+										  list.why_code)),
 			      false, "graph %llu: %s; its launches are not measured",
 			      (unsigned long long)g.id, why);
 		goto out;
@@ -330,8 +342,9 @@ void inject_graph_measure_launch(CUgraphExec exec, CUstream stream, CUcontext ct
 	 * whose relaunch would wait for peers or repeat the application's side effects. */
 	const char *effects = inject_graph_nodes_side_effects(&list);
 	if (effects) {
-		inject_output_report("graph-effects", INJECT_CONCERNS(.call = "cuGraphLaunch",
-							       .option = "--graph-profiling"), false,
+		inject_output_report(INJECT_REPORT_GRAPH_EFFECTS,
+				     INJECT_CONCERNS(.call = "cuGraphLaunch",
+						     .option = "--graph-profiling"), false,
 			      "graph %llu has %s: --graph-profiling graph does not measure it "
 			      "(node mode does)", (unsigned long long)g.id, effects);
 		goto out;
@@ -346,9 +359,10 @@ void inject_graph_measure_launch(CUgraphExec exec, CUstream stream, CUcontext ct
 		    !kernel_launch(list.nodes[i], ctx, context_id, stream, &p, &l))
 			continue;
 		if (waits_for_peers(list.nodes[i], l.mangled, peers, sizeof(peers))) {
-			inject_output_report("graph-collective", INJECT_CONCERNS(.call = "cuGraphLaunch",
-									  .option = "--nvtx-exclude",
-									  .detail = peers), false,
+			inject_output_report(INJECT_REPORT_GRAPH_COLLECTIVE,
+					     INJECT_CONCERNS(.call = "cuGraphLaunch",
+							     .option = "--nvtx-exclude",
+							     .mangled = l.mangled), false,
 				      "graph %llu: %s; its launches run unmeasured",
 				      (unsigned long long)g.id, peers);
 			goto out;

@@ -62,11 +62,14 @@ int inject_graph_nodes_flatten(CUgraph graph, struct inject_graph_nodes *out, in
 	size_t n = 0, e = 0;
 	CUresult cr = CUDA_SUCCESS;
 	if (depth > 16) {
+		out->why_step = INJECT_GRAPH_NODES_DEEP;
 		snprintf(why, why_size, "child graphs nested too deep");
 		return -1;
 	}
 	if ((cr = rp_api.cuGraphGetNodes(graph, NULL, &n)) != CUDA_SUCCESS ||
 	    (cr = rp_api.cuGraphGetEdges(graph, NULL, NULL, NULL, &e)) != CUDA_SUCCESS) {
+		out->why_step = INJECT_GRAPH_NODES_UNREADABLE;
+		out->why_code = (int)cr;
 		snprintf(why, why_size, "its nodes or edges cannot be read (%s)",
 			 collector_cu_error(cr));
 		return -1;
@@ -82,6 +85,7 @@ int inject_graph_nodes_flatten(CUgraph graph, struct inject_graph_nodes *out, in
 	size_t *order = calloc(n + 1, sizeof(*order));
 	int rc = -1;
 	if (!nodes || !from || !to || !edge_data || !sorted || !from_index || !to_index || !order) {
+		out->why_step = INJECT_GRAPH_NODES_NO_MEMORY;
 		snprintf(why, why_size, "out of host memory");
 		goto out;
 	}
@@ -89,6 +93,8 @@ int inject_graph_nodes_flatten(CUgraph graph, struct inject_graph_nodes *out, in
 	 * update) was refused here once edge data was asked for, and there is nothing to read. */
 	if ((cr = rp_api.cuGraphGetNodes(graph, nodes, &n)) != CUDA_SUCCESS ||
 	    (e && (cr = rp_api.cuGraphGetEdges(graph, from, to, edge_data, &e)) != CUDA_SUCCESS)) {
+		out->why_step = INJECT_GRAPH_NODES_UNREADABLE;
+		out->why_code = (int)cr;
 		snprintf(why, why_size, "its nodes or edges cannot be read (%s)",
 			 collector_cu_error(cr));
 		goto out;
@@ -101,6 +107,7 @@ int inject_graph_nodes_flatten(CUgraph graph, struct inject_graph_nodes *out, in
 		long f = inject_graph_index(sorted, n, (uintptr_t)from[i]);
 		long t = inject_graph_index(sorted, n, (uintptr_t)to[i]);
 		if (f < 0 || t < 0) {
+			out->why_step = INJECT_GRAPH_NODES_EDGE;
 			snprintf(why, why_size, "an edge names a node the graph does not list");
 			goto out;
 		}
@@ -109,6 +116,8 @@ int inject_graph_nodes_flatten(CUgraph graph, struct inject_graph_nodes *out, in
 	}
 	int ordered = inject_graph_order(n, from_index, to_index, e, order);
 	if (ordered) {
+		out->why_step = ordered == RP_ERR_NO_MEMORY ? INJECT_GRAPH_NODES_NO_MEMORY :
+			INJECT_GRAPH_NODES_CYCLE;
 		snprintf(why, why_size, ordered == RP_ERR_NO_MEMORY ? "out of host memory" :
 			 "the graph's dependencies have a cycle");
 		goto out;
@@ -117,14 +126,18 @@ int inject_graph_nodes_flatten(CUgraph graph, struct inject_graph_nodes *out, in
 		CUgraphNode node = (CUgraphNode)sorted[order[k]];
 		CUgraphNodeType type;
 		if (rp_api.cuGraphNodeGetType(node, &type) != CUDA_SUCCESS) {
+			out->why_step = INJECT_GRAPH_NODES_TYPE;
 			snprintf(why, why_size, "cuGraphNodeGetType failed");
 			goto out;
 		}
 		switch (type) {
 		case CU_GRAPH_NODE_TYPE_GRAPH: {
 			CUgraph child;
-			if (rp_api.cuGraphChildGraphNodeGetGraph(node, &child) != CUDA_SUCCESS ||
-			    inject_graph_nodes_flatten(child, out, depth + 1, why, why_size))
+			if (rp_api.cuGraphChildGraphNodeGetGraph(node, &child) != CUDA_SUCCESS) {
+				out->why_step = INJECT_GRAPH_NODES_CHILD;
+				goto out;
+			}
+			if (inject_graph_nodes_flatten(child, out, depth + 1, why, why_size))
 				goto out;
 			break;
 		}
@@ -136,11 +149,14 @@ int inject_graph_nodes_flatten(CUgraph graph, struct inject_graph_nodes *out, in
 		case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
 		case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 			if (append(out, node, type)) {
+				out->why_step = INJECT_GRAPH_NODES_NO_MEMORY;
 				snprintf(why, why_size, "out of host memory");
 				goto out;
 			}
 			break;
 		default:
+			out->why_step = INJECT_GRAPH_NODES_UNSUPPORTED;
+			out->why_code = (int)type;
 			snprintf(why, why_size, "it has a %s node, which rangeprof cannot run outside "
 				 "the graph", type_name(type));
 			goto out;

@@ -10,6 +10,20 @@ struct inject_graph_nodes {
 	CUgraphNodeType *types;
 	size_t count, capacity;
 	size_t kernels;
+	/* Why flattening stopped, as a code for reports said once (graph_measure.c): the
+	 * step and its failure's code (a CUresult, the node's type, an rp_error code). */
+	enum inject_graph_nodes_why {
+		INJECT_GRAPH_NODES_OK = 0,
+		INJECT_GRAPH_NODES_DEEP,          /* child graphs nested too deep */
+		INJECT_GRAPH_NODES_UNREADABLE,    /* nodes or edges: code is the CUresult */
+		INJECT_GRAPH_NODES_NO_MEMORY,
+		INJECT_GRAPH_NODES_EDGE,          /* an edge names a node not listed */
+		INJECT_GRAPH_NODES_CYCLE,
+		INJECT_GRAPH_NODES_TYPE,          /* cuGraphNodeGetType failed */
+		INJECT_GRAPH_NODES_CHILD,         /* a child graph cannot be read */
+		INJECT_GRAPH_NODES_UNSUPPORTED,   /* code is the node's type */
+	} why_step;
+	int why_code;
 };
 
 /* Appends graph's nodes in a topological order (graph_order.c: O(nodes + edges), two

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "collector/api.h"
+#include "common/error.h"
 #include "common/lock.h"
 #include "inject/output.h"
 
@@ -48,6 +49,7 @@ struct inject_graph_exec {
 	uint64_t launches;
 	bool stale;                  /* an update the copy cannot follow ... */
 	char why_stale[INJECT_GRAPH_STALE_SIZE];   /* ... this one */
+	int stale_call, stale_code;                /* ... as codes (graphs.h) */
 	CUgraphNode *disabled;       /* copy's nodes disabled by cuGraphNodeSetEnabled */
 	size_t disabled_count;
 	/* What its launches can come to, known after the first launch walked the graph and
@@ -108,9 +110,11 @@ static void instantiated(CUgraphExec exec, CUgraph graph)
 		g->copy = cr == CUDA_SUCCESS ? copy : NULL;
 		g->id = next_id++;
 		g->stale = cr != CUDA_SUCCESS;
-		if (g->stale)
+		if (g->stale) {
 			snprintf(g->why_stale, sizeof(g->why_stale),
 				 "cuGraphClone at instantiation: %s", collector_cu_error(cr));
+			g->stale_code = (int)cr;
+		}
 		g->next = execs;
 		execs = g;
 		atomic_fetch_add(&known, 1);
@@ -129,12 +133,16 @@ static CUgraphNode copy_node(const struct inject_graph_exec *g, CUgraphNode node
 	return found;
 }
 
-static void mark_stale(struct inject_graph_exec *g, const char *call, CUresult cr)
+/* site: the CUPTI callback id of the call, one for each of its names' versions. */
+static void mark_stale(struct inject_graph_exec *g, const char *call, int site, CUresult cr)
 {
 	forget_plan(g);
-	if (!g->stale)
+	if (!g->stale) {
 		snprintf(g->why_stale, sizeof(g->why_stale), "%s could not be followed (%s)", call,
 			 collector_cu_error(cr));
+		g->stale_call = site;
+		g->stale_code = (int)cr;
+	}
 	g->stale = true;
 }
 
@@ -154,6 +162,8 @@ static void set_enabled(struct inject_graph_exec *g, CUgraphNode node, bool enab
 	if (!grown) {
 		g->stale = true;
 		snprintf(g->why_stale, sizeof(g->why_stale), "out of host memory");
+		g->stale_call = CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled;
+		g->stale_code = RP_ERR_NO_MEMORY;
 		return;
 	}
 	g->disabled = grown;
@@ -191,7 +201,8 @@ static void updated(int cbid, const void *params)
 			g->copy = copy;
 			g->disabled_count = 0;
 		} else {
-			mark_stale(g, "cuGraphExecUpdate", cr);
+		mark_stale(g, "cuGraphExecUpdate", CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
+				   cr);
 		}
 		rp_unlock(&lock);
 		return;
@@ -199,6 +210,9 @@ static void updated(int cbid, const void *params)
 	CUgraphNode node = copy_node(g, head->node);
 	CUresult cr = node ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 	const char *call = "a graph update";
+	/* Both versions of cuGraphExecKernelNodeSetParams are one call to the user. */
+	int site = cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams ?
+		CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2 : cbid;
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2:
 		call = "cuGraphExecKernelNodeSetParams";
@@ -256,7 +270,7 @@ static void updated(int cbid, const void *params)
 		break;
 	}
 	if (cr != CUDA_SUCCESS)
-		mark_stale(g, call, cr);
+		mark_stale(g, call, site, cr);
 	rp_unlock(&lock);
 }
 
@@ -318,6 +332,8 @@ bool inject_graphs_launch_begin(CUgraphExec exec, struct inject_graph_launch_sta
 		start->copy = g->copy;
 		start->stale = g->stale;
 		snprintf(start->why_stale, sizeof(start->why_stale), "%s", g->why_stale);
+		start->stale_call = g->stale_call;
+		start->stale_code = g->stale_code;
 	}
 	rp_unlock(&lock);
 	return g != NULL;

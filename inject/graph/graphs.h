@@ -103,6 +103,9 @@ struct inject_graph_launch_start {
 	CUgraph copy;                /* the copy of the graph, updates applied */
 	bool stale;                  /* the copy cannot be trusted ... */
 	char why_stale[INJECT_GRAPH_STALE_SIZE];   /* ... for this reason, said to the user */
+	/* ... and as codes, for reports said once: the CUPTI callback id of the call not
+	 * followed (0: cuGraphClone at instantiation) and its CUresult or rp_error code. */
+	int stale_call, stale_code;
 };
 
 /* Counts one launch of exec and fills start; false (start->entry NULL, no launch counted)

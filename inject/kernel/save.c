@@ -44,11 +44,11 @@ static void put_back(struct measurement *m, const struct mem_backup *b)
 		rc = RP_ERR_SYNC;
 	}
 	if (rc)
-		inject_output_report("restore", INJECT_CONCERNS(.kernel = m->kernel,
+		inject_output_report(INJECT_REPORT_RESTORE, INJECT_CONCERNS(.kernel = m->kernel,
 							 .mangled = m->launch.mangled,
 							 INJECT_ON_DEVICE(m->device),
 							 .call = "cuMemcpyAsync",
-							 .detail = err), true,
+						 .detail = INJECT_DETAIL_PAIR(rc, sync)), true,
 			      "putting back the saved memory of %s: %s; the application's memory "
 			      "may differ", m->kernel, err);
 }
@@ -57,7 +57,7 @@ static void put_back(struct measurement *m, const struct mem_backup *b)
 static void fall_back(struct measurement *m, const char *why)
 {
 	snprintf(m->save.why, sizeof(m->save.why), "%s", why);
-	inject_output_report("fall-back", INJECT_CONCERNS(.kernel = m->kernel,
+	inject_output_report(INJECT_REPORT_FALL_BACK, INJECT_CONCERNS(.kernel = m->kernel,
 							  .mangled = m->launch.mangled,
 							  INJECT_ON_DEVICE(m->device),
 						   .context = m->launch.context_id), false,
@@ -138,7 +138,8 @@ void inject_save_exit(struct measurement *m, bool launched)
 		goto done; /* the driver refused the launch: the application sees its error */
 	CUresult cr = rp_api.cuCtxSynchronize();
 	if (cr != CUDA_SUCCESS) {
-		inject_output_report("sync", inject_measure_concerns(m, &about, collector_cu_error(cr)), true,
+		inject_output_report(INJECT_REPORT_SYNC,
+				     inject_measure_concerns(m, &about, cr), true,
 			      "cuCtxSynchronize after launch %llu of %s: %s; not measured",
 			      (unsigned long long)l->index, m->kernel, collector_cu_error(cr));
 		goto done;
@@ -147,8 +148,10 @@ void inject_save_exit(struct measurement *m, bool launched)
 	m->lap = collector_cost_now();
 	struct mem_hashes after;
 	char err[512];
-	if (mem_hash_again(&m->c->verifier, &m->before, l->stream, &after, err, sizeof(err))) {
-		inject_output_report("verify", inject_measure_concerns(m, &about, err), true,
+	int rc = mem_hash_again(&m->c->verifier, &m->before, l->stream, &after, err, sizeof(err));
+	if (rc) {
+		inject_output_report(INJECT_REPORT_VERIFY,
+				     inject_measure_concerns(m, &about, rc), true,
 			      "%s: %s; launch %llu not measured", m->kernel, err,
 			      (unsigned long long)l->index);
 		goto done;
@@ -159,7 +162,8 @@ void inject_save_exit(struct measurement *m, bool launched)
 	if (changed >= 0) {
 		m->fn->policy = SAVE_CHECKPOINT;
 		const struct mem_range *seg = &m->before.segments[changed];
-		inject_output_report("outside", inject_measure_concerns(m, &about, NULL), false,
+		inject_output_report(INJECT_REPORT_OUTSIDE,
+				     inject_measure_concerns(m, &about, 0), false,
 			      "%s wrote outside the memory its parameters reach (%zu bytes at "
 			      "%#llx changed); launch %llu ran once and is not measured, later "
 			      "launches use the full checkpoint", m->kernel, seg->size,
@@ -173,8 +177,10 @@ void inject_save_exit(struct measurement *m, bool launched)
 		 "changed nothing outside the %zu saved bytes (%zu bytes hashed)",
 		 m->save.reach.bytes, m->before.bytes);
 	/* The application's result, to be put back after the runs. */
-	if (mem_save(&m->c->result, &m->save.reach, l->stream, err, sizeof(err))) {
-		inject_output_report("save-result", inject_measure_concerns(m, &about, err), true,
+	if ((rc = mem_save(&m->c->result, &m->save.reach, l->stream, err, sizeof(err)))) {
+		inject_output_report(INJECT_REPORT_SAVE_RESULT,
+				     inject_measure_concerns(m, &about, rc),
+				     true,
 			      "%s: %s; launch %llu not measured", m->kernel, err,
 			      (unsigned long long)l->index);
 		goto done;

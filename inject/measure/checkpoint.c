@@ -35,11 +35,11 @@ bool inject_checkpoint_save(struct measurement *m)
 	m->save.strategy = "checkpoint";
 	CUptiResult r = inject_checkpoint_cupti_save(m->launch.ctx, &m->save.checkpoint);
 	if (r != CUPTI_SUCCESS) {
-		inject_output_report("checkpoint", INJECT_CONCERNS(.kernel = m->kernel,
+		inject_output_report(INJECT_REPORT_CHECKPOINT, INJECT_CONCERNS(.kernel = m->kernel,
 							    .mangled = m->launch.mangled,
 							    INJECT_ON_DEVICE(m->device),
 							    .call = "cuptiCheckpointSave",
-							    .detail = collector_cupti_error(r)), true,
+							    .detail = r), true,
 			      "cuptiCheckpointSave for %s (launch %llu): "
 				   "%s%s; launch not measured, the application runs on", m->kernel,
 				   (unsigned long long)m->launch.index, collector_cupti_error(r),
@@ -58,11 +58,11 @@ void inject_checkpoint_put_back(struct measurement *m)
 	INJECT_REPLAY_HELD();
 	CUptiResult restore = inject_checkpoint_cupti_put_back(&m->save.checkpoint);
 	if (restore != CUPTI_SUCCESS)
-		inject_output_report("restore", INJECT_CONCERNS(.kernel = m->kernel,
+		inject_output_report(INJECT_REPORT_RESTORE, INJECT_CONCERNS(.kernel = m->kernel,
 							 .mangled = m->launch.mangled,
 							 INJECT_ON_DEVICE(m->device),
 							 .call = "cuptiCheckpointRestore",
-							 .detail = collector_cupti_error(restore)), true,
+							 .detail = restore), true,
 			      "cuptiCheckpointRestore after %s: %s; the application's memory may "
 			      "differ", m->kernel, collector_cupti_error(restore));
 }

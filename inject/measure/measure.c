@@ -47,8 +47,9 @@ void inject_measure_sample_before(struct replay_run *rr, unsigned run)
 	struct collector_nvml_sample s;
 	char err[256];
 	if (collector_nvml_sample(rr->uuid, COLLECTOR_NVML_BEFORE, &s, err, sizeof(err)))
-		inject_output_report("nvml-sample", INJECT_CONCERNS(INJECT_ON_DEVICE(rr->m->device)),
-			      false, "%s; the run records' NVML fields of device %d are null where "
+		inject_output_report(INJECT_REPORT_NVML_SAMPLE,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(rr->m->device)), false,
+			       "%s; the run records' NVML fields of device %d are null where "
 			      "NVML cannot tell", err, rr->m->device);
 	rr->temperature[run] = s.temperature_c;
 	rr->sm_clock[run] = s.sm_clock_hz;
@@ -93,7 +94,8 @@ static void thermal_guard_before_runs(const struct measurement *m, struct therma
 				    THERMAL_POLL_S, THERMAL_PLATEAU_S };
 	collector_nvml_thermal_guard(m->d->info.uuid, &p, w);
 	if (w->outcome == THERMAL_TIMEOUT)
-		inject_output_report("thermal-timeout", INJECT_CONCERNS(.kernel = m->kernel,
+		inject_output_report(INJECT_REPORT_THERMAL_TIMEOUT,
+				     INJECT_CONCERNS(.kernel = m->kernel,
 								 .mangled = m->launch.mangled,
 								 INJECT_ON_DEVICE(m->device),
 								 .option = "--thermal-timeout"), false,
@@ -103,7 +105,8 @@ static void thermal_guard_before_runs(const struct measurement *m, struct therma
 			      w->slowdown_c, inject_config()->thermal_timeout,
 			      (unsigned long long)m->launch.index, m->kernel, w->end_c);
 	else if (w->outcome == THERMAL_UNKNOWN)
-		inject_output_report("thermal-unknown", INJECT_CONCERNS(INJECT_ON_DEVICE(m->device),
+		inject_output_report(INJECT_REPORT_THERMAL_UNKNOWN,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(m->device),
 								 .option = "--thermal-control"),
 			      false, "device %d: NVML gives no %s; launches on it are measured "
 			      "without thermal waits", m->device, isnan(w->slowdown_c) ?
@@ -136,13 +139,11 @@ static bool wait_out_busy(struct measurement *m, struct device_state *d, double 
 	}
 	bool peer = d->turns && inject_devlock_hardware_elsewhere(d->turns);
 	/* One warning per launch (doc/concurrency.md): the launch index tells them apart. */
-	char launch_id[32];
-	snprintf(launch_id, sizeof(launch_id), "launch %llu", (unsigned long long)m->launch.index);
 	struct inject_concerns about = { .kernel = m->kernel, .mangled = m->launch.mangled,
 					 INJECT_ON_DEVICE(m->device), .context = m->launch.context_id,
 					 .option = peer ? "--device-lock-timeout" : "--busy-timeout",
-					 .detail = launch_id };
-	inject_output_report("device-busy", &about, false,
+					 .detail = (long long)m->launch.index };
+	inject_output_report(INJECT_REPORT_DEVICE_BUSY, &about, false,
 		      "device %d (%s): the profiling hardware was held by %s for %.1f s "
 		      "(CUPTI_ERROR_HARDWARE_BUSY); launch %llu of %s is not measured, the "
 		      "application runs on (%s)", m->device, d->info.uuid,
@@ -200,10 +201,13 @@ void inject_measure(struct measurement *m)
 		/* Said once per device and reason: the flush leaves clean lines where it cannot
 		 * discard (nothing to say under --cache-control none, which does not flush). */
 		if (flush && m->c->flush.limit != INJECT_FLUSH_EMPTIES)
-			inject_output_report("flush", INJECT_CONCERNS(INJECT_ON_DEVICE(m->device),
-							       .detail = inject_flush_limit_name(
-								       &m->c->flush)),
-				      false, "%s", m->c->flush.notice);
+			inject_output_report(INJECT_REPORT_FLUSH,
+					     INJECT_CONCERNS(INJECT_ON_DEVICE(m->device),
+							     .detail = INJECT_DETAIL_PAIR(
+								     m->c->flush.limit,
+								     m->c->flush.refused)),
+				     false,
+				      "%s", m->c->flush.notice);
 		/* The hardware taken by someone else between our turn and the Start (a profiler
 		 * outside rangeprof): the batch is tried again from a new profiler, the memory
 		 * being restored at every run anyway. */
@@ -219,11 +223,12 @@ void inject_measure(struct measurement *m)
 			goto out;
 		}
 		if (rc) {
-			inject_output_report("measure", INJECT_CONCERNS(.kernel = m->kernel,
+			inject_output_report(INJECT_REPORT_MEASURE,
+					     INJECT_CONCERNS(.kernel = m->kernel,
 								 .mangled = m->launch.mangled,
 								 INJECT_ON_DEVICE(m->device),
 								 .context = m->launch.context_id,
-								 .detail = err), true,
+								 .detail = rc), true,
 				      "%s: %s; %s", m->kernel, err, done ? "the runs measured before "
 				      "are recorded" : "not measured");
 			if (rc == RP_ERR_PRIVILEGES)
@@ -239,8 +244,9 @@ void inject_measure(struct measurement *m)
 		char nvml_err[256];
 		if (collector_nvml_sample(m->d->info.uuid, COLLECTOR_NVML_AFTER, &after, nvml_err,
 					  sizeof(nvml_err)))
-			inject_output_report("nvml-sample", INJECT_CONCERNS(INJECT_ON_DEVICE(m->device)),
-				      false, "%s; the run records' NVML fields of device %d are null "
+			inject_output_report(INJECT_REPORT_NVML_SAMPLE,
+					     INJECT_CONCERNS(INJECT_ON_DEVICE(m->device)), false,
+				      "%s; the run records' NVML fields of device %d are null "
 				      "where NVML cannot tell", nvml_err, m->device);
 		for (unsigned r = done; r < done + batch; r++) {
 			nvml[r].temperature_after_c = after.temperature_c;
@@ -302,7 +308,7 @@ void inject_measurement_finish(struct measurement *m)
 }
 
 const struct inject_concerns *inject_measure_concerns(const struct measurement *m,
-						     struct inject_concerns *c, const char *detail)
+						     struct inject_concerns *c, long long detail)
 {
 	*c = (struct inject_concerns){ .kernel = m->kernel, .mangled = m->launch.mangled,
 				       INJECT_ON_DEVICE(m->device), .context = m->launch.context_id,
@@ -324,7 +330,8 @@ bool inject_measure_get_ready(struct measurement *m)
 	 * turn: another process need not wait for this one's queued work. */
 	CUresult cr = rp_api.cuCtxSynchronize();
 	if (cr != CUDA_SUCCESS) {
-		inject_output_report("sync", inject_measure_concerns(m, &about, collector_cu_error(cr)), true,
+		inject_output_report(INJECT_REPORT_SYNC,
+				     inject_measure_concerns(m, &about, cr), true,
 			      "cuCtxSynchronize before launch %llu of %s: %s; not measured",
 			      (unsigned long long)l->index, m->kernel, collector_cu_error(cr));
 		return false;

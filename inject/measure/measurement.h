@@ -134,7 +134,7 @@ void inject_measure_sample_before(struct replay_run *rr, unsigned run);
 size_t inject_measure_time_metric(const struct collector_metric_set *set);
 /* The concerns of a report about m's launch, with detail. */
 const struct inject_concerns *inject_measure_concerns(const struct measurement *m,
-						     struct inject_concerns *c, const char *detail);
+						     struct inject_concerns *c, long long detail);
 
 /* ---- launch_shape.c: the launch__ metrics --------------------------------------------- */
 

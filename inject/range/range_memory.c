@@ -88,7 +88,11 @@ static struct {
 	char why[320];              /* why whole, or why saving failed */
 	bool failed;                /* a save failed: the occurrence cannot be measured */
 	bool capture;               /* because a capture began meanwhile */
+	/* Why failed, as a code for the report: AS_ISSUED_* paired with the failure's code. */
+	long long failure;
+	bool late;                  /* a call reached memory not saved before it (calls_reach) */
 } as_issued;
+enum { AS_ISSUED_SAVE = 1, AS_ISSUED_NO_MEMORY, AS_ISSUED_WHOLE, AS_ISSUED_CAPTURE };
 
 /* Saved copies whose freeing waits until no stream capture is under way: synchronising,
  * or freeing device memory, while another thread captures would invalidate the
@@ -232,14 +236,17 @@ bool range_memory_begin(struct range_policy *p, struct measurement *m,
 		snprintf(m->save.why, sizeof(m->save.why), "a range: the memory its calls reached "
 			 "at its earlier occurrences (%zu bytes); the first of them was shown to "
 			 "write nothing else", p->reach.bytes);
-		if (copy_reach(&m->save.reach, &p->reach) &&
-		    mem_save(&m->c->inputs, &m->save.reach, NULL, err, sizeof(err)) == 0)
+		bool copied = copy_reach(&m->save.reach, &p->reach);
+		int rc = copied ? mem_save(&m->c->inputs, &m->save.reach, NULL, err, sizeof(err)) :
+			RP_ERR_NO_MEMORY;
+		if (rc == 0)
 			return true;
 		mem_reach_finish(&m->save.reach);
-		inject_output_report("range-save", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),
-			      false, "range '%s': saving the memory it reached before failed (%s); "
+		inject_output_report(INJECT_REPORT_RANGE_SAVE_REACH,
+				     INJECT_CONCERNS(.kernel = m->kernel, .detail = rc), false,
+			      "range '%s': saving the memory it reached before failed (%s); "
 			      "this occurrence saves the whole context", m->kernel,
-			      err[0] ? err : "out of host memory");
+			      copied ? err : "out of host memory");
 	}
 	/* --memory-save checkpoint: saved whole at every occurrence, as every kernel is. */
 	bool whole_asked = inject_config()->memory_save == RP_MEMORY_SAVE_CHECKPOINT;
@@ -323,7 +330,7 @@ static bool op_reach(const struct range_op *op, const struct mem_range *known,
  * why when it cannot be known. Needs the context synchronised (reach.c reads small
  * allocations). With late (a first occurrence saved as its calls were issued), also
  * whether each call's reach was among what was saved before that call: late gets why
- * not, or stays empty. */
+ * not, and as_issued.late says so (the code the end decides on). */
 static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *why,
 			size_t why_size, char *late, size_t late_size)
 {
@@ -353,12 +360,14 @@ static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *
 				ok = false;
 			}
 		}
-		if (ok && late && !late[0] && r.count &&
-		    !mem_ranges_cover(saved_before.ranges, saved_before.count, r.ranges, r.count))
+		if (ok && late && !as_issued.late && r.count &&
+		    !mem_ranges_cover(saved_before.ranges, saved_before.count, r.ranges, r.count)) {
+			as_issued.late = true;
 			snprintf(late, late_size, "its call %zu (%s) reached memory through pointers "
 				 "stored in device memory, which no call before it pointed to and "
 				 "which was not saved before it", i + 1, op->kind != RANGE_OP_KERNEL ?
 				 "a memset or copy" : op->kernel.name ? op->kernel.name : "a kernel");
+		}
 		mem_reach_finish(&r);
 	}
 	mem_reach_finish(&saved_before);
@@ -394,11 +403,13 @@ static const char *save_before(size_t at, const struct mem_reach *r, CUstream st
 	struct saved_part *part = &as_issued.parts[as_issued.count];
 	*part = (struct saved_part){ .at = at, .reach = fresh };
 	char err[256] = "";
-	if (mem_save_queued(&part->backup, &part->reach, stream, err, sizeof(err))) {
+	int rc = mem_save_queued(&part->backup, &part->reach, stream, err, sizeof(err));
+	if (rc) {
 		mem_backup_trim(&part->backup, 0);
 		mem_reach_finish(&fresh);
 		snprintf(as_issued.why, sizeof(as_issued.why), "saving the memory of its call %zu "
 			 "failed (%s)", at + 1, err);
+		as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_SAVE, rc);
 		return as_issued.why;
 	}
 	as_issued.count++;
@@ -409,6 +420,7 @@ out_of_memory:
 	mem_reach_finish(&fresh);
 out_of_memory_kept:
 	snprintf(as_issued.why, sizeof(as_issued.why), "rangeprof ran out of host memory");
+	as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_NO_MEMORY, RP_ERR_NO_MEMORY);
 	return as_issued.why;
 }
 
@@ -423,12 +435,16 @@ static void whole_at(struct measurement *m, size_t at, const char *why)
 	if (m->c->verifier_ready)
 		mem_verifier_drop_sums(&m->c->verifier);
 	inject_session_drop_backups(m->launch.ctx);
-	if (cr == CUDA_SUCCESS && inject_checkpoint_cupti_save(m->launch.ctx, &as_issued.mid) ==
-	    CUPTI_SUCCESS) {
+	CUptiResult r = cr == CUDA_SUCCESS ?
+		inject_checkpoint_cupti_save(m->launch.ctx, &as_issued.mid) : CUPTI_SUCCESS;
+	if (cr == CUDA_SUCCESS && r == CUPTI_SUCCESS) {
 		as_issued.checkpointed = true;
 		return;
 	}
 	as_issued.failed = true;
+	/* The driver's error, else CUPTI's, apart from each other by the step. */
+	as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_WHOLE, cr != CUDA_SUCCESS ? (int)cr :
+					       -(int)r);
 	snprintf(as_issued.why, sizeof(as_issued.why), "saving the whole context at its call %zu "
 		 "(%s) failed", at + 1, why);
 }
@@ -443,6 +459,7 @@ void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, s
 	 * is abandoned anyway). */
 	if (inject_captures_under_way()) {
 		as_issued.failed = as_issued.capture = true;
+		as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_CAPTURE, 0);
 		snprintf(as_issued.why, sizeof(as_issued.why), "a stream capture began while it "
 			 "ran, and saving its memory then would have invalidated the capture");
 		return;
@@ -454,6 +471,7 @@ void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, s
 		if ((kind == RANGE_OP_MEMSET || kind == RANGE_OP_COPY) && !known &&
 		    mem_track_snapshot(&known, &known_count)) {
 			as_issued.failed = true;
+		as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_NO_MEMORY, RP_ERR_NO_MEMORY);
 			snprintf(as_issued.why, sizeof(as_issued.why), "rangeprof ran out of host "
 				 "memory");
 			return;
@@ -501,8 +519,10 @@ static void learn(struct range_policy *p, struct measurement *m, const struct ra
 	struct mem_reach u;
 	if (!calls_reach(ops, &u, why, sizeof(why), late, late_size)) {
 		p->state = RANGE_WHOLE;
-		inject_output_report("range-whole", INJECT_CONCERNS(.kernel = m->kernel, .detail = why),
-			      false, "range '%s': %s; each of its occurrences saves and restores the "
+		/* Once per name: its policy is whole from now on. */
+		inject_output_report(INJECT_REPORT_RANGE_WHOLE_UNKNOWN,
+				     INJECT_CONCERNS(.kernel = m->kernel), false,
+			      "range '%s': %s; each of its occurrences saves and restores the "
 			      "whole context's memory, which costs more as the application holds "
 			      "more", m->kernel, why);
 		return;
@@ -517,8 +537,8 @@ static void learn(struct range_policy *p, struct measurement *m, const struct ra
 	long outside = mem_hashes_differ_outside(before, &after, u.ranges, u.count);
 	if (outside >= 0) {
 		p->state = RANGE_WHOLE;
-		inject_output_report("range-whole", INJECT_CONCERNS(.kernel = m->kernel,
-							     .detail = "wrote outside"), false,
+		inject_output_report(INJECT_REPORT_RANGE_WHOLE_OUTSIDE,
+				     INJECT_CONCERNS(.kernel = m->kernel), false,
 			      "range '%s' wrote outside the memory its calls' parameters reach "
 			      "(%zu bytes at 0x%llx changed); each of its occurrences saves and "
 			      "restores the whole context's memory", m->kernel,
@@ -546,16 +566,17 @@ static void range_reach_missed(struct range_policy *p, struct measurement *m,
 	bool too_many = p && ++p->misses >= RANGE_MISSES_MAX;
 	bool grown = p && reached && !too_many &&
 		     mem_reach_add(&p->reach, reached->ranges, reached->count) == 0;
-	if (!grown && !why[0])
+	/* reached is known (calls_reach said why where it is not). */
+	if (!grown && reached)
 		why = !p ? "no policy is kept for its name" : too_many ?
 		      "at too many occurrences" : "out of host memory";
 	/* Each miss is said: the detail tells them apart (inject_output_report says each once). */
-	static unsigned long misses_said;
-	char detail[32];
-	snprintf(detail, sizeof(detail), "%lu", ++misses_said);
+	static unsigned long long misses_said;
+	long long detail = (long long)++misses_said;
 	if (grown) {
-		inject_output_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = detail),
-			      false, "range '%s' reached memory its earlier occurrences did not "
+		inject_output_report(INJECT_REPORT_RANGE_REACH,
+				     INJECT_CONCERNS(.kernel = m->kernel, .detail = detail), false,
+			       "range '%s' reached memory its earlier occurrences did not "
 			      "(%zu bytes more); this occurrence is not measured, and the next ones "
 			      "save that memory too", m->kernel, p->reach.bytes - before);
 		return;
@@ -564,8 +585,9 @@ static void range_reach_missed(struct range_policy *p, struct measurement *m,
 		mem_reach_finish(&p->reach);
 		p->state = RANGE_WHOLE;
 	}
-	inject_output_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = detail),
-		      false, "range '%s' reached memory its earlier occurrences did not: %s; this "
+	inject_output_report(INJECT_REPORT_RANGE_REACH,
+			     INJECT_CONCERNS(.kernel = m->kernel, .detail = detail), false,
+		      "range '%s' reached memory its earlier occurrences did not: %s; this "
 		      "occurrence is not measured, and each next one saves and restores the whole "
 		      "context's memory", m->kernel, why);
 }
@@ -587,8 +609,9 @@ static bool end_as_issued(struct range_policy *p, struct measurement *m,
 		mem_verifier_drop_sums(&m->c->verifier);
 	if (as_issued.failed) {
 		/* A capture is the application's doing, not a failure of rangeprof's. */
-		inject_output_report("range-save", INJECT_CONCERNS(.kernel = m->kernel,
-							    .detail = as_issued.why),
+		inject_output_report(INJECT_REPORT_RANGE_SAVE_AS_ISSUED,
+				     INJECT_CONCERNS(.kernel = m->kernel,
+						     .detail = as_issued.failure),
 			      !as_issued.capture,
 			      "range '%s': %s; this occurrence is not measured", m->kernel,
 			      as_issued.why);
@@ -598,7 +621,8 @@ static bool end_as_issued(struct range_policy *p, struct measurement *m,
 		/* The end state whole; then the begin state: the context as the unknown call
 		 * found it, with what the calls before it reached put back over it. */
 		if (inject_checkpoint_cupti_save(m->launch.ctx, end_state) != CUPTI_SUCCESS) {
-			inject_output_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel), true,
+			inject_output_report(INJECT_REPORT_RANGE_END_STATE,
+					     INJECT_CONCERNS(.kernel = m->kernel), true,
 				      "range '%s': saving the memory its end left "
 				      "(cuptiCheckpointSave) failed; not measured", m->kernel);
 			return false;
@@ -614,8 +638,9 @@ static bool end_as_issued(struct range_policy *p, struct measurement *m,
 			return true;
 		}
 		if (!rebuilt)
-			inject_output_report("range-save", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),
-				      true, "range '%s': putting together the memory it began with "
+			inject_output_report(INJECT_REPORT_RANGE_REBUILD,
+				     INJECT_CONCERNS(.kernel = m->kernel, .detail = 1), true,
+				      "range '%s': putting together the memory it began with "
 				      "failed (%s); not measured", m->kernel, err);
 		range_memory_put_back(m, end_state);
 		return false;
@@ -624,31 +649,37 @@ static bool end_as_issued(struct range_policy *p, struct measurement *m,
 		/* learn() said why where it could tell (the range wrote outside its calls'
 		 * reach); otherwise the hashes could not be taken again. */
 		if (p && p->state == RANGE_LEARN)
-			inject_output_report("range-learn", INJECT_CONCERNS(.kernel = m->kernel), false,
+			inject_output_report(INJECT_REPORT_RANGE_LEARN,
+					     INJECT_CONCERNS(.kernel = m->kernel), false,
 				      "range '%s': what it wrote could not be checked against what "
 				      "its calls reach; this occurrence is not measured, and the next "
 				      "one learns again", m->kernel);
 		return false;
 	}
-	if (late[0]) {
-		inject_output_report("range-reach", INJECT_CONCERNS(.kernel = m->kernel, .detail = "late"),
-			      false, "range '%s': %s; this occurrence is not measured, and the next "
+	if (as_issued.late) {
+		inject_output_report(INJECT_REPORT_RANGE_REACH_LATE,
+				     INJECT_CONCERNS(.kernel = m->kernel), false,
+			      "range '%s': %s; this occurrence is not measured, and the next "
 			      "ones save all it reached at their begin", m->kernel, late);
 		return false;
 	}
 	/* The end state first, then the begin state put back from the parts and saved as
 	 * the runs' inputs: the application's memory is its own again after the runs. */
-	if (!copy_reach(&m->save.reach, &p->reach) ||
-	    mem_save(&m->c->result, &m->save.reach, NULL, err, sizeof(err))) {
-		inject_output_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),
-			      true, "range '%s': saving the memory its end left failed (%s); not "
-			      "measured", m->kernel, err[0] ? err : "out of host memory");
+	bool copied = copy_reach(&m->save.reach, &p->reach);
+	int rc = copied ? mem_save(&m->c->result, &m->save.reach, NULL, err, sizeof(err)) :
+		RP_ERR_NO_MEMORY;
+	if (rc) {
+		inject_output_report(INJECT_REPORT_RANGE_END_STATE,
+				     INJECT_CONCERNS(.kernel = m->kernel, .detail = rc), true,
+			      "range '%s': saving the memory its end left failed (%s); not "
+			      "measured", m->kernel, copied ? err : "out of host memory");
 		return false;
 	}
 	if (put_parts_back(err, sizeof(err)) &&
 	    mem_save(&m->c->inputs, &m->save.reach, NULL, err, sizeof(err)) == 0)
 		return true;
-	inject_output_report("range-save", INJECT_CONCERNS(.kernel = m->kernel, .detail = err), true,
+	inject_output_report(INJECT_REPORT_RANGE_REBUILD,
+			     INJECT_CONCERNS(.kernel = m->kernel, .detail = 2), true,
 		      "range '%s': putting together the memory it began with failed (%s); not "
 		      "measured", m->kernel, err);
 	range_memory_put_back(m, end_state);
@@ -676,10 +707,12 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 			return false;
 		}
 		mem_reach_finish(&u);
-		if (mem_save(&m->c->result, &m->save.reach, NULL, err, sizeof(err)) == 0)
+		int rc = mem_save(&m->c->result, &m->save.reach, NULL, err, sizeof(err));
+		if (rc == 0)
 			return true;
-		inject_output_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel, .detail = err),
-			      true, "range '%s': saving the memory its end left failed (%s); not "
+		inject_output_report(INJECT_REPORT_RANGE_END_STATE,
+				     INJECT_CONCERNS(.kernel = m->kernel, .detail = rc), true,
+			      "range '%s': saving the memory its end left failed (%s); not "
 			      "measured", m->kernel, err);
 		return false;
 	}
@@ -690,7 +723,8 @@ bool range_memory_end(struct range_policy *p, struct measurement *m,
 		mem_verifier_drop_sums(&m->c->verifier);
 	if (inject_checkpoint_cupti_save(m->launch.ctx, end_state) == CUPTI_SUCCESS)
 		return true;
-	inject_output_report("range-end-state", INJECT_CONCERNS(.kernel = m->kernel), true,
+	inject_output_report(INJECT_REPORT_RANGE_END_STATE, INJECT_CONCERNS(.kernel = m->kernel),
+			     true,
 		      "range '%s': saving the memory its end left (cuptiCheckpointSave) failed; "
 		      "not measured", m->kernel);
 	return false;
@@ -708,7 +742,8 @@ void range_memory_put_back(struct measurement *m, RP_CUpti_Checkpoint *end_state
 			 rp_api.cuCtxSynchronize() != CUDA_SUCCESS;
 	}
 	if (failed)
-		inject_output_report("range-put-back", INJECT_CONCERNS(.kernel = m->kernel), true,
+		inject_output_report(INJECT_REPORT_RANGE_PUT_BACK,
+				     INJECT_CONCERNS(.kernel = m->kernel), true,
 			      "range '%s': putting back the memory its end left failed; the "
 			      "application's device memory may hold the last replay's results",
 			      m->kernel);

@@ -29,6 +29,7 @@
 
 #include "collector/api.h"
 #include "collector/records.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "inject/measure/measurement.h"
 #include "inject/output.h"
@@ -113,8 +114,10 @@ void inject_range_opened(const struct nvtx_bridge_range_key *key, bool selected,
 	}
 	CUcontext ctx = NULL;
 	if (rp_api.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
-		inject_output_report("range-no-context", INJECT_CONCERNS(.option = "--replay-mode",
-								  .detail = name), false,
+		/* Once per range name, which the record leaves out. */
+		inject_output_report(INJECT_REPORT_RANGE_NO_CONTEXT,
+				     INJECT_CONCERNS(.option = "--replay-mode", .mangled = name),
+				     false,
 			      "range '%s' began on a thread with no CUDA context current; it is not "
 			      "measured (range replay saves the context's memory at the range's "
 			      "begin)", name);
@@ -156,9 +159,9 @@ static void refuse_range(const struct range_refusal *r)
 	struct measurement *m = rw.m;
 	atomic_store(&inject_range_recording_flag, false);
 	bool for_good = range_policy_refuse(rw.policy, r->transient);
-	inject_output_report("range-refused", INJECT_CONCERNS(.kernel = rw.name, .call = r->call,
-						       .option = "--replay-mode",
-						       .detail = for_good ? "for good" : "again"),
+	inject_output_report(INJECT_REPORT_RANGE_REFUSED,
+			     INJECT_CONCERNS(.kernel = rw.name, .call = r->call,
+					     .option = "--replay-mode", .detail = for_good),
 		      false, "range '%s' cannot be replayed whole: its driver call #%llu, %s, %s "
 		      "(after %zu of its kernel launches, from launch %llu on); its later kernels "
 		      "fall back to kernel replay (each measured on its own) %s; the application "
@@ -292,10 +295,14 @@ static void measure_recorded(struct measurement *m, struct range_ops *ops)
 	const char **names = calloc(ops->kernels ? ops->kernels : 1, sizeof(*names));
 	char *text = malloc(4096);
 	char err[256] = "";
-	bool ok = st.streams && st.joins && stream_ids && names && text;
+	bool allocated = st.streams && st.joins && stream_ids && names && text, ok = allocated;
+	/* What failed, for the report: the shadow events' preparation, then cuEventCreate. */
+	long long failure = allocated ? 0 : RP_ERR_NO_MEMORY;
 	if (ok) {
 		st.stream_count = range_ops_streams(ops, st.streams, count);
-		ok = range_replay_prepare(ops, &st.replay, err, sizeof(err)) == 0;
+		int rc = range_replay_prepare(ops, &st.replay, err, sizeof(err));
+		ok = rc == 0;
+		failure = INJECT_DETAIL_PAIR(1, rc);
 	}
 	CUresult cr = CUDA_SUCCESS;
 	if (ok && st.stream_count > 1)
@@ -304,13 +311,14 @@ static void measure_recorded(struct measurement *m, struct range_ops *ops)
 		cr = rp_api.cuEventCreate(&st.joins[i - 1], CU_EVENT_DISABLE_TIMING);
 	if (ok && cr != CUDA_SUCCESS) {
 		snprintf(err, sizeof(err), "cuEventCreate: %s", collector_cu_error(cr));
+		failure = INJECT_DETAIL_PAIR(2, cr);
 		ok = false;
 	}
 	if (!ok) {
-		inject_output_report("range-measure", INJECT_CONCERNS(.kernel = m->kernel,
-							       .detail = err), true,
+		inject_output_report(INJECT_REPORT_RANGE_MEASURE,
+				     INJECT_CONCERNS(.kernel = m->kernel, .detail = failure), true,
 			      "range '%s': %s; not measured", m->kernel,
-			      err[0] ? err : "out of host memory");
+			      allocated ? err : "out of host memory");
 		goto out;
 	}
 	size_t k = 0;
@@ -363,13 +371,26 @@ out:
 
 /* The recording ends unmeasured: the begin state dropped (the memory is the
  * application's), the turn given back. Replay lock held. */
-static void abandon(const char *why)
+enum range_abandoned {
+	RANGE_ABANDONED_MODE,       /* --replay-mode set to kernel meanwhile */
+	RANGE_ABANDONED_CONTEXT,    /* its context destroyed */
+	RANGE_ABANDONED_CAPTURE,    /* a stream capture under way at its end */
+};
+
+static void abandon(enum range_abandoned why)
 {
+	static const char *const words[] = {
+		[RANGE_ABANDONED_MODE] = "--replay-mode was set to kernel while it was recorded",
+		[RANGE_ABANDONED_CONTEXT] = "its context was destroyed while it ran",
+		[RANGE_ABANDONED_CAPTURE] = "a stream capture was under way at its end; the "
+					    "capture stays valid",
+	};
 	atomic_store(&inject_range_recording_flag, false);
 	if (rw.active) {
 		INJECT_REPLAY_HELD();
-		inject_output_report("range-abandoned", INJECT_CONCERNS(.kernel = rw.name, .detail = why),
-			      false, "range '%s' is not measured: %s", rw.name, why);
+		inject_output_report(INJECT_REPORT_RANGE_ABANDONED,
+				     INJECT_CONCERNS(.kernel = rw.name, .detail = why), false,
+			      "range '%s' is not measured: %s", rw.name, words[why]);
 		range_memory_drop(rw.m, &rw.before);
 		inject_measurement_finish(rw.m);
 		rw.m = NULL;
@@ -382,7 +403,7 @@ void inject_range_set_mode(bool on)
 {
 	atomic_store(&inject_range_mode_flag, on);
 	if (!on) {
-		abandon("--replay-mode was set to kernel while it was recorded");
+		abandon(RANGE_ABANDONED_MODE);
 		atomic_store(&inject_range_fallback_flag, false);
 	}
 }
@@ -391,7 +412,7 @@ void inject_range_context_destroyed(CUcontext ctx)
 {
 	INJECT_REPLAY_HELD();
 	if (rw.active && rw.m->launch.ctx == ctx)
-		abandon("its context was destroyed while it ran");
+		abandon(RANGE_ABANDONED_CONTEXT);
 	range_memory_context_destroyed(ctx);
 }
 
@@ -407,7 +428,7 @@ void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_
 	/* Its end synchronises and replays: a capture under way on another thread would be
 	 * invalidated, as by a measured launch. */
 	if (capture_under_way) {
-		abandon("a stream capture was under way at its end; the capture stays valid");
+		abandon(RANGE_ABANDONED_CAPTURE);
 		return;
 	}
 	atomic_store(&inject_range_recording_flag, false);
@@ -424,13 +445,13 @@ void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_
 	RP_CUpti_Checkpoint end_state = { 0 };
 	CUresult cr;
 	if (!ops.count) {
-		inject_output_report("range-empty", INJECT_CONCERNS(.kernel = rw.name,
+		inject_output_report(INJECT_REPORT_RANGE_EMPTY, INJECT_CONCERNS(.kernel = rw.name,
 							     .option = "--replay-mode"), false,
 			      "range '%s' made no call that runs on the GPU; nothing to measure",
 			      rw.name);
 	} else if ((cr = rp_api.cuCtxSynchronize()) != CUDA_SUCCESS) {
-		inject_output_report("sync", INJECT_CONCERNS(.kernel = rw.name,
-						      .detail = collector_cu_error(cr)), true,
+		inject_output_report(INJECT_REPORT_SYNC,
+				     INJECT_CONCERNS(.kernel = rw.name, .detail = cr), true,
 			      "cuCtxSynchronize at the end of range '%s': %s; not measured",
 			      rw.name, collector_cu_error(cr));
 	} else if (range_memory_end(rw.policy, m, &ops, &rw.before, &end_state)) {

@@ -22,6 +22,7 @@ struct metric_set_entry {
 	struct metric_set_entry *next;
 	struct collector_metric_set *set;   /* NULL: refused, for error */
 	char *error;
+	int code;                           /* the refusal's rp_error code, for the report */
 	char metrics[];
 };
 
@@ -47,9 +48,11 @@ struct device_state *inject_device_known(int device)
 	if (d->known || d->failed)
 		return d->known ? d : NULL;
 	char err[2048];
-	if (collector_device_info(device, &d->info, err, sizeof(err))) {
+	int rc = collector_device_info(device, &d->info, err, sizeof(err));
+	if (rc) {
 		d->failed = true;
-		inject_output_report("device", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = err), true,
+		inject_output_report(INJECT_REPORT_DEVICE,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = rc), true,
 			      "%s; measuring nothing on device %d", err, device);
 		return NULL;
 	}
@@ -58,9 +61,9 @@ struct device_state *inject_device_known(int device)
 	/* Opened without counting this process as one that measures: the early set-up comes
 	 * here too, and a process that never measures must not keep the others' early set-ups
 	 * from enabling a profiler (session.c, "alone"). take_turn marks it. */
-	if (inject_devlock_open_absent(d->info.uuid, NULL, &d->turns, err, sizeof(err)))
-		inject_output_report("device-lock",
-				     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = err), false,
+	if ((rc = inject_devlock_open_absent(d->info.uuid, NULL, &d->turns, err, sizeof(err))))
+		inject_output_report(INJECT_REPORT_DEVICE_LOCK_OPEN,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = rc), false,
 			      "%s; device %d (%s) is measured without taking turns with other "
 			      "processes", err, device, d->info.uuid);
 	return d;
@@ -76,9 +79,10 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 		if (strcmp(e->metrics, inject_config()->metrics))
 			continue;
 		if (!e->set)
-			inject_output_report("metric-set", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+			inject_output_report(INJECT_REPORT_METRIC_SET,
+					     INJECT_CONCERNS(INJECT_ON_DEVICE(device),
 								    .metric = inject_config()->metrics,
-								    .detail = e->error), true,
+								    .detail = e->code), true,
 				      "%s; not measured on device %d (%s), the application runs on",
 				      e->error, device, d->info.name);
 		return e->set;
@@ -99,8 +103,9 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 		 * it gives up. */
 		if ((d->busy = rc == RP_ERR_HARDWARE_BUSY))
 			return NULL;
-		inject_output_report("metric-set", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
-							    .metric = inject_config()->metrics, .detail = err),
+		inject_output_report(INJECT_REPORT_METRIC_SET,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+					    .metric = inject_config()->metrics, .detail = rc),
 			      true, "%s; not measured on device %d (%s), the application runs on",
 			      err, device, d->info.name);
 		set = NULL;
@@ -114,6 +119,7 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 	memcpy(e->metrics, inject_config()->metrics, len + 1);
 	e->set = set;
 	e->error = set ? NULL : strdup(err);
+	e->code = set ? 0 : rc;
 	e->next = d->sets;
 	d->sets = e;
 	return set;
@@ -129,9 +135,11 @@ struct device_state *inject_device_ready(CUcontext ctx, int device,
 	char err[2048];
 	if (!d->ready) {
 		char nvml_err[512];
-		if (collector_nvml_open("libnvidia-ml.so.1", nvml_err, sizeof(nvml_err)))
-			inject_output_report("nvml", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = nvml_err),
-				      false, "%s; temperatures, clocks-event reasons, memory clock and "
+		int rc = collector_nvml_open("libnvidia-ml.so.1", nvml_err, sizeof(nvml_err));
+		if (rc)
+			inject_output_report(INJECT_REPORT_NVML,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = rc), false,
+				      "%s; temperatures, clocks-event reasons, memory clock and "
 				      "power will be null, and there are no thermal waits", nvml_err);
 		d->ready = true;
 	}
@@ -144,7 +152,8 @@ struct device_state *inject_device_ready(CUcontext ctx, int device,
 		if (d->clock_lock_failed ||
 		    collector_clock_lock_base(d->info.uuid, &mhz, err, sizeof(err))) {
 			if (!d->clock_lock_failed)
-				inject_output_report("clock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+				inject_output_report(INJECT_REPORT_CLOCK,
+						     INJECT_CONCERNS(INJECT_ON_DEVICE(device),
 								       .option = "--clock-control"), true,
 					      "%s; measuring nothing on device %d", err, device);
 			d->clock_lock_failed = true;

@@ -237,21 +237,6 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	return 0;
 }
 
-const char *inject_flush_limit_name(const struct inject_flush *f)
-{
-	switch (f->limit) {
-	case INJECT_FLUSH_OLD_DEVICE:
-		return "INJECT_FLUSH_OLD_DEVICE";
-	case INJECT_FLUSH_NO_COOPERATIVE:
-		return "INJECT_FLUSH_NO_COOPERATIVE";
-	case INJECT_FLUSH_REFUSED:
-		return collector_cu_error(f->refused);
-	case INJECT_FLUSH_EMPTIES:
-		break;
-	}
-	return NULL;
-}
-
 int inject_flush_launch(struct inject_flush *f, CUstream stream)
 {
 	if (f->empty) {

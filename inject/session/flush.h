@@ -44,11 +44,6 @@ struct inject_flush {
 	char notice[320];
 };
 
-/* A name for the flush's limit, telling each apart for inject_output_report's once-only rule:
- * "INJECT_FLUSH_OLD_DEVICE", "INJECT_FLUSH_NO_COOPERATIVE", the driver's error name for a
- * refusal ("CUDA_ERROR_NOT_SUPPORTED"), NULL for INJECT_FLUSH_EMPTIES. */
-const char *inject_flush_limit_name(const struct inject_flush *flush);
-
 /* Loads the flush into the current context and allocates its buffer; empty: the sweep is
  * followed by the discard where the device can (compute capability 8.0 or later,
  * cooperative launches; otherwise notice says why not), false: the sweep alone

@@ -128,10 +128,10 @@ static bool hardware_free(struct device_state *d, int device, const char *kernel
 		return true;
 	}
 	atomic_fetch_add(&turn_timeouts, 1);
-	char launch_id[32]; /* one warning per launch: the index tells them apart */
-	snprintf(launch_id, sizeof(launch_id), "launch %llu", (unsigned long long)index);
-	inject_output_report("device-busy", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel,
-						     .mangled = mangled, .detail = launch_id,
+	inject_output_report(INJECT_REPORT_DEVICE_BUSY,
+			     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel,
+						     /* one warning per launch */
+						     .mangled = mangled, .detail = (long long)index,
 						     .option = "--device-lock-timeout"), false,
 		      "device %d (%s): another rangeprof process kept the profiling hardware for "
 		      "%.1f s without giving it back; launch %llu%s%s is not measured, the "
@@ -151,8 +151,8 @@ bool inject_session_take_turn(struct device_state *d, int device, const char *ke
 	char why[128]; /* the system's reason */
 	int rc = inject_devlock_mark_present(d->turns, why, sizeof(why));
 	if (rc)
-		inject_output_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
-							     .detail = why), false,
+		inject_output_report(INJECT_REPORT_DEVICE_LOCK_MARK,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = rc), false,
 			      "device %d: marking this process in the device lock: %s; other "
 			      "processes measuring there may not give the profiler back between "
 			      "launches", device, why);
@@ -169,7 +169,7 @@ bool inject_session_take_turn(struct device_state *d, int device, const char *ke
 		return hardware_free(d, device, kernel, mangled, index);
 	atomic_fetch_add(&turn_timeouts, 1);
 	if (rc == RP_ERR_TIMEOUT)
-		inject_output_report("device-lock-timeout",
+		inject_output_report(INJECT_REPORT_DEVICE_LOCK_TIMEOUT,
 			      INJECT_CONCERNS(INJECT_ON_DEVICE(device), .kernel = kernel, .mangled = mangled,
 					      .option = "--device-lock-timeout"), false,
 			      "device %d (%s): another process measured on it for more than "
@@ -178,8 +178,8 @@ bool inject_session_take_turn(struct device_state *d, int device, const char *ke
 			      inject_config()->device_lock_timeout_ms / 1000, (unsigned long long)index,
 			      kernel ? " of " : "", kernel ? kernel : "");
 	else
-		inject_output_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
-							     .detail = why), false,
+		inject_output_report(INJECT_REPORT_DEVICE_LOCK_TAKE,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .detail = rc), false,
 			      "device %d: taking the device lock: %s; launch %llu is not measured",
 			      device, why, (unsigned long long)index);
 	return false;
@@ -228,8 +228,9 @@ static void profiler_enabled(struct context_state *c)
 					      why, sizeof(why));
 		d->watching = rc == 0;
 		if (rc)
-			inject_output_report("device-lock", INJECT_CONCERNS(INJECT_ON_DEVICE(c->device),
-								     .detail = why), false,
+			inject_output_report(INJECT_REPORT_DEVICE_LOCK_LISTEN,
+				     INJECT_CONCERNS(INJECT_ON_DEVICE(c->device), .detail = rc),
+					     false,
 				      "device %d: cannot listen for other processes that need the "
 				      "profiling hardware (%s); they wait until this process's next "
 				      "measured launch ends", c->device, why);
@@ -302,12 +303,19 @@ struct context_state *inject_session_context_ready(CUcontext ctx, int device, ui
 			return NULL;
 		}
 		char err[2048];
-		if (inject_flush_init(&c->flush, device, true, err, sizeof(err)) ||
-		    !(c->flush_ready = true) ||
-		    mem_verifier_init(&c->verifier, device, err, sizeof(err))) {
+		/* Which step failed (1: the flush, 2: the verifier) and its code. */
+		int step = 1, rc = inject_flush_init(&c->flush, device, true, err, sizeof(err));
+		if (!rc) {
+			c->flush_ready = true;
+			step = 2;
+			rc = mem_verifier_init(&c->verifier, device, err, sizeof(err));
+		}
+		if (rc) {
 			c->failed = true;
-			inject_output_report("context", INJECT_CONCERNS(INJECT_ON_DEVICE(device), .context = context_id,
-								 .detail = err), true,
+			inject_output_report(INJECT_REPORT_CONTEXT,
+			     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .context = context_id,
+						     .detail = INJECT_DETAIL_PAIR(step, rc)),
+					     true,
 				      "%s; measuring nothing in this context", err);
 			return NULL;
 		}
@@ -334,8 +342,9 @@ struct context_state *inject_session_context_ready(CUcontext ctx, int device, ui
 			bool busy = rc == RP_ERR_HARDWARE_BUSY;
 			c->failed = !busy;
 			c->profiler = NULL;
-			inject_output_report("profiler", INJECT_CONCERNS(INJECT_ON_DEVICE(device),
-								  .context = context_id, .detail = err),
+			inject_output_report(INJECT_REPORT_PROFILER,
+					     INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+							     .context = context_id, .detail = rc),
 				      !busy, "%s; %s", err, busy ? "not measured while the hardware "
 				      "is busy" : "measuring nothing in this context");
 			return NULL;
@@ -465,7 +474,8 @@ void inject_session_report_totals(void)
 {
 	unsigned long n = atomic_load(&turn_timeouts);
 	if (n)
-		inject_output_report("device-lock-totals", INJECT_CONCERNS(.option = "--device-lock-timeout"),
+		inject_output_report(INJECT_REPORT_DEVICE_LOCK_TOTALS,
+				     INJECT_CONCERNS(.option = "--device-lock-timeout"),
 			      false, "%lu launch(es) not measured: another process kept the "
 			      "device past --device-lock-timeout", n);
 }

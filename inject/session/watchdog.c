@@ -47,7 +47,8 @@ static void *watch(void *arg)
 		/* Reported without the lock: writing the record may take a while, and a late
 		 * disarm must not wait for it. */
 		pthread_mutex_unlock(&lock);
-		inject_output_report("replay-hang", INJECT_CONCERNS(.kernel = kernel, .mangled = mangled,
+		inject_output_report(INJECT_REPORT_REPLAY_HANG,
+				     INJECT_CONCERNS(.kernel = kernel, .mangled = mangled,
 							     INJECT_ON_DEVICE(device), .context = context,
 							     .option = "--nvtx-exclude"),
 			      true, "%s (launch %llu, device %d): a replay pass has not finished "

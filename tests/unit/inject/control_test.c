@@ -185,9 +185,11 @@ Test(control, a_capture_holds_a_megabyte_of_records, .init = use_output)
 Test(control, a_new_capture_hears_a_report_said_before, .init = use_output)
 {
 	rangeprof_capture_begin();
-	inject_output_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+	inject_output_report(INJECT_REPORT_METRIC_SET,
+			     INJECT_CONCERNS(.metric = "nope__x.sum"), true,
 		      "unknown metric nope__x.sum");
-	inject_output_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+	inject_output_report(INJECT_REPORT_METRIC_SET,
+			     INJECT_CONCERNS(.metric = "nope__x.sum"), true,
 		      "unknown metric nope__x.sum");
 	size_t len;
 	char *taken = rangeprof_capture_take(&len);
@@ -199,7 +201,8 @@ Test(control, a_new_capture_hears_a_report_said_before, .init = use_output)
 	rangeprof_free(taken);
 	rangeprof_capture_end();
 	rangeprof_capture_begin();
-	inject_output_report("metric-set", INJECT_CONCERNS(.metric = "nope__x.sum"), true,
+	inject_output_report(INJECT_REPORT_METRIC_SET,
+			     INJECT_CONCERNS(.metric = "nope__x.sum"), true,
 		      "unknown metric nope__x.sum");
 	taken = rangeprof_capture_take(&len);
 	cr_assert_not_null(taken, "said again in the next capture");

@@ -632,11 +632,6 @@ int inject_flush_init(struct inject_flush *flush, int device, bool empty, char *
 	return 0;
 }
 
-const char *inject_flush_limit_name(const struct inject_flush *flush)
-{
-	return flush->limit ? "INJECT_FLUSH_NO_COOPERATIVE" : NULL;
-}
-
 void inject_flush_finish(struct inject_flush *flush)
 {
 	(void)flush;

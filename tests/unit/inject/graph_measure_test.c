@@ -229,11 +229,16 @@ int inject_kernel_launch_again(const struct inject_launch *l, char *err, size_t 
 	return 0;
 }
 
-void inject_output_report(const char *topic, const struct inject_concerns *c, bool error,
-		   const char *fmt, ...)
+void inject_output_report(enum inject_report report, const struct inject_concerns *c,
+			  bool error, const char *fmt, ...)
 {
 	(void)c, (void)error, (void)fmt;
-	said("report:%s", topic);
+	switch (report) {
+#define REPORT_SAID(code, words, todo) case code: said("report:" #code); break;
+	INJECT_OUTPUT_REPORTS(REPORT_SAID)
+#undef REPORT_SAID
+	default: said("report:unknown"); break;
+	}
 }
 
 const char *inject_name_demangle(const char *mangled)
@@ -313,7 +318,7 @@ Test(graph_measure, a_checkpoint_that_cannot_be_saved_measures_and_puts_back_not
 	configure(RP_GRAPH_NODE);
 	save_result = CUPTI_ERROR_OUT_OF_MEMORY;
 	launch();
-	cr_assert_str_eq(done(), "drop sync save report:graph-checkpoint");
+	cr_assert_str_eq(done(), "drop sync save report:INJECT_REPORT_GRAPH_CHECKPOINT");
 }
 
 Test(graph_measure, nodes_not_selected_run_as_the_graph_would_and_disabled_ones_not_at_all)
@@ -344,7 +349,7 @@ Test(graph_measure, a_kernel_node_that_waits_for_peers_refuses_the_graph)
 	kernel_names[2] = "ncclDevKernel_AllGather_RING_LL";
 	configure(RP_GRAPH_NODE);
 	launch();
-	cr_assert_str_eq(done(), "report:graph-collective");
+	cr_assert_str_eq(done(), "report:INJECT_REPORT_GRAPH_COLLECTIVE");
 	cr_assert_not(inject_graphs_may_measure(EXEC));
 }
 
@@ -353,7 +358,7 @@ Test(graph_measure, a_stale_graph_is_said_once_and_its_launches_turned_away)
 	clone_result = CUDA_ERROR_OUT_OF_MEMORY;
 	configure(RP_GRAPH_NODE);
 	launch();
-	cr_assert_str_eq(done(), "report:graph-stale");
+	cr_assert_str_eq(done(), "report:INJECT_REPORT_GRAPH_STALE");
 	cr_assert_not(inject_graphs_may_measure(EXEC));
 }
 

@@ -149,7 +149,8 @@ void *collector_api_open(const struct collector_place *places, size_t count,
 			 size_t err_size)
 {
 	char path[COLLECTOR_PLACE_DIR_SIZE + 64], why[1024] = "";
-	bool why_from_file = false;
+	/* Whether why holds the loader's words, and whether they are about a file found. */
+	bool why_kept = false, why_from_file = false;
 	for (size_t i = 0; i < count; i++) {
 		const struct collector_place *p = &places[i];
 		bool by_name = !strcmp(p->found, "loaded") || !strcmp(p->found, "library_path");
@@ -177,8 +178,9 @@ void *collector_api_open(const struct collector_place *places, size_t count,
 			}
 			/* Read at once: any later dlopen, even a successful one, clears it. */
 			const char *e = dlerror();
-			if (e && !why_from_file && (!why[0] || !by_name)) {
+			if (e && !why_from_file && (!why_kept || !by_name)) {
 				snprintf(why, sizeof(why), "%s", e);
+				why_kept = true;
 				why_from_file = !by_name;
 			}
 		}
@@ -192,7 +194,7 @@ void *collector_api_open(const struct collector_place *places, size_t count,
 			append(err, err_size, &len, ", ");
 		describe_place(&places[i], err, err_size, &len);
 	}
-	append(err, err_size, &len, ": %s", why[0] ? why : "not found");
+	append(err, err_size, &len, ": %s", why_kept ? why : "not found");
 	return NULL;
 }
 

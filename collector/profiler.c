@@ -612,8 +612,8 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
 		collector_cost_lap(cost, COST_STOP, &lap);
 		if (rc) {
-			/* No run count here: the message is a report's detail, which keeps the
-			 * same failure from being said again (inject/output.c). */
+			/* The report says this once per kernel and code (rc), whatever the
+			 * pass (inject/output.c keys on codes, not on these words). */
 			snprintf(err, err_size, "replay failed in pass %u: %s (%s)", pass,
 				 rp_error_text(rc), rp_error_name(rc));
 			return rc;

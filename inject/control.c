@@ -144,7 +144,8 @@ static bool other_injection(char *path, size_t size)
  * cuInit. cuInit itself is left to the application: initialising CUDA at import would
  * make a later fork's child unable to use it. Asked once; the library stays loaded. */
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
-static char driver_problem[512];
+static char driver_problem[512];     /* what is said ... */
+static bool driver_missing;          /* ... and what is decided on */
 
 static void probe_driver(void)
 {
@@ -153,20 +154,23 @@ static void probe_driver(void)
 		const char *e = dlerror();
 		snprintf(driver_problem, sizeof(driver_problem), "no CUDA driver in this process: "
 			 "libcuda.so.1 cannot be loaded (%s)", e ? e : "not found");
+		driver_missing = true;
 		return;
 	}
 	int (*version)(int *) = (int (*)(int *))dlsym(cuda, "cuDriverGetVersion");
 	int v = 0, rc = version ? version(&v) : -1;
-	if (rc != 0)
+	if (rc != 0) {
 		snprintf(driver_problem, sizeof(driver_problem), "the CUDA driver libcuda.so.1 "
 			 "does not work here (cuDriverGetVersion: %s %d)",
 			 version ? "error" : "missing", rc);
+		driver_missing = true;
+	}
 }
 
 static bool driver_present(char *why, size_t size)
 {
 	pthread_once(&driver_once, probe_driver);
-	if (!driver_problem[0])
+	if (!driver_missing)
 		return true;
 	snprintf(why, size, "%s", driver_problem);
 	return false;

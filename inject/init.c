@@ -44,8 +44,10 @@ static atomic_bool initialised, late;
 /* The control API attached this process (inject_init_attached): its fact alone, not the
  * gate of annotations, which select.c owns. */
 static atomic_bool api_attached;
-/* Why nothing is measured after init, for rangeprof_info; "" when init went through. */
+/* Why nothing is measured after init, for rangeprof_info; "" when init went through.
+ * init_refused says whether it refused (set after the words, which it then publishes). */
 static char init_failure[2048];
+static atomic_bool init_refused;
 static CUpti_SubscriberHandle subscriber;
 
 static void at_exit(void)
@@ -173,6 +175,7 @@ static struct inject_config replay_config(const struct rp_options *o)
 static void refuse(const char *why)
 {
 	snprintf(init_failure, sizeof(init_failure), "%s", why);
+	atomic_store(&init_refused, true);
 	rp_log_error("%s; measuring nothing, the application runs on", why);
 }
 
@@ -263,7 +266,7 @@ bool inject_init_measuring_possible(char *why, size_t why_size)
 {
 	if (inject_output_measuring())
 		return true;
-	snprintf(why, why_size, "%s", init_failure[0] ? init_failure :
+	snprintf(why, why_size, "%s", atomic_load(&init_refused) ? init_failure :
 		 inject_output_is_fork_child() ? "a child forked without exec measures nothing" :
 		 "rangeprof stopped measuring in this process (its messages said why)");
 	return false;

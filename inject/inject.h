@@ -206,7 +206,8 @@ const char *inject_name_intern(const char *mangled, const char **interned);
 struct inject_name {
 	const char *mangled;      /* the cache's own copy */
 	const char *demangled;    /* itself when not mangled */
-	const char *collective;   /* why the kernel waits for peers (collectives.c), or NULL */
+	bool waits_for_peers;     /* a collective (collectives.c): what callers decide on */
+	const char *collective;   /* its kind, said to the user; NULL when it is none */
 };
 /* The entry of mangled; NULL when out of memory. */
 const struct inject_name *inject_name_of(const char *mangled);

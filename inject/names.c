@@ -82,9 +82,9 @@ const struct inject_name *inject_name_of(const char *mangled)
 	if (e->demangled != demangled)
 		free(demangled);
 	const char *why = NULL;
-	if (!inject_collective_kernel(e->mangled, &why))
-		inject_collective_kernel(e->demangled, &why);
-	e->name = (struct inject_name){ e->mangled, e->demangled, why };
+	bool peers = inject_collective_kernel(e->mangled, &why) ||
+		     inject_collective_kernel(e->demangled, &why);
+	e->name = (struct inject_name){ e->mangled, e->demangled, peers, why };
 	e->next = buckets[b];
 	buckets[b] = e;
 	pthread_mutex_unlock(&names_lock);

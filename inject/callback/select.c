@@ -173,11 +173,15 @@ static bool waits_for_peers(const struct inject_launch *l, const char *demangled
 	/* The verdict names.c keeps per name; asked here only when it could keep none. */
 	const struct inject_name *name = inject_name_of(l->mangled);
 	const char *why = NULL;
-	if (name)
+	bool peers;
+	if (name) {
+		peers = name->waits_for_peers;
 		why = name->collective;
-	else if (!inject_collective_kernel(l->mangled, &why) && demangled)
-		inject_collective_kernel(demangled, &why);
-	if (!why)
+	} else {
+		peers = inject_collective_kernel(l->mangled, &why) ||
+			(demangled && inject_collective_kernel(demangled, &why));
+	}
+	if (!peers)
 		return false;
 	atomic_fetch_add(&collective_launches, 1);
 	const char *kernel = demangled ? demangled : inject_name_demangle(l->mangled);

@@ -340,8 +340,8 @@ void inject_graph_measure_launch(CUgraphExec exec, CUstream stream, CUcontext ct
 	}
 	/* Graph mode: one workload, selected when -k takes one of its kernels; never one
 	 * whose relaunch would wait for peers or repeat the application's side effects. */
-	const char *effects = inject_graph_nodes_side_effects(&list);
-	if (effects) {
+	const char *effects;
+	if (inject_graph_nodes_side_effects(&list, &effects)) {
 		inject_output_report(INJECT_REPORT_GRAPH_EFFECTS,
 				     INJECT_CONCERNS(.call = "cuGraphLaunch",
 						     .option = "--graph-profiling"), false,
@@ -397,9 +397,9 @@ bool inject_graph_measure_replayable_whole(CUgraphExec exec, CUcontext ctx, char
 	} else if (inject_graph_nodes_flatten(g.copy, &list, 0, detail, sizeof(detail))) {
 		snprintf(why, why_size, "launches graph %llu: %s", (unsigned long long)g.id, detail);
 	} else {
-		const char *effects = inject_graph_nodes_side_effects(&list);
-		ok = !effects;
-		if (effects)
+		const char *effects;
+		ok = !inject_graph_nodes_side_effects(&list, &effects);
+		if (!ok)
 			snprintf(why, why_size, "launches graph %llu, which has %s",
 				 (unsigned long long)g.id, effects);
 		for (size_t i = 0; ok && i < list.count; i++) {

@@ -183,29 +183,33 @@ void inject_graph_nodes_free(struct inject_graph_nodes *l)
 	*l = (struct inject_graph_nodes){ 0 };
 }
 
-/* What graph mode cannot relaunch without repeating the application's side effects: host
- * functions, recorded events, copies to or from host memory (which the checkpoint does not
- * restore). NULL when there is none. */
-const char *inject_graph_nodes_side_effects(const struct inject_graph_nodes *l)
+/* The words go with the answer, which is what callers decide on. */
+bool inject_graph_nodes_side_effects(const struct inject_graph_nodes *l, const char **what)
 {
 	for (size_t i = 0; i < l->count; i++) {
 		switch (l->types[i]) {
 		case CU_GRAPH_NODE_TYPE_HOST:
-			return "a host node (its function would run again at every run)";
+			*what = "a host node (its function would run again at every run)";
+			return true;
 		case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-			return "an event-record node (the application's event would be recorded again)";
+			*what = "an event-record node (the application's event would be recorded "
+				"again)";
+			return true;
 		case CU_GRAPH_NODE_TYPE_MEMCPY: {
 			CUDA_MEMCPY3D p;
 			if (rp_api.cuGraphMemcpyNodeGetParams(l->nodes[i], &p) != CUDA_SUCCESS ||
 			    p.srcMemoryType == CU_MEMORYTYPE_HOST || p.dstMemoryType == CU_MEMORYTYPE_HOST ||
 			    p.srcMemoryType == CU_MEMORYTYPE_UNIFIED ||
-			    p.dstMemoryType == CU_MEMORYTYPE_UNIFIED)
-				return "a copy that may touch host memory (not restored between runs)";
+			    p.dstMemoryType == CU_MEMORYTYPE_UNIFIED) {
+				*what = "a copy that may touch host memory (not restored between runs)";
+				return true;
+			}
 			break;
 		}
 		default:
 			break;
 		}
 	}
-	return NULL;
+	*what = NULL;
+	return false;
 }

@@ -3,6 +3,7 @@
 #define INJECT_GRAPH_NODES_H
 
 #include <cuda.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct inject_graph_nodes {
@@ -33,9 +34,9 @@ struct inject_graph_nodes {
 int inject_graph_nodes_flatten(CUgraph graph, struct inject_graph_nodes *out, int depth,
 			       char *why, size_t why_size);
 void inject_graph_nodes_free(struct inject_graph_nodes *l);
-/* What graph mode cannot relaunch without repeating the application's side effects: host
- * functions, recorded events, copies to or from host memory (which the checkpoint does not
- * restore). NULL when there is none. */
-const char *inject_graph_nodes_side_effects(const struct inject_graph_nodes *l);
+/* Whether l has what graph mode cannot relaunch without repeating the application's side
+ * effects: host functions, recorded events, copies to or from host memory (which the
+ * checkpoint does not restore); what gets the first one's words. */
+bool inject_graph_nodes_side_effects(const struct inject_graph_nodes *l, const char **what);
 
 #endif

@@ -380,8 +380,8 @@ static bool calls_reach(const struct range_ops *ops, struct mem_reach *u, char *
 /* ---- saving a first occurrence's memory as its calls are issued --------------------- */
 
 /* Queues, on stream before op at, the copy of what r holds that no earlier call reached:
- * NULL, or why not (in as_issued.why). */
-static const char *save_before(size_t at, const struct mem_reach *r, CUstream stream)
+ * true, or false with why not in as_issued.why and as_issued.failure. */
+static bool save_before(size_t at, const struct mem_reach *r, CUstream stream)
 {
 	struct mem_reach fresh = { 0 };
 	for (size_t i = 0; i < r->count; i++) {
@@ -391,7 +391,7 @@ static const char *save_before(size_t at, const struct mem_reach *r, CUstream st
 			goto out_of_memory;
 	}
 	if (!fresh.count)
-		return NULL;
+		return true;
 	if (as_issued.count == as_issued.capacity) {
 		size_t cap = as_issued.capacity ? 2 * as_issued.capacity : 16;
 		struct saved_part *grown = realloc(as_issued.parts, cap * sizeof(*grown));
@@ -410,18 +410,18 @@ static const char *save_before(size_t at, const struct mem_reach *r, CUstream st
 		snprintf(as_issued.why, sizeof(as_issued.why), "saving the memory of its call %zu "
 			 "failed (%s)", at + 1, err);
 		as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_SAVE, rc);
-		return as_issued.why;
+		return false;
 	}
 	as_issued.count++;
 	if (mem_reach_add(&as_issued.saved, fresh.ranges, fresh.count))
 		goto out_of_memory_kept;
-	return NULL;
+	return true;
 out_of_memory:
 	mem_reach_finish(&fresh);
 out_of_memory_kept:
 	snprintf(as_issued.why, sizeof(as_issued.why), "rangeprof ran out of host memory");
 	as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_NO_MEMORY, RP_ERR_NO_MEMORY);
-	return as_issued.why;
+	return false;
 }
 
 /* A call whose reach cannot be known: the whole context saved as that call finds it, once
@@ -485,7 +485,7 @@ void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, s
 			whole_at(m, i, why);
 			break;
 		}
-		bool failed = r.count && save_before(i, &r, op->stream);
+		bool failed = r.count && !save_before(i, &r, op->stream);
 		mem_reach_finish(&r);
 		if (failed) {
 			as_issued.failed = true;

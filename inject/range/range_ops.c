@@ -215,7 +215,7 @@ enum range_why range_record_kernel(struct range_ops *ops, CUpti_CallbackId cbid,
 	op.kernel.name = name ? name->demangled : NULL;
 	/* The driver's name lives only as long as its call. */
 	l->mangled = name ? name->mangled : NULL;
-	if (name && name->collective)
+	if (name && name->waits_for_peers)
 		return RANGE_WHY_COLLECTIVE;
 	size_t events = 0;
 	enum range_why why = RANGE_WHY_MEMORY;

@@ -201,7 +201,8 @@ bool inject_graph_nodes_side_effects(const struct inject_graph_nodes *l, const c
 			    p.srcMemoryType == CU_MEMORYTYPE_HOST || p.dstMemoryType == CU_MEMORYTYPE_HOST ||
 			    p.srcMemoryType == CU_MEMORYTYPE_UNIFIED ||
 			    p.dstMemoryType == CU_MEMORYTYPE_UNIFIED) {
-				*what = "a copy that may touch host memory (not restored between runs)";
+				*what = "a copy that may touch host memory (not restored between "
+					"runs)";
 				return true;
 			}
 			break;

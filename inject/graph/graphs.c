@@ -201,8 +201,8 @@ static void updated(int cbid, const void *params)
 			g->copy = copy;
 			g->disabled_count = 0;
 		} else {
-		mark_stale(g, "cuGraphExecUpdate", CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
-				   cr);
+			mark_stale(g, "cuGraphExecUpdate",
+				   CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2, cr);
 		}
 		rp_unlock(&lock);
 		return;

@@ -44,11 +44,12 @@ static void put_back(struct measurement *m, const struct mem_backup *b)
 		rc = RP_ERR_SYNC;
 	}
 	if (rc)
-		inject_output_report(INJECT_REPORT_RESTORE, INJECT_CONCERNS(.kernel = m->kernel,
-							 .mangled = m->launch.mangled,
-							 INJECT_ON_DEVICE(m->device),
-							 .call = "cuMemcpyAsync",
-						 .detail = INJECT_DETAIL_PAIR(rc, sync)), true,
+		inject_output_report(INJECT_REPORT_RESTORE,
+				     INJECT_CONCERNS(.kernel = m->kernel,
+						     .mangled = m->launch.mangled,
+						     INJECT_ON_DEVICE(m->device),
+						     .call = "cuMemcpyAsync",
+						     .detail = INJECT_DETAIL_PAIR(rc, sync)), true,
 			      "putting back the saved memory of %s: %s; the application's memory "
 			      "may differ", m->kernel, err);
 }

@@ -471,7 +471,8 @@ void range_memory_on_calls(struct measurement *m, const struct range_ops *ops, s
 		if ((kind == RANGE_OP_MEMSET || kind == RANGE_OP_COPY) && !known &&
 		    mem_track_snapshot(&known, &known_count)) {
 			as_issued.failed = true;
-		as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_NO_MEMORY, RP_ERR_NO_MEMORY);
+			as_issued.failure = INJECT_DETAIL_PAIR(AS_ISSUED_NO_MEMORY,
+							       RP_ERR_NO_MEMORY);
 			snprintf(as_issued.why, sizeof(as_issued.why), "rangeprof ran out of host "
 				 "memory");
 			return;

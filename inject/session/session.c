@@ -229,8 +229,8 @@ static void profiler_enabled(struct context_state *c)
 		d->watching = rc == 0;
 		if (rc)
 			inject_output_report(INJECT_REPORT_DEVICE_LOCK_LISTEN,
-				     INJECT_CONCERNS(INJECT_ON_DEVICE(c->device), .detail = rc),
-					     false,
+					     INJECT_CONCERNS(INJECT_ON_DEVICE(c->device),
+							     .detail = rc), false,
 				      "device %d: cannot listen for other processes that need the "
 				      "profiling hardware (%s); they wait until this process's next "
 				      "measured launch ends", c->device, why);
@@ -312,9 +312,11 @@ struct context_state *inject_session_context_ready(CUcontext ctx, int device, ui
 		}
 		if (rc) {
 			c->failed = true;
+			long long failure = INJECT_DETAIL_PAIR(step, rc);
 			inject_output_report(INJECT_REPORT_CONTEXT,
-			     INJECT_CONCERNS(INJECT_ON_DEVICE(device), .context = context_id,
-						     .detail = INJECT_DETAIL_PAIR(step, rc)),
+					     INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+							     .context = context_id,
+							     .detail = failure),
 					     true,
 				      "%s; measuring nothing in this context", err);
 			return NULL;

@@ -25,7 +25,9 @@ void inject_output_write_record(struct cJSON *record);
  * NULL (0 for context, device_set false) are left out. */
 struct inject_concerns {
 	const char *kernel;          /* demangled */
-	const char *mangled;         /* not written; tells kernels with one demangling apart */
+	/* Not written: tells kernels with one demangling apart; with kernel NULL, the
+	 * identity of what the record does not name (a range's name). */
+	const char *mangled;
 	int device;                  /* ordinal, when device_set */
 	bool device_set;
 	uint32_t context;            /* CUPTI context id, 0: none */
@@ -33,9 +35,10 @@ struct inject_concerns {
 	const char *option;          /* the option that decides, e.g. "--nvtx-exclude" */
 	const char *call;            /* the API call concerned, e.g. "cuGraphLaunch" */
 	/* Not written: tells failures of one report apart by their code (an rp_error code, a
-	 * CUresult, a CUptiResult, a range_why, a flush limit, INJECT_DETAIL_PAIR of two) or
-	 * an identity the record does not name (a range, a launch). A number, so that no
-	 * call site can pass a message: two texts of one failure are one failure. */
+	 * CUresult, a CUptiResult, a flush limit, INJECT_DETAIL_PAIR of a step and a code) or
+	 * by a number the record does not give (a launch's index, where each launch is
+	 * said). A number, so that no call site can pass a message (tests/meson.build
+	 * compiles one to show it): two wordings of one failure are one failure. */
 	long long detail;
 };
 #define INJECT_CONCERNS(...) (&(struct inject_concerns){ __VA_ARGS__ })

@@ -55,6 +55,11 @@ static const struct {
 	{ "a)", "a)", true },        /* a ')' with no '(' is a character, as in glibc */
 	{ "(a*)*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaac", false },
 	{ "a++", "aaa", true },
+	/* '^' inside a repeated group anchors every repetition at the start: "abab" has no
+	 * match (POSIX; grep -E agrees), though glibc's regexec finds one (the fuzzer's
+	 * reference, tests/fuzz/NOTES.md). */
+	{ "(^ab|c)+$", "abab", false },
+	{ "(^ab|c)+$", "abcc", true },
 };
 
 Test(regex, agrees_with_posix_ere_on_a_table)

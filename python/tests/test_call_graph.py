@@ -91,3 +91,74 @@ def test_an_excluded_folder_is_not_read(tmp_path):
     assert run("--root", tmp_path).returncode == 1
     r = run("--root", tmp_path, "--exclude", "inject")
     assert r.returncode == 0 and "among 1 files" in r.stdout
+
+
+def test_a_circle_through_data_is_found(tmp_path):
+    """Issue 34: the dependency check covers data. b.c reads a.c's table (the shape of the
+    `rp_api` table and of `inject_graph_workload`) while a.c calls b.c: a circle, though
+    only one of its edges is a call."""
+    write(tmp_path, {
+        "collector/a.c": "struct api { int (*get)(void); };\n"
+                         "struct api a_api = { 0 };\n"
+                         "void a_run(void) { b_run(); }\n",
+        "collector/b.c": "void b_run(void)\n{\n\tif (a_api.get)\n\t\ta_api.get();\n}\n",
+    })
+    r = run("--root", tmp_path, "collector")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "call circle between 2 files: collector/a.c, collector/b.c" in r.stdout
+    assert "b_run() -> a_api (data)" in r.stdout
+    assert "a_run() -> b_run()" in r.stdout
+
+
+def test_a_circle_through_a_constant_and_an_array_is_found(tmp_path):
+    """A constant struct whose initializer names another file's function (range_workload.c's
+    `inject_range_workload` names whole_workload.c's batch), and an extern array."""
+    write(tmp_path, {
+        "inject/w.c": "struct workload { void (*batch)(void); };\n"
+                      "const struct workload w_range = { m_batch };\n",
+        "inject/m.c": "void m_batch(void) { t_counts[0]++; }\n",
+        "inject/t.c": "unsigned t_counts[4], t_other;\n"
+                      "void t_go(void) { (void)w_range; }\n",
+    })
+    r = run("--root", tmp_path, "inject")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "call circle between 3 files: inject/m.c, inject/t.c, inject/w.c" in r.stdout
+    assert "w_range -> m_batch()" in r.stdout          # from the file-scope initializer
+    assert "m_batch() -> t_counts (data)" in r.stdout  # the second of two declarators
+    assert "t_go() -> w_range (data)" in r.stdout
+
+
+def test_a_headers_inline_function_and_macro_are_their_users_code(tmp_path):
+    """select.h's inline functions read select.c's atomics from launch.c: the use is
+    launch.c's. So is a macro's (INJECT_REPLAY_HELD calls session.c)."""
+    write(tmp_path, {
+        "inject/s.h": "extern int s_flag;\n"
+                      "static inline int s_done(void) { return s_flag; }\n"
+                      "#define S_HELD() s_held_at(__func__)\n",
+        "inject/s.c": "int s_flag;\nvoid s_held_at(const char *f) { l_note(f); }\n",
+        "inject/l.c": "void l_note(const char *f) { (void)f; }\n"
+                      "int l_go(void) { return s_done(); }\n",
+        "inject/m.c": "void m_go(void) { S_HELD(); }\n",
+    })
+    r = run("--root", tmp_path, "inject")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "call circle between 2 files: inject/l.c, inject/s.c" in r.stdout
+    assert "l_go() -> s_done > s_flag (data)" in r.stdout
+    assert "inject/m.c" not in r.stdout.split("\n")[0]
+
+
+def test_declarations_static_data_and_members_are_no_edges(tmp_path):
+    """An extern declaration defines nothing; a static variable, a typedef, a struct tag or
+    member of the same name is no use of another file's variable."""
+    write(tmp_path, {
+        "memory/a.c": "int shared;\nint a_get(void) { return b_get(); }\n",
+        "memory/b.c": ("extern int shared;\n"
+                       "typedef struct shared_s { int shared; } shared_t;\n"
+                       "static int shared_copy;\n"
+                       "int b_get(void)\n{\n\tshared_t s = { 0 };\n"
+                       "\treturn s.shared + shared_copy;\n}\n"),
+        "memory/c.c": "static int shared = 1;\nint c_get(void) { return shared + a_get(); }\n",
+    })
+    r = run("--root", tmp_path, "memory")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no call circle among 3 files (2 file-to-file edges)" in r.stdout

@@ -16,7 +16,9 @@
  * (a summary of two runs would say little). Checked between batches, since all runs of a
  * batch share each profiler pass (one for a time-only set, one per pass of the set
  * otherwise); a launch may run over the budget by one batch.
- * Calls libc and collector/stats. */
+ * Calls: stats.c (libc besides).
+ * Called by: inject/ (measure.c, between profiler passes).
+ * Lock: none (pure functions over the samples so far). */
 #include "collector/adaptive.h"
 
 #include <math.h>

@@ -1,6 +1,8 @@
 /* collector/api.c - dlopen of the CUDA driver, CUPTI and the checkpoint library.
- * Called once by inject/ when CUDA initialises rangeprof, and by the list-metrics helper.
- * Calls libc and libdl. */
+ * Loaded once, when CUDA initialises rangeprof (and by the list-metrics helper).
+ * Calls: none (libc and libdl).
+ * Called by: device.c, profiler.c, inject/, memory/ (the rp_api table).
+ * Lock: none (the table is written once, before any callback, and read-only after). */
 #include "collector/api.h"
 
 #include <dlfcn.h>

@@ -1,4 +1,7 @@
-/* collector/cost.c - phase timings of a measured launch. */
+/* collector/cost.c - phase timings of a measured launch.
+ * Calls: none.
+ * Called by: profiler.c, records.c, inject/.
+ * Lock: none (the timings are the caller's; the phase names are constant). */
 #include "collector/cost.h"
 
 #include <cjson/cJSON.h>

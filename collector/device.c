@@ -1,8 +1,7 @@
 /* collector/device.c - device attributes for the device record, and NVML for what each
  * run records (temperatures, clocks-event reasons, memory clock, power), the thermal
  * guard's temperatures and clock locking. NVML is loaded with dlopen: its header exists
- * only on GPU machines, so the few declarations we need are written here. Calls the
- * driver via collector/api, collector/thermal and stats, libc and libdl.
+ * only on GPU machines, so the few declarations we need are written here.
  * Owns the NVML state - the loaded function table and nvml_ready, the handle cache
  * (nvml_known) and the list of locked clocks - under its own lock, nvml_lock, so that any
  * thread may call it whatever its caller holds. The lock is held to load NVML, to find or
@@ -10,7 +9,11 @@
  * per-run queries: NVML is thread-safe, and a thermal guard's wait must not hold up
  * another device's samples. The restore paths (exit, fatal signals) take no lock, which
  * a signal handler must not: they read the locked list through locked_count, published
- * after each entry is written. */
+ * after each entry is written.
+ * Calls: api.c (the driver), thermal.c (libc and libdl besides).
+ * Called by: inject/.
+ * Lock: nvml_lock (the NVML state), restoring (an atomic_flag: one restore at a time, on
+ * the paths that may run in a signal handler). */
 #include "collector/device.h"
 
 #include <dlfcn.h>

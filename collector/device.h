@@ -1,7 +1,7 @@
 /* collector/device.h - what the device record says of a device, from the driver; and
- * NVML (dlopen) for temperature and the base-clock lock. Called by inject/ at the first
- * selected launch on a device and around each run, and by the lock's restore paths at
- * exit and on signals. Every function may be called from any thread at once: the NVML
+ * NVML (dlopen) for temperature and the base-clock lock, asked at the first selected
+ * launch on a device and around each run, and on the lock's restore paths at exit and on
+ * signals. Every function may be called from any thread at once: the NVML
  * state (the loaded library, the handle cache, the locked clocks) is under device.c's
  * own lock, not its callers'. */
 #ifndef COLLECTOR_DEVICE_H

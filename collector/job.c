@@ -1,7 +1,9 @@
 /* collector/job.c - the job and rank of this process from its launcher's variables: the
- * table below is the one place they are named. Called once by inject/init.c, before the
- * session record is written, with getenv as the lookup; tests give a table of their own.
- * Calls libc, cJSON, common/log (rp_quote) and collector/jsonl. */
+ * table below is the one place they are named. Read once, before the session record is
+ * written, with getenv as the lookup; tests give a table of their own.
+ * Calls: jsonl.c, common/ (log.c's rp_quote; libc and cJSON besides).
+ * Called by: inject/ (init.c).
+ * Lock: none (constant tables). */
 #include "collector/job.h"
 
 #include <cjson/cJSON.h>

@@ -1,5 +1,7 @@
 /* collector/jsonl.c - writing JSON Lines records whole, and keeping their strings valid.
- * Calls libc and cJSON. */
+ * Calls: common/ (utf8.c; libc and cJSON besides).
+ * Called by: job.c, records.c, inject/.
+ * Lock: none (no state). */
 #include "collector/jsonl.h"
 
 #include <cjson/cJSON.h>

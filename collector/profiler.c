@@ -10,7 +10,9 @@
  * against ~285 ms with one Start/Stop per run: "Figures from GPU-FACTS.md").
  * Its one piece of process state, whether CUPTI's profiler is initialised, is under its
  * own lock, profiler_init_lock; metric sets and profiler objects belong to their caller.
- * Calls CUPTI through collector/api. */
+ * Calls: api.c (CUPTI), cost.c, common/.
+ * Called by: inject/.
+ * Lock: profiler_init_lock (whether CUPTI's profiler is initialised). */
 #include "collector/profiler.h"
 
 #include <errno.h>

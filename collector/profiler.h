@@ -1,8 +1,8 @@
 /* collector/profiler.h - metric sets (profiler host: validation, config image, passes) and
  * measuring replays with the CUPTI range profiler (AutoRange + UserReplay, all runs of a
  * launch inside one Start/Stop per pass).
- * Called by inject/session/session.c, inject/session/device.c and the workloads (kernel_workload.c,
- * whole_workload.c) with the launching context current. Any thread may create metric sets
+ * Used with the launching context current (who uses it: profiler.c's opening comment).
+ * Any thread may create metric sets
  * and profilers: the one piece of process state, CUPTI's profiler
  * initialisation, is under profiler.c's own lock, whatever the caller holds. A metric set
  * or profiler object is used by one thread at a time, its caller's (inject/ measures one

@@ -1,5 +1,7 @@
 /* collector/records.c - builds session, device, run, summary, warning and error records.
- * Calls libc, cJSON, collector/stats and collector/jsonl (string escaping). */
+ * Calls: stats.c, jsonl.c (string escaping), cost.c (libc and cJSON besides).
+ * Called by: inject/.
+ * Lock: none (no state). */
 #include "collector/records.h"
 #include "collector/cost.h"
 

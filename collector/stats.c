@@ -1,5 +1,8 @@
 /* collector/stats.c - mean, sample standard deviation, median, Student-t interval, RSD,
- * drift and the stability verdict (doc/records.md, "summary"). Calls libc only. */
+ * drift and the stability verdict (doc/records.md, "summary").
+ * Calls: none (libc only).
+ * Called by: adaptive.c, records.c, table.c.
+ * Lock: none (constant tables). */
 #include "collector/stats.h"
 
 #include <math.h>

@@ -1,7 +1,9 @@
 /* collector/table.c - the short table printed at exit: per kernel and NVTX path, the runs
- * measured, their mean, RSD and how many launches were stable. Filled by inject/measure/emit.c
- * after each measured launch (any thread), printed once by inject/'s exit handler.
- * Calls libc, common/log and collector/stats. */
+ * measured, their mean, RSD and how many launches were stable. Filled after each measured
+ * launch (any thread), printed once by inject/'s exit handler.
+ * Calls: stats.c, common/ (log.c; libc besides).
+ * Called by: inject/ (emit.c fills it, init.c prints it).
+ * Lock: table_lock (the rows). */
 #include "collector/table.h"
 
 #include <pthread.h>

@@ -2,7 +2,10 @@
  * the slowdown temperature, as Nsight Python's T.limit: the driver starts slowing the
  * clocks there, and a kernel measured past it is measured at a clock it would not have
  * in the application. The two thresholds make a hysteresis: waiting until the continue
- * headroom gives the runs that follow room to heat up again. Calls libc only. */
+ * headroom gives the runs that follow room to heat up again.
+ * Calls: none (libc only).
+ * Called by: device.c, inject/.
+ * Lock: none (the guard's state is its caller's). */
 #include "collector/thermal.h"
 
 #include <math.h>

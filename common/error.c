@@ -1,4 +1,7 @@
-/* common/error.c - names and meanings of the failure codes (error.h). */
+/* common/error.c - names and meanings of the failure codes (error.h).
+ * Calls: none.
+ * Called by: inject/, collector/.
+ * Lock: none (a constant table). */
 #include "common/error.h"
 
 #include <stddef.h>

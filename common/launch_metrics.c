@@ -1,6 +1,9 @@
 /* common/launch_metrics.c - the launch__ metrics' table and formulas (launch_metrics.h).
  * Each formula is the one ncu's values follow, checked against ncu 2025.3.1 on an H200
- * (tests/gpu/check_launch_metrics.py; doc/records.md, "launch__ metrics"). libc only. */
+ * (tests/gpu/check_launch_metrics.py; doc/records.md, "launch__ metrics").
+ * Calls: none (libc only).
+ * Called by: options.c, inject/, collector/.
+ * Lock: none (a constant table). */
 #include "common/launch_metrics.h"
 
 #include <math.h>

@@ -1,6 +1,9 @@
 /* common/log.c - one-line messages on stderr, each written whole.
  * Called from any thread, including the application's threads inside CUDA and NVTX
- * callbacks; uses no locks and no allocation. libc only. */
+ * callbacks; uses no allocation.
+ * Calls: utf8.c (libc besides).
+ * Called by: options.c, inject/, nvtx_bridge/, collector/.
+ * Lock: none (the quiet and silent flags are atomics). */
 #include "common/log.h"
 
 #include <stdatomic.h>

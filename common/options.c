@@ -1,6 +1,9 @@
 /* common/options.c - the option table, its parsing, validation and help text.
  * Used by the launcher (scripts/launcher.c) before the application starts and by the
- * injected library (inject/) when CUDA initialises it. libc only. */
+ * injected library (inject/) when CUDA initialises it.
+ * Calls: launch_metrics.c (the metrics' names), regex.c, log.c (libc besides).
+ * Called by: inject/.
+ * Lock: none (constant tables; options are their caller's). */
 #include "common/options.h"
 
 #include <assert.h>

@@ -2,7 +2,10 @@
  * simulation (common/regex.h says why glibc's regex is not used for user patterns).
  * Parsing recurses at most RP_REGEX_MAX_DEPTH levels; compiling expands {n,m} only up
  * to RP_REGEX_MAX_PROGRAM states, counted before anything is emitted; matching keeps a
- * set of states per subject byte and never backtracks. libc only. */
+ * set of states per subject byte and never backtracks.
+ * Calls: none (libc only).
+ * Called by: options.c, inject/, nvtx_bridge/.
+ * Lock: none (no state). */
 #include "common/regex.h"
 
 #include <ctype.h>

@@ -1,4 +1,7 @@
-/* common/utf8.c - recognising valid UTF-8 sequences. libc only; any thread. */
+/* common/utf8.c - recognising valid UTF-8 sequences. Any thread.
+ * Calls: none (libc only).
+ * Called by: log.c, collector/.
+ * Lock: none (no state). */
 #include "common/utf8.h"
 
 size_t rp_utf8_sequence(const unsigned char *s)

@@ -1,10 +1,13 @@
-/* inject/collectives.c - kernels that wait for peers, by name (collectives.h). Called by
- * launch.c for launches that passed the filters, before anything is replayed. libc only.
+/* inject/collectives.c - kernels that wait for peers, by name (collectives.h), asked for
+ * launches that passed the filters, before anything is replayed. libc only.
  * Names seen in the libraries' sources: NCCL's ncclKernel_AllReduce_RING_LL_Sum_float and
  * ncclDevKernel_AllGather_RING_LL; NVSHMEM's nvshmemi_* and nvshmemx_* kernels; PyTorch's
  * c10d::symmetric_memory::one_shot_all_reduce_kernel, multimem_all_reduce_kernel,
  * two_shot_all_reduce_kernel, barrier_kernel; vLLM's cross_device_reduce_1stage; TensorRT-
- * LLM's oneShotAllReduceKernel; MSCCL++ and DeepEP kernels. */
+ * LLM's oneShotAllReduceKernel; MSCCL++ and DeepEP kernels.
+ * Calls: none (libc only).
+ * Called by: names.c (once per name), select.c, graph_measure.c.
+ * Lock: none (a constant table). */
 #include "inject/collectives.h"
 
 #include <ctype.h>

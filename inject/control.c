@@ -3,8 +3,10 @@
  * open annotations' names and NVTX ranges and the capture buffer, each under its own lock
  * below; options go to init.c, which owns them, and the gate (controlled, how many
  * annotations are open) is select.c's, reached through callback/launch.h. At the top of
- * inject/, beside entry.c: calls inject/ init, callback/launch and output, nvtx_bridge/
- * and libc; nothing calls it. Any thread. */
+ * inject/, beside entry.c. Any thread.
+ * Calls: init.c (options), launch.c (the gate), output.c, nvtx_bridge/.
+ * Called by: none (the application, through the control API).
+ * Lock: annotations_lock (the open annotations), capture_lock (the capture buffer). */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>

@@ -18,7 +18,11 @@
  * allocation.
  * One set-up per device and process: a later context on the device (after a reset) is
  * set up at its first measured launch.
- * The set-up itself, and the lock it needs, are launch.c's (inject_early_configure). */
+ * The set-up itself, and the replay lock it needs, are handed in by launch.c
+ * (inject_early_configure).
+ * Calls: contexts.c, collector/.
+ * Called by: launch.c (at a thread's first launches in a context), init.c (forks, exit).
+ * Lock: lock (the devices set up or being set up, and the set-up threads). */
 #include "inject/early.h"
 
 #include <errno.h>

@@ -3,9 +3,11 @@
  * points NVTX_INJECTION64_PATH, and when preloaded CUDA_INJECTION64_PATH, at this library
  * unless the user set them, so that no CUDA or CUPTI call happens before the driver
  * initialises us. In a process that merely inherited the hooks from a parent under the
- * control API (inject_init_inherited) every entry point does nothing. The control API's entry
- * points are in control.c.
- * Calls inject/ and nvtx_bridge/. */
+ * control API (inject_init_inherited) every entry point does nothing. The control API's
+ * entry points are in control.c.
+ * Calls: init.c (inject_init_once), nvtx_bridge/ (InitializeInjectionNvtx2's answer).
+ * Called by: none (CUDA and NVTX, through the injection variables).
+ * Lock: none (no state). */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>

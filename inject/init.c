@@ -2,8 +2,15 @@
  * the session record, forks, and the table printed at exit.
  * inject_init_once() runs inside cuInit (InitializeInjection); it makes no driver call,
  * since the driver is not ready for them there. Hands the measuring files (config.c) a
- * configuration and launch.c the filters. Calls inject/ launch, session and output,
- * common/, collector/. */
+ * configuration and launch.c the filters.
+ * Calls: launch.c (subscribes the callback), session.c (the configuration), config.c,
+ * early.c, output.c, collector/, memory/, common/ (the option table).
+ * Called by: entry.c (inject_init_once), control.c (options at run time).
+ * Lock: the replay lock (runtime options are set with it held, through
+ * inject_launch_lock_replay); not asserted by: inject_init_once, inject_init_late,
+ * inject_init_attached, inject_init_describe, inject_init_forget_cuda_hook,
+ * inject_init_inherited, inject_init_mark_controller, inject_init_measuring_possible,
+ * inject_init_preloaded, inject_initialised (set-up before any callback, flags read once). */
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <limits.h>

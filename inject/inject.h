@@ -1,18 +1,8 @@
-/* inject/inject.h - the injected library's internals. Calls run one way
- * (scripts/call_graph.py checks that no two files call each other in a circle):
- *   entry.c, control.c -> init.c -> launch.c -> select.c (which launches are measured),
- *     graph_measure.c -> graphs.c (graph copies)
- *   launch.c, graph_measure.c -> the measuring files, whose state is under the replay lock:
- *     save.c (the save policy, kernel launches), range_workload.c (an NVTX range: its calls
- *     recorded by range_calls.c) and whole_workload.c (a whole graph launch, a range's runs)
- *       -> measure.c (the loop; workloads through struct inject_workload: kernel_workload.c,
- *          whole_workload.c) -> emit.c (records)
- *       -> session.c (the replay lock, turns, profilers, hand-over, early set-up)
- *          -> device.c (device table, metric sets, clock lock) -> config.c (options in force)
- *   -> kernel_launch.c, output.c, names.c, contexts.c, devlock.c, collectives.c, watchdog.c,
- *      flush.c, early.c, captures.c -> collector/, memory/, nvtx_bridge/, common/.
- * entry.c calls inject_init_once(); all else stays inside inject/. doc/layout.md draws the
- * same map for every folder. */
+/* inject/inject.h - the injected library's internals. Calls run one way: doc/layout.md
+ * gives the order of inject/'s groups, which scripts/check_maps.py checks against the
+ * calls (scripts/call_graph.py, which also finds any circle between two files); each .c
+ * file's opening comment lists whom it calls and who calls it, checked the same way.
+ * entry.c reaches inject_init_once() only; all else stays inside inject/. */
 #ifndef INJECT_INJECT_H
 #define INJECT_INJECT_H
 

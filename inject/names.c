@@ -1,10 +1,13 @@
 /* inject/names.c - what rangeprof knows of a kernel name, worked out once per name and kept
- * until exit: its demangled form and whether it waits for peers (collectives.c). Called on
+ * until exit: its demangled form and whether it waits for peers (collectives.c), asked on
  * the launching thread for launches that pass the NVTX filter (kernel-name filter,
  * records) and for every launch a range records, where asking collectives.c's patterns of
  * a long template name at each launch cost time inside the application's range. The C++
  * runtime's demangler is found at run time: a C application may not have libstdc++
- * loaded. Calls collectives.c, libc and libdl. */
+ * loaded.
+ * Calls: collectives.c (libc and libdl besides).
+ * Called by: launch.c, select.c, graph_measure.c, range_ops.c, session.c, whole_workload.c.
+ * Lock: names_lock (the table of names). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,7 +1,11 @@
 /* inject/output.c - the output file, reports said once, and the measuring flag
  * (output.h). Records are written whole with one write(2) each (collector/jsonl.c), so
  * that a signal or crash never leaves half a line and processes never interleave.
- * Calls collector/ (records, JSON Lines) and common/ (options, log) only. */
+ * Calls: collector/ (records, JSON Lines), common/ (options, log).
+ * Called by: checkpoint.c, control.c, device.c, emit.c, graph_measure.c, graphs.c, init.c,
+ * launch.c, measure.c, range_memory.c, range_workload.c, save.c, select.c, session.c,
+ * watchdog.c.
+ * Lock: output_lock (the output file), report_lock (the reports said once). */
 #include "inject/output.h"
 
 #include <cjson/cJSON.h>

@@ -1,6 +1,5 @@
 /* inject/output.h - the output file, reports said once, and whether this process measures.
- * The lowest layer of inject/: init.c, launch.c, the measuring files and watchdog.c call
- * it; it calls collector/ (records, JSON Lines) and common/ only. Any thread. */
+ * The lowest layer of inject/ (output.c's opening comment has its map). Any thread. */
 #ifndef INJECT_OUTPUT_H
 #define INJECT_OUTPUT_H
 

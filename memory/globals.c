@@ -3,7 +3,9 @@
  * driver has no call that lists a module's globals, but it hands every loaded cubin to
  * the CUPTI module callback: its ELF symbol table names the objects of the .nv.global
  * sections, and cuModuleGetGlobal then finds them in the module a launch belongs to.
- * Calls the driver through collector/api. */
+ * Calls: collector/ (the driver).
+ * Called by: reach.c, inject/ (the module callbacks).
+ * Lock: lock (the modules and their globals). */
 #include <elf.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,6 +1,9 @@
 /* memory/hashes.c - comparing and freeing the hashes verify.c takes (memory.h). Pure host
  * code, apart from verify.c's driver calls, so that the tests of inject/'s save policy use
- * the real comparison beside their stand-in hashes. */
+ * the real comparison beside their stand-in hashes.
+ * Calls: track.c.
+ * Called by: verify.c, inject/.
+ * Lock: none (the hashes are their caller's). */
 #include <stdlib.h>
 #include <string.h>
 

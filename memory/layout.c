@@ -1,13 +1,16 @@
 /* memory/layout.c - each kernel's parameter layout (offset and size of every parameter),
  * asked of the driver once per function and kept. A range being recorded copies the
- * parameters of every launch it makes (inject/range/range_ops.c), and memory/reach.c reads them
+ * parameters of every launch it makes (inject/range/range_ops.c), and reach.c reads them
  * for pointers; asking the driver each time took one cuFuncGetParamInfo call per
  * parameter, twice, each passing through CUPTI's callbacks while the whole driver domain
  * is enabled (range mode): several microseconds per launch inside the application's range
  * (bench/NOTES.md, "Session 10"). Entries are never changed once made, and a module's
  * unload drops them all (its handles may come back for other functions) onto a list that
  * keeps them until the process ends, so that a layout another thread is reading stays
- * valid. Any thread; one lock. Calls the driver through collector/api. */
+ * valid. Any thread.
+ * Calls: collector/ (the driver).
+ * Called by: reach.c, inject/.
+ * Lock: lock (the table of layouts). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -8,9 +8,9 @@
  *              restoring them on a stream;
  *   verify.c   a device-side hash of everything tracked outside the saved ranges, to show
  *              that a kernel wrote nowhere else.
- * Calls the driver through collector/api; called by inject/ with the launch's context
- * current, one measured launch at a time (the callbacks feeding track.c and globals.c
- * come from any thread). A function that can fail returns 0 or a code of common/error.h,
+ * Used with the launch's context current, one measured launch at a time (the callbacks
+ * feeding track.c and globals.c come from any thread); each file's opening comment says
+ * whom it calls. A function that can fail returns 0 or a code of common/error.h,
  * with the message in the caller's buffer (reach.c: in the reach's unknown). Finding
  * nothing (mem_ranges_find, mem_hashes_differ: -1) is an answer, not a failure. */
 #ifndef MEMORY_MEMORY_H

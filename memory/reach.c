@@ -7,8 +7,10 @@
  * mapped with cuMemMap is taken as the contiguously mapped run of its reservation around
  * the pointer, since a tensor in an expandable segment can span several mappings. What
  * cannot be bounded this way makes the set unknown: mem_reach_collect returns a code with
- * the reason in unknown, and the caller falls back to the full checkpoint. Calls the
- * driver through collector/api. */
+ * the reason in unknown, and the caller falls back to the full checkpoint.
+ * Calls: track.c, layout.c, globals.c, collector/ (the driver).
+ * Called by: inject/.
+ * Lock: none (the reach is its caller's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,10 @@
  * the device runs at its bandwidth (64 MB in ~45 us on an H200, bench/reach_probe.cu:
  * doc/measurements.md, "Held memory, save and reach"). When the device has no room,
  * pinned host memory, bounded by mem_backup_host_limit() so that saving can never push
- * the host into the OOM killer. Calls the driver through collector/api. */
+ * the host into the OOM killer.
+ * Calls: collector/ (the driver).
+ * Called by: inject/.
+ * Lock: none (the saved copies are their caller's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,10 @@
 /* memory/track.c - the allocations of the process, as the driver reports them (inject/
  * forwards the allocation callbacks), and the range helpers the module shares. A sorted
  * array under a lock: allocations are rare next to launches (caching allocators keep
- * their memory), and a measured launch takes one snapshot. libc only (and the codes of
- * common/error.h). */
+ * their memory), and a measured launch takes one snapshot.
+ * Calls: none (libc, and the codes of common/error.h).
+ * Called by: hashes.c, reach.c, verify.c, inject/.
+ * Lock: lock (the allocations). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

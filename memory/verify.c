@@ -5,8 +5,10 @@
  * sum; mix is not linear, so words that trade places or values (a swap, a reversal, +d
  * here and -d there) change it too, as they would not change a plain sum of (w + i*C1) * C2.
  * Tails of fewer than 8 bytes are hashed byte by byte, each byte j as mix(b + j*C1). One
- * kernel launch per segment, from PTX embedded here (no build-time nvcc). Calls the
- * driver through collector/api. */
+ * kernel launch per segment, from PTX embedded here (no build-time nvcc).
+ * Calls: track.c, hashes.c, collector/ (the driver).
+ * Called by: inject/.
+ * Lock: none (constant PTX; the hashes are their caller's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,10 @@
 /* nvtx_bridge/attach.c - answers NVTX's InitializeInjectionNvtx2 by writing the bridge's
  * functions into the CORE and CORE2 callback tables.
- * Called by inject/entry.c once for every NVTX client module that initialises (each
- * binary inlining NVTX3 has its own tables). Writes all slots or none. Calls libc only. */
+ * Answered once for every NVTX client module that initialises (each binary inlining NVTX3
+ * has its own tables). Writes all slots or none.
+ * Calls: state.c, registry.c (the functions it writes into the slots).
+ * Called by: inject/ (entry.c).
+ * Lock: none (attached_modules is an atomic; the tables are NVTX's). */
 #include <stdatomic.h>
 
 #include "nvtx_bridge/slots.h"

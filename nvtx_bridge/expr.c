@@ -13,7 +13,9 @@
  * A backslash makes the next character literal. Under regex: it keeps its meaning for
  * the regular expression except before '/', ',', '@' and ';'. Regular expressions are
  * POSIX ERE, searched in the name (anchor with ^ and $ for a whole-name match).
- * Calls libc only. */
+ * Calls: state.c (the snapshot), registry.c, common/ (regex.c).
+ * Called by: inject/.
+ * Lock: none (a filter is written once and read after; verdicts are thread-local). */
 #include "nvtx_bridge/nvtx_bridge.h"
 
 #include <stdatomic.h>

@@ -5,10 +5,12 @@
  * domain names. So that memory grows with what is distinct and not with the number of
  * calls, everything is interned: registering a string again, re-creating a domain of a
  * name seen before (destroyed or not) or naming a category with a name it had before
- * returns what exists, found through hash tables. state.c calls it for domains, registered
- * texts and the text helpers (bridge_kept_length, bridge_utf8_from_wide); it calls libc
- * only, never state.c, so that calls inside nvtx_bridge/ run one way
- * (scripts/call_graph.py checks it). */
+ * returns what exists, found through hash tables. Never state.c's, so that the calls
+ * inside nvtx_bridge/ run one way (scripts/call_graph.py checks it).
+ * Calls: none (libc only).
+ * Called by: state.c (domains, registered texts, bridge_kept_length,
+ * bridge_utf8_from_wide), attach.c, expr.c, inject/.
+ * Lock: registry_lock (domains, strings and categories). */
 #include "nvtx_bridge/slots.h"
 
 #include <pthread.h>

@@ -4,8 +4,11 @@
  * it (snapshots are taken in the launch callback, on the launching thread), so push and
  * pop take no lock and, once the buffers have grown, allocate nothing. Start/end ranges
  * may end on another thread: they sit in one list under a mutex, skipped entirely while
- * none is open. Calls registry.c (domains from handles, registered texts, the kept length
- * and UTF-8 form of a text) and libc; registry.c never calls back. */
+ * none is open.
+ * Calls: registry.c (domains from handles, registered texts, the kept length and UTF-8
+ * form of a text; it never calls back).
+ * Called by: attach.c, expr.c, inject/ (the snapshot).
+ * Lock: open_lock (the start/end ranges; the stacks are thread-local). */
 #include "nvtx_bridge/slots.h"
 
 #include <pthread.h>

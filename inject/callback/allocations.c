@@ -1,7 +1,9 @@
-/* inject/callback/allocations.c - the driver calls that create and free memory a kernel can write,
- * fed to memory/track.c at their EXIT: the list that verification hashes (save.c) and
- * that the reach takes the application's memory from. Only memory/track's own lock: called
- * by launch.c from any application thread. */
+/* inject/callback/allocations.c - the driver calls that create and free memory a kernel can
+ * write, fed to memory/track.c at their EXIT: the list that verification hashes (save.c) and
+ * that the reach takes the application's memory from. Runs on any application thread.
+ * Calls: memory/ (track.c, which keeps the list), collector/ (the driver's table).
+ * Called by: launch.c (the allocation callbacks).
+ * Lock: none (no state of its own; the list is under memory/track.c's own lock). */
 #include "inject/callback/allocations.h"
 
 #include <cuda.h>

@@ -1,4 +1,5 @@
-/* inject/callback/launch.c - the CUPTI callback: classify, ask select.c, dispatch to the replay.
+/* inject/callback/launch.c - the CUPTI callback: classify, ask select.c, dispatch to the
+ * measuring files.
  * Runs on the application's launching thread inside the driver call, for every kernel
  * launch of the process. An unselected launch costs the filter checks only (select.h,
  * inline but for the -k name, -s and -c): no driver call, no lock, no allocation (but for
@@ -6,19 +7,28 @@
  * being set up, so does an allocation; and for a -k name first met by a thread, which
  * demangles it once). An unselected graph launch costs one lookup under the graphs' lock
  * once its first launch found nothing to measure in it (graph_measure.c, graphs.c). Our
- * own launches (flush, replays) come back through here and are let through by a thread-local guard.
+ * own launches (flush, replays) come back through here and are let through by a
+ * thread-local guard.
  * Also: allocations (memory/track.c), loaded modules (memory/globals.c), contexts created
  * (registered; set up at their first measured launch, or from their device's first launch
  * or allocation on a thread of ours: early.c) and destroyed (their state released), graphs
  * instantiated, updated and launched (graphs.c), stream captures begun and ended
- * (captures.c).
+ * (captures.c), and range replay's NVTX hooks and its view of every driver call while a
+ * range is recorded (range_workload.c).
  * Takes the replay lock (session.c's), which one measurement, graph launch, early set-up,
  * context destruction or let-go holds at a time (and init.c's runtime options, through
- * inject_launch_lock_replay); the thread-local inside_replay guard and the pending
- * measurement of a launch between its ENTER and EXIT (thread-local, the lock held
- * throughout); and exiting (atomic), which stops let-gos once exit began. What is selected
- * is select.c's. Calls inject/ select, replay, graphs, captures, launches, contexts, early
- * and output, collector/api and memory/. */
+ * inject_launch_lock_replay); a selected launch holds it from its ENTER to its EXIT. What
+ * is selected is select.c's.
+ * Calls: select.c (which launches are measured), save.c (a kernel launch, ENTER and EXIT),
+ * graph_measure.c (a graph launch), range_workload.c (range replay's hooks), graphs.c,
+ * captures.c, contexts.c, early.c, session.c (the replay lock, context destruction),
+ * allocations.c, kernel_launch.c (decode, at ENTER), names.c, output.c, nvtx_bridge/,
+ * collector/, memory/ (loaded modules).
+ * Called by: init.c (subscribes the callback, hands it the filters), control.c (the gate,
+ * through launch.h).
+ * Lock: none (its own state is thread-local: the inside_replay guard and the pending
+ * measurement of a launch between its ENTER and EXIT; and exiting, an atomic that stops
+ * let-gos once exit began). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>

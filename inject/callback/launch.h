@@ -1,6 +1,6 @@
-/* inject/callback/launch.h - the CUPTI callback, and the replay lock. Called by init.c and
- * control.c; calls inject/callback/select.c (which launches are measured), the measuring files
- * (save.c, session.c) and below (inject.h). */
+/* inject/callback/launch.h - the CUPTI callback, and the replay lock's use by the files
+ * above the measuring ones (init.c's runtime options, the control API's gate). Who uses it
+ * and what it reaches: launch.c's opening comment. */
 #ifndef INJECT_LAUNCH_H
 #define INJECT_LAUNCH_H
 

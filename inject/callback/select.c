@@ -1,6 +1,6 @@
-/* inject/callback/select.c - which launches are measured (select.h). Runs on the application's
- * launching threads inside the driver call, through launch.c's callback, and at exit.
- * Owns, and no other file writes:
+/* inject/callback/select.c - which launches are measured (select.h). Runs on the
+ * application's launching threads inside the driver call, through launch.c's callback, and
+ * at exit. Owns, and no other file writes:
  * - the filters: the NVTX filter, the -k name (exact or regex:), -s, -c and
  *   --graph-profiling, written once by inject_select_configure() before any callback is
  *   enabled and read-only afterwards, so read without a lock;
@@ -12,9 +12,11 @@
  * - the counts for the exit line (atomics).
  * The atomics that every launch reads or counts are declared in select.h and touched there
  * by inline functions, with the same memory orders as when they were launch.c's statics.
- * Takes no lock: graph_measure.c calls the -k filter and the budget with launch.c's replay lock
- * held, which they do not need. Calls nvtx_bridge/, common/regex and inject/ names,
- * collectives and output; never launch.c. */
+ * graph_measure.c reaches the -k filter and the budget through function pointers launch.c
+ * hands it, with the replay lock held, which they do not need.
+ * Calls: names.c, collectives.c, output.c, nvtx_bridge/, common/ (regex).
+ * Called by: launch.c (never the other way).
+ * Lock: none (written once before any callback, thread-local, or atomic). */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>

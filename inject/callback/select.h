@@ -1,10 +1,9 @@
-/* inject/callback/select.h - which launches are measured: the NVTX filter, the kernel-name filter
- * (-k, exact or regex:), kernels that wait for peers, --launch-skip/--launch-count, the
- * control API's gate, and the counts for the exit line. select.c owns that state; this
- * header reads and counts some of it inline (below). Called by launch.c (the callbacks,
- * and the control API's and init.c's calls through launch.h) and, through the function
- * pointers launch.c hands it, by graph_measure.c; calls nvtx_bridge/, common/regex and inject/
- * names, collectives and output. Never calls launch.c. */
+/* inject/callback/select.h - which launches are measured: the NVTX filter, the kernel-name
+ * filter (-k, exact or regex:), kernels that wait for peers, --launch-skip/--launch-count,
+ * the control API's gate, and the counts for the exit line. select.c owns that state; this
+ * header reads and counts some of it inline (below), in launch.c's callbacks, and in the
+ * control API's and init.c's requests, which go through launch.h; graph_measure.c gets the
+ * filters as function pointers from launch.c. select.c never uses launch.c. */
 #ifndef INJECT_SELECT_H
 #define INJECT_SELECT_H
 

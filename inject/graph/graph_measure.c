@@ -1,15 +1,20 @@
-/* inject/graph/graph_measure.c - measuring a selected cuGraphLaunch (graphs.h): the graph's copy
- * flattened into its nodes in an order they may run in, the graphs refused (a node that
+/* inject/graph/graph_measure.c - measuring a selected cuGraphLaunch (graphs.h): the graph's
+ * copy flattened into its nodes in an order they may run in, the graphs refused (a node that
  * cannot run alone, a kernel that waits for peers, side effects graph mode would repeat),
  * then each selected kernel node measured by save.c as its turn comes, the other nodes
  * run as the graph would, inside a checkpoint of the memory the graph starts from (node
- * mode), or the whole launch handed to whole_workload.c (graph mode). Its only state is launch.c's
- * -k and -s/-c filters, written once before any callback; a measurement runs with
- * the replay lock held and keeps the rest on its stack. The graphs themselves are
- * graphs.c's, under graphs.c's lock, read through inject_graphs_launch_begin/_node_disabled
- * /_launch_end. Called by launch.c; calls graphs.c, graph_nodes.c (the nodes in an order
- * they may run in), save.c and whole_workload.c, collectives.c, output.c, names.c and the
- * driver through collector/api. */
+ * mode), or the whole launch handed to whole_workload.c (graph mode). Its only state is the
+ * -k and -s/-c filters launch.c hands it (select.c's functions), written once before any
+ * callback; a measurement runs with the replay lock held and keeps the rest on its stack.
+ * The graphs themselves are graphs.c's, under graphs.c's lock, read through
+ * inject_graphs_launch_begin/_node_disabled/_launch_end.
+ * Calls: graphs.c (what a launch starts from), graph_nodes.c (the nodes in an order they
+ * may run in), save.c (each kernel node), whole_workload.c (graph mode), checkpoint.c (node
+ * mode's), kernel_launch.c, session.c, collectives.c, names.c, output.c, collector/ (the
+ * driver), common/.
+ * Called by: launch.c.
+ * Lock: the replay lock; not asserted by: inject_graph_measure_configure (before any
+ * callback). */
 #include "inject/measure/checkpoint.h"
 #include "inject/graph/graphs.h"
 

@@ -1,8 +1,10 @@
 /* inject/graph/graph_nodes.c - a graph's nodes in an order they may run in (graph_nodes.h):
  * child graphs flattened in place, a topological order from graph_order.c, the nodes that
- * cannot run alone refused, and the side effects graph mode would repeat. No state of its
- * own: the list belongs to the caller (graph_measure.c, under the replay lock). Calls
- * graph_order.c and the driver through collector/api. */
+ * cannot run alone refused, and the side effects graph mode would repeat.
+ * Calls: graph_order.c, collector/ (the driver).
+ * Called by: graph_measure.c.
+ * Lock: none (no state of its own: the list belongs to the caller, graph_measure.c, which
+ * holds the replay lock). */
 #include "inject/graph/graph_nodes.h"
 
 #include <stdint.h>

@@ -1,4 +1,7 @@
-/* inject/graph/graph_order.c - topological order of a graph's nodes (graph_order.h). libc only. */
+/* inject/graph/graph_order.c - topological order of a graph's nodes (graph_order.h).
+ * Calls: none (libc only).
+ * Called by: graph_nodes.c.
+ * Lock: none (no state). */
 #include "inject/graph/graph_order.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* inject/graph/graph_order.h - an order in which a graph's nodes may run, from its edges: no
- * CUDA calls, so that the unit tests run anywhere. Called by graphs.c. */
+ * CUDA calls, so that the unit tests run anywhere (graph_nodes.c uses it). */
 #ifndef INJECT_GRAPH_ORDER_H
 #define INJECT_GRAPH_ORDER_H
 

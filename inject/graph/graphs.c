@@ -1,15 +1,17 @@
-/* inject/graph/graphs.c - the executable graphs and the copies of their graphs (graphs.h). Owns
- * the list of executable graphs: for each, the copy of the graph it was instantiated from
- * with every later update applied (cuGraphExec*SetParams, cuGraphExecUpdate), the nodes
- * cuGraphNodeSetEnabled disabled, why the copy can no longer be trusted (stale), its
+/* inject/graph/graphs.c - the executable graphs and the copies of their graphs (graphs.h).
+ * Owns the list of executable graphs: for each, the copy of the graph it was instantiated
+ * from with every later update applied (cuGraphExec*SetParams, cuGraphExecUpdate), the
+ * nodes cuGraphNodeSetEnabled disabled, why the copy can no longer be trusted (stale), its
  * launch count and the plan its launches come to. All of it is guarded by this file's own
- * lock, `lock`, held only for a lookup or an update of the list, never across a call out
- * of this file but the driver's graph calls on the copy: graphs are instantiated rarely
- * and launched often, and one measurement runs at a time (launch.c's replay lock).
- * Called by launch.c (the driver callbacks, inject_graphs_may_measure) and by
- * graph_measure.c (what a launch starts from, which nodes are disabled, the plan it
- * found); calls only the driver through collector/api and inject_output_measuring (output.c),
- * so that its unit test (tests/unit/inject/graphs_test.c) fakes no more than those. */
+ * lock, held only for a lookup or an update of the list, never across a call out of this
+ * file but the driver's graph calls on the copy: graphs are instantiated rarely and
+ * launched often, and one measurement runs at a time (the replay lock). It uses only the
+ * driver and inject_output_measuring, so that its unit test
+ * (tests/unit/inject/graphs_test.c) fakes no more than those.
+ * Calls: output.c (inject_output_measuring), collector/ (the driver).
+ * Called by: launch.c (the driver callbacks, inject_graphs_may_measure), graph_measure.c
+ * (what a launch starts from, which nodes are disabled, the plan it found).
+ * Lock: lock (the list of executable graphs). */
 #include "inject/graph/graphs.h"
 
 #include <cupti.h>

@@ -9,15 +9,13 @@
  *     afterwards (CUPTI checkpoint), so that the application's own graph launch runs on
  *     what it would have found;
  *   graph mode: the whole graph launch is one workload (whole_workload.c).
- * Two files, calls one way (launch.c -> graph_measure.c -> graphs.c; launch.c -> graphs.c):
+ * Two files (their opening comments map their calls):
  *   graphs.c: the executable graphs and their copies kept up to date (instantiation,
  *     updates, nodes enabled and disabled, destruction, the plan of later launches), under
- *     its own lock; called by launch.c's callbacks and by graph_measure.c; calls the
- *     driver and inject_output_measuring (output.c) only;
+ *     its own lock;
  *   graph_measure.c: a selected launch measured (the copy's nodes in order, the graphs it
- *     refuses, the nodes run one by one, the checkpoint around them); called by launch.c
- *     with the replay lock held; calls graphs.c, graph_nodes.c, save.c, whole_workload.c,
- *     output.c, names.c, the driver. */
+ *     refuses, the nodes run one by one, the checkpoint around them), with the replay lock
+ *     held. */
 #ifndef INJECT_GRAPHS_H
 #define INJECT_GRAPHS_H
 

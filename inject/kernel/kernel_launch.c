@@ -1,8 +1,11 @@
 /* inject/kernel/kernel_launch.c - a kernel launch as the driver call gave it, and launching
  * it again.
  * The one switch over the launch callback ids is here; everything after it works on
- * struct inject_launch. Called by launch.c (decode, at ENTER) and kernel_workload.c (relaunch).
- * Calls the driver through collector/api. */
+ * struct inject_launch.
+ * Calls: collector/ (the driver).
+ * Called by: launch.c (decode, at ENTER), kernel_workload.c (relaunch), graph_measure.c
+ * (a kernel node), range_ops.c (decode a recorded launch), range_replay.c (relaunch).
+ * Lock: none (no state). */
 #include <cupti.h>
 #include <stdio.h>
 

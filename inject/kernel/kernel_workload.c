@@ -3,8 +3,11 @@
  * --cache-control none, and launches the kernel again with its own parameters, all runs of
  * a pass inside one Start/Stop of an AutoRange profiler (every kernel its own range; the
  * flush's range is dropped by collector/profiler.c); the launch__ metrics are the
- * launch's own (launch_shape.c). Under the replay lock. Calls measure.c (NVML sample),
- * launch_shape.c, flush.c, watchdog.c, kernel_launch.c, collector/ and memory/. */
+ * launch's own (launch_shape.c).
+ * Calls: measure.c (NVML sample), launch_shape.c, flush.c, watchdog.c, kernel_launch.c,
+ * config.c, collector/, memory/.
+ * Called by: save.c (inject_kernel_workload).
+ * Lock: the replay lock. */
 #include "collector/profiler.h"
 #include "common/error.h"
 #include "inject/session/device.h"

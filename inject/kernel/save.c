@@ -1,5 +1,6 @@
-/* inject/kernel/save.c - what memory a kernel launch's runs start from, and what the application
- * finds after them: the save policy of each kernel (session.h) as a state machine.
+/* inject/kernel/save.c - what memory a kernel launch's runs start from, and what the
+ * application finds after them: the save policy of each kernel (session.h) as a state
+ * machine.
  *   unverified  the first measured launch: its reach (memory/) is saved, the application's
  *               own launch runs between two hashes of all other memory (ENTER to EXIT);
  *               nothing else changed: reach from now on, and the runs follow at EXIT from
@@ -9,8 +10,11 @@
  *   reach       its reach saved and restored at every run, put back for the application;
  *   checkpoint  the full CUPTI checkpoint (also --memory-save checkpoint, and a reach that
  *               cannot be known or saved: a fall-back said once per kernel).
- * Under the replay lock, the turn held from ENTER to EXIT. Calls measure.c, session.c,
- * output.c, collector/ and memory/. */
+ * The turn is held from ENTER to EXIT.
+ * Calls: measure.c, kernel_workload.c (the workload it measures), checkpoint.c, session.c,
+ * config.c, output.c, collector/, memory/.
+ * Called by: launch.c (ENTER and EXIT), graph_measure.c (a kernel node).
+ * Lock: the replay lock. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

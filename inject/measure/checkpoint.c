@@ -1,9 +1,12 @@
 /* inject/measure/checkpoint.c - the full CUPTI checkpoint of a context: every allocation,
  * saved and put back. Any workload whose reach is not known starts each run from it: a
- * kernel launch whose save policy falls back (kernel/save.c), a whole graph or a range's
- * first occurrences (whole_workload.c, range/range_memory.c), a graph's nodes
- * (graph/graph_measure.c). The measurement's pair runs under the replay lock; the CUPTI
- * pair is the bare call, for callers that keep their own checkpoint. */
+ * kernel launch whose save policy falls back, a whole graph or a range's first
+ * occurrences, a graph's nodes.
+ * Calls: output.c, collector/.
+ * Called by: save.c, whole_workload.c, range_memory.c, graph_measure.c.
+ * Lock: the replay lock (for the measurement's pair); not asserted by:
+ * inject_checkpoint_cupti_save, inject_checkpoint_cupti_put_back (the bare CUPTI pair, for
+ * callers that keep their own checkpoint). */
 #include "inject/measure/checkpoint.h"
 
 #include "collector/api.h"

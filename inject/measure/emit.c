@@ -1,7 +1,9 @@
-/* inject/measure/emit.c - a measurement's records: one run record per run, the summary with how
- * the memory was saved and what the measurement cost, the line of the end-of-run table,
- * and the progress line. Reads the NVTX ranges open now (nvtx_bridge snapshot). Under the
- * replay lock. Calls output.c, inject_config()->c and collector/. */
+/* inject/measure/emit.c - a measurement's records: one run record per run, the summary with
+ * how the memory was saved and what the measurement cost, the line of the end-of-run
+ * table, and the progress line.
+ * Calls: output.c, config.c, nvtx_bridge/ (the NVTX ranges open now), collector/, common/.
+ * Called by: measure.c.
+ * Lock: the replay lock. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>

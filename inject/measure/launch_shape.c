@@ -1,9 +1,12 @@
 /* inject/measure/launch_shape.c - the launch__ metrics' values of a measured kernel launch
  * (common/launch_metrics.h): what the launch says (grid, block, dynamic shared memory,
- * clusters), and what the driver says of its function and device. Called by
- * kernel_workload.c after each batch, under the replay lock with the launch's context
- * current; a launch that is replayed has these the same in every run. Calls the driver
- * through collector/api. */
+ * clusters), and what the driver says of its function and device, asked after each batch
+ * with the launch's context current; a launch that is replayed has these the same in
+ * every run.
+ * Calls: collector/ (the driver), common/.
+ * Called by: kernel_workload.c.
+ * Lock: the replay lock; not asserted by: inject_launch_shape (what the launch and the
+ * driver say, no state). */
 #include <math.h>
 
 #include "collector/profiler.h"

@@ -1,11 +1,16 @@
-/* inject/measure/measure.c - the measuring loop, the same for every workload (measurement.h):
- * get ready (the application's queued work, the turn, the device's set, the context's
- * profiler), wait out a busy profiling hardware, the thermal guard, then batches of runs
- * through the workload's batch function (--runs N: one; --runs auto: until
+/* inject/measure/measure.c - the measuring loop, the same for every workload
+ * (measurement.h): get ready (the application's queued work, the turn, the device's set,
+ * the context's profiler), wait out a busy profiling hardware, the thermal guard, then
+ * batches of runs through the workload's batch function (--runs N: one; --runs auto: until
  * collector/adaptive.c says stop), NVML before and after, and the records (emit.c); at the
- * end, the saved copies trimmed and the turn given back. Under the replay lock. Calls
- * session.c, device.c, inject_config()->c, emit.c, devlock.c, watchdog.c, output.c, collector/ and
- * memory/; workloads are called through their interface. */
+ * end, the saved copies trimmed and the turn given back. Workloads are reached through
+ * their interface.
+ * Calls: session.c, device.c, config.c, emit.c, devlock.c, watchdog.c, flush.c, output.c,
+ * collector/, memory/.
+ * Called by: save.c, kernel_workload.c, whole_workload.c, range_workload.c.
+ * Lock: the replay lock; not asserted by: inject_measure_concerns (a record's fields),
+ * inject_measure_sample_before (NVML, on the measurement it is handed),
+ * inject_measure_time_metric (a name). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,17 @@
-/* inject/measure/whole_workload.c - a workload relaunched whole (measurement.h): a whole graph
- * launch (--graph-profiling graph), and through the same batch an NVTX range's recorded
- * calls (--replay-mode range: range_workload.c sets measurement.issue). Measured like a
- * kernel launch (runs, --runs auto, thermal guard, records) from the full checkpoint,
- * since what it runs may reach any memory. Each batch is timed by CUDA events around each
- * relaunch, and the set's other metrics come from user-range passes over the same runs
- * (inject_whole_workload_batch says why). Beside graphs.c, which decides that a graph launch is
- * measured whole and calls inject_whole_workload_graph. Under the replay lock. Calls measure.c,
- * save.c, watchdog.c, flush.c, names.c and collector/. */
+/* inject/measure/whole_workload.c - a workload relaunched whole (measurement.h): a whole
+ * graph launch (--graph-profiling graph), and through the same batch an NVTX range's
+ * recorded calls (--replay-mode range: range_workload.c sets measurement.issue). Measured
+ * like a kernel launch (runs, --runs auto, thermal guard, records) from the full
+ * checkpoint, since what it runs may reach any memory. Each batch is timed by CUDA events
+ * around each relaunch, and the set's other metrics come from user-range passes over the
+ * same runs (inject_whole_workload_batch says why). graph_measure.c decides that a graph
+ * launch is measured whole.
+ * Calls: measure.c, checkpoint.c, watchdog.c, flush.c, names.c, collector/, memory/,
+ * common/.
+ * Called by: graph_measure.c (inject_whole_workload_graph), range_workload.c (its workload
+ * is this batch).
+ * Lock: the replay lock; not asserted by: inject_whole_workload_need (reads the metric set
+ * it is handed). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,11 @@
 /* inject/range/range_args.c - a recorded driver call's arguments read into its op: one switch
  * over the callback ids range_calls.c lets through, each call's parameter struct handed to
  * range_ops.c's recorder of its kind. The plain synchronous forms run on the legacy stream
- * (NULL), their _ptds forms on the thread's per-thread stream. Called by range_calls.c
- * under the replay lock; calls range_ops.c. */
+ * (NULL), their _ptds forms on the thread's per-thread stream.
+ * Calls: range_ops.c (the recorder of each kind).
+ * Called by: range_calls.c (a recorded call, on the application's thread).
+ * Lock: the replay lock; not asserted by: range_record_call (reached only through
+ * range_ops_on_call, which asserts it). */
 #include <cupti.h>
 #include <stddef.h>
 

@@ -1,9 +1,11 @@
 /* inject/range/range_calls.c - each driver call a range makes, at its ENTER (range.h's
  * range_ops_on_call): one switch over the driver's callback ids saying what a replay need
  * not repeat (ignored), cannot repeat (refused, with the call's name and why) or repeats
- * (recorded), and one over the recorded ones reading their arguments into range_ops.c's
- * store. Called by range_workload.c on the application's threads, under the replay lock.
- * Calls range_ops.c and CUPTI (the call's name) through collector/api. */
+ * (recorded), and one over the recorded ones reading their arguments (range_args.c) into
+ * range_ops.c's store.
+ * Calls: range_args.c, collector/ (CUPTI: the call's name).
+ * Called by: range_workload.c (on the application's threads).
+ * Lock: the replay lock. */
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>

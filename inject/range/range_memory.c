@@ -1,18 +1,22 @@
-/* inject/range/range_memory.c - what a range workload saves (range_workload.c; doc/range-replay.md,
- * "What it costs", item "What a range saves"). A range's calls are known only at its end,
- * so its first occurrence saves each call's memory as the call is issued (a whole-context
- * checkpoint only where a call's reach cannot be known) and learns, while it runs, what
- * the range writes: the union of what its calls reach (each kernel's reach as
- * memory/reach.c collects it for kernel replay, the allocations its memsets and copies
- * write), shown to be enough by hashing every tracked allocation at its begin and end, as
- * the kernel-mode verification does per kernel. Later occurrences of a range of that
- * name save only that union, into the context's saved copies (inputs at the begin, result
- * at the end), so their cost does not grow with the memory the application holds; one
- * whose calls reach beyond it is not measured, and what it reached joins the union (a
- * caching allocator hands a loop's tensors out in turns: PyTorch's MLP block reached new
- * memory at its second occurrence only). Owns the policy
- * of each range name. Under the replay lock. Calls session.c, save.c, output.c,
- * range_ops.c's structures and memory/. */
+/* inject/range/range_memory.c - what a range workload saves (range_workload.c;
+ * doc/range-replay.md, "What it costs", item "What a range saves"). A range's calls are
+ * known only at its end, so its first occurrence saves each call's memory as the call is
+ * issued (a whole-context checkpoint only where a call's reach cannot be known) and
+ * learns, while it runs, what the range writes: the union of what its calls reach (each
+ * kernel's reach as memory/reach.c collects it for kernel replay, the allocations its
+ * memsets and copies write), shown to be enough by hashing every tracked allocation at its
+ * begin and end, as the kernel-mode verification does per kernel. Later occurrences of a
+ * range of that name save only that union, into the context's saved copies (inputs at the
+ * begin, result at the end), so their cost does not grow with the memory the application
+ * holds; one whose calls reach beyond it is not measured, and what it reached joins the
+ * union (a caching allocator hands a loop's tensors out in turns: PyTorch's MLP block
+ * reached new memory at its second occurrence only). Owns the policy of each range name.
+ * Reads range_ops.c's structures (range.h) without calling it.
+ * Calls: session.c (the context's saved copies), checkpoint.c (the whole context),
+ * captures.c, config.c, output.c, collector/, memory/.
+ * Called by: range_workload.c.
+ * Lock: the replay lock; not asserted by: range_policy_refused (reads the policy it is
+ * handed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

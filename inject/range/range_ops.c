@@ -1,9 +1,13 @@
 /* inject/range/range_ops.c - the store of a range's recorded calls (range.h): owns struct
  * range_ops, each recorded call and its deep copies (parameter bytes, launch attributes,
  * host bytes of copies to the device), so that the application may reuse its buffers at
- * once. range_calls.c says which call is what and hands the recorded ones here;
- * range_replay.c issues them again. Under the replay lock. Calls kernel_launch.c (decode),
- * names.c, memory/layout.c and the driver through collector/api. */
+ * once. range_calls.c classifies each call, and range_args.c hands the recorded ones
+ * here; range_replay.c issues them again.
+ * Calls: kernel_launch.c (decode), names.c, memory/ (layout.c: a kernel's parameters),
+ * collector/ (the driver).
+ * Called by: range_args.c (the recorders), range_workload.c (the store's life).
+ * Lock: none (no state of its own: the store is range_workload.c's, under the replay
+ * lock there). */
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>

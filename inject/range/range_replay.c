@@ -1,8 +1,11 @@
-/* inject/range/range_replay.c - a range's recorded calls issued again, once per run (range.h):
- * owns struct range_replay, the shadow events that stand for the application's (whose own
- * timings stay its own) and the pinned copies of host bytes. Called by range_workload.c
- * on the measuring thread, under the replay lock, with the range's context current. Calls
- * kernel_launch.c (relaunch) and the driver through collector/api. */
+/* inject/range/range_replay.c - a range's recorded calls issued again, once per run
+ * (range.h): owns struct range_replay, the shadow events that stand for the application's
+ * (whose own timings stay its own) and the pinned copies of host bytes. Runs on the
+ * measuring thread, with the range's context current.
+ * Calls: kernel_launch.c (relaunch), collector/ (the driver).
+ * Called by: range_workload.c.
+ * Lock: the replay lock; not asserted by: range_ops_streams (reads the store it is
+ * handed). */
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,8 +19,13 @@
  *     begin), are measured kernel by kernel (launch.c asks inject_range_kernel_fallback).
  * One range workload at a time in the process. Its state, the recorded calls included,
  * is under the replay lock: the recording threads (a push/pop range has one, a start/end
- * range any) add their calls in inject_range_on_call, which takes it. Calls measure.c, session.c,
- * range_memory.c (what is saved), range_ops.c, output.c, nvtx_bridge/ and collector/. */
+ * range any) add their calls in inject_range_on_call, which takes it.
+ * Calls: measure.c, whole_workload.c (its batch), session.c, range_memory.c (what is
+ * saved), range_calls.c (each call at its ENTER), range_ops.c, range_replay.c, output.c,
+ * nvtx_bridge/, collector/.
+ * Called by: launch.c (the NVTX hooks, every driver call while a range is recorded).
+ * Lock: the replay lock; not asserted by: inject_range_set_mode (an atomic, and it takes
+ * the lock to abandon a recording), inject_range_set_graph_check (before any callback). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -1,6 +1,9 @@
-/* inject/session/captures.c - stream captures under way in the process (captures.h): the driver
- * callbacks that begin and end them, and the count that keeps measurements away from
- * them. libc and the CUPTI parameter structs only; the count is unit-tested. */
+/* inject/session/captures.c - stream captures under way in the process (captures.h): the
+ * driver callbacks that begin and end them, and the count that keeps measurements away
+ * from them. The CUPTI parameter structs only; the count is unit-tested.
+ * Calls: none (libc only).
+ * Called by: launch.c (the callbacks), session.c, range_memory.c (is one under way).
+ * Lock: lock (the captures; under_way is an atomic read without it). */
 #include "inject/session/captures.h"
 
 #include <cupti.h>

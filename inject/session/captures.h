@@ -1,6 +1,6 @@
-/* inject/session/captures.h - stream captures under way in the process. While one runs, in any
- * mode and on any thread, nothing is measured: a measurement synchronises the context,
- * allocates and takes checkpoints, which would invalidate it. Called by launch.c. */
+/* inject/session/captures.h - stream captures under way in the process. While one runs, in
+ * any mode and on any thread, nothing is measured: a measurement synchronises the context,
+ * allocates and takes checkpoints, which would invalidate it. */
 #ifndef INJECT_CAPTURES_H
 #define INJECT_CAPTURES_H
 

@@ -1,6 +1,9 @@
-/* inject/session/contexts.c - the contexts alive and rangeprof's state for each (contexts.h).
- * Called from CUPTI's resource callbacks (creation, destruction) and by session.c under its
- * replay lock. A short list: processes have a handful of contexts. libc only. */
+/* inject/session/contexts.c - the contexts alive and rangeprof's state for each
+ * (contexts.h), fed from CUPTI's resource callbacks (creation, destruction). A short list:
+ * processes have a handful of contexts.
+ * Calls: none (libc only).
+ * Called by: launch.c (the resource callbacks), session.c (each context's state), early.c.
+ * Lock: contexts_lock (the list). */
 #include "inject/session/contexts.h"
 
 #include <pthread.h>

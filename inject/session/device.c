@@ -1,7 +1,11 @@
-/* inject/session/device.c - per device (device.h): the device record, the turn lock opened from
- * the device's UUID (devlock.c), the metric sets built for each --metrics value, NVML and
- * the clock lock. One table, touched under the replay lock only (launch.c). A leaf of
- * inject/'s measuring files: calls inject_config()->c, devlock.c, output.c and collector/. */
+/* inject/session/device.c - per device (device.h): the device record, the turn lock opened
+ * from the device's UUID (devlock.c), the metric sets built for each --metrics value, NVML
+ * and the clock lock. One table. A leaf of inject/'s measuring files.
+ * Calls: config.c, devlock.c, output.c, collector/, common/.
+ * Called by: session.c, measure.c.
+ * Lock: the replay lock; not asserted by: inject_device (a pointer into the table),
+ * inject_devices_clocks_restored, inject_devices_fork_child (at exit and in a fork's
+ * child, where one thread runs). */
 #include "inject/session/device.h"
 
 #include <stdio.h>

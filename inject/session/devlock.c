@@ -15,8 +15,12 @@
  * The doorbell is a counter in the file's first page, mapped shared: a process that needs
  * the hardware adds one and wakes the futex; each holder's watcher thread sleeps in
  * FUTEX_WAIT on it (a futex in a shared file mapping works across processes), so holding
- * an idle profiler costs no polling. libc only. Inside the file failures are -errno; each
- * public function turns them into a code of common/error.h (code_of). */
+ * an idle profiler costs no polling. Inside the file failures are -errno; each public
+ * function turns them into a code of common/error.h (code_of).
+ * Calls: none (libc only).
+ * Called by: device.c (opens each device's), session.c (the turn, the hardware), measure.c.
+ * Lock: none (the handles are device.c's, under the replay lock; across processes, the
+ * file's byte locks). */
 #include "inject/session/devlock.h"
 
 #include <errno.h>

@@ -4,8 +4,8 @@
  * doc/measurements.md, "Processes, contexts, collectives"; which state holds it,
  * doc/concurrency.md), so measured launches of all processes on one device are
  * serialised; unselected launches never touch the lock. libc only (no CUDA), so that its
- * tests run anywhere. Called by inject/'s measuring code with the replay lock held
- * (launch.c), and by its own watcher thread (inject_devlock_watch).
+ * tests run anywhere. Used by inject/'s measuring code with the replay lock held, and
+ * by its own watcher thread (inject_devlock_watch).
  * Failures return a code of common/error.h: RP_ERR_TIMEOUT when another process kept a
  * lock past the wait, RP_ERR_NO_MEMORY, else RP_ERR_FAILED; where there is an err buffer
  * it gets the system's reason (strerror), which the callers' messages name. The questions

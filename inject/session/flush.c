@@ -1,7 +1,9 @@
-/* inject/session/flush.c - loads and launches the cache flush (the SMs' instruction caches, then an
- * L2 read sweep, then the discard of the swept lines). Called by session.c for each
- * context at its set-up (early or at its first measured launch), and before every replay.
- * Calls the driver through collector/api. */
+/* inject/session/flush.c - loads and launches the cache flush (the SMs' instruction caches,
+ * then an L2 read sweep, then the discard of the swept lines), loaded for each context at
+ * its set-up (early or at its first measured launch) and launched before every replay.
+ * Calls: collector/ (the driver).
+ * Called by: session.c (loads it), kernel_workload.c, whole_workload.c, measure.c.
+ * Lock: none (constant PTX; the loaded flush is the context's state, session.c's). */
 #include "inject/session/flush.h"
 
 #include <stdbool.h>

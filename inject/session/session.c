@@ -4,10 +4,18 @@
  * device: a second context's Start fails with CUPTI_ERROR_HARDWARE_BUSY, tests/gpu/procs.cu
  * reset), handing it over when another process rings (doc/concurrency.md), each kernel's
  * save policy, the context's release at destruction, and the early set-up.
- * Every function runs with the replay lock held (launch.c): the measurements' thread, the
- * early set-up's (early.c) and the device lock's watcher (inject_session_let_go). State per
- * context lives in contexts.c's registry. Calls device.c, config.c, devlock.c, flush.c,
- * output.c, names.c, captures.c, contexts.c, collector/ and memory/. */
+ * Owns the replay lock; its holders are the measurements' thread, the early set-up's
+ * (early.c) and the device lock's watcher (inject_session_let_go). State per context lives
+ * in contexts.c's registry.
+ * Calls: device.c, config.c, devlock.c, flush.c, captures.c, contexts.c, names.c, output.c,
+ * collector/, memory/, common/.
+ * Called by: launch.c, init.c, save.c, measure.c, graph_measure.c, range_memory.c,
+ * range_workload.c.
+ * Lock: the replay lock; not asserted by: inject_session_lock, inject_session_lock_until,
+ * inject_session_unlock, inject_session_held_at (the lock itself), inject_session_configure
+ * (init.c's, before any callback, and the control API's, through inject_launch_lock_replay),
+ * inject_session_set_hooks (before any callback), inject_session_fork_child (a fork's
+ * child), inject_session_report_totals (at exit). */
 #include "inject/session/session.h"
 
 #include <pthread.h>

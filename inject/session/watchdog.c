@@ -1,6 +1,9 @@
 /* inject/session/watchdog.c - reports a replay pass that has not finished (watchdog.h).
  * Its thread waits on a condition with a timeout, so that it costs nothing while no
- * pass runs. Calls inject/output.c and libc. */
+ * pass runs.
+ * Calls: output.c (libc besides).
+ * Called by: kernel_workload.c, whole_workload.c, measure.c.
+ * Lock: lock (armed, the deadline and the kernel watched). */
 #include "inject/session/watchdog.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
  * (collectives.c), would wait for ever when replayed alone; a running kernel cannot be
  * cancelled, so the watchdog cannot end the wait, but it says at once, on stderr and as
  * an error record, which kernel hangs and which option excludes it. One thread of ours,
- * started at the first arm. Called by the workloads (kernel_workload.c, whole_workload.c)
+ * started at the first arm. Armed and disarmed by the workloads and the measuring loop
  * with the replay lock held. */
 #ifndef INJECT_WATCHDOG_H
 #define INJECT_WATCHDOG_H

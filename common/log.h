@@ -1,7 +1,8 @@
 /* common/log.h - the one place rangeprof prints to stderr.
  * Every message is one line with one prefix ("rangeprof: error: ", "rangeprof: warning: ",
- * "rangeprof: " for a note, "==RANGEPROF== " for progress), written with a single write(2) so that lines from the
- * application's threads and ours never interleave inside a line. libc only. */
+ * "rangeprof: " for a note, "==RANGEPROF== " for progress), written with a single write(2)
+ * so that lines from the application's threads and ours never interleave inside a line.
+ * libc only. */
 #ifndef COMMON_LOG_H
 #define COMMON_LOG_H
 

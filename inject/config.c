@@ -1,16 +1,17 @@
 /* inject/config.c - the measurement options in force (inject.h: struct inject_config) and
  * what follows from them for every measurement: --runs auto's parameters, the runs of a
  * first pass, the kernels of one run, the ranges a profiler's first pass is sized for.
- * Written by inject_session_configure (init.c at start, the control API between
- * measurements) with the replay lock held; read by the measuring files under the same
- * lock. A leaf.
+ * Written by inject_session_configure (init.c at start, before any callback; the control
+ * API between measurements, with the replay lock held); read by the measuring files under
+ * the same lock. A leaf.
  * Calls: collector/ (adaptive.c's parameters).
  * Called by: session.c (writes it), init.c, device.c, emit.c, kernel_workload.c, measure.c,
  * range_memory.c, save.c.
  * Lock: the replay lock; not asserted by: inject_config (a read of the options),
- * inject_config_set (session.c's configure holds it), inject_config_adaptive_params,
- * inject_config_first_batch_runs, inject_config_kernels_per_run, inject_config_ranges_needed
- * (arithmetic over the options they are handed). */
+ * inject_config_set (from inject_session_configure: before any callback, or with the lock
+ * held), inject_config_adaptive_params, inject_config_first_batch_runs,
+ * inject_config_kernels_per_run, inject_config_ranges_needed (arithmetic over the options
+ * they are handed). */
 #include "inject/config.h"
 
 #include "collector/adaptive.h"

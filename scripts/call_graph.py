@@ -116,9 +116,10 @@ def scan_symbols(text):
       file-scope initializer, called when '(' follows it, user being the function or
       variable whose code or value it is in;
     - bodies: {function: set of identifiers its body uses} (for a header's inline functions,
-      whose code runs in the file that calls them)."""
+      whose code runs in the file that calls them);
+    - declared: the names of its prototypes and extern declarations (what a header offers)."""
     tokens = _TOKEN.findall(text)
-    functions, variables, exported = set(), set(), set()
+    functions, variables, exported, declared = set(), set(), set(), set()
     used, bodies = [], {}
     depth = 0                    # brace depth
     header = []                  # tokens at depth 0 since the last ';' or '}', a brace
@@ -138,12 +139,12 @@ def scan_symbols(text):
                 else:
                     # A struct, union or enum body (its declarators follow the '}'), or a
                     # variable's initializer: its uses are the variable's.
-                    declared = _declared(header) if "=" in header else []
-                    current = declared[-1][0] if declared else None
+                    initialized = _declared(header) if "=" in header else []
+                    current = initialized[-1][0] if initialized else None
                     header.append("{")
                 depth = 1
             elif tok == ";":
-                _define(header, variables, exported, used)
+                _define(header, variables, exported, used, declared)
                 header = []
             elif tok == "}":
                 header = []
@@ -169,7 +170,7 @@ def scan_symbols(text):
             if current in bodies:
                 bodies[current].add(tok)
     return {"functions": functions, "variables": variables, "exported": exported,
-            "used": used, "bodies": bodies}
+            "used": used, "bodies": bodies, "declared": declared}
 
 
 def _function_name(header):
@@ -266,13 +267,12 @@ def _declarator_name(seg, first):
     return name, False
 
 
-def _define(header, variables, exported, used):
-    """Records the variables a file-scope declaration ending in ';' defines, and the uses in
-    an initializer that has no braces."""
-    if "extern" in header:
-        return
+def _define(header, variables, exported, used, declared):
+    """Records the variables a file-scope declaration ending in ';' defines, the uses in an
+    initializer that has no braces, and the names only declared (prototypes, extern)."""
     for name, prototype, init in _declared(header):
-        if prototype:
+        if prototype or "extern" in header:
+            declared.add(name)
             continue
         variables.add(name)
         if "static" not in header:

@@ -25,7 +25,8 @@ of another file's variables and constants). Checked:
    assert it or take it (inject_session_lock), or names the function after "not asserted
    by:" in the same sentence, with why ("Lock: the replay lock; not asserted by:
    inject_x_need (reads the workload only)."). A function so named that does assert it,
-   or that the file does not define, fails too.
+   or that the file does not define, fails too. A header (.h) that says "under the replay
+   lock" has every .c file that defines what it declares name the replay lock.
 3. doc/layout.md's "Locks" section names every lock the sources define (a pthread_mutex_t,
    pthread_rwlock_t, pthread_spinlock_t, mtx_t, struct rp_lock or atomic_flag variable or
    member, by file and name), and no other.
@@ -272,7 +273,7 @@ def check_lock(rel, text, lines, start, found, problems):
         problems.append(f"{rel}:{start + 1}: its opening comment has no 'Lock:' sentence "
                         f"(the replay lock, its own lock's name, or none: what guards its "
                         f"state)")
-        return
+        return []
     first, _, body, ends_line = entries[0]
     where = f"{rel}:{start + first + 1}"
     if not ends_line:
@@ -317,6 +318,32 @@ def check_lock(rel, text, lines, start, found, problems):
                             f"defines no such external function")
     if exempt and REPLAY not in named:
         problems.append(f"{where}: 'not asserted by:' without the replay lock")
+    return named
+
+
+_UNDER_REPLAY = re.compile(r"\bunder\s+the\s+replay\s+lock\b", re.I)
+
+
+def check_header_lock(rel, text, lines, start, owners, locks, problems):
+    """A header that says its state or its functions are under the replay lock: every .c
+    file that defines what it declares names the replay lock in its 'Lock:' sentence."""
+    for k, line in enumerate(lines):
+        joined = line + " " + (lines[k + 1] if k + 1 < len(lines) else "")
+        m = _UNDER_REPLAY.search(joined)
+        if m and m.start() < len(line):
+            break
+    else:
+        return
+    declared = scan_symbols(strip_source(text))["declared"]
+    by_file = {}
+    for name in sorted(declared):
+        for owner in owners.get(name, ()):
+            by_file.setdefault(owner, name)
+    for owner, name in sorted(by_file.items()):
+        if REPLAY not in locks.get(owner, []):
+            problems.append(f"{rel}:{start + k + 1}: says 'under the replay lock', but {owner}, "
+                            f"which defines {name} (declared here), does not name the replay "
+                            f"lock in its 'Lock:' sentence")
 
 
 def layout_sections(root):
@@ -480,17 +507,27 @@ def main(argv=None):
             if new != path.read_text(encoding="utf-8"):
                 path.write_text(new, encoding="utf-8")
                 print(f"check_maps: wrote {rel}")
-    claims = 0
+    owners = {}
+    for rel in graph:
+        found = scan_symbols(strip_source((root / rel).read_text(encoding="utf-8")))
+        for name in found["exported"]:
+            owners.setdefault(name, []).append(rel)
+    claims, locks, header_text = 0, {}, {}
     for rel in sources:
         text = (root / rel).read_text(encoding="utf-8")
         parsed = opening_comment(text)
         if parsed is None:
             problems.append(f"{rel}:1: no opening comment")
             continue
-        lines, start, _ = parsed
+        lines, start, end = parsed
         found = fields(lines)
+        for k, line in enumerate(text.split("\n")[start:end]):
+            if len(line) > WIDTH:
+                problems.append(f"{rel}:{start + k + 1}: {len(line)} columns in the opening "
+                                f"comment; C comments stay under 100")
         check_prose(rel, lines, start, found, problems)
         if rel.endswith(".h"):
+            header_text[rel] = (text, lines, start)
             for field in ("Calls", "Called by"):
                 for first, _, _, _ in found.get(field, []):
                     problems.append(f"{rel}:{start + first + 1}: a header carries no "
@@ -499,8 +536,10 @@ def main(argv=None):
             continue
         calls, called = truth(graph, units, rel)
         check_calls(rel, lines, start, found, calls, called, problems)
-        check_lock(rel, text, lines, start, found, problems)
+        locks[rel] = check_lock(rel, text, lines, start, found, problems)
         claims += len(calls) + len(called)
+    for rel, (text, lines, start) in sorted(header_text.items()):
+        check_header_lock(rel, text, lines, start, owners, locks, problems)
     locks = check_layout_locks(root, sources, problems)
     order = check_layout_order(root, graph, problems)
     for p in problems:

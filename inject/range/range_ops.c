@@ -6,8 +6,11 @@
  * Calls: kernel_launch.c (decode), names.c, memory/ (layout.c: a kernel's parameters),
  * collector/ (the driver).
  * Called by: range_args.c (the recorders), range_workload.c (the store's life).
- * Lock: none (no state of its own: the store is range_workload.c's, under the replay
- * lock there). */
+ * Lock: the replay lock (the store is range_workload.c's, and held under it there); not
+ * asserted by: range_ops_init, range_ops_finish (range_workload.c's, which hold it),
+ * range_per_thread, range_record_copy, range_record_event, range_record_graph,
+ * range_record_kernel, range_record_memset, range_record_sync, range_record_unified_copy
+ * (reached only through range_ops_on_call, which asserts it). */
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>

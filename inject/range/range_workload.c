@@ -24,8 +24,9 @@
  * saved), range_calls.c (each call at its ENTER), range_ops.c, range_replay.c, output.c,
  * nvtx_bridge/, collector/.
  * Called by: launch.c (the NVTX hooks, every driver call while a range is recorded).
- * Lock: the replay lock; not asserted by: inject_range_set_mode (an atomic, and it takes
- * the lock to abandon a recording), inject_range_set_graph_check (before any callback). */
+ * Lock: the replay lock; not asserted by: inject_range_set_mode (sets an atomic; abandoning
+ * a recording asserts it), inject_range_set_graph_check (once, from
+ * inject_launch_set_range_mode: before the callbacks or with the lock held). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -3,9 +3,10 @@
  * and the clock lock. One table. A leaf of inject/'s measuring files.
  * Calls: config.c, devlock.c, output.c, collector/, common/.
  * Called by: session.c, measure.c.
- * Lock: the replay lock; not asserted by: inject_device (a pointer into the table),
- * inject_devices_clocks_restored, inject_devices_fork_child (at exit and in a fork's
- * child, where one thread runs). */
+ * Lock: the replay lock; not asserted by: inject_device (a pointer into the table, for
+ * session.c's functions, which assert it), inject_devices_clocks_restored (from
+ * inject_session_configure: before any callback, or with the lock held),
+ * inject_devices_fork_child (in a fork's child, where one thread runs). */
 #include "inject/session/device.h"
 
 #include <stdio.h>

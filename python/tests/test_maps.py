@@ -242,3 +242,22 @@ def test_write_makes_the_lists_true_and_keeps_their_notes(tmp_path):
     log = (root / "common/log.c").read_text()
     assert " * Calls: none (libc only).\n * Lock: none (no state).\n * Called by: memory/. */" \
         in log
+
+
+def test_an_opening_comment_line_of_100_columns_fails(tmp_path):
+    r = run(tree(tmp_path, replace("common/log.c", "messages.", "messages" + "." * 74)))
+    assert r.returncode == 1
+    assert "common/log.c:1: 100 columns in the opening comment" in r.stdout
+
+
+def test_a_header_under_the_replay_lock_needs_its_c_files_to_say_so(tmp_path):
+    """session.h, measurement.h and range.h said "under the replay lock" in prose; the .c
+    files that define what they declare must name it in their Lock: sentence."""
+    header = ("/* memory/memory.h - tracking. Under the replay lock. */\n"
+              "void mem_track_add(int n);\n")
+    r = run(tree(tmp_path, {"memory/memory.h": header}))
+    assert r.returncode == 1
+    assert ("memory/memory.h:1: says 'under the replay lock', but memory/track.c, which "
+            "defines mem_track_add (declared here), does not name the replay lock") in r.stdout
+    header = header.replace("void mem_track_add", "void inject_save_enter")
+    assert run(tree(tmp_path, {"memory/memory.h": header})).returncode == 0

@@ -17,7 +17,7 @@
  * batch share each profiler pass (one for a time-only set, one per pass of the set
  * otherwise); a launch may run over the budget by one batch.
  * Calls: stats.c (libc besides).
- * Called by: inject/ (measure.c, between profiler passes).
+ * Called by: inject/ (measure.c, between profiler passes; config.c, the first batch).
  * Lock: none (pure functions over the samples so far). */
 #include "collector/adaptive.h"
 

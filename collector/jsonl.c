@@ -1,5 +1,5 @@
 /* collector/jsonl.c - writing JSON Lines records whole, and keeping their strings valid.
- * Calls: common/ (utf8.c; libc and cJSON besides).
+ * Calls: common/ (log.c's rp_quote, utf8.c; libc and cJSON besides).
  * Called by: job.c, records.c, inject/.
  * Lock: none (no state). */
 #include "collector/jsonl.h"

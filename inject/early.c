@@ -21,7 +21,8 @@
  * The set-up itself, and the replay lock it needs, are handed in by launch.c
  * (inject_early_configure).
  * Calls: contexts.c, collector/.
- * Called by: launch.c (at a thread's first launches in a context), init.c (forks, exit).
+ * Called by: launch.c (configures it; a thread's first launches in a context), init.c (a
+ * fork's child).
  * Lock: lock (the devices set up or being set up, and the set-up threads). */
 #include "inject/early.h"
 

@@ -1,6 +1,6 @@
 /* common/log.c - one-line messages on stderr, each written whole.
  * Called from any thread, including the application's threads inside CUDA and NVTX
- * callbacks; uses no allocation.
+ * callbacks; uses no locks and no allocation.
  * Calls: utf8.c (libc besides).
  * Called by: options.c, inject/, nvtx_bridge/, collector/.
  * Lock: none (the quiet and silent flags are atomics). */

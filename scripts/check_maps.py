@@ -32,7 +32,9 @@ of another file's variables and constants). Checked:
    member, by file and name), and no other.
 4. doc/layout.md's "which way the calls run" is a numbered list of tiers of inject/'s
    groups, its top-level files and the other folders; every one of them is in one tier, and
-   every edge of the graph between two of them runs to a lower tier.
+   every edge of the graph between two of them runs to a lower tier. Its prose, like an
+   opening comment's, states no call between files ("Calls registry.c"): the comments of
+   the files hold those, checked.
 
 Prints each fault as "file:line: what the comment says; what is true" and exits 1; exits 0
 saying what it checked otherwise. --write rewrites the Calls: and Called by: sentences of
@@ -66,7 +68,7 @@ PROSE_CLAIMS = [
     re.compile(r"\bcalled (?:by|from)\b" + _SPAN + _FILE, re.I),
     # "Calls x.c" at a sentence's start, "it calls", "and calls", "never calls": the verb,
     # not a driver's calls.
-    re.compile(r"(?:^|[.;:] |\b(?:it|and|never|only|also|which|that|then|file|files) )"
+    re.compile(r"(?:^|[.;:]\s+|\b(?:it|and|never|only|also|which|that|then|file|files)\s+)"
                r"(?:calls|call|calling)\b" + _SPAN + _FILE, re.I),
     # "a.c -> b.c"
     re.compile(_FILE + r"[^.;]{0,40}?(?:->|→)\s*" + _FILE),
@@ -540,6 +542,11 @@ def main(argv=None):
         claims += len(calls) + len(called)
     for rel, (text, lines, start) in sorted(header_text.items()):
         check_header_lock(rel, text, lines, start, owners, locks, problems)
+    layout = root / "doc" / "layout.md"
+    if layout.exists():
+        # Its prose may describe, not map: a call claim there belongs in a file's comment.
+        check_prose("doc/layout.md", layout.read_text(encoding="utf-8").splitlines(), 0, {},
+                    problems)
     locks = check_layout_locks(root, sources, problems)
     order = check_layout_order(root, graph, problems)
     for p in problems:

@@ -261,3 +261,10 @@ def test_a_header_under_the_replay_lock_needs_its_c_files_to_say_so(tmp_path):
             "defines mem_track_add (declared here), does not name the replay lock") in r.stdout
     header = header.replace("void mem_track_add", "void inject_save_enter")
     assert run(tree(tmp_path, {"memory/memory.h": header})).returncode == 0
+
+
+def test_a_call_claimed_in_layout_md_prose_fails(tmp_path):
+    """doc/layout.md said "Calls registry.c" of state.c, unchecked; the map is the files'."""
+    r = run(tree(tmp_path, layout=LAYOUT + "\n- `state.c`: the stacks.\n  Calls `registry.c`.\n"))
+    assert r.returncode == 1
+    assert "doc/layout.md:16: '.   Calls `registry.c' says who calls whom" in r.stdout

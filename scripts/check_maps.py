@@ -463,6 +463,8 @@ def rewrite(path, rel, calls, called):
     for field, true in (("Calls", calls), ("Called by", called)):
         old = found.get(field)
         notes = dict(items(old[0][2])) if old else {}
+        if old and (set(notes) - {"none"}) == set(true):
+            continue                    # true already: its wrapping stays the author's
         kept = [n for n in notes if n in true]
         added = sorted((n for n in true if n not in notes), key=sort_key)
         entries = [(n, notes.get(n, "")) for n in kept + added] or [

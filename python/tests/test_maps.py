@@ -268,3 +268,13 @@ def test_a_call_claimed_in_layout_md_prose_fails(tmp_path):
     r = run(tree(tmp_path, layout=LAYOUT + "\n- `state.c`: the stacks.\n  Calls `registry.c`.\n"))
     assert r.returncode == 1
     assert "doc/layout.md:16: '.   Calls `registry.c' says who calls whom" in r.stdout
+
+
+def test_write_leaves_true_sentences_as_their_author_wrapped_them(tmp_path):
+    root = tree(tmp_path, replace("inject/kernel/save.c", "Calls: session.c, memory/.",
+                                  "Calls: session.c (the\n * turn), memory/."))
+    before = (root / "inject/kernel/save.c").read_text()
+    r = run(root, "--write")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "wrote" not in r.stdout
+    assert (root / "inject/kernel/save.c").read_text() == before

@@ -96,9 +96,10 @@ def opening_comment(text):
 
 
 def fields(lines):
-    """{field: (first line index, last line index, text after 'Field:')} of the comment's
-    lines; a field begins a line and ends at the first '.' outside parentheses that ends
-    its line (or that is followed by a space, which is a fault: fields end their line)."""
+    """{field: [(first line index, last line index, text after 'Field:', whether it ends
+    its line)]} of the comment's lines: a field begins a line and ends at the first '.'
+    outside parentheses that is followed by a space or the line's end (a field that does
+    not end its line is a fault)."""
     found, k = {}, 0
     while k < len(lines):
         m = re.match(r"(Calls|Called by|Lock):\s*(.*)", lines[k])

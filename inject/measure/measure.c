@@ -5,8 +5,8 @@
  * collector/adaptive.c says stop), NVML before and after, and the records (emit.c); at the
  * end, the saved copies trimmed and the turn given back. Workloads are reached through
  * their interface.
- * Calls: session.c, device.c, config.c, emit.c, devlock.c, watchdog.c, flush.c, output.c,
- * collector/, memory/.
+ * Calls: session.c, device.c, config.c, emit.c, devlock.c, watchdog.c, output.c, collector/,
+ * memory/.
  * Called by: save.c, kernel_workload.c, whole_workload.c, range_workload.c.
  * Lock: the replay lock; not asserted by: inject_measure_concerns (a record's fields),
  * inject_measure_sample_before (NVML, on the measurement it is handed),

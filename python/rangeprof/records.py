@@ -21,8 +21,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from rangeprof.config import config_from_nvtx
-
 SUPPORTED_SCHEMA = 1
 KNOWN_TYPES = ("session", "device", "setup", "run", "summary", "warning", "error")
 # Bad lines kept per reading (each is printed; beyond this only counted), so that a file
@@ -725,6 +723,10 @@ class _ConfigCache:
         key = (tuple([r.get("text") or "" for r in nvtx]), path) if nvtx else ((), path)
         hit = self.cache.get(key)
         if hit is None:
+            # Imported here, not at the top: parse_line needs nothing but the standard
+            # library, so that a checker loads this file alone (tests/gpu/gpu_records.py)
+            # without 'import rangeprof', which attaches the process to the library.
+            from rangeprof.config import config_from_nvtx
             if len(self.cache) >= self.limit:
                 self.cache.clear()
             hit = self.cache[key] = config_from_nvtx(nvtx or [], path or "")

@@ -73,16 +73,28 @@ _STATIC_KEYS = ("launch", "kernel", "nvtx_path", "workload", "runs", "device",
                 "rated_sm_clock_hz")
 
 
+def _range_key(rng):
+    """What a template takes from a range workload's "range" member, hashable."""
+    if type(rng) is not dict:
+        return None
+    names = rng.get("kernel_names")
+    return rng.get("kernels"), tuple(names) if isinstance(names, list) else names
+
+
 def template(run):
     """The _Template of a run's launch: its static fields, built at the launch's first
     run and found again (a dict lookup on the fields they come from) for the others."""
     rec, dev, session = run.record, run.device, run.session
     get = rec.get
-    graph = get("graph") or {}
+    given = get("graph")
+    graph = given or {}
     grid, block = get("grid"), get("block")
+    # (A graph member of no id and node, {}, still makes a node's Launch id: it is in
+    # the key, apart from no graph member.)
     key = (id(session), id(dev), run.session_id, run.path,
            run.config_key if run.config_key is not None else id(run.config),
-           tuple(map(get, _STATIC_KEYS)), graph.get("id"), graph.get("node"),
+           tuple(map(get, _STATIC_KEYS)), type(given) is dict, graph.get("id"), graph.get("node"),
+           _range_key(get("range")),
            tuple(grid) if isinstance(grid, list) else grid,
            tuple(block) if isinstance(block, list) else block)
     tmpl = _TEMPLATES.get(key)

@@ -679,12 +679,21 @@ class _ArrowReader:
     def _devices(self, ctx, device):
         """(GPU codes, names, rated memory clock) per run from its ctx and device index."""
         import numpy as np
-        dev = np.where(np.isnan(device), -1, device).astype(np.int64)
+        # A run without a device member looks up None, as records.Sessions does (not -1,
+        # a device index); one beyond what a float column holds exactly, no device.
+        absent, beyond = _INT64_MIN, _INT64_MIN + 1
+        if device.dtype.kind == "f":
+            exact = np.abs(device) < 2.0 ** 53   # (False for NaN)
+            dev = np.where(exact, device, 0).astype(np.int64)
+            dev[~exact] = beyond
+            dev[np.isnan(device)] = absent
+        else:
+            dev = device.astype(np.int64)
         pairs = np.stack([ctx, dev], axis=1)
         unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
         names, clocks = [], []
         for c, d in unique.tolist():
-            rec = self.ctx_devices[c].get(None if d == -1 else d) or {}
+            rec = {} if d == beyond else self.ctx_devices[c].get(None if d == absent else d) or {}
             names.append(rec.get("name"))
             clocks.append(table._num(rec.get("rated_memory_clock_hz")))
         inverse = inverse.reshape(-1)

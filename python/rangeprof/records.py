@@ -340,78 +340,117 @@ REQUIRED = {"run": ("kernel", "metrics")}
 
 
 class _Groups:
-    """The members of a description, by kind: the checks loop over each group, with no
-    call per member in the common case (every member of the right kind): they run for
-    each of millions of lines. A kind no group takes raises at import: a kind added to
-    the description must be given its check here."""
+    """The members of a description, by kind. ok() loops over each group with no call
+    per member and no message made (it runs for each of millions of lines); check()
+    says what is wrong where ok() finds something. A kind no group takes raises at
+    import: a kind added to the description must be given its check here."""
 
     def __init__(self, members, leave=()):
         def of(kind):
             return tuple(k for k, v in members.items() if v == kind and k not in leave)
         self.strings, self.integers, self.numbers = of(STRING), of(INTEGER), of(NUMBER)
         self.integer_lists, self.string_lists = of([INTEGER]), of([STRING])
-        self.objects = tuple((k, v) for k, v in members.items()
+        self.objects = tuple((k, _Groups(v)) for k, v in members.items()
                              if type(v) is dict and k not in leave)
-        self.object_lists = tuple((k, v[0]) for k, v in members.items()
+        # Lists of objects, with the names of their members where all are strings (an
+        # NVTX range's): checked inline, with no call per item.
+        self.object_lists = tuple((k, _Groups(v[0])) for k, v in members.items()
                                   if type(v) is list and type(v[0]) is dict and k not in leave)
-        self.groups = {k: (_Groups(v) if type(v) is dict else None)
-                       for k, v in self.objects + self.object_lists}
+        self.object_lists = tuple((k, g, g.strings if g.only_strings() else None)
+                                  for k, g in self.object_lists)
         taken = (set(self.strings) | set(self.integers) | set(self.numbers)
-                 | set(self.integer_lists) | set(self.string_lists) | set(self.groups)
+                 | set(self.integer_lists) | set(self.string_lists)
+                 | {k for k, _ in self.objects} | {k for k, _, _ in self.object_lists}
                  | set(leave))
         left = [k for k in members if k not in taken]
         if left:
             raise TypeError(f"records.py: no check for the kind of {', '.join(left)}")
 
-    def check(self, rec, get, where=""):
-        """Raises _Invalid naming the first member not of its kind."""
-        for v in map(get, self.strings):
-            if v is not None and type(v) is not str:
-                for key in self.strings:
-                    _string(rec, key, where + key)
-        for v in map(get, self.integers):
-            if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
-                for key in self.integers:
-                    _integer(rec, key, where + key)
-        for v in map(get, self.numbers):
-            if v is not None:
-                t = type(v)
-                if (v - v != 0) if t is float else \
-                        (t is not int or not -_INT_LIMIT < v < _INT_LIMIT):
-                    for key in self.numbers:
-                        _number(rec, key, where + key)
+    def only_strings(self):
+        return not (self.integers or self.numbers or self.integer_lists or self.string_lists
+                    or self.objects or self.object_lists)
+
+    def ok(self, get):
+        """Whether every member (get: the record's get) is of its kind or null. (Each
+        group looked at only where the description has one: an empty loop costs.)"""
+        if self.strings:
+            for v in map(get, self.strings):
+                if v is not None and type(v) is not str:
+                    return False
+        if self.integers:
+            for v in map(get, self.integers):
+                if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
+                    return False
+        if self.numbers:
+            for v in map(get, self.numbers):
+                if v is not None:
+                    t = type(v)
+                    if (v - v != 0) if t is float else \
+                            (t is not int or not -_INT_LIMIT < v < _INT_LIMIT):
+                        return False
         for key in self.integer_lists:
             v = get(key)
             if v is not None:
                 if type(v) is not list:
-                    _integers(rec, key, where)
+                    return False
                 for x in v:
                     if type(x) is not int or not -_INT_LIMIT < x < _INT_LIMIT:
-                        _integers(rec, key, where)
+                        return False
         for key in self.string_lists:
             v = get(key)
             if v is not None:
                 if type(v) is not list:
-                    _strings(rec, key, where)
+                    return False
                 for x in v:
                     if type(x) is not str:
-                        _strings(rec, key, where)
-        for key, _ in self.objects:
-            v = get(key)
+                        return False
+        if self.objects:
+            for key, inner in self.objects:
+                v = get(key)
+                if v is not None and (type(v) is not dict or not inner.ok(v.get)):
+                    return False
+        if self.object_lists:
+            for key, inner, strings in self.object_lists:
+                v = get(key)
+                if v is not None:  # (not 'if v': an empty object is no list either)
+                    if type(v) is not list:
+                        return False
+                    for r in v:
+                        if type(r) is not dict:
+                            return False
+                        if strings is None:
+                            if not inner.ok(r.get):
+                                return False
+                            continue
+                        for x in map(r.get, strings):
+                            if x is not None and type(x) is not str:
+                                return False
+        return True
+
+    def check(self, rec, get, where=""):
+        """Raises _Invalid naming the first member not of its kind (where: the path of
+        rec in the record, as messages give it)."""
+        if self.ok(get):
+            return
+        for key in self.strings:
+            _string(rec, key, where + key)
+        for key in self.integers:
+            _integer(rec, key, where + key)
+        for key in self.numbers:
+            _number(rec, key, where + key)
+        for key in self.integer_lists:
+            _integers(rec, key, where)
+        for key in self.string_lists:
+            _strings(rec, key, where)
+        for key, inner in self.objects:
+            v = _object(rec, key, where + key)
             if v is not None:
-                if type(v) is not dict:
-                    _object(rec, key, where + key)
-                self.groups[key].check(v, v.get, f"{where}{key}.")
-        for key, _ in self.object_lists:
-            v = get(key)
-            if v is not None:  # (not 'if v': an empty object is no list either)
-                if type(v) is not list:
-                    _list(rec, key, where + key)
-                inner = self.groups[key]
-                for i, r in enumerate(v):
-                    if type(r) is not dict:
-                        _fail(f"{where}{key}[{i}]", r, "an object")
-                    inner.check(r, r.get, f"{where}{key}[{i}].")
+                inner.check(v, v.get, f"{where}{key}.")
+        for key, inner, _ in self.object_lists:
+            for i, r in enumerate(_list(rec, key, where + key) or ()):
+                if type(r) is not dict:
+                    _fail(f"{where}{key}[{i}]", r, "an object")
+                inner.check(r, r.get, f"{where}{key}[{i}].")
 
 
 # The launch's members of run and summary records (kernel, a required string, is checked
@@ -425,7 +464,8 @@ def _check_launch(rec, get):
     """The members run and summary records share."""
     if type(get("kernel")) is not str:
         _fail("kernel", get("kernel"), "a string")
-    _LAUNCH.check(rec, get)
+    if not _LAUNCH.ok(get):
+        _LAUNCH.check(rec, get)
 
 
 def _check_metric_values(metrics):
@@ -454,7 +494,8 @@ def _check_run(rec):
         for u in units.values():
             if u is not None and type(u) is not str:
                 _check_units(units)
-    _RUN_OWN.check(rec, get)
+    if not _RUN_OWN.ok(get):
+        _RUN_OWN.check(rec, get)
 
 
 # The members of a run record, as rangeprof writes them, after its launch's: what
@@ -480,7 +521,8 @@ def _check_run_members(rec):
     if type(metrics) is not dict:
         _fail("metrics", metrics, "an object")
     _check_metric_values(metrics)
-    _PER_RUN.check(rec, get)
+    if not _PER_RUN.ok(get):
+        _PER_RUN.check(rec, get)
 
 
 class _RunSplitter:

@@ -5,13 +5,15 @@ needs pyarrow, whose JSON reader parses the run lines (millions of them: a Pytho
 per record would take ten times the memory and time).
 
 How load() reads a file: each line that starts as rangeprof writes run records
-('{"type":"run",') goes to pyarrow in batches, with an explicit schema for the members
-the columns need; every other line (sessions, devices, summaries, hand-written records)
-is parsed and checked in Python (rangeprof/records.py), which also gives the session and
-device each run belongs to. A batch that pyarrow refuses, or that holds a value the
-Python reader would refuse (an infinite number, a null kernel, a null in a list), is read
-again line by line in Python: its bad lines are reported as FILE:LINE and skipped, the
-others go to pyarrow in the form the Python reader checked. Lines nested more deeply than
+('{"type":"run",') goes to pyarrow in batches, with an explicit schema made of
+records.RUN_MEMBERS (every member records.py checks, in the type of its kind: records.py
+says what a record is, not this module); every other line (sessions, devices, summaries,
+hand-written records) is parsed and checked in Python (rangeprof/records.py), which also
+gives the session and device each run belongs to. A batch that pyarrow refuses, or that
+holds a value records.py would refuse and pyarrow's types let through (_fits: an infinite
+number, a null kernel, a null in a list, -2**63), is read again line by line with
+records.parse_line: its bad lines are reported as FILE:LINE and skipped, as every reader
+reports them, the others go to pyarrow in the form records.py checked. Lines nested more deeply than
 any record (over 512 brackets) never reach pyarrow, whose parser crashes on deep nesting.
 So load() takes the run lines the report tools take, and gives the rows they would make.
 Summary lines written as rangeprof writes them ('{"type":"summary",') are not parsed at

@@ -145,59 +145,42 @@ def _num(v):
 
 
 def _run_sample(rec, metrics):
+    """One run record as a sample, its context under the report's sample keys (table.py),
+    so that one rule (table.combine_runs) combines the kernels of both."""
     values = rec.get("metrics") or {}
     units = rec.get("units") or {}
     temps = [_num(rec.get(k)) for k in ("temperature_c", "temperature_before_c",
                                          "temperature_after_c")]
     temps = [t for t in temps if not math.isnan(t)]
-    reasons = rec.get("throttle_reasons")
-    from rangeprof.table import range_columns
+    from rangeprof.table import range_columns, _reasons
     range_kernels, range_names = (range_columns(rec.get("range"))
                                   if rec.get("workload") == "range" else (None, None))
     return dict(values=OrderedDict((m, _num(values.get(m))) for m in metrics),
                 units={m: ncu_unit(units.get(m, ""), m) for m in metrics},
-                kernel=RANGE_KERNEL if rec.get("workload") == "range" else rec.get("kernel", ""),
-                range_kernels=range_kernels, range_names=range_names,
+                Kernel=RANGE_KERNEL if rec.get("workload") == "range" else rec.get("kernel", ""),
+                RangeKernels=range_kernels, RangeKernelNames=range_names,
                 device=rec.get("device"),
                 rated_sm_clock_hz=rec.get("rated_sm_clock_hz"),
-                sm_clock=_num(rec.get("sm_clock_hz")),
-                temperature=_num(rec.get("temperature_c")),
-                temperature_max=max(temps) if temps else math.nan,
-                power=_num(rec.get("power_w")),
-                throttle=list(reasons) if isinstance(reasons, list) else None,
-                passes=rec.get("passes"), run=rec.get("run"))
+                SMClock=_num(rec.get("sm_clock_hz")),
+                Temperature=_num(rec.get("temperature_c")),
+                TemperatureMax=max(temps) if temps else math.nan,
+                Power=_num(rec.get("power_w")),
+                ThrottleReasons=_reasons(rec.get("throttle_reasons")),
+                Passes=rec.get("passes"), Run=rec.get("run"))
 
 
 def _combine_runs(parts, combine, metrics):
     """One sample per run index of an execution's launches (each a list of run samples),
-    every metric reduced with the binary function combine, left to right."""
-    n = min(len(p) for p in parts)
-    out = []
-    for i in range(n):
-        runs = [p[i] for p in parts]
-        first = runs[0]
-        values = OrderedDict()
-        for m in metrics:
-            acc = runs[0]["values"][m]
-            for r in runs[1:]:
-                acc = combine(acc, r["values"][m])
-            values[m] = _num(acc)
-        clocks = [r["sm_clock"] for r in runs if not math.isnan(r["sm_clock"])]
-        known = [r["throttle"] for r in runs if r["throttle"] is not None]
-        out.append(dict(
-            values=values, units=dict(first["units"]),
-            kernel="|".join(r["kernel"] for r in runs), device=first["device"],
-            range_kernels=(sum(r["range_kernels"] or 0 for r in runs)
-                           if any(r["range_kernels"] is not None for r in runs) else None),
-            range_names="|".join(r["range_names"] for r in runs if r["range_names"]) or None,
-            rated_sm_clock_hz=first["rated_sm_clock_hz"],
-            sm_clock=math.fsum(clocks) / len(clocks) if clocks else math.nan,
-            temperature=max((r["temperature"] for r in runs), default=math.nan),
-            temperature_max=max((r["temperature_max"] for r in runs), default=math.nan),
-            power=max((r["power"] for r in runs), default=math.nan),
-            throttle=sorted(set().union(*map(set, known))) if known else None,
-            passes=sum(r["passes"] or 0 for r in runs), run=i))
-    return out
+    every metric reduced with the binary function combine, left to right (Nsight Python's
+    combine_kernel_metrics), the rest as table.combine_runs takes it for the report."""
+    from rangeprof.table import combine_runs
+
+    def reduce(metric, xs):
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = combine(acc, x)
+        return _num(acc)
+    return [combined for _, combined in combine_runs(parts, reduce, "|", "|")]
 
 
 def call_derive(derive_metric, values, config):
@@ -291,7 +274,7 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
         rated = s["rated_sm_clock_hz"] or dev.get("rated_sm_clock_hz")
         mem = dev.get("rated_memory_clock_hz")
         row = OrderedDict(
-            Annotation=s["annotation"], Value=value, Metric=metric, Kernel=s["kernel"],
+            Annotation=s["annotation"], Value=value, Metric=metric, Kernel=s["Kernel"],
             GPU=gpu, Host=host,
             ComputeClock=int(rated // 1000) if rated else None,
             MemoryClock=int(mem // 1000) if mem else None, Unit=unit)
@@ -299,15 +282,13 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
             row[c.name] = s["info"].get(c.name)
         for p, v in zip(param_names, s["config"]):
             row[p] = v
-        row.update(Run=s["run"], Launch=s["launch"], KernelIndex=s["position"],
-                   Call=s["call"], SMClock=s["sm_clock"], Temperature=s["temperature"],
-                   ThrottleReasons=(",".join(s["throttle"]) if s["throttle"] is not None
-                                    else None),
-                   Passes=s["passes"], RangeKernels=s["range_kernels"],
-                   RangeKernelNames=s["range_names"])
+        row.update(Run=s["Run"], Launch=s["launch"], KernelIndex=s["position"],
+                   Call=s["call"], SMClock=s["SMClock"], Temperature=s["Temperature"],
+                   ThrottleReasons=s["ThrottleReasons"], Passes=s["Passes"],
+                   RangeKernels=s["RangeKernels"], RangeKernelNames=s["RangeKernelNames"])
         raw.append(row)
         position = "combined" if combine_kernel_metrics is not None else s["position"]
-        kernel_key = None if combine_kernel_metrics is not None else s["kernel"]
+        kernel_key = None if combine_kernel_metrics is not None else s["Kernel"]
         key = (s["annotation"], metric, _config_key(s["config"]), position, kernel_key)
         groups.setdefault(key, dict(row=row, sample=s, members=[], block=block))[
             "members"].append((value, s))
@@ -411,18 +392,16 @@ def _aggregate(annotation, metric, g, param_names, position):
     first = g["row"]
     values = [v for v, _ in members]
     ss = [s for _, s in members]
-    st = stats.summarize(values, [s["sm_clock"] for s in ss], [s["throttle"] for s in ss],
-                         launches=[s["launch"] for s in ss], runs=[s["run"] for s in ss])
+    st = stats.summarize(values, [s["SMClock"] for s in ss], [s["ThrottleReasons"] for s in ss],
+                         launches=[s["launch"] for s in ss], runs=[s["Run"] for s in ss])
     row = OrderedDict(Annotation=annotation, Metric=metric)
     for p in param_names:
         row[p] = first[p]
-    clocks = [s["sm_clock"] for s in ss if not math.isnan(s["sm_clock"])]
-    temps = [s["temperature"] for s in ss if not math.isnan(s["temperature"])]
-    tmax = [s["temperature_max"] for s in ss if not math.isnan(s["temperature_max"])]
-    power = [s["power"] for s in ss if not math.isnan(s["power"])]
-    known = [s["throttle"] for s in ss if s["throttle"] is not None]
-    seen = set().union(*map(set, known)) if known else set()
-    passes = [s["passes"] for s in ss if isinstance(s["passes"], (int, float))]
+    clocks = [s["SMClock"] for s in ss if not math.isnan(s["SMClock"])]
+    temps = [s["Temperature"] for s in ss if not math.isnan(s["Temperature"])]
+    tmax = [s["TemperatureMax"] for s in ss if not math.isnan(s["TemperatureMax"])]
+    power = [s["Power"] for s in ss if not math.isnan(s["Power"])]
+    passes = [s["Passes"] for s in ss if isinstance(s["Passes"], (int, float))]
     row.update(
         AvgValue=st["mean"], StdDev=st["stddev"], MinValue=st["min"], MaxValue=st["max"],
         NumRuns=st["n"], Kernel=first["Kernel"], GPU=first["GPU"], Host=first["Host"],
@@ -438,9 +417,7 @@ def _aggregate(annotation, metric, g, param_names, position):
         Temperature=math.fsum(temps) / len(temps) if temps else math.nan,
         TemperatureMax=max(tmax) if tmax else math.nan,
         Power=math.fsum(power) / len(power) if power else math.nan,
-        ThrottleReasons=(",".join([r for r in stats.THROTTLE_REASONS if r in seen]
-                                  + sorted(seen - set(stats.THROTTLE_REASONS)))
-                         if known else None),
+        ThrottleReasons=stats.throttle_union(s["ThrottleReasons"] for s in ss),
         Passes=max(passes) if passes else None, KernelIndex=position,
         Launches=len({s["launch"] for s in ss}), RangeKernels=first["RangeKernels"],
         RangeKernelNames=first["RangeKernelNames"], _config=g["sample"]["config"])

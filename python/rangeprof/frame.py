@@ -5,13 +5,15 @@ needs pyarrow, whose JSON reader parses the run lines (millions of them: a Pytho
 per record would take ten times the memory and time).
 
 How load() reads a file: each line that starts as rangeprof writes run records
-('{"type":"run",') goes to pyarrow in batches, with an explicit schema for the members
-the columns need; every other line (sessions, devices, summaries, hand-written records)
-is parsed and checked in Python (rangeprof/records.py), which also gives the session and
-device each run belongs to. A batch that pyarrow refuses, or that holds a value the
-Python reader would refuse (an infinite number, a null kernel, a null in a list), is read
-again line by line in Python: its bad lines are reported as FILE:LINE and skipped, the
-others go to pyarrow in the form the Python reader checked. Lines nested more deeply than
+('{"type":"run",') goes to pyarrow in batches, with an explicit schema made of
+records.RUN_MEMBERS (every member records.py checks, in the type of its kind: records.py
+says what a record is, not this module); every other line (sessions, devices, summaries,
+hand-written records) is parsed and checked in Python (rangeprof/records.py), which also
+gives the session and device each run belongs to. A batch that pyarrow refuses, or that
+holds a value records.py would refuse and pyarrow's types let through (_fits: an infinite
+number, a null kernel, a null in a list, -2**63), is read again line by line with
+records.parse_line: its bad lines are reported as FILE:LINE and skipped, as every reader
+reports them, the others go to pyarrow in the form records.py checked. Lines nested more deeply than
 any record (over 512 brackets) never reach pyarrow, whose parser crashes on deep nesting.
 So load() takes the run lines the report tools take, and gives the rows they would make.
 Summary lines written as rangeprof writes them ('{"type":"summary",') are not parsed at
@@ -362,25 +364,13 @@ class _ArrowReader:
                 self.metric_names.setdefault(name, None)
 
     def _schema(self, names):
+        """pyarrow's schema of run lines: every member records.RUN_MEMBERS describes, in
+        the type of its kind (names: the metrics), and _canonical's _present."""
         pa = self.pa
-        string, i64, f64 = pa.string(), pa.int64(), pa.float64()
-        return pa.schema([
-            ("type", string), ("launch", i64), ("runs", i64), ("run", i64),
-            ("kernel", string), ("device", i64), ("grid", pa.list_(i64)),
-            ("block", pa.list_(i64)), ("shared_mem_bytes", i64),
-            ("nvtx", pa.list_(pa.struct([("domain", string), ("text", string),
-                                          ("kind", string)]))),
-            ("nvtx_path", string), ("workload", string),
-            ("graph", pa.struct([("id", i64), ("launch", i64), ("node", i64),
-                                 ("nodes", i64)])),
-            ("range", pa.struct([("name", string), ("kernels", i64),
-                                 ("kernel_names", pa.list_(string))])),
-            ("cache_control", string), ("clock_control", string), ("passes", i64),
-            ("metrics", pa.struct([(m, f64) for m in names])),
-            ("units", pa.struct([(m, string) for m in names])),
-            ("sm_clock_hz", f64), ("rated_sm_clock_hz", f64), ("temperature_c", f64),
-            ("throttle_reasons", pa.list_(string)), ("time", string), ("pid", i64),
-            ("_present", pa.list_(string))])
+        return pa.schema([("type", pa.string())]
+                         + [(k, _arrow_type(pa, kind, names))
+                            for k, kind in records.RUN_MEMBERS.items()]
+                         + [("_present", pa.list_(pa.string()))])
 
     def _parse(self, lines, names):
         """pyarrow's table of run lines (names: every metric they hold), or None where it
@@ -403,51 +393,14 @@ class _ArrowReader:
         return t if self._acceptable(t) else None
 
     def _acceptable(self, t):
-        """What the Python reader checks and pyarrow lets through."""
-        pa, pc = self.pa, self.pc
-        if t.column("kernel").null_count or t.column("metrics").null_count:
-            return False
-        for name in ("grid", "block", "throttle_reasons", "nvtx"):
-            col = t.column(name)
-            if col.null_count < len(col) and pc.list_flatten(col).null_count:
+        """Whether records.py takes every line pyarrow read: what pyarrow lets through and
+        records.py refuses, member by member as records.RUN_MEMBERS describes them (a
+        wrong type pyarrow refuses itself)."""
+        for name in records.REQUIRED["run"]:
+            if t.column(name).null_count:
                 return False
-        for name in ("launch", "runs", "run", "device", "shared_mem_bytes", "passes"):
-            col = t.column(name)
-            if col.null_count < len(col) and pc.min(col).as_py() == -(1 << 63):
-                return False
-        for name in ("grid", "block"):
-            col = pc.list_flatten(t.column(name))
-            if len(col) and pc.min(col).as_py() == -(1 << 63):
-                return False
-        graph = t.column("graph")
-        for i in range(graph.type.num_fields):
-            col = pc.struct_field(graph, [i])
-            if col.null_count < len(col) and pc.min(col).as_py() == -(1 << 63):
-                return False
-        rng = t.column("range")
-        kernels = pc.struct_field(rng, [1])
-        if kernels.null_count < len(kernels) and pc.min(kernels).as_py() == -(1 << 63):
-            return False
-        names = pc.struct_field(rng, [2])
-        if names.null_count < len(names) and pc.list_flatten(names).null_count:
-            return False
-        numbers = [t.column(n) for n in ("sm_clock_hz", "rated_sm_clock_hz", "temperature_c")]
-        metrics, units = t.column("metrics"), t.column("units")
-        for i in range(metrics.type.num_fields):
-            field = metrics.type.field(i)
-            if not (pa.types.is_floating(field.type) or pa.types.is_integer(field.type)
-                    or pa.types.is_null(field.type)):
-                return False
-            numbers.append(pc.struct_field(metrics, [i]))
-        for col in numbers:
-            # (all() of nothing but nulls is null, not False)
-            if pa.types.is_floating(col.type) and pc.all(pc.is_finite(col)).as_py() is False:
-                return False
-        for i in range(units.type.num_fields):
-            if not (pa.types.is_string(units.type.field(i).type)
-                    or pa.types.is_null(units.type.field(i).type)):
-                return False
-        return True
+        return all(_fits(self.pa, self.pc, t.column(name), kind)
+                   for name, kind in records.RUN_MEMBERS.items())
 
     def _work(self, path, lines, numbers, ctxs, found):
         """In a parsing thread: (table, line numbers, ctxs, nulls) of a batch, or None."""
@@ -638,7 +591,7 @@ class _ArrowReader:
             cols.num("Runs", _numbers(t.column("runs"))[rr])
         graph = t.column("graph")
         launch = pc.fill_null(pc.cast(t.column("launch"), pa.string()), "None")
-        node = pc.fill_null(pc.cast(pc.struct_field(graph, [2]), pa.string()), "None")
+        node = pc.fill_null(pc.cast(pc.struct_field(graph, "node"), pa.string()), "None")
         suffix = pc.if_else(pc.is_valid(graph), pc.binary_join_element_wise(".node", node, ""), "")
         sid_codes = np.where(sess < 0, len(sessions) - 1, sess)
         sid = pa.array([x[0] for x in sessions], pa.string()).take(pa.array(sid_codes))
@@ -647,15 +600,15 @@ class _ArrowReader:
         if want("Workload"):
             cols.cat("Workload", *cat_of(pc.fill_null(t.column("workload"), "kernel")))
         if want("Graph"):
-            cols.num("Graph", _numbers(pc.struct_field(graph, [0]))[rr])
+            cols.num("Graph", _numbers(pc.struct_field(graph, "id"))[rr])
         if want("GraphNode"):
-            cols.num("GraphNode", _numbers(pc.struct_field(graph, [2]))[rr])
+            cols.num("GraphNode", _numbers(pc.struct_field(graph, "node"))[rr])
         rng = t.column("range")
         if want("RangeKernels"):
-            cols.num("RangeKernels", _numbers(pc.struct_field(rng, [1]))[rr])
+            cols.num("RangeKernels", _numbers(pc.struct_field(rng, "kernels"))[rr])
         if want("RangeKernelNames"):
             cols.cat("RangeKernelNames", *cat_of(pc.binary_join(
-                pc.struct_field(rng, [2]), table.RANGE_NAME_SEPARATOR)))
+                pc.struct_field(rng, "kernel_names"), table.RANGE_NAME_SEPARATOR)))
         if want("Session"):
             cols.cat("Session", sid_codes[rr], [x[0] for x in sessions])
         if want("Process"):
@@ -728,12 +681,21 @@ class _ArrowReader:
     def _devices(self, ctx, device):
         """(GPU codes, names, rated memory clock) per run from its ctx and device index."""
         import numpy as np
-        dev = np.where(np.isnan(device), -1, device).astype(np.int64)
+        # A run without a device member looks up None, as records.Sessions does (not -1,
+        # a device index); one beyond what a float column holds exactly, no device.
+        absent, beyond = _INT64_MIN, _INT64_MIN + 1
+        if device.dtype.kind == "f":
+            exact = np.abs(device) < 2.0 ** 53   # (False for NaN)
+            dev = np.where(exact, device, 0).astype(np.int64)
+            dev[~exact] = beyond
+            dev[np.isnan(device)] = absent
+        else:
+            dev = device.astype(np.int64)
         pairs = np.stack([ctx, dev], axis=1)
         unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
         names, clocks = [], []
         for c, d in unique.tolist():
-            rec = self.ctx_devices[c].get(None if d == -1 else d) or {}
+            rec = {} if d == beyond else self.ctx_devices[c].get(None if d == absent else d) or {}
             names.append(rec.get("name"))
             clocks.append(table._num(rec.get("rated_memory_clock_hz")))
         inverse = inverse.reshape(-1)
@@ -748,7 +710,7 @@ class _ArrowReader:
         nvtx = t.column("nvtx").combine_chunks()
         path = pc.fill_null(t.column("nvtx_path"), "").combine_chunks()
         flat = pc.list_flatten(nvtx)
-        texts = (pc.fill_null(pc.struct_field(flat, [1]), "") if len(flat)
+        texts = (pc.fill_null(pc.struct_field(flat, "text"), "") if len(flat)
                  else pa.array([], pa.string()))
         count = pc.fill_null(pc.list_value_length(nvtx), 0)
         # Texts or a path holding a separator: their keys are made in Python.
@@ -999,6 +961,63 @@ def _blocks(f):
         yield b"".join(carry), False
 
 
+def _arrow_type(pa, kind, names):
+    """The pyarrow type of a member of a kind of records.py's (names: the metrics)."""
+    if kind == records.STRING:
+        return pa.string()
+    if kind == records.INTEGER:
+        return pa.int64()
+    if kind == records.NUMBER:
+        return pa.float64()
+    if kind == records.METRICS:
+        return pa.struct([(m, pa.float64()) for m in names])
+    if kind == records.UNITS:
+        return pa.struct([(m, pa.string()) for m in names])
+    if type(kind) is list:
+        return pa.list_(_arrow_type(pa, kind[0], names))
+    if type(kind) is dict:
+        return pa.struct([(k, _arrow_type(pa, v, names)) for k, v in kind.items()])
+    raise TypeError(f"rangeprof.frame: no pyarrow type for records.py's kind {kind!r}")
+
+
+# records.py's integers lie strictly within int64's range (as the collector writes them);
+# pyarrow's int64 also holds its least value.
+_INT64_MIN = -(1 << 63)
+
+
+def _fits(pa, pc, col, kind):
+    """Whether each value of a column pyarrow read is one records.py takes for a member of
+    that kind."""
+    if col.null_count == len(col):
+        return True
+    if kind == records.STRING:
+        return True
+    if kind == records.INTEGER:
+        return pc.min(col).as_py() != _INT64_MIN
+    if kind == records.NUMBER:
+        # (all() of nothing but nulls is null, not False)
+        return not pa.types.is_floating(col.type) or \
+            pc.all(pc.is_finite(col)).as_py() is not False
+    if kind in (records.METRICS, records.UNITS):
+        for i in range(col.type.num_fields):
+            field = col.type.field(i)
+            if kind == records.UNITS:
+                if not (pa.types.is_string(field.type) or pa.types.is_null(field.type)):
+                    return False
+            elif not (pa.types.is_floating(field.type) or pa.types.is_integer(field.type)
+                      or pa.types.is_null(field.type)) or \
+                    not _fits(pa, pc, pc.struct_field(col, [i]), records.NUMBER):
+                return False
+        return True
+    if type(kind) is list:
+        # A null in a list is no value of its kind.
+        flat = pc.list_flatten(col)
+        return not flat.null_count and _fits(pa, pc, flat, kind[0])
+    if type(kind) is dict:
+        return all(_fits(pa, pc, pc.struct_field(col, name), k) for name, k in kind.items())
+    raise TypeError(f"rangeprof.frame: no check of records.py's kind {kind!r}")
+
+
 def _canonical(rec):
     """A run record the Python reader accepted, as one JSON line (no newline) that
     pyarrow reads with the schema (members it does not read left out)."""
@@ -1008,10 +1027,8 @@ def _canonical(rec):
     return json.dumps(keep, allow_nan=False, separators=(",", ":")).encode()
 
 
-_CANONICAL = ("type", "launch", "runs", "run", "kernel", "device", "grid", "block",
-              "shared_mem_bytes", "nvtx", "nvtx_path", "workload", "graph", "range",
-              "cache_control", "clock_control", "passes", "metrics", "units", "sm_clock_hz",
-              "rated_sm_clock_hz", "temperature_c", "throttle_reasons", "time", "pid")
+# The members pyarrow reads (records.RUN_MEMBERS): the others are left out.
+_CANONICAL = ("type",) + tuple(records.RUN_MEMBERS)
 
 
 _KEY = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:')
@@ -1030,7 +1047,6 @@ def _metric_names(lines, known):
     where the Python reader checks its value. Per line: a regex pass over each object
     for its keys, looked up as a whole (a launch's runs share them; a units object is
     the same for every run of a session, and is looked up whole)."""
-    import json
     names = OrderedDict.fromkeys(known)
     decoded = {}       # tuple of raw keys -> their names
     units_seen = set()
@@ -1047,7 +1063,7 @@ def _metric_names(lines, known):
             if len(raw) != content.count(b'":'):
                 return None
             try:
-                got = [json.loads(b'"' + k + b'"') for k in raw]
+                got = [records.member_name(k) for k in raw]
             except ValueError:
                 return None
             for name in got:

@@ -21,8 +21,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from rangeprof.config import config_from_nvtx
-
 SUPPORTED_SCHEMA = 1
 KNOWN_TYPES = ("session", "device", "setup", "run", "summary", "warning", "error")
 # Bad lines kept per reading (each is printed; beyond this only counted), so that a file
@@ -252,18 +250,18 @@ def _list(rec, key, where=None):
     return v
 
 
-def _integers(rec, key):
-    v = _list(rec, key)
+def _integers(rec, key, where=""):
+    v = _list(rec, key, where + key)
     for i, x in enumerate(v or ()):
         if type(x) is not int or not -_INT_LIMIT < x < _INT_LIMIT:
-            _fail(f"{key}[{i}]", x, "an integer")
+            _fail(f"{where}{key}[{i}]", x, "an integer")
 
 
-def _strings(rec, key):
-    v = _list(rec, key)
+def _strings(rec, key, where=""):
+    v = _list(rec, key, where + key)
     for i, x in enumerate(v or ()):
         if type(x) is not str:
-            _fail(f"{key}[{i}]", x, "a string")
+            _fail(f"{where}{key}[{i}]", x, "a string")
 
 
 def _metric_values(metrics):
@@ -308,84 +306,158 @@ def _check_device(rec):
         _number(rec, key)
 
 
-_LAUNCH_STRINGS = ("nvtx_path", "workload", "cache_control", "clock_control", "time")
-_LAUNCH_INTEGERS = ("launch", "run", "runs", "device", "shared_mem_bytes", "passes", "pid")
-_RUN_NUMBERS = ("sm_clock_hz", "rated_sm_clock_hz", "temperature_c")
+# ---------------------------------------------------------------------------------------
+# What the members of a run record are
+
+# The kinds of the members the tools use (doc/records.md): STRING; INTEGER, one a signed
+# 64-bit integer holds; NUMBER, finite (an integer a float holds, or a float); a list of
+# one kind ([INTEGER]); an object of named members ({name: kind}); METRICS and UNITS,
+# objects keyed by metric names, of NUMBERs and of STRINGs. Any member may be null or
+# missing, but those of REQUIRED. This is the one description of them: the checks below
+# are made from it, and rangeprof.frame asks pyarrow for each of these members in the
+# type its kind names (python/tests/test_frame_records.py holds the two readers to it).
+STRING, INTEGER, NUMBER, METRICS, UNITS = "string", "integer", "number", "metrics", "units"
+NVTX_RANGE_MEMBERS = {"domain": STRING, "text": STRING, "kind": STRING}
+GRAPH_MEMBERS = {"id": INTEGER, "launch": INTEGER, "node": INTEGER, "nodes": INTEGER}
+# A range workload's "range" member (--replay-mode range): its name, counts, the names
+# of its kernels in launch order and its stream ids.
+RANGE_MEMBERS = {"name": STRING, "kernels": INTEGER, "memsets": INTEGER, "copies": INTEGER,
+                 "graph_launches": INTEGER, "event_ops": INTEGER, "syncs": INTEGER,
+                 "kernel_names": [STRING], "streams": [INTEGER]}
+# The members run and summary records share (their launch's)...
+LAUNCH_MEMBERS = {
+    "kernel": STRING, "nvtx_path": STRING, "workload": STRING, "cache_control": STRING,
+    "clock_control": STRING, "time": STRING,
+    "launch": INTEGER, "run": INTEGER, "runs": INTEGER, "device": INTEGER,
+    "shared_mem_bytes": INTEGER, "passes": INTEGER, "pid": INTEGER,
+    "grid": [INTEGER], "block": [INTEGER], "nvtx": [NVTX_RANGE_MEMBERS],
+    "graph": GRAPH_MEMBERS, "range": RANGE_MEMBERS}
+# ... and a run record's (the metrics, its clocks and temperature, its throttle reasons).
+RUN_MEMBERS = dict(LAUNCH_MEMBERS, metrics=METRICS, units=UNITS, sm_clock_hz=NUMBER,
+                   rated_sm_clock_hz=NUMBER, temperature_c=NUMBER, throttle_reasons=[STRING])
+# Members that may not be null or missing.
+REQUIRED = {"run": ("kernel", "metrics")}
+
+
+class _Groups:
+    """The members of a description, by kind. ok() loops over each group with no call
+    per member and no message made (it runs for each of millions of lines); check()
+    says what is wrong where ok() finds something. A kind no group takes raises at
+    import: a kind added to the description must be given its check here."""
+
+    def __init__(self, members, leave=()):
+        def of(kind):
+            return tuple(k for k, v in members.items() if v == kind and k not in leave)
+        self.strings, self.integers, self.numbers = of(STRING), of(INTEGER), of(NUMBER)
+        self.integer_lists, self.string_lists = of([INTEGER]), of([STRING])
+        self.objects = tuple((k, _Groups(v)) for k, v in members.items()
+                             if type(v) is dict and k not in leave)
+        # Lists of objects, with the names of their members where all are strings (an
+        # NVTX range's): checked inline, with no call per item.
+        self.object_lists = tuple((k, _Groups(v[0])) for k, v in members.items()
+                                  if type(v) is list and type(v[0]) is dict and k not in leave)
+        self.object_lists = tuple((k, g, g.strings if g.only_strings() else None)
+                                  for k, g in self.object_lists)
+        taken = (set(self.strings) | set(self.integers) | set(self.numbers)
+                 | set(self.integer_lists) | set(self.string_lists)
+                 | {k for k, _ in self.objects} | {k for k, _, _ in self.object_lists}
+                 | set(leave))
+        left = [k for k in members if k not in taken]
+        if left:
+            raise TypeError(f"records.py: no check for the kind of {', '.join(left)}")
+        self.ok = self._ok()
+
+    def only_strings(self):
+        return not (self.integers or self.numbers or self.integer_lists or self.string_lists
+                    or self.objects or self.object_lists)
+
+    def _ok(self):
+        """ok(get): whether every member (get: the record's get) is of its kind or null.
+        Written out member by member from the description and compiled once, as
+        dataclasses makes its methods: no loop, map or attribute lookup per line, which
+        cost a tenth of a hand-written check's time (it runs for millions of lines)."""
+        int_ok = "(type({0}) is int and -limit < {0} < limit)"
+        number_ok = ("(({0} - {0} == 0) if type({0}) is float else "
+                     "(type({0}) is int and -limit < {0} < limit))")
+        lines = ["def ok(get):"]
+
+        def member(key, test):
+            lines.append(f"    v = get({key!r})")
+            lines.append(f"    if v is not None and not {test.format('v')}: return False")
+        for key in self.strings:
+            member(key, "type({0}) is str")
+        for key in self.integers:
+            member(key, int_ok)
+        for key in self.numbers:
+            member(key, number_ok)
+        for key, test in ([(k, int_ok) for k in self.integer_lists]
+                          + [(k, "type({0}) is str") for k in self.string_lists]):
+            lines.append(f"    v = get({key!r})")
+            lines.append("    if v is not None:")
+            lines.append("        if type(v) is not list: return False")
+            lines.append("        for x in v:")
+            lines.append(f"            if not {test.format('x')}: return False")
+        scope = {"limit": _INT_LIMIT}
+        for i, (key, inner) in enumerate(self.objects):
+            scope[f"ok{i}"] = inner.ok
+            lines.append(f"    v = get({key!r})")
+            lines.append(f"    if v is not None and (type(v) is not dict or not ok{i}(v.get)):"
+                         " return False")
+        for i, (key, inner, names) in enumerate(self.object_lists):
+            scope[f"list_ok{i}"] = inner.ok
+            lines.append(f"    v = get({key!r})")
+            lines.append("    if v is not None:")   # (not 'if v': {} is no list either)
+            lines.append("        if type(v) is not list: return False")
+            lines.append("        for r in v:")
+            lines.append("            if type(r) is not dict: return False")
+            if names is None:
+                lines.append(f"            if not list_ok{i}(r.get): return False")
+            for name in names or ():
+                lines.append(f"            x = r.get({name!r})")
+                lines.append("            if x is not None and type(x) is not str: return False")
+        lines.append("    return True")
+        exec("\n".join(lines), scope)
+        return scope["ok"]
+
+    def check(self, rec, get, where=""):
+        """Raises _Invalid naming the first member not of its kind (where: the path of
+        rec in the record, as messages give it)."""
+        if self.ok(get):
+            return
+        for key in self.strings:
+            _string(rec, key, where + key)
+        for key in self.integers:
+            _integer(rec, key, where + key)
+        for key in self.numbers:
+            _number(rec, key, where + key)
+        for key in self.integer_lists:
+            _integers(rec, key, where)
+        for key in self.string_lists:
+            _strings(rec, key, where)
+        for key, inner in self.objects:
+            v = _object(rec, key, where + key)
+            if v is not None:
+                inner.check(v, v.get, f"{where}{key}.")
+        for key, inner, _ in self.object_lists:
+            for i, r in enumerate(_list(rec, key, where + key) or ()):
+                if type(r) is not dict:
+                    _fail(f"{where}{key}[{i}]", r, "an object")
+                inner.check(r, r.get, f"{where}{key}[{i}].")
+
+
+# The launch's members of run and summary records (kernel, a required string, is checked
+# first: a record without one is the commonest hand-made mistake).
+_LAUNCH = _Groups(LAUNCH_MEMBERS, leave=("kernel",))
+_RUN_OWN = _Groups({k: v for k, v in RUN_MEMBERS.items() if k not in LAUNCH_MEMBERS},
+                   leave=("metrics", "units"))
 
 
 def _check_launch(rec, get):
-    """The members run and summary records share. The common case (every member of the
-    right type) is checked inline, with no call per member: this runs for each of
-    millions of lines; the helpers then say what is wrong."""
+    """The members run and summary records share."""
     if type(get("kernel")) is not str:
         _fail("kernel", get("kernel"), "a string")
-    # map(get, keys): the lookups without a bytecode loop around each.
-    for v in map(get, _LAUNCH_STRINGS):
-        if v is not None and type(v) is not str:
-            for key in _LAUNCH_STRINGS:
-                _string(rec, key)
-    for v in map(get, _LAUNCH_INTEGERS):
-        if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
-            for key in _LAUNCH_INTEGERS:
-                _integer(rec, key)
-    for key in ("grid", "block"):
-        v = get(key)
-        if v is not None:
-            if type(v) is not list:
-                _integers(rec, key)
-            for x in v:
-                if type(x) is not int or not -_INT_LIMIT < x < _INT_LIMIT:
-                    _integers(rec, key)
-    nvtx = get("nvtx")
-    if nvtx is not None:  # (not 'if nvtx': an empty object is no list either)
-        if type(nvtx) is not list:
-            _list(rec, "nvtx")
-        for r in nvtx:
-            if type(r) is not dict:
-                _check_nvtx(nvtx)
-            for key in ("text", "domain", "kind"):
-                v = r.get(key)
-                if v is not None and type(v) is not str:
-                    _check_nvtx(nvtx)
-    graph = get("graph")
-    if graph is not None:
-        if type(graph) is not dict:
-            _object(rec, "graph")
-        for key in ("id", "launch", "node", "nodes"):
-            _integer(graph, key, f"graph.{key}")
-    rng = get("range")
-    if rng is not None:
-        _check_range(rng)
-
-
-# The counts of a range workload's "range" member (doc/records.md, --replay-mode range).
-_RANGE_COUNTS = ("kernels", "memsets", "copies", "graph_launches", "event_ops", "syncs")
-
-
-def _check_range(rng):
-    """The "range" member of a range workload's record: an object of the range's name,
-    counts, kernel names (strings) and stream ids (integers)."""
-    if type(rng) is not dict:
-        _fail("range", rng, "an object or null")
-    _string(rng, "name", "range.name")
-    for key in _RANGE_COUNTS:
-        _integer(rng, key, f"range.{key}")
-    names = _list(rng, "kernel_names", "range.kernel_names")
-    for i, x in enumerate(names or ()):
-        if type(x) is not str:
-            _fail(f"range.kernel_names[{i}]", x, "a string")
-    streams = _list(rng, "streams", "range.streams")
-    for i, x in enumerate(streams or ()):
-        if type(x) is not int or not -_INT_LIMIT < x < _INT_LIMIT:
-            _fail(f"range.streams[{i}]", x, "an integer")
-
-
-def _check_nvtx(nvtx):
-    for i, r in enumerate(nvtx):
-        if type(r) is not dict:
-            _fail(f"nvtx[{i}]", r, "an object")
-        for key in ("text", "domain", "kind"):
-            _string(r, key, f"nvtx[{i}].{key}")
+    if not _LAUNCH.ok(get):
+        _LAUNCH.check(rec, get)
 
 
 def _check_metric_values(metrics):
@@ -398,24 +470,6 @@ def _check_metric_values(metrics):
                     _metric_values(metrics)
             elif t is not int or not -_INT_LIMIT < v < _INT_LIMIT:
                 _metric_values(metrics)
-
-
-def _check_run_numbers(rec, get):
-    """The clocks, temperatures and power of a run, and its throttle reasons: the members
-    _check_run and _check_run_members both check."""
-    for v in map(get, _RUN_NUMBERS):
-        if v is not None:
-            t = type(v)
-            if (v - v != 0) if t is float else (t is not int or not -_INT_LIMIT < v < _INT_LIMIT):
-                for key in _RUN_NUMBERS:
-                    _number(rec, key)
-    reasons = get("throttle_reasons")
-    if reasons is not None:
-        if type(reasons) is not list:
-            _strings(rec, "throttle_reasons")
-        for x in reasons:
-            if type(x) is not str:
-                _strings(rec, "throttle_reasons")
 
 
 def _check_run(rec):
@@ -432,7 +486,21 @@ def _check_run(rec):
         for u in units.values():
             if u is not None and type(u) is not str:
                 _check_units(units)
-    _check_run_numbers(rec, get)
+    if not _RUN_OWN.ok(get):
+        _RUN_OWN.check(rec, get)
+
+
+# The members of a run record, as rangeprof writes them, after its launch's: what
+# differs from run to run (checked by _check_run_members), and units, which does not.
+_PER_RUN_MEMBERS = frozenset(("run", "metrics", "units", "sm_clock_hz", "sm_clock_source",
+                              "rated_sm_clock_hz", "locked_sm_clock_hz", "temperature_c",
+                              "temperature_before_c", "temperature_after_c",
+                              "memory_clock_hz", "power_w", "throttle_reasons", "time",
+                              "pid"))
+
+
+_PER_RUN = _Groups({k: v for k, v in RUN_MEMBERS.items() if k in _PER_RUN_MEMBERS},
+                   leave=("metrics", "units"))
 
 
 def _check_run_members(rec):
@@ -445,23 +513,8 @@ def _check_run_members(rec):
     if type(metrics) is not dict:
         _fail("metrics", metrics, "an object")
     _check_metric_values(metrics)
-    for key in ("run", "pid"):
-        v = get(key)
-        if v is not None and (type(v) is not int or not -_INT_LIMIT < v < _INT_LIMIT):
-            _integer(rec, key)
-    time = get("time")
-    if time is not None and type(time) is not str:
-        _string(rec, "time")
-    _check_run_numbers(rec, get)
-
-
-# The members of a run record, as rangeprof writes them, after its launch's: what
-# differs from run to run (checked by _check_run_members), and units, which does not.
-_PER_RUN_MEMBERS = frozenset(("run", "metrics", "units", "sm_clock_hz", "sm_clock_source",
-                              "rated_sm_clock_hz", "locked_sm_clock_hz", "temperature_c",
-                              "temperature_before_c", "temperature_after_c",
-                              "memory_clock_hz", "power_w", "throttle_reasons", "time",
-                              "pid"))
+    if not _PER_RUN.ok(get):
+        _PER_RUN.check(rec, get)
 
 
 class _RunSplitter:
@@ -592,6 +645,15 @@ def _check_setup(rec):
 _CHECKS = {"session": _check_session, "device": _check_device, "run": _check_run,
            "summary": _check_summary, "warning": _check_message, "error": _check_message,
            "setup": _check_setup}
+
+
+def member_name(raw):
+    """The name a JSON object's key spells, from the bytes between its quotes, as
+    parse_line reads it (escapes decoded); ValueError where they are no JSON string."""
+    name = _decode('"' + raw.decode("utf-8") + '"')
+    if type(name) is not str:
+        raise ValueError(f"not a key: {raw[:40]!r}")
+    return name
 
 
 def parse_line(text, terminated=None):
@@ -725,6 +787,10 @@ class _ConfigCache:
         key = (tuple([r.get("text") or "" for r in nvtx]), path) if nvtx else ((), path)
         hit = self.cache.get(key)
         if hit is None:
+            # Imported here, not at the top: parse_line needs nothing but the standard
+            # library, so that a checker loads this file alone (tests/gpu/gpu_records.py)
+            # without 'import rangeprof', which attaches the process to the library.
+            from rangeprof.config import config_from_nvtx
             if len(self.cache) >= self.limit:
                 self.cache.clear()
             hit = self.cache[key] = config_from_nvtx(nvtx or [], path or "")

@@ -115,6 +115,18 @@ def throttle_names(text):
     return [t for t in str(text).split(",") if t]
 
 
+def throttle_union(cells):
+    """The ThrottleReasons cell of runs taken together (ThrottleReasons cells or lists of
+    names): every reason any of them had, in THROTTLE_REASONS' order, then names this
+    reader does not know sorted (kept, not dropped); None where none of them is known."""
+    known = [n for n in map(throttle_names, cells) if n is not None]
+    if not known:
+        return None
+    seen = set().union(*known)
+    return ",".join([r for r in THROTTLE_REASONS if r in seen]
+                    + sorted(seen - set(THROTTLE_REASONS)))
+
+
 _WEIGHTS = {}
 
 

@@ -73,16 +73,28 @@ _STATIC_KEYS = ("launch", "kernel", "nvtx_path", "workload", "runs", "device",
                 "rated_sm_clock_hz")
 
 
+def _range_key(rng):
+    """What a template takes from a range workload's "range" member, hashable."""
+    if type(rng) is not dict:
+        return None
+    names = rng.get("kernel_names")
+    return rng.get("kernels"), tuple(names) if isinstance(names, list) else names
+
+
 def template(run):
     """The _Template of a run's launch: its static fields, built at the launch's first
     run and found again (a dict lookup on the fields they come from) for the others."""
     rec, dev, session = run.record, run.device, run.session
     get = rec.get
-    graph = get("graph") or {}
+    given = get("graph")
+    graph = given or {}
     grid, block = get("grid"), get("block")
+    # (A graph member of no id and node, {}, still makes a node's Launch id: it is in
+    # the key, apart from no graph member.)
     key = (id(session), id(dev), run.session_id, run.path,
            run.config_key if run.config_key is not None else id(run.config),
-           tuple(map(get, _STATIC_KEYS)), graph.get("id"), graph.get("node"),
+           tuple(map(get, _STATIC_KEYS)), type(given) is dict, graph.get("id"), graph.get("node"),
+           _range_key(get("range")),
            tuple(grid) if isinstance(grid, list) else grid,
            tuple(block) if isinstance(block, list) else block)
     tmpl = _TEMPLATES.get(key)
@@ -208,47 +220,70 @@ def iter_combined(samples_iter, functions=None):
         yield from _combine_instance(list(launches.values()), functions)
 
 
-def _combine_instance(instance, functions):
-    n_runs = min(len(r) for r in instance)
-    for i in range(n_runs):
-        parts = [r[i] for r in instance]
-        first = dict(parts[0])
-        first.pop("_template", None)  # the first kernel's, not the combination's
-        first["Kernel"] = " + ".join(p["Kernel"] for p in parts)
-        first["kernels"] = [k for p in parts for k in p["kernels"]]
-        first["Launch"] = " + ".join(str(p["Launch"]) for p in parts) if len(parts) > 1 else first["Launch"]
-        clocks = [p["SMClock"] for p in parts if not math.isnan(p["SMClock"])]
-        first["SMClock"] = math.fsum(clocks) / len(clocks) if clocks else math.nan
-        first["Temperature"] = max((p["Temperature"] for p in parts), default=math.nan)
-        known = [stats.throttle_names(p["ThrottleReasons"]) for p in parts]
-        known = [k for k in known if k is not None]
-        first["ThrottleReasons"] = (",".join(r for r in stats.THROTTLE_REASONS
-                                             if any(r in k for k in known))
-                                    if known else None)
-        first["Passes"] = sum(p["Passes"] or 0 for p in parts)
-        ranges = [p for p in parts if p.get("RangeKernels") is not None]
-        first["RangeKernels"] = sum(p["RangeKernels"] for p in ranges) if ranges else None
-        named = [p["RangeKernelNames"] for p in parts if p.get("RangeKernelNames") is not None]
-        first["RangeKernelNames"] = RANGE_NAME_SEPARATOR.join(n for n in named if n) \
-            if named else None
-        first["_kernel_count"] = sum(p.get("_kernel_count", 1) for p in parts)
-        first["Grid"] = " + ".join(p["Grid"] for p in parts)
-        first["Block"] = " + ".join(p["Block"] for p in parts)
+def combine_runs(launches, reduce, joiner=" + ", names_joiner=RANGE_NAME_SEPARATOR):
+    """The one rule by which the kernels of an execution become one: for each run index
+    below the fewest runs of a launch (launches: each launch's samples in run order), the
+    first launch's sample with its runs' values and context taken together. Both callers
+    use it: rangeprof-report's --combine (iter_combined) and analyze's
+    combine_kernel_metrics (rangeprof/_results.py), each with its own per-metric reduce
+    and the spelling of its joined names.
+    - values: {metric: reduce(metric, [each launch's value])}, for the metrics every
+      launch has (in the first's order);
+    - Kernel joined by joiner; RangeKernelNames, the non-empty ones, by names_joiner
+      (None where no launch has them); RangeKernels summed (None where none has it);
+    - SMClock the mean of the known clocks; Temperature, and TemperatureMax and Power
+      where the samples have them, the highest known (NaN where none is);
+    - ThrottleReasons: every reason of any of them (stats.throttle_union);
+    - Passes summed (a launch without a count adds 0)."""
+    for parts in zip(*launches):
+        combined = dict(parts[0])
         values = OrderedDict()
         for metric in parts[0]["values"]:
-            if not all(metric in p["values"] for p in parts):
-                continue
-            unit, unit_text = parts[0]["values"][metric][1:]
-            fn = functions.get(metric, functions.get("*", default_combine(unit)))
-            fn = COMBINE_FUNCTIONS[fn] if isinstance(fn, str) else fn
-            xs = [p["values"][metric][0] for p in parts]
-            try:
-                value = fn(xs)
-            except (OverflowError, ValueError):  # fsum of values near 1e308
-                value = math.nan
-            values[metric] = (value, unit, unit_text)
-        first["values"] = values
-        yield first
+            if all(metric in p["values"] for p in parts):
+                values[metric] = reduce(metric, [p["values"][metric] for p in parts])
+        combined["values"] = values
+        combined["Kernel"] = joiner.join(p["Kernel"] for p in parts)
+        named = [p["RangeKernelNames"] for p in parts if p.get("RangeKernelNames") is not None]
+        combined["RangeKernelNames"] = names_joiner.join(n for n in named if n) \
+            if named else None
+        ranges = [p["RangeKernels"] for p in parts if p.get("RangeKernels") is not None]
+        combined["RangeKernels"] = sum(ranges) if ranges else None
+        clocks = [p["SMClock"] for p in parts if not math.isnan(p["SMClock"])]
+        combined["SMClock"] = math.fsum(clocks) / len(clocks) if clocks else math.nan
+        for key in ("Temperature", "TemperatureMax", "Power"):
+            if key in combined:
+                known = [p[key] for p in parts if not math.isnan(p[key])]
+                combined[key] = max(known) if known else math.nan
+        combined["ThrottleReasons"] = stats.throttle_union(p["ThrottleReasons"] for p in parts)
+        combined["Passes"] = sum(p["Passes"] or 0 for p in parts)
+        yield parts, combined
+
+
+def _reducer(functions):
+    """combine_runs' reduce for the report's samples, whose values are (value, Unit, unit
+    text): functions as combine_kernels takes them, default_combine for the others."""
+    def reduce(metric, values):
+        unit, unit_text = values[0][1:]
+        fn = functions.get(metric, functions.get("*", default_combine(unit)))
+        fn = COMBINE_FUNCTIONS[fn] if isinstance(fn, str) else fn
+        try:
+            value = fn([v[0] for v in values])
+        except (OverflowError, ValueError):  # fsum of values near 1e308
+            value = math.nan
+        return (value, unit, unit_text)
+    return reduce
+
+
+def _combine_instance(instance, functions):
+    for parts, combined in combine_runs(instance, _reducer(functions)):
+        combined.pop("_template", None)  # the first kernel's, not the combination's
+        combined["kernels"] = [k for p in parts for k in p["kernels"]]
+        if len(parts) > 1:
+            combined["Launch"] = " + ".join(str(p["Launch"]) for p in parts)
+        combined["_kernel_count"] = sum(p.get("_kernel_count", 1) for p in parts)
+        combined["Grid"] = " + ".join(p["Grid"] for p in parts)
+        combined["Block"] = " + ".join(p["Block"] for p in parts)
+        yield combined
 
 
 def combine_kernels(samples_list, functions=None):

@@ -8,11 +8,12 @@ heating in between):
   - every run has the NVML fields, consistent with nvidia-smi: temperatures within what
     it saw +-2 C, the memory clock one it saw, the SM clock (from NVML when the metric
     set is time only) within what it saw."""
-import json
 import re
 import sys
 
-records = [json.loads(line) for line in open(sys.argv[1])]
+import gpu_records
+
+records = gpu_records.read(sys.argv[1])
 smi = [[float(v) for v in line.split(",")] for line in open(sys.argv[2]) if line.strip()
        and not line.startswith("#")]
 summaries = [r for r in records if r["type"] == "summary"]

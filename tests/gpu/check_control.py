@@ -17,6 +17,8 @@ import json
 import os
 import sys
 
+import gpu_records
+
 LIB, CASE = sys.argv[1], sys.argv[2]
 
 
@@ -48,7 +50,7 @@ def take(lib):
         return []
     text = ctypes.string_at(p, n.value).decode()
     lib.rangeprof_free(p)
-    return [json.loads(line) for line in text.splitlines()]
+    return gpu_records.parse(text.splitlines(keepends=True), "the capture")
 
 
 def option(lib, name, value):
@@ -150,8 +152,8 @@ elif CASE == "late":
     expect(s and all(r["runs"] == 5 for r in s), "the annotated matmul is measured",
            [r.get("kernel", "")[:50] for r in s])
     expect(torch.equal(c, plain), "result identical")
-    with open(i["output"]) as f:
-        warned = [json.loads(l) for l in f if '"late-attach"' in l or "attached after CUDA" in l]
+    warned = gpu_records.read(i["output"], keep=lambda l: '"late-attach"' in l or
+                              "attached after CUDA" in l)
     expect(warned, "a warning record says memory is saved whole")
 elif CASE == "profiler":
     import torch

@@ -8,13 +8,14 @@ check cannot pass on a kernel that did not really drift.
 --slow: the drift is ~0.3 % per run (./drift 2 1000 0.003), a few % over the runs: the CI
 target is reached with an RSD under 2 %, so only the drift condition can say it is not
 stable, and it must."""
-import json
 import statistics
 import sys
 
+import gpu_records
+
 slow = "--slow" in sys.argv[2:]
 
-records = [json.loads(line) for line in open(sys.argv[1])]
+records = gpu_records.read(sys.argv[1])
 T = "gpu__time_duration.sum"
 summaries = [r for r in records if r["type"] == "summary"]
 runs = {}

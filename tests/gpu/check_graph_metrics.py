@@ -15,9 +15,10 @@ METRICS is the comma-separated list both tools were given: every one of them mus
 values on both sides (a record set that lacks a counter, or an ncu CSV that lacks it, fails
 rather than leaving it unjudged)."""
 import csv
-import json
 import statistics
 import sys
+
+import gpu_records
 
 TIME = "gpu__time_duration.sum"
 TOLERANCE = {"dram__bytes_write.sum": 5.0}
@@ -43,7 +44,7 @@ def load_ncu(path):
     return out
 
 
-records = [json.loads(line) for line in open(sys.argv[1])]
+records = gpu_records.read(sys.argv[1])
 runs = [r for r in records if r["type"] == "run" and r.get("workload") == "graph"]
 summaries = [r for r in records if r["type"] == "summary" and r.get("workload") == "graph"]
 assert runs and summaries, "no graph-workload records"

@@ -34,6 +34,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_ncu import short  # noqa: E402  one spelling of kernel names for the suite
+import gpu_records  # noqa: E402
 
 METRIC = "gpu__time_duration.sum"
 SCALE = {"ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6,
@@ -83,16 +84,11 @@ def load_ncu(path):
 
 
 def load_records(path):
-    """Every line parsed; a line that is not whole JSON is an error here, not skipped."""
+    """Every line parsed and checked; one that is not a whole record is an error here,
+    not skipped."""
     text = open(path).read()
     assert text.endswith("\n") or not text, f"{path}: last line is not whole"
-    recs = []
-    for n, line in enumerate(text.splitlines(), 1):
-        try:
-            recs.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise AssertionError(f"{path}:{n}: not JSON ({e}): {line[:120]}")
-    return recs
+    return gpu_records.read(path)
 
 
 def is_graph_workload(r):

@@ -13,11 +13,12 @@ directly so that it checks the library whatever the Python package does:
              "true").
 One line per case; exit status 1 when any fails. Needs PyTorch with CUDA."""
 import glob
-import json
 import os
 import subprocess
 import sys
 import tempfile
+
+import gpu_records
 
 PARENT = r'''
 import ctypes, subprocess, sys
@@ -56,7 +57,7 @@ def run(lib, quiet, kernels, children):
                         str(int(children))], capture_output=True, text=True, env=env,
                        timeout=300)
     files = sorted(glob.glob(os.path.join(d, "rp.*.jsonl")))
-    runs = {f: sum(1 for line in open(f) if json.loads(line).get("type") == "run")
+    runs = {f: sum(1 for r in gpu_records.read(f) if r["type"] == "run")
             for f in files}
     return r, runs
 

@@ -8,8 +8,9 @@ printf's rounding). Prints one line per launch; exits 1 on any difference, or wh
 than N launches (default 1) were compared. Standard library only."""
 import argparse
 import csv
-import json
 import sys
+
+import gpu_records
 
 
 def ncu_rows(path):
@@ -43,9 +44,8 @@ def main():
     ap.add_argument("--min-launches", type=int, default=1)
     a = ap.parse_args()
     launches = {}
-    for line in open(a.rp, encoding="utf-8"):
-        rec = json.loads(line)
-        if rec.get("type") == "run":
+    for rec in gpu_records.read(a.rp):
+        if rec["type"] == "run":
             launches.setdefault(rec["launch"], rec)
     ours = [launches[k] for k in sorted(launches)]
     theirs, units = ncu_rows(a.ncu)

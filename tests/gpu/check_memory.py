@@ -8,10 +8,11 @@ verification: a warning names the kernel, its first launch is not replayed, and 
 launches use the full checkpoint. Verification happens at the first launch of each kernel
 only.
 """
-import json
 import sys
 
-records = [json.loads(line) for line in open(sys.argv[1])]
+import gpu_records
+
+records = gpu_records.read(sys.argv[1])
 summaries = {}
 for r in records:
     if r["type"] == "summary":

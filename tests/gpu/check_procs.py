@@ -7,10 +7,11 @@
 import json
 import sys
 
+import gpu_records
+
 
 def lines(path):
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+    return gpu_records.read(path)
 
 
 def main():

@@ -56,6 +56,8 @@ import statistics
 import sys
 from collections import defaultdict
 
+import gpu_records
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 try:
     from rangeprof import units as rangeprof_units  # noqa: E402
@@ -85,15 +87,7 @@ def need(cond, message):
 
 
 def load(path):
-    recs = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                recs.append(json.loads(line))
-            except ValueError as e:
-                raise Failed(f"{path}:{number}: not JSON ({e})")
+    recs = gpu_records.read(path)
     need(recs, f"{path}: empty")
     need(recs[0].get("type") == "session", f"{path}: the first record is not the session")
     return recs

@@ -15,8 +15,9 @@ one JSON Lines file per rank (-o 'r.%q{RANK}.jsonl'):
 Prints 'ok' and exits 0, or names the first failed condition and exits 1."""
 import argparse
 import io
-import json
 import sys
+
+import gpu_records
 
 
 def fail(msg):
@@ -27,7 +28,7 @@ def fail(msg):
 def records(args):
     uuids = []
     for i, path in enumerate(args.files):
-        recs = [json.loads(line) for line in open(path, encoding="utf-8")]
+        recs = gpu_records.read(path)
         sessions = [r for r in recs if r["type"] == "session"]
         if len(sessions) != 1:
             fail(f"{path}: {len(sessions)} session records, expected 1")

@@ -5,10 +5,11 @@ usage: check_records.py FILE [--runs N] [--kernel-path KERNEL=PATH ...] [--min-l
 Checks: every line is JSON with a type; session first; each run has the expected runs and
 finite metrics; each measured (kernel) has the expected nvtx_path; each launch has one
 summary whose n, min, max, median and mean are those of its runs."""
-import json
 import math
 import statistics
 import sys
+
+import gpu_records
 
 
 def main():
@@ -26,7 +27,7 @@ def main():
             paths[k] = p
         elif a == "--expect-warning":
             warnings.append(args.pop(0))
-    recs = [json.loads(l) for l in open(path)]
+    recs = gpu_records.read(path)
     assert recs and recs[0]["type"] == "session", "first record must be the session"
     runs_by_launch = {}
     for r in recs:

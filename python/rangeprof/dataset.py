@@ -286,6 +286,54 @@ def _batch_id(batch):
     return hashlib.sha256("\n".join(key[0] for _, key in batch).encode()).hexdigest()[:20]
 
 
+def _batch_rows(pa, paths, report, fast=True):
+    """A batch's rows as the parts take them: (configs, rows per file {path: n}, bad lines
+    shown per file {path: n}, partitions [(job id, host, row indexes or None for all,
+    file codes of those rows, file names)], table(indexes) -> the part's Arrow table).
+    From rangeprof.runcolumns where it takes the files (fast: not asked when False),
+    else from load()'s DataFrame, which says the bad lines on report."""
+    import numpy as np
+    from rangeprof import runcolumns
+    got = runcolumns.columns(pa, paths) if fast else None
+    if got is not None:
+        t, configs, (jc, jobs, hc, hosts, file_codes, files) = got
+        bad = {}
+
+        def table_of(idx):
+            return t if idx is None else t.take(pa.array(idx))
+    else:
+        from rangeprof.frame import load
+        df = load(paths, report=report)
+        configs = list(df.attrs.get("config_columns", []))
+        bad = {}
+        for b in df.attrs.get("bad_lines", ()):
+            for path in paths:
+                if b.startswith(path + ":"):
+                    bad[path] = bad.get(path, 0) + 1
+                    break
+        if not len(df):
+            return configs, {}, bad, [], None
+        # The partitions, from the categoricals' codes (-1: null): no string per row.
+        jc = np.asarray(df["JobId"].cat.codes, dtype=np.int64)
+        hc = np.asarray(df["Host"].cat.codes, dtype=np.int64)
+        jobs, hosts = list(df["JobId"].cat.categories), list(df["Host"].cat.categories)
+        files = list(df["File"].cat.categories)
+        file_codes = np.asarray(df["File"].cat.codes)
+
+        def table_of(idx):
+            return _arrow_table(pa, df if idx is None else df.iloc[idx], configs)
+    rows = dict(zip(files, np.bincount(file_codes, minlength=len(files)).tolist()))
+    pairs, inverse = np.unique((jc + 1) * (len(hosts) + 1) + hc + 1, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    partitions = []
+    for g, pair in enumerate(pairs.tolist()):
+        j, h = divmod(pair, len(hosts) + 1)
+        idx = None if len(pairs) == 1 else np.flatnonzero(inverse == g)
+        partitions.append((None if j == 0 else jobs[j - 1], None if h == 0 else hosts[h - 1],
+                           idx, file_codes if idx is None else file_codes[idx], files))
+    return configs, rows, bad, partitions, table_of
+
+
 def _convert_batch(root, batch, report=True):
     """In a worker: one batch's parts written (one per job and host); returns its ledger
     line: {"batch", "parts", "sources": [an entry per source converted]} and the
@@ -294,44 +342,22 @@ def _convert_batch(root, batch, report=True):
     pa = _pa()
     import numpy as np
     import pyarrow.parquet as pq
-    from rangeprof.frame import load
     paths = [p for p, _ in batch]
-    df = load(paths, report=sys.stderr if report is True else report)
-    configs = list(df.attrs.get("config_columns", []))
+    configs, rows, bad, partitions, table_of = _batch_rows(
+        pa, paths, sys.stderr if report is True else report)
     bid = _batch_id(batch)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    files = df["File"].cat.categories if len(df) else []
-    file_codes = np.asarray(df["File"].cat.codes) if len(df) else np.zeros(0, np.int64)
-    rows = dict(zip(files, np.bincount(file_codes, minlength=len(files)).tolist()))
-    bad = {}
-    for b in df.attrs.get("bad_lines", ()):
-        for path in paths:
-            if b.startswith(path + ":"):
-                bad[path] = bad.get(path, 0) + 1
-                break
     entries, refused, part_of = [], [], {}
-    if len(df):
-        # The partitions, from the categoricals' codes (-1: null): no string per row.
-        jc = np.asarray(df["JobId"].cat.codes, dtype=np.int64)
-        hc = np.asarray(df["Host"].cat.codes, dtype=np.int64)
-        pairs, inverse = np.unique((jc + 1) * (len(df["Host"].cat.categories) + 1) + hc + 1,
-                                   return_inverse=True)
-        inverse = inverse.reshape(-1)
-        for g, pair in enumerate(pairs.tolist()):
-            j, h = divmod(pair, len(df["Host"].cat.categories) + 1)
-            j = None if j == 0 else df["JobId"].cat.categories[j - 1]
-            h = None if h == 0 else df["Host"].cat.categories[h - 1]
-            rel = os.path.join(f"JobId={_segment(j)}", f"Host={_segment(h)}",
-                               f"part-{bid}.parquet")
-            target = os.path.join(root, rel)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp")
-            idx = np.arange(len(df)) if len(pairs) == 1 else np.flatnonzero(inverse == g)
-            part = df if len(pairs) == 1 else df.iloc[idx]
-            _write_part(pa, pq, _arrow_table(pa, part, configs), tmp)
-            os.replace(tmp, target)
-            for code in np.unique(file_codes[idx]).tolist():
-                part_of.setdefault(files[code], []).append(rel)
+    for j, h, idx, file_codes, files in partitions:
+        rel = os.path.join(f"JobId={_segment(j)}", f"Host={_segment(h)}",
+                           f"part-{bid}.parquet")
+        target = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp")
+        _write_part(pa, pq, table_of(idx), tmp)
+        os.replace(tmp, target)
+        for code in np.unique(file_codes).tolist():
+            part_of.setdefault(files[code], []).append(rel)
     for path, key in batch:
         n = rows.get(path, 0)
         if not n:

@@ -344,7 +344,8 @@ def _convert_batch(root, batch, report=True):
     import pyarrow.parquet as pq
     paths = [p for p, _ in batch]
     configs, rows, bad, partitions, table_of = _batch_rows(
-        pa, paths, sys.stderr if report is True else report)
+        pa, paths, sys.stderr if report is True else report,
+        fast=os.environ.get("RANGEPROF_CONVERT_FAST", "1") != "0")
     bid = _batch_id(batch)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     entries, refused, part_of = [], [], {}

@@ -131,23 +131,33 @@ def _file(pa, path, names, reader):
     lines = data = None
     from rangeprof.frame import _ArrowReader
     schema = _ArrowReader._schema(reader, list(names))
-    t = _parse_runs(pa, pj, runs, schema)
+    t, tails = _parse_runs(pa, pj, runs, schema)
     if not _ArrowReader._acceptable(reader, t):
         raise _Decline("a run line load()'s checks refuse")
     import pyarrow.compute as pc
     metrics_col, units = t.column("metrics"), t.column("units")
+    # The metrics of this file's rows: every one of its runs has each (pyarrow gives
+    # null for a missing member and a null one alike: load() makes a row of a null,
+    # not of a missing one). A metric of the batch's schema that this file's session
+    # does not list and none of its run lines names is absent: no row, as in load().
+    present = []
     for i in range(metrics_col.type.num_fields):
-        if pc.struct_field(metrics_col, [i]).null_count:
-            raise _Decline("a metric missing or null in a run")
-        u = pc.struct_field(units, [i])
+        name = metrics_col.type.field(i).name
+        nulls = pc.struct_field(metrics_col, [i]).null_count
+        if not nulls:
+            present.append(i)
+        elif nulls != t.num_rows or name in metrics or \
+                b'"' + name.encode() + b'":' in tails:
+            raise _Decline(f"metric {name!r} missing or null in a run")
+        u = pc.struct_field(units, [i])  # (the units struct: the same names in order)
         if u.null_count not in (0, len(u)) or (len(u) and pc.count_distinct(u).as_py() > 1):
             raise _Decline("a metric of several units")
-    if not metrics_col.type.num_fields:
+    if not present:
         raise _Decline("no metric")
     if t.column("pid").null_count != t.num_rows or \
             t.column("_present").null_count != t.num_rows:
         raise _Decline("a run line with pid or _present")
-    return t, session, devices, numbers
+    return t, session, devices, numbers, present
 
 
 def _read(pa, pj, buf, schema, what):
@@ -164,14 +174,37 @@ def _read(pa, pj, buf, schema, what):
             pa.ArrowCapacityError, pa.ArrowIndexError, pa.ArrowKeyError, OverflowError,
             ValueError):
         raise _Decline(f"pyarrow refuses a run line's {what}") from None
-    for field, want in zip(t.schema, schema):
-        if field.name != want.name or not field.type.equals(want.type):
-            raise _Decline(f"{what} member {field.name}: {field.type} where load() reads "
-                           f"{want.type}")
+    for i, (field, want) in enumerate(zip(t.schema, schema)):
+        if field.name != want.name:
+            raise _Decline(f"{what}: {field.name} where load()'s schema has {want.name}")
+        if not field.type.equals(want.type):
+            t = t.set_column(i, want, _without_extra_members(pa, t.column(i), want, what))
     for field in t.schema:
         if field.name in _RUN_SCHEMA_NAMES and field.name not in schema.names:
             raise _Decline(f"{what} holds {field.name}")
     return t
+
+
+# Objects of the launch whose members 'infer' may add to (a range's counts of memsets and
+# copies, which load()'s schema does not read and pyarrow's 'ignore' leaves out).
+_EXTENDED = ("graph", "range")
+
+
+def _without_extra_members(pa, col, want, what):
+    """A struct column of _EXTENDED with the members 'infer' added left out (load() reads
+    it with 'ignore'), or _Decline where it is not load()'s struct with more members."""
+    if want.name not in _EXTENDED or not pa.types.is_struct(col.type) or \
+            col.type.num_fields < want.type.num_fields or any(
+                not col.type.field(k).equals(want.type.field(k))
+                for k in range(want.type.num_fields)):
+        raise _Decline(f"{what} member {want.name}: {col.type} where load() reads "
+                       f"{want.type}")
+    chunks = []
+    for chunk in col.chunks:
+        chunks.append(pa.StructArray.from_arrays(
+            [chunk.field(k) for k in range(want.type.num_fields)],
+            fields=list(want.type), mask=chunk.is_null()))
+    return pa.chunked_array(chunks, want.type)
 
 
 # The members of a run line after its launch's, as rangeprof writes them (records.py's
@@ -220,7 +253,7 @@ def _parse_runs(pa, pj, runs, schema):
     take = pa.array(index)
     return pa.Table.from_arrays(
         [tail.column(f.name) if f.name in _TAIL else head.column(f.name).take(take)
-         for f in schema], schema=schema)
+         for f in schema], schema=schema), tails
 
 
 def _dictionary(pa, codes, values):
@@ -308,18 +341,20 @@ def _columns(pa, paths):
     ints, floats, strings = {}, {}, {}
     key_codes, sessions_seen = [], []
     repeat = []
-    for path, t, session, devices, numbers in files:
+    for path, t, session, devices, numbers, present in files:
         n = t.num_rows
         mtype = t.column("metrics").type
-        m = mtype.num_fields
-        # Rows: run-major, then the metrics in the schema's order (_long's lexsort).
+        m = len(present)
+        # Rows: run-major, then the metrics in the schema's order (_long's lexsort). The
+        # categories: every metric of the schema, with rows or not (as _long's).
         repeat.append(m)
-        metric_codes = cats["Metric"].add([mtype.field(j).name for j in range(m)])
-        codes["Metric"].append(np.tile(metric_codes, n))
+        metric_codes = cats["Metric"].add([mtype.field(j).name
+                                           for j in range(mtype.num_fields)])
+        codes["Metric"].append(np.tile(metric_codes[present], n))
         unit_of = {t.column("units").type.field(i).name: i
                    for i in range(t.column("units").type.num_fields)}
         unit_values = []
-        for j in range(m):
+        for j in range(mtype.num_fields):
             name = mtype.field(j).name
             if name in unit_of:
                 u = pc.struct_field(t.column("units"), [unit_of[name]])
@@ -327,7 +362,7 @@ def _columns(pa, paths):
             else:
                 unit_values.append("")
         unit_codes = cats["Unit"].add(unit_values)
-        codes["Unit"].append(np.tile(unit_codes, n))
+        codes["Unit"].append(np.tile(unit_codes[present], n))
         sid = records._session_id(session)
         sessions_seen.append(sid)
         for c, v in (("Session", sid), ("Host", session.get("host")),
@@ -381,18 +416,14 @@ def _columns(pa, paths):
                           else float(job.columns(session)[c]))
                for c in job.INTEGER_COLUMNS}))
         # Values: run-major, metric-minor.
-        if m == 1:
-            v = pc.cast(pc.struct_field(t.column("metrics"), [0]), pa.float64())
-            value = np.asarray(v.to_numpy(zero_copy_only=False), dtype=float)
-        else:
-            value = np.stack([np.asarray(pc.cast(pc.struct_field(t.column("metrics"), [j]),
-                                                 pa.float64()).to_numpy(zero_copy_only=False),
-                                         dtype=float) for j in range(m)], axis=1).reshape(-1)
+        value = np.stack([np.asarray(pc.cast(pc.struct_field(t.column("metrics"), [j]),
+                                             pa.float64()).to_numpy(zero_copy_only=False),
+                                     dtype=float) for j in present], axis=1).reshape(-1)
         floats.setdefault("Value", []).append(value)
         kc, keys = _ArrowReader._config_keys(reader, t)
         key_codes.append((kc, keys))
     reps = np.concatenate([np.full(t.num_rows, m, dtype=np.int64)
-                           for (_, t, _, _, _), m in zip(files, repeat)])
+                           for (_, t, _, _, _, _), m in zip(files, repeat)])
     total = int(reps.sum())
 
     def long(arr):

@@ -298,7 +298,8 @@ def _edits():
             ('"kernel":', '"kernel":"dup","kernel":'), ('"run":', '"run":1,"run":'),
             ('"metrics":{', '"metrics": {'), ('"time":', '"time" :'),
             ('"units":{', '"units":{"x":"y",'), ('}', '}\r'), ('"sm_clock_hz":', '"sm_clock_hz":Infinity,"a":'),
-            (',"run":', ',"graph":{"id":1,"run":2},"run":'), ("[", "[" * 600)]),
+            (',"run":', ',"graph":{"id":1,"run":2},"run":'), ("[", "[" * 600),
+            ('"time":', '"kernel":null,"time":'), ('"passes":', '"time":"t0","passes":')]),
             st.sampled_from(["", ""])).map(lambda t: ("text",) + t[1]),
         st.tuples(st.just("all"), st.sampled_from(["nvtx_path", "workload", "kernel",
                                                    "extra_member", "cache_control"]),
@@ -334,3 +335,57 @@ def test_recorded_lines_mixed_with_odd_ones_give_loads_rows(tmp_path_factory):
     # Most of the examples hold an edit that load() says or that the fast path leaves
     # to it; a share of them must be the fast path's, or it is not being compared.
     assert sum(taken) >= 15, sum(taken)
+
+
+def _nvtx(text):
+    return json.dumps([{"domain": "", "text": "outer", "kind": "push_pop"},
+                       {"domain": "", "text": text, "kind": "push_pop"}])
+
+
+# Each edit alone, on 30 recorded run lines: whether the fast path takes the file, and
+# that it gives load()'s rows either way.
+ONE_EDIT = [
+    ("unchanged", [], True),
+    ("a metric null in one run", [(("metric", "null"), 3)], False),
+    ("a metric missing in one run", [(("metric", "missing"), 3)], False),
+    ("a metric renamed in one run", [(("metric", "rename"), 3)], False),
+    ("a member of the wrong type", [(("type", "sm_clock_hz", '"fast"'), 3)], False),
+    ("a null kernel", [(("type", "kernel", "null"), 3)], False),
+    ("a line cut short", [(("truncate", 100), 3)], False),
+    ("an unknown member", [(("extra", "top", "12"), 3)], True),
+    ("a range member after run", [(("extra", "range", '"x"'), 3)], False),
+    ("an unknown member of an NVTX range", [(("extra", "nvtx_item", "1"), 3)], False),
+    ("a metric not in the session", [(("extra", "metric", "1.5"), 3)], False),
+    ("a warning line", [(("record", OTHERS["warning"]), 3)], True),
+    ("a summary line", [(("record", OTHERS["summary"]), 3)], True),
+    ("a blank line", [(("record", "   "), 3)], True),
+    ("a second session", [(("record", SESSION), 3)], False),
+    ("a device line after runs", [(("record", DEVICE), 3)], False),
+    ("an unknown record type", [(("record", '{"type":"mystery"}'), 3)], False),
+    ("a unicode kernel name", [(("name", "kernel", "kü日🚀"), 3)], True),
+    ("a unicode kernel name escaped", [(("name", "kernel", "kü"), 4)], False),
+    ("config words", [(("all", "nvtx", _nvtx("layer=3 n=8 f=1.5 t=true s=x")), 0)], True),
+    ("config words in some runs", [(("all", "nvtx", _nvtx("layer=3 n=8 t=true")), 15)],
+     True),
+    ("a config word of two types", [(("all", "nvtx", _nvtx("n=8")), 10),
+                                    (("all", "nvtx", _nvtx("n=x")), 20)], True),
+    ("a config word naming a column", [(("all", "nvtx", _nvtx("Kernel=k")), 0)], False),
+    ("a member given twice", [(("text", '"run":', '"run":1,"run":'), 3)], False),
+    ("a launch's member after run", [(("text", '"time":', '"kernel":null,"time":'), 3)],
+     False),
+    ("a run's member before run", [(("text", '"passes":', '"time":"t0","passes":'), 3)],
+     False),
+    ("a key spaced from its colon", [(("text", '"time":', '"time" :'), 3)], False),
+    ("Infinity", [(("text", '"sm_clock_hz":', '"sm_clock_hz":Infinity,"a":'), 3)], False),
+    ("a pid member", [(("type", "pid", "7"), 3)], False),
+]
+
+
+@pytest.mark.parametrize("what,edits,taken", ONE_EDIT, ids=[e[0] for e in ONE_EDIT])
+def test_each_odd_line_alone_gives_loads_rows(tmp_path, what, edits, taken):
+    lines = list(RUNS[:30])
+    for edit, at in edits:
+        lines = _edit(lines, edit, at)
+    path = tmp_path / "a.jsonl"
+    path.write_text("\n".join([SESSION, DEVICE] + lines) + "\n", encoding="utf-8")
+    assert _same_batches([path]) == taken, runcolumns.decline_reason(pa, [str(path)])

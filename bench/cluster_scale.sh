@@ -8,35 +8,38 @@
 # (bench/tree_rss.py: the whole process tree), the load average beside it: on a shared
 # machine the wall time is not the program's alone. Needs ~20 GB free in DIR (default
 # /tmp/cluster_scale); FILES=100 for a tenth; CONVERT=0 queries the dataset converted
-# before.
+# before; SRC=DIR2/files takes the files generated there (DIR gets the dataset only);
+# BY_RANK=0 leaves out the --by-rank step; RANGEPROF_CONVERT_FAST=0 converts every batch
+# through load() (doc/records.md, "The Parquet dataset"), as before the fast path.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-/tmp/cluster_scale}
 files=${FILES:-1000}
+src=${SRC:-$dir/files}
 launches=${LAUNCHES:-1000}
 PY=${PYTHON:-python3}
 export PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
 load() { echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 mkdir -p "$dir"
 echo "== $(date -u +%FT%TZ) $(nproc) cores, $(load), $($PY -c 'import pandas, pyarrow, duckdb; print("pandas", pandas.__version__, "pyarrow", pyarrow.__version__, "duckdb", duckdb.__version__)')"
-if [ ! -f "$dir/files/.done" ]; then
-	rm -rf "$dir/files"
-	/usr/bin/time -f "generate: %e s" $PY "$root/bench/gen_cluster.py" "$dir/files" --hosts 16 \
+if [ ! -f "$src/.done" ]; then
+	rm -rf "$src"
+	/usr/bin/time -f "generate: %e s" $PY "$root/bench/gen_cluster.py" "$src" --hosts 16 \
 		--ranks-per-host 8 --files "$files" --launches "$launches" --runs 20 --kernels 10 --jobs 2
-	touch "$dir/files/.done"
+	touch "$src/.done"
 fi
-echo "input: $(ls "$dir/files" | grep -c jsonl) files, $(du -sh "$dir/files" | cut -f1)"
+echo "input: $(ls "$src" | grep -c jsonl) files, $(du -sh "$src" | cut -f1)"
 if [ "${CONVERT:-1}" = 1 ]; then
 	rm -rf "$dir/ds"
 	echo "== convert ($(load) before)"
 	/usr/bin/time -f "convert: %e s wall, CPU %U s user + %S s system (all processes)" \
-		$PY "$root/bench/tree_rss.py" $PY -m rangeprof.report --to-parquet "$dir/ds" "$dir/files"
+		$PY "$root/bench/tree_rss.py" $PY -m rangeprof.report --to-parquet "$dir/ds" "$src"
 	echo "($(load) after)"
 fi
 echo "dataset: $(find "$dir/ds" -name '*.parquet' | wc -l) parts, $(du -sh "$dir/ds" | cut -f1)"
 echo "== convert again (nothing new)"
 /usr/bin/time -f "again: %e s wall, CPU %U s user + %S s system" \
-	$PY "$root/bench/tree_rss.py" $PY -m rangeprof.report --to-parquet "$dir/ds" "$dir/files"
+	$PY "$root/bench/tree_rss.py" $PY -m rangeprof.report --to-parquet "$dir/ds" "$src"
 echo "== DuckDB: doc/records.md's three queries, each run twice in a row"
 $PY - "$dir/ds" "$root/doc/records.md" <<'PYEOF'
 import os, re, sys, time, resource
@@ -63,6 +66,7 @@ c2 = os.times()
 print(f"load: {time.time() - t:.2f} s, CPU {c2.user - c.user:.2f} s user + {c2.system - c.system:.2f} s system, "
       "load average", open("/proc/loadavg").read().split()[0] + f"; {len(df)} rows, ranks {df.Rank.nunique()}, jobs {df.JobId.nunique()}")
 ' "$dir/ds"; done
+[ "${BY_RANK:-1}" = 1 ] || exit 0
 echo "== rangeprof-report --by-rank over the whole dataset (20 M rows)"
 /usr/bin/time -f "by-rank: %e s wall, CPU %U s user + %S s system" \
 	$PY "$root/bench/tree_rss.py" $PY -m rangeprof.report --by-rank "$dir/ds" >"$dir/by_rank.txt"

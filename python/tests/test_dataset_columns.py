@@ -378,6 +378,15 @@ ONE_EDIT = [
     ("a key spaced from its colon", [(("text", '"time":', '"time" :'), 3)], False),
     ("Infinity", [(("text", '"sm_clock_hz":', '"sm_clock_hz":Infinity,"a":'), 3)], False),
     ("a pid member", [(("type", "pid", "7"), 3)], False),
+    ("a line that is not JSON", [(("record", "{not json"), 3)], False),
+    ("a warning of the wrong form", [(("record", '{"type":"warning","message":1}'), 3)],
+     False),
+    ("another unit in one run", [(("type", "units", json.dumps(
+        {"gpu__time_duration.sum": "usecond", "dram__bytes_read.sum": "byte",
+         "dram__bytes_write.sum": "byte"})), 3)], False),
+    ("no units in one run", [(("type", "units", "null"), 3)], False),
+    ("a member nested 600 deep", [(("type", "extra_member", "[" * 600 + "]" * 600), 3)],
+     False),
 ]
 
 

@@ -131,8 +131,12 @@ def _parts(root):
 
 
 def _malformed(tmp_path):
-    """vadd.jsonl with bad lines: not JSON, a wrong type, a null kernel, cut short."""
+    """vadd.jsonl with bad lines: not JSON, a wrong type, cut short; its session's host
+    another (its batch, of its own, is load()'s)."""
     lines = (FIXTURES / "recorded" / "vadd.jsonl").read_text().splitlines()
+    session = json.loads(lines[0])
+    session["host"] = "another-host"
+    lines[0] = json.dumps(session)
     runs = [i for i, line in enumerate(lines) if line.startswith('{"type":"run"')]
     bad = json.loads(lines[runs[1]])
     bad["sm_clock_hz"] = "fast"
@@ -149,16 +153,13 @@ def test_the_dataset_written_is_the_same_with_and_without_the_fast_path(
     # pyarrow reads them back: the Parquet dictionaries hold the same strings), the
     # ledger, and rangeprof.load of the dataset. A malformed file's batch goes through
     # load(), which says its bad lines in both.
-    # The recordings and the benchmark's files first (the fast path's batches), then the
-    # malformed file added (its batch: load()'s).
-    paths = [FIXTURES / n for n in TAKEN] + cluster
+    # The recordings' batch and the benchmark's files' are the fast path's, the malformed
+    # file's (another host) load()'s.
+    paths = [FIXTURES / n for n in TAKEN] + cluster + [_malformed(tmp_path)]
     got = {}
     for fast in (True, False):
         root = tmp_path / f"ds_{fast}"
-        first = _convert(paths, root, fast, monkeypatch, capfd)
-        assert first[0] == 0 and first[2] == ""
-        status, out, err = _convert(paths + [_malformed(tmp_path)], root, fast, monkeypatch,
-                                    capfd)
+        status, out, err = _convert(paths, root, fast, monkeypatch, capfd)
         ledger = [{k: v for k, v in e.items() if k != "converted"}
                   for e in dataset.ledger(str(root))]
         got[fast] = (status, out.replace(str(root), "DS"), err, _parts(root), ledger,
@@ -281,7 +282,18 @@ def _edits():
                               "launch", "runs", "time", "throttle_reasons", "nvtx", "graph",
                               "range", "device", "units", "passes", "temperature_c",
                               "workload", "pid", "_present", "type"])
+    # Edits that leave a file as rangeprof could write it (the fast path's), weighted
+    # so that about half of the examples are the fast path's and half load()'s.
+    usual = st.one_of(
+        st.tuples(st.just("name"), st.sampled_from(["kernel", "nvtx", "nvtx_path"]),
+                  st.sampled_from(["\u00fc", "\u65e5\u672c", "a b", "x=1", "n=4096 dtype=fp16",
+                                   "flag=true", "r=1.5", "layer=2", ""])),
+        st.tuples(st.just("record"), st.sampled_from([OTHERS["warning"], OTHERS["summary"],
+                                                      "", "   "])),
+        st.tuples(st.just("all"), st.sampled_from(["nvtx_path", "extra_member"]),
+                  st.sampled_from(['"layer=3 n=8"', '"x"', "7"])))
     return st.one_of(
+        usual, usual, usual, usual,
         st.tuples(st.just("truncate"), st.integers(1, 2000)),
         st.tuples(st.just("type"), member, st.sampled_from(VALUES)),
         st.tuples(st.just("extra"), st.sampled_from(["top", "graph", "range", "nvtx_item",
@@ -311,12 +323,13 @@ def test_recorded_lines_mixed_with_odd_ones_give_loads_rows(tmp_path_factory):
     st = hypothesis.strategies
     taken = []
 
-    @hypothesis.settings(max_examples=150, deadline=None, derandomize=True,
+    @hypothesis.settings(max_examples=80, deadline=None, derandomize=True,
                          suppress_health_check=list(hypothesis.HealthCheck))
     @hypothesis.given(start=st.integers(0, len(RUNS) - 40), count=st.integers(1, 40),
                       edits=st.lists(st.tuples(_edits(), st.integers(0, 10 ** 6)),
-                                     max_size=3),
-                      second=st.booleans(), bom=st.booleans(), end=st.booleans())
+                                     max_size=2),
+                      second=st.booleans(), bom=st.sampled_from([False, False, False, True]),
+                      end=st.sampled_from([True, True, True, False]))
     def check(start, count, edits, second, bom, end):
         lines = RUNS[start:start + count]
         for edit, at in edits:
@@ -334,7 +347,8 @@ def test_recorded_lines_mixed_with_odd_ones_give_loads_rows(tmp_path_factory):
     check()
     # Most of the examples hold an edit that load() says or that the fast path leaves
     # to it; a share of them must be the fast path's, or it is not being compared.
-    assert sum(taken) >= 15, sum(taken)
+    print(f"the fast path's: {sum(taken)} of {len(taken)}")
+    assert sum(taken) >= 30, sum(taken)
 
 
 def _nvtx(text):

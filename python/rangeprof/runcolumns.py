@@ -131,7 +131,7 @@ def _file(pa, path, names, reader):
     lines = data = None
     from rangeprof.frame import _ArrowReader
     schema = _ArrowReader._schema(reader, list(names))
-    t, tails = _parse_runs(pa, pj, runs, schema)
+    t, tails, head, index = _parse_runs(pa, pj, runs, schema)
     if not _ArrowReader._acceptable(reader, t):
         raise _Decline("a run line load()'s checks refuse")
     import pyarrow.compute as pc
@@ -157,7 +157,7 @@ def _file(pa, path, names, reader):
     if t.column("pid").null_count != t.num_rows or \
             t.column("_present").null_count != t.num_rows:
         raise _Decline("a run line with pid or _present")
-    return t, session, devices, numbers, present
+    return t, session, devices, numbers, present, head, index
 
 
 def _read(pa, pj, buf, schema, what):
@@ -253,7 +253,7 @@ def _parse_runs(pa, pj, runs, schema):
     take = pa.array(index)
     return pa.Table.from_arrays(
         [tail.column(f.name) if f.name in _TAIL else head.column(f.name).take(take)
-         for f in schema], schema=schema), tails
+         for f in schema], schema=schema), tails, head, index
 
 
 def _dictionary(pa, codes, values):
@@ -333,7 +333,7 @@ def _columns(pa, paths):
     for path in paths:
         files.append((path,) + _file(pa, path, names, reader))
     # Categoricals whose categories come in the order first seen over the runs.
-    first_seen = {}
+    first_seen, first_seen_head = {}, {}
     per_run = []          # per file: {column: per-run array}
     cats = {c: _Categories() for c in ("Metric", "Unit", "Session", "Host", "JobId", "GPU",
                                        "File")}
@@ -341,7 +341,9 @@ def _columns(pa, paths):
     ints, floats, strings = {}, {}, {}
     key_codes, sessions_seen = [], []
     repeat = []
-    for path, t, session, devices, numbers, present in files:
+    heads_before = 0   # the batch's launch rows (each file's distinct heads) before a file's
+    head_index = []    # per file: each run's launch row in the batch
+    for path, t, session, devices, numbers, present, head, index in files:
         n = t.num_rows
         mtype = t.column("metrics").type
         m = len(present)
@@ -372,8 +374,8 @@ def _columns(pa, paths):
         dev = t.column("device")
         if dev.null_count or pc.count_distinct(dev).as_py() != 1:
             raise _Decline("runs of several devices, or of none")
-        index = dev[0].as_py()
-        rec = devices.get(index) or {}
+        device_index = dev[0].as_py()
+        rec = devices.get(device_index) or {}
         gpu = rec.get("name")
         if gpu is not None and type(gpu) is not str:
             raise _Decline("a device name not a string")
@@ -381,27 +383,36 @@ def _columns(pa, paths):
         mem = table._num(rec.get("rated_memory_clock_hz"))
         codes["File"].append(np.full(n * m, cats["File"].add([path])[0], dtype=np.int64))
         graph, rng = t.column("graph"), t.column("range")
-        launch = pc.fill_null(pc.cast(t.column("launch"), pa.string()), "None")
-        node = pc.fill_null(pc.cast(pc.struct_field(graph, [2]), pa.string()), "None")
-        suffix = pc.if_else(pc.is_valid(graph), pc.binary_join_element_wise(".node", node, ""),
+        # The launch's strings, of each distinct launch text (head): the same per run as
+        # of its run's full line, and first seen in the same order (heads are numbered
+        # as their runs come).
+        hgraph = head.column("graph")
+        launch = pc.fill_null(pc.cast(head.column("launch"), pa.string()), "None")
+        node = pc.fill_null(pc.cast(pc.struct_field(hgraph, [2]), pa.string()), "None")
+        suffix = pc.if_else(pc.is_valid(hgraph), pc.binary_join_element_wise(".node", node, ""),
                             "")
         pid = session.get("pid")
-        runs = {
-            "Annotation": pc.fill_null(t.column("nvtx_path"), ""),
-            "Kernel": t.column("kernel"),
+        launches = {
+            "Annotation": pc.fill_null(head.column("nvtx_path"), ""),
+            "Kernel": head.column("kernel"),
             "Launch": pc.binary_join_element_wise(pa.scalar(sid), "#", launch, suffix, ""),
-            "Workload": pc.fill_null(t.column("workload"), "kernel"),
-            "RangeKernelNames": pc.binary_join(pc.struct_field(rng, [2]),
+            "Workload": pc.fill_null(head.column("workload"), "kernel"),
+            "RangeKernelNames": pc.binary_join(pc.struct_field(head.column("range"), [2]),
                                                table.RANGE_NAME_SEPARATOR),
-            "Grid": pa.array(_dims(pa, pc, t.column("grid")), pa.string()),
-            "Block": pa.array(_dims(pa, pc, t.column("block")), pa.string()),
-            "CacheControl": t.column("cache_control"),
-            "ClockControl": t.column("clock_control"),
+            "Grid": pa.array(_dims(pa, pc, head.column("grid")), pa.string()),
+            "Block": pa.array(_dims(pa, pc, head.column("block")), pa.string()),
+            "CacheControl": head.column("cache_control"),
+            "ClockControl": head.column("clock_control"),
+        }
+        for c, arr in launches.items():
+            first_seen_head.setdefault(c, []).append(arr)
+        runs = {
             "ThrottleReasons": pc.binary_join(t.column("throttle_reasons"), ","),
             "Time": t.column("time"),
         }
         for c, arr in runs.items():
             first_seen.setdefault(c, []).append(arr)
+        head_index.append(index + heads_before)
         per_run.append(dict(
             Run=t.column("run"), Runs=t.column("runs"),
             Graph=pc.struct_field(graph, [0]), GraphNode=pc.struct_field(graph, [2]),
@@ -420,10 +431,11 @@ def _columns(pa, paths):
                                              pa.float64()).to_numpy(zero_copy_only=False),
                                      dtype=float) for j in present], axis=1).reshape(-1)
         floats.setdefault("Value", []).append(value)
-        kc, keys = _ArrowReader._config_keys(reader, t)
-        key_codes.append((kc, keys))
+        kc, keys = _ArrowReader._config_keys(reader, head)
+        key_codes.append((kc[index], keys))
+        heads_before += head.num_rows
     reps = np.concatenate([np.full(t.num_rows, m, dtype=np.int64)
-                           for (_, t, _, _, _, _), m in zip(files, repeat)])
+                           for (_, t, _, _, _, _, _, _), m in zip(files, repeat)])
     total = int(reps.sum())
 
     def long(arr):
@@ -463,6 +475,15 @@ def _columns(pa, paths):
             d = pa.DictionaryArray.from_arrays(pa.array(long(idx), mask=long(idx) < 0),
                                                d.dictionary)
         arrays[c] = d
+    run_heads = np.concatenate(head_index)
+    for c, parts in first_seen_head.items():
+        col = pa.chunked_array([c for p in parts for c in (
+            p.chunks if isinstance(p, pa.ChunkedArray) else [p])], pa.string()).combine_chunks()
+        d = pc.dictionary_encode(col)
+        idx = np.asarray(d.indices.fill_null(-1).to_numpy(zero_copy_only=False),
+                         dtype=np.int32)[run_heads]
+        arrays[c] = pa.DictionaryArray.from_arrays(pa.array(long(idx), mask=long(idx) < 0),
+                                                   d.dictionary)
     for c, cat in cats.items():
         arrays[c] = _dictionary(pa, np.concatenate(codes[c]), cat.values)
     for c in ("Run", "Runs", "Graph", "GraphNode", "RangeKernels", "Device", "SharedMemBytes",

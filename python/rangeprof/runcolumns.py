@@ -388,7 +388,7 @@ def _columns(pa, paths):
         # as their runs come).
         hgraph = head.column("graph")
         launch = pc.fill_null(pc.cast(head.column("launch"), pa.string()), "None")
-        node = pc.fill_null(pc.cast(pc.struct_field(hgraph, [2]), pa.string()), "None")
+        node = pc.fill_null(pc.cast(pc.struct_field(hgraph, "node"), pa.string()), "None")
         suffix = pc.if_else(pc.is_valid(hgraph), pc.binary_join_element_wise(".node", node, ""),
                             "")
         pid = session.get("pid")
@@ -397,7 +397,7 @@ def _columns(pa, paths):
             "Kernel": head.column("kernel"),
             "Launch": pc.binary_join_element_wise(pa.scalar(sid), "#", launch, suffix, ""),
             "Workload": pc.fill_null(head.column("workload"), "kernel"),
-            "RangeKernelNames": pc.binary_join(pc.struct_field(head.column("range"), [2]),
+            "RangeKernelNames": pc.binary_join(pc.struct_field(head.column("range"), "kernel_names"),
                                                table.RANGE_NAME_SEPARATOR),
             "Grid": pa.array(_dims(pa, pc, head.column("grid")), pa.string()),
             "Block": pa.array(_dims(pa, pc, head.column("block")), pa.string()),
@@ -415,8 +415,8 @@ def _columns(pa, paths):
         head_index.append(index + heads_before)
         per_run.append(dict(
             Run=t.column("run"), Runs=t.column("runs"),
-            Graph=pc.struct_field(graph, [0]), GraphNode=pc.struct_field(graph, [2]),
-            RangeKernels=pc.struct_field(rng, [1]), Device=dev,
+            Graph=pc.struct_field(graph, "id"), GraphNode=pc.struct_field(graph, "node"),
+            RangeKernels=pc.struct_field(rng, "kernels"), Device=dev,
             SharedMemBytes=t.column("shared_mem_bytes"), Passes=t.column("passes"),
             SMClock=t.column("sm_clock_hz"), ComputeClock=t.column("rated_sm_clock_hz"),
             Temperature=t.column("temperature_c"),

@@ -23,6 +23,10 @@ ALLOWED = {
         "schema and its verdicts to records.py",
     ("python/rangeprof/frame.py", "_ArrowReader._config_keys"):
         "the keys frame.py made itself of range texts (json.dumps), read back",
+    ("python/rangeprof/runcolumns.py", "_read"):
+        "the conversion's fast path: pyarrow on run lines with frame.py's schema and "
+        "checks (_ArrowReader._schema, _acceptable); test_dataset_columns.py ties its "
+        "columns and its verdicts to load()'s",
     ("python/rangeprof/dataset.py", "_check_marker"):
         "a Parquet dataset's marker file, the dataset's own JSON",
     ("python/rangeprof/dataset.py", "ledger"):

@@ -18,9 +18,10 @@ from ._version import __version__  # noqa: F401
 
 
 def load(paths_or_globs, report="stderr", **options):
-    """pandas DataFrame, one row per run and metric (see rangeprof.frame.load); bad lines
-    are printed on stderr unless report is None or another stream."""
-    from rangeprof.frame import load as _load
+    """pandas DataFrame, one row per run and metric, from JSON Lines files and Parquet
+    datasets (see rangeprof.sources.load); bad lines are printed on stderr unless report
+    is None or another stream."""
+    from rangeprof.sources import load as _load
     return _load(paths_or_globs, report=report, **options)
 
 

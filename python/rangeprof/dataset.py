@@ -22,24 +22,9 @@ from urllib.parse import quote
 
 from rangeprof import job, table
 
-# 2: the ledger's lines are batches' (ledger()); the parts' columns are schema 1's. A
-# reader of 1 would read a ledger of 2 as naming no part: it is refused there.
-SCHEMA_VERSION = 2
-MARKER = "_rangeprof_dataset.json"
-LEDGER = "_rangeprof_sources.jsonl"
-PARTITIONS = ("JobId", "Host")
-# The columns of a part, as load() names them (the partition columns are in the paths),
-# with their Parquet types; then one string column per config word (the key=value words of
-# the range texts, listed in the part's metadata under rangeprof.config_columns).
-STRING, INT, FLOAT = "string", "int64", "double"
-COLUMNS = [(c, STRING if c in ("Annotation", "Kernel", "Metric", "Unit", "Launch", "Workload",
-                               "RangeKernelNames", "Session", "GPU", "Grid", "Block",
-                               "CacheControl", "ClockControl", "ThrottleReasons", "Time",
-                               "File")
-            else FLOAT if c in ("Value", "SMClock", "ComputeClock", "MemoryClock",
-                                "Temperature")
-            else INT)
-           for c in table.ID_COLUMNS if c not in PARTITIONS]
+from rangeprof.parquet_schema import (  # noqa: F401 - the dataset's names for them
+    COLUMNS, FLOAT, INT, LEDGER, MARKER, PARTITIONS, SCHEMA_VERSION, STRING, strings as _strings)
+
 _KEY_BYTES = 1 << 20
 ROW_GROUP_MIN = 1024
 # Input per batch of files read by one load() and written as one part per job and host.
@@ -123,21 +108,6 @@ def _segment(value):
     if value is None or (isinstance(value, float) and value != value):
         return "__HIVE_DEFAULT_PARTITION__"
     return quote(str(value), safe="") or "__HIVE_DEFAULT_PARTITION__"
-
-
-def _strings(pa, col):
-    """A column as a pyarrow string array (null for None and NaN): a categorical as a
-    dictionary array (its codes and categories: no string per row; the part stores it
-    as Parquet's dictionary-encoded strings), other values each as str() gives them."""
-    import numpy as np
-    import pandas as pd
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        codes = np.asarray(col.cat.codes, dtype=np.int32)
-        cats = pa.array([None if v is None else str(v) for v in col.cat.categories], pa.string())
-        return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), cats)
-    values = col.to_numpy(dtype=object, na_value=None)
-    return pa.array([None if v is None or (isinstance(v, float) and v != v) else str(v)
-                     for v in values], pa.string())
 
 
 def _arrow_table(pa, df, configs):
@@ -710,10 +680,12 @@ def filter_frame(df, filters):
     return out
 
 
-def load_mixed(parts, report, columns, filters, load):
-    """load() of datasets and JSON Lines files together: the datasets read with filters
-    pushed down, the files read by load and filtered after, rows in the order given."""
+def load_mixed(parts, report, columns, filters):
+    """rangeprof.load of datasets and JSON Lines files together: the datasets read with
+    filters pushed down, the files read by frame.load and filtered after, rows in the
+    order given."""
     import pandas as pd
+    from rangeprof.frame import load
     frames = []
     files = []
     for p in parts + [None]:

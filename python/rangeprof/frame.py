@@ -63,9 +63,8 @@ def _pyarrow():
 _HOW_CONFIGS = "name the ones you need in load(columns=[...])"
 
 
-def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
-         filters=None):
-    """Long-form DataFrame of every run record in the files (names, directories, globs;
+def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None):
+    """Long-form DataFrame of every run record in the JSON Lines files (names, directories, globs;
     many processes and sessions together): one row per run and metric, with the columns
     of rangeprof.table.ID_COLUMNS and a column per config word (key=value in the NVTX
     range texts). String columns of few distinct values are categoricals (CATEGORICAL).
@@ -77,23 +76,8 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None,
     'metric=max,...', derive one 'name=expr' string or a list of them); with them the
     runs are read by the Python reader. A combine or derive it cannot use raises
     ValueError naming it, an unknown column KeyError. Needs pandas and pyarrow.
-    A Parquet dataset's directory (rangeprof-report --to-parquet) is read as its files
-    were; filters ([(column, op, value), ...]: rangeprof.dataset) keeps the rows they
-    match, pushed down into the dataset's reading."""
-    from rangeprof import dataset
-    import os
-    parts = ([paths_or_globs] if isinstance(paths_or_globs, (str, os.PathLike))
-             else list(paths_or_globs))
-    if any(dataset.is_dataset(p) for p in parts):
-        if combine or derive:
-            raise ValueError("rangeprof.load: combine= and derive= read JSON Lines files, "
-                             "not a Parquet dataset ('" + next(
-                                 str(p) for p in parts if dataset.is_dataset(p)) +
-                             "'): give the files it was converted from")
-        return dataset.load_mixed(parts, report, columns, filters, load)
-    if filters:
-        return dataset.filter_frame(load(paths_or_globs, report, combine, derive, columns),
-                                    filters)
+    rangeprof.load (rangeprof.sources) is this reader for JSON Lines files, and also reads
+    Parquet datasets and takes filters; this module knows nothing of datasets."""
     pa = _pyarrow()
     from rangeprof.expr import parse_derivation
     if report == "stderr":

@@ -246,7 +246,7 @@ def _nanmean(x):
 
 
 def _load(files, metric, prog):
-    from rangeprof.frame import load
+    from rangeprof.sources import load
     cols = ["Annotation", "Kernel", "Metric", "Value", "Unit", "Session", "Host", "JobId",
             "Rank", "GPU", "Device", "SMClock", "Temperature", "ThrottleReasons"]
     return load(files, columns=cols, filters=[("Metric", "==", metric)])

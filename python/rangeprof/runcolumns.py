@@ -325,7 +325,7 @@ def _columns(pa, paths):
     import numpy as np
     import pandas as pd
     from rangeprof.frame import _ArrowReader, _dims, _typed_column
-    from rangeprof import dataset
+    from rangeprof import parquet_schema
     import pyarrow.compute as pc
     reader = _reader(pa)
     names = OrderedDict()
@@ -442,7 +442,7 @@ def _columns(pa, paths):
         """Per-run values to per-row (each run's metrics count)."""
         return np.repeat(arr, reps) if total != len(reps) else arr
 
-    # Config columns (frame._ArrowReader._frame, then dataset._strings of each).
+    # Config columns (frame._ArrowReader._frame, then parquet_schema.strings of each).
     configs_map = reader.configs
     config_names = [c for c in OrderedDict.fromkeys(
         c for cfg in configs_map.values() for c in cfg) if c not in table.ID_COLUMNS]
@@ -502,13 +502,13 @@ def _columns(pa, paths):
         arrays[c] = pa.array(long(np.concatenate(parts)), pa.float64(), from_pandas=True)
     arrays["Value"] = pa.array(np.concatenate(floats["Value"]), pa.float64(), from_pandas=True)
     out, fields = [], []
-    for name, _ in dataset.COLUMNS:
+    for name, _ in parquet_schema.COLUMNS:
         out.append(arrays[name])
         fields.append(pa.field(name, arrays[name].type))
     for name, arr in zip(config_names, config_arrays):
         out.append(arr)
         fields.append(pa.field(name, pa.string()))
-    meta = {b"rangeprof.dataset_schema": str(dataset.SCHEMA_VERSION).encode(),
+    meta = {b"rangeprof.dataset_schema": str(parquet_schema.SCHEMA_VERSION).encode(),
             b"rangeprof.config_columns": json.dumps(config_names).encode()}
     t = pa.Table.from_arrays(out, schema=pa.schema(fields, metadata=meta))
     partitions = (np.concatenate(codes["JobId"]), cats["JobId"].values,

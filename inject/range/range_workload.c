@@ -388,8 +388,10 @@ static void abandon(enum range_abandoned why)
 	static const char *const words[] = {
 		[RANGE_ABANDONED_MODE] = "--replay-mode was set to kernel while it was recorded",
 		[RANGE_ABANDONED_CONTEXT] = "its context was destroyed while it ran",
-		[RANGE_ABANDONED_CAPTURE] = "a stream capture was under way at its end; the "
-					    "capture stays valid",
+		/* One literal: clang's -Wstring-concatenation (the wheel's compiler) takes two
+		 * adjacent ones in an array for a missing comma. */
+		[RANGE_ABANDONED_CAPTURE] =
+			"a stream capture was under way at its end; the capture stays valid",
 	};
 	atomic_store(&inject_range_recording_flag, false);
 	if (rw.active) {

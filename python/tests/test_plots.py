@@ -77,3 +77,29 @@ def test_sweep_lines_of_numbers_stand_at_their_values(recorded, tmp_path, monkey
     assert len(lines) == 2
     for line in lines:
         assert list(line.get_xdata()) == [1024, 2048, 4096, 8192]
+
+
+@pytest.mark.parametrize("option,value", [("--peak-flops", "1e300"),
+                                          ("--peak-bandwidth", "1e-300"),
+                                          ("--peak-flops", "1e25")])
+def test_a_roof_no_gpu_has_is_refused_naming_it(recorded, tmp_path, capsys, option, value):
+    """The args fuzzer's finding: --peak-flops 1e300 put the roofline's log ticks past a
+    double's range and matplotlib raised OverflowError (the tool called it a bug, exit 70).
+    Such a roof is refused at the command line, naming the value and the range."""
+    out = tmp_path / "roof.png"
+    with pytest.raises(SystemExit) as e:
+        plots.main(["roofline", str(recorded("matmul.jsonl")), "--flops", "2*n**3",
+                    option, value, "-o", str(out)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert option in err and value in err and ">= 1 and <= 1e+24" in err, err
+    assert not out.exists()
+
+
+def test_the_widest_roofs_accepted_still_draw(recorded, tmp_path):
+    for option, value in (("--peak-flops", "1e24"), ("--peak-bandwidth", "1"),
+                          ("--peak-flops", "1")):
+        out = tmp_path / f"roof{option}{value}.png"
+        assert plots.main(["roofline", str(recorded("matmul.jsonl")), "--flops", "2*n**3",
+                           option, value, "-o", str(out)]) == 0
+        assert out.read_bytes()[:4] == PNG

@@ -332,14 +332,11 @@ def parser():
     r.add_argument("files", nargs="+", help=files_help)
     r.add_argument("--flops", metavar="EXPR", help="FLOPs per run where the counters lack "
                    "them (e.g. '2*n**3' for a matmul on tensor cores)")
-    # A roof far outside any GPU's (1e300 FLOP/s, 1e-300 bytes/s) puts the log axes' ticks
-    # past a double's range, where matplotlib fails: a millionfold the largest GPU's peak
-    # (~1e15 FLOP/s and ~1e13 bytes/s) is the most, 1 the least.
-    peak = number(1, 1e24)
-    r.add_argument("--peak-flops", type=peak, metavar="FLOP/S",
-                   help=f"peak FLOP/s ({peak.accepted}; default: the device's)")
-    r.add_argument("--peak-bandwidth", type=peak, metavar="BYTES/S",
-                   help=f"peak DRAM bytes/s ({peak.accepted}; default: the device's)")
+    positive = number(0, low_open=True)
+    r.add_argument("--peak-flops", type=positive, metavar="FLOP/S",
+                   help=f"peak FLOP/s ({positive.accepted}; default: the device's)")
+    r.add_argument("--peak-bandwidth", type=positive, metavar="BYTES/S",
+                   help=f"peak DRAM bytes/s ({positive.accepted}; default: the device's)")
     r.add_argument("-o", "--output", required=True, help=output_help)
     a = sub.add_parser("ab", help="A against B",
                        description="Per kernel, the ratio B/A of the means with its 95 % CI "

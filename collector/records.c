@@ -1,5 +1,6 @@
 /* collector/records.c - builds session, device, run, summary, warning and error records.
- * Calls: stats.c, jsonl.c (string escaping), cost.c (libc and cJSON besides).
+ * Calls: stats.c, jsonl.c (string escaping), cost.c (libc and cJSON besides), placement.c
+ * (the DRAM write's reason).
  * Called by: inject/.
  * Lock: none (no state). */
 #include "collector/records.h"
@@ -13,6 +14,7 @@
 #include <time.h>
 
 #include "collector/jsonl.h"
+#include "collector/placement.h"
 #include "collector/stats.h"
 
 void collector_iso8601(double epoch_seconds, char *buf, size_t size)
@@ -148,6 +150,9 @@ cJSON *collector_record_session(const char *tool_version, pid_t pid, const char 
 					      opts->graph_profiling == RP_GRAPH_NONE ? "none" : "node") != NULL;
 		ok &= cJSON_AddStringToObject(options, "replay_mode",
 					      opts->replay_mode == RP_REPLAY_RANGE ? "range" : "kernel") != NULL;
+		ok &= cJSON_AddStringToObject(options, "range_scope",
+					      opts->range_scope == RP_RANGE_SCOPE_KERNELS ?
+					      "kernels" : "whole") != NULL;
 		ok &= cJSON_AddStringToObject(options, "clock_control",
 					      clock_name(opts->clock_control)) != NULL;
 		ok &= cJSON_AddBoolToObject(options, "quiet", opts->quiet) != NULL;
@@ -259,6 +264,7 @@ static cJSON *range_object(const struct collector_range *r)
 	if (!o)
 		return NULL;
 	bool ok = collector_json_add_string(o, "name", r->name) == 0;
+	ok &= collector_json_add_string(o, "scope", r->scope ? r->scope : "whole") == 0;
 	ok &= cJSON_AddNumberToObject(o, "kernels", (double)r->kernels) != NULL;
 	cJSON *names = string_array(r->kernel_names, r->kernel_names ? r->kernels : 0);
 	ok &= names && cJSON_AddItemToObject(o, "kernel_names", names);
@@ -447,6 +453,29 @@ void collector_launch_summarize(const struct collector_measure_info *info,
 	}
 }
 
+/* placement.h's reason for the DRAM write's summary into why, from the medians of the
+ * runs' DRAM read and write: the write metric's index, or SIZE_MAX when the set lacks
+ * either or the rule does not hold. */
+static size_t placement_reason(const struct collector_measure_info *info,
+			       const double *values, const double *clocks, size_t runs,
+			       double *column, char *why, size_t size)
+{
+	size_t read_k = SIZE_MAX, write_k = SIZE_MAX;
+	for (size_t m = 0; m < info->metric_count; m++) {
+		if (!strcmp(info->metrics[m], COLLECTOR_PLACEMENT_READ_METRIC))
+			read_k = m;
+		else if (!strcmp(info->metrics[m], COLLECTOR_PLACEMENT_WRITE_METRIC))
+			write_k = m;
+	}
+	if (read_k == SIZE_MAX || write_k == SIZE_MAX || !(info->l2_bytes > 0))
+		return SIZE_MAX;
+	struct stats_summary r, w;
+	collector_launch_summarize(info, values, clocks, runs, read_k, column, &r);
+	collector_launch_summarize(info, values, clocks, runs, write_k, column, &w);
+	return collector_placement_reason(r.median, w.median, info->l2_bytes, why, size) ?
+		write_k : SIZE_MAX;
+}
+
 cJSON *collector_record_summary(const struct collector_launch *l,
 				const struct collector_measure_info *info, const double *values,
 				const double *clocks, size_t runs)
@@ -461,9 +490,14 @@ cJSON *collector_record_summary(const struct collector_launch *l,
 	bool ok = add_launch(o, l, info);
 	cJSON *metrics = cJSON_AddObjectToObject(o, "metrics");
 	ok &= metrics != NULL;
+	char placement[128];
+	size_t write_k = placement_reason(info, values, clocks, runs, column, placement,
+					  sizeof(placement));
 	for (size_t m = 0; ok && m < info->metric_count; m++) {
 		struct stats_summary s;
 		collector_launch_summarize(info, values, clocks, runs, m, column, &s);
+		if (m == write_k)
+			stats_note(&s, placement);
 		cJSON *st = cJSON_AddObjectToObject(metrics, info->metrics[m]);
 		ok &= st != NULL;
 		if (!st)

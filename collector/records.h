@@ -77,6 +77,7 @@ struct collector_range {
 	size_t memsets, copies, graph_launches, event_ops, syncs;
 	const uint64_t *streams;     /* CUPTI stream ids in first-use order */
 	size_t stream_count;
+	const char *scope;           /* --range-scope: "whole" or "kernels" */
 };
 
 /* How --runs auto ended for a launch (summary member "runs_auto"). */
@@ -110,6 +111,7 @@ struct collector_measure_info {
 	const uint64_t *throttle;    /* per run: NVML reason bits (collector/stats.h) */
 	const struct collector_adaptive *adaptive;   /* --runs auto */
 	const struct collector_thermal *thermal;     /* --thermal-control auto|manual */
+	double l2_bytes;             /* the device's L2 (placement.h's rule); 0: unknown */
 	/* Run records: where sm_clock_hz comes from, "counters" (measured during the run)
 	 * or "nvml" (read just before it was queued, when the metric set has no counters:
 	 * profiler.h). */

@@ -79,6 +79,11 @@ static void add_reason(struct stats_summary *s, const char *reason)
 	snprintf(s->reasons + used, sizeof(s->reasons) - used, "%s%s", used ? "; " : "", reason);
 }
 
+void stats_note(struct stats_summary *s, const char *reason)
+{
+	add_reason(s, reason);
+}
+
 /* The runs' trend, for n >= 3 and a finite, nonzero mean: the least-squares line
  * value = a + b i over the run index i, its rise from the first run to the last in % of
  * the mean into *drift_pct, and whether the slope is significant (|b| > t975(n-2) se(b)).

@@ -92,6 +92,10 @@ void stats_summarize(const double *values, const double *clock_hz, size_t n,
  * verdict (n < 2) stays null. */
 void stats_check_throttle(struct stats_summary *s, const uint64_t *reasons, size_t n);
 
+/* A reason that is not a failed condition (collector/placement.h's): added to s's
+ * reasons, s's verdict unchanged. */
+void stats_note(struct stats_summary *s, const char *reason);
+
 /* --clock-control base: every run's SM clock must be the locked one, within 2 % (NVML
  * reads the clock it set; the counters' average over a run is within ~1 % of it). Runs
  * whose clock is off make s not stable, with a reason giving their count and the clocks;

@@ -102,6 +102,14 @@ static const struct rp_option_desc table[RP_OPT_COUNT] = {
 	  "its kernels, memsets and copies replayed whole from the memory it began with, one "
 	  "cache flush before each run and none between its kernels (doc/range-replay.md)",
 	  .field = offsetof(struct rp_options, replay_mode) },
+	{ RP_OPT_RANGE_SCOPE, "range-scope", 0, RP_KIND_CHOICE, "whole|kernels", "whole",
+	  "whole|kernels", 0, 0,
+	  "what a range's runs measure under --replay-mode range: whole: all its work in "
+	  "the order it ran, kernels, memsets and copies (what the region costs); kernels: "
+	  "its kernels only, as ncu's range replay counts a range's later occurrences: its "
+	  "memsets and copies run first, then the cache flush, then its kernels are measured "
+	  "(doc/range-replay.md, \"Memsets and copies\")",
+	  .field = offsetof(struct rp_options, range_scope) },
 	{ RP_OPT_DEVICE_LOCK_TIMEOUT, "device-lock-timeout", 0, RP_KIND_INT, "SECONDS", "60", NULL,
 	  0, 86400, "longest wait for another process measuring on the same GPU; the launch "
 	  "is then not measured", .field = offsetof(struct rp_options, device_lock_timeout) },
@@ -445,6 +453,7 @@ _Static_assert(sizeof(enum rp_cache_control) == sizeof(int) &&
 	       sizeof(enum rp_memory_save) == sizeof(int) &&
 	       sizeof(enum rp_graph_profiling) == sizeof(int) &&
 	       sizeof(enum rp_replay_mode) == sizeof(int) &&
+	       sizeof(enum rp_range_scope) == sizeof(int) &&
 	       sizeof(enum rp_setup) == sizeof(int), "choice enums are stored as int");
 
 /* Stores a checked number, choice or flag where the table says. */
@@ -698,7 +707,8 @@ static const enum rp_option runtime_options[] = {
 	RP_OPT_METRICS, RP_OPT_RUNS, RP_OPT_TARGET_CI, RP_OPT_RUNS_MIN, RP_OPT_RUNS_MAX,
 	RP_OPT_RUNS_BATCH, RP_OPT_RUNS_TIME_BUDGET, RP_OPT_CACHE_CONTROL, RP_OPT_CLOCK_CONTROL,
 	RP_OPT_THERMAL_CONTROL, RP_OPT_THERMAL_WAIT, RP_OPT_THERMAL_CONTINUE,
-	RP_OPT_THERMAL_TIMEOUT, RP_OPT_REPLAY_MODE, RP_OPT_QUIET, RP_OPT_CHILDREN,
+	RP_OPT_THERMAL_TIMEOUT, RP_OPT_REPLAY_MODE, RP_OPT_RANGE_SCOPE, RP_OPT_QUIET,
+	RP_OPT_CHILDREN,
 };
 #define RUNTIME_COUNT (sizeof(runtime_options) / sizeof(runtime_options[0]))
 

@@ -32,6 +32,7 @@ enum rp_option {
 	RP_OPT_MEMORY_SAVE,
 	RP_OPT_GRAPH_PROFILING,
 	RP_OPT_REPLAY_MODE,
+	RP_OPT_RANGE_SCOPE,
 	RP_OPT_DEVICE_LOCK_TIMEOUT,
 	RP_OPT_BUSY_TIMEOUT,
 	RP_OPT_SETUP,
@@ -77,6 +78,7 @@ enum rp_clock_control { RP_CLOCK_NONE, RP_CLOCK_BASE };
 enum rp_memory_save { RP_MEMORY_SAVE_REACH, RP_MEMORY_SAVE_CHECKPOINT };
 enum rp_graph_profiling { RP_GRAPH_NODE, RP_GRAPH_GRAPH, RP_GRAPH_NONE };
 enum rp_replay_mode { RP_REPLAY_KERNEL, RP_REPLAY_RANGE };
+enum rp_range_scope { RP_RANGE_SCOPE_WHOLE, RP_RANGE_SCOPE_KERNELS };
 enum rp_setup { RP_SETUP_EARLY, RP_SETUP_LAZY };
 enum rp_thermal_control { RP_THERMAL_AUTO, RP_THERMAL_MANUAL, RP_THERMAL_OFF };
 
@@ -107,6 +109,7 @@ struct rp_options {
 	enum rp_memory_save memory_save;
 	enum rp_graph_profiling graph_profiling;
 	enum rp_replay_mode replay_mode;   /* --replay-mode: a kernel or a whole NVTX range per workload */
+	enum rp_range_scope range_scope;   /* --range-scope: what a range's counters and time hold */
 	long device_lock_timeout;  /* seconds to wait for another process's turn on a device */
 	long busy_timeout;         /* seconds to wait for hardware held outside rangeprof */
 	enum rp_setup setup;       /* when a device's profiler is set up: first launch or first measured */

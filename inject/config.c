@@ -6,7 +6,7 @@
  * the same lock. A leaf.
  * Calls: collector/ (adaptive.c's parameters).
  * Called by: session.c (writes it), init.c, device.c, emit.c, kernel_workload.c, measure.c,
- * range_memory.c, save.c.
+ * range_memory.c, save.c, range_workload.c.
  * Lock: the replay lock; not asserted by: inject_config (a read of the options),
  * inject_config_set (from inject_session_configure: before any callback, or with the lock
  * held), inject_config_adaptive_params, inject_config_first_batch_runs,

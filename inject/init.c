@@ -171,6 +171,7 @@ static struct inject_config replay_config(const struct rp_options *o)
 		.thermal_continue = o->thermal_continue, .thermal_timeout = o->thermal_timeout,
 		.cache_control = o->cache_control,
 		.clock_control = o->clock_control, .memory_save = o->memory_save,
+		.range_scope = o->range_scope,
 		.metrics = o->metrics,
 		.device_lock_timeout_ms = o->device_lock_timeout * 1000,
 		.busy_timeout_ms = o->busy_timeout * 1000,

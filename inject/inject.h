@@ -104,6 +104,7 @@ struct inject_config {
 	enum rp_cache_control cache_control;
 	enum rp_clock_control clock_control;
 	enum rp_memory_save memory_save;
+	enum rp_range_scope range_scope;  /* --range-scope: what a range's runs measure */
 	const char *metrics;
 	long device_lock_timeout_ms;    /* how long to wait for another process's turn */
 	long busy_timeout_ms;           /* how long to wait for hardware held outside rangeprof */

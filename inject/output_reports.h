@@ -126,6 +126,9 @@
 	  "keep the range's work in one context, outside captures, in range mode")         \
 	X(INJECT_REPORT_RANGE_EMPTY, "a range made no call that runs on the GPU",          \
 	  "name a range that launches work with --nvtx-include")                           \
+	X(INJECT_REPORT_RANGE_NO_KERNEL, "a range launched no kernel, and --range-scope "  \
+	  "kernels measures only kernels (ncu gives no result either)",                    \
+	  "use --range-scope whole to measure its memsets and copies")                     \
 	X(INJECT_REPORT_RANGE_SAVE_REACH, "saving the memory a range reached before "      \
 	  "failed; this occurrence saves the whole context", "free device or host memory") \
 	X(INJECT_REPORT_RANGE_SAVE_AS_ISSUED, "saving a range's memory as its calls were "  \

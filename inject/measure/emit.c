@@ -75,6 +75,7 @@ void inject_emit_records(const struct measurement *m, unsigned runs, unsigned pa
 		.locked_sm_clock_hz = d->locked_sm_clock_hz,
 		.sm_clock_source = collector_metric_set_measures_clock(d->set) ? "counters" : "nvml",
 		.throttle = cond->throttle, .adaptive = cond->adaptive, .thermal = cond->thermal,
+		.l2_bytes = (double)d->info.l2_bytes,
 	};
 	for (unsigned r = 0; r < runs; r++) {
 		struct collector_run run = { r, values + (size_t)r * metric_count, clocks[r],

@@ -81,6 +81,9 @@ struct measurement {
 	 * the batch waiting for it - a graph launch, or a range's recorded calls forked from
 	 * and joined back to stream (range_workload.c). */
 	CUresult (*issue)(const struct measurement *m, CUstream stream);
+	/* What a run queues before its cache flush, outside its events and user range (a
+	 * range's memsets and copies under --range-scope kernels); NULL: nothing. */
+	CUresult (*issue_first)(const struct measurement *m, CUstream stream);
 	void *issue_arg;
 	const struct collector_range *range;   /* a range workload: its records' "range" */
 };

@@ -25,7 +25,8 @@
 #include "inject/session/watchdog.h"
 
 /* One run of a whole workload: its memory put back (the full checkpoint, or a range's
- * learned reach: range_workload.c), the L2 flushed, the workload issued again
+ * learned reach: range_workload.c), what the workload queues before its flush
+ * (measurement.issue_first), the L2 flushed, the workload issued again
  * (measurement.issue) between two events or inside one user range. Each run ends before
  * the next one's restore begins. */
 static int graph_run_once(void *arg, unsigned run, unsigned pass)
@@ -50,6 +51,14 @@ static int graph_run_once(void *arg, unsigned run, unsigned pass)
 					   sizeof(ignored));
 		if (restored)
 			return restored;
+	}
+	/* Before the flush and outside the measured window, as ncu's range replay runs a
+	 * range's memsets and copies in its later occurrences (doc/range-replay.md). */
+	if (m->issue_first) {
+		CUresult first = m->issue_first(m, stream);
+		CUresult sync = rp_api.cuStreamSynchronize(stream);
+		if (first != CUDA_SUCCESS || sync != CUDA_SUCCESS)
+			return RP_ERR_RELAUNCH;
 	}
 	int flushed = rr->flush ? inject_flush_launch(&rr->context->flush, stream) : 0;
 	if (flushed) {

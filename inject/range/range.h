@@ -150,11 +150,15 @@ struct range_replay {
  * err. */
 int range_replay_prepare(const struct range_ops *ops, struct range_replay *rp, char *err,
 			 size_t err_size);
-/* Queues every recorded call once, on its own stream, in the recorded order (a SYNC op
- * waits as the application did). Does not wait at the end. 0, or RP_ERR_RELAUNCH with
- * the failed call and the driver's error name in err. */
-int range_replay_issue(const struct range_ops *ops, struct range_replay *rp, char *err,
-		       size_t err_size);
+/* Which of a range's recorded calls a replay issues: all of them (--range-scope whole),
+ * or under --range-scope kernels its memsets and copies before the run's flush and the
+ * rest (kernels, graph launches, event operations, syncs) in the measured window. */
+enum range_part { RANGE_PART_ALL, RANGE_PART_MEMORY, RANGE_PART_REST };
+/* Queues every recorded call of part once, on its own stream, in the recorded order (a
+ * SYNC op waits as the application did). Does not wait at the end. 0, or RP_ERR_RELAUNCH
+ * with the failed call and the driver's error name in err. */
+int range_replay_issue(const struct range_ops *ops, struct range_replay *rp,
+		       enum range_part part, char *err, size_t err_size);
 void range_replay_finish(struct range_replay *rp);
 /* The distinct streams of the recorded calls in the order of first use (at most max;
  * returns how many there are in all). */

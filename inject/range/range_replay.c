@@ -161,12 +161,15 @@ static CUresult issue_memset(const struct range_op *op, const char **call)
  * recorded later in the range (the application waited on the record before the range)
  * waits on the previous run's record, or on none in the first run: the previous run's
  * calls all came before this run's anyway, so the order is the same. */
-int range_replay_issue(const struct range_ops *ops, struct range_replay *rp, char *err,
-		       size_t err_size)
+int range_replay_issue(const struct range_ops *ops, struct range_replay *rp,
+		       enum range_part part, char *err, size_t err_size)
 {
 	INJECT_REPLAY_HELD();
 	for (size_t i = 0; i < ops->count; i++) {
 		const struct range_op *op = &ops->ops[i];
+		bool memory = op->kind == RANGE_OP_MEMSET || op->kind == RANGE_OP_COPY;
+		if ((part == RANGE_PART_MEMORY && !memory) || (part == RANGE_PART_REST && memory))
+			continue;
 		const char *call = NULL;
 		CUresult cr = CUDA_SUCCESS;
 		CUevent shadow = NULL;

@@ -20,9 +20,9 @@
  * One range workload at a time in the process. Its state, the recorded calls included,
  * is under the replay lock: the recording threads (a push/pop range has one, a start/end
  * range any) add their calls in inject_range_on_call, which takes it.
- * Calls: measure.c, whole_workload.c (its batch), session.c, range_memory.c (what is
- * saved), range_calls.c (each call at its ENTER), range_ops.c, range_replay.c, output.c,
- * nvtx_bridge/, collector/.
+ * Calls: measure.c, whole_workload.c (its batch), session.c, range_memory.c (what is saved),
+ * range_calls.c (each call at its ENTER), range_ops.c, range_replay.c, output.c, nvtx_bridge/,
+ * collector/, config.c.
  * Called by: launch.c (the NVTX hooks, every driver call while a range is recorded).
  * Lock: the replay lock; not asserted by: inject_range_set_mode (sets an atomic; abandoning
  * a recording asserts it), inject_range_set_graph_check (once, from
@@ -37,6 +37,7 @@
 #include "collector/records.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "inject/config.h"
 #include "inject/measure/measurement.h"
 #include "inject/output.h"
 #include "inject/range/range.h"
@@ -262,10 +263,11 @@ struct range_run_state {
 	size_t stream_count;
 	CUevent fork;
 	CUevent *joins;              /* one per stream after the first */
+	enum range_part measured;    /* what the measured window issues (--range-scope) */
 	char err[256];
 };
 
-static CUresult range_issue(const struct measurement *m, CUstream stream)
+static CUresult issue_part(const struct measurement *m, CUstream stream, enum range_part part)
 {
 	struct range_run_state *st = m->issue_arg;
 	CUresult cr = CUDA_SUCCESS;
@@ -274,7 +276,7 @@ static CUresult range_issue(const struct measurement *m, CUstream stream)
 	for (size_t i = 1; i < st->stream_count && cr == CUDA_SUCCESS; i++)
 		cr = rp_api.cuStreamWaitEvent(st->streams[i], st->fork, 0);
 	bool forked = cr == CUDA_SUCCESS;
-	if (forked && range_replay_issue(st->ops, &st->replay, st->err, sizeof(st->err)))
+	if (forked && range_replay_issue(st->ops, &st->replay, part, st->err, sizeof(st->err)))
 		cr = CUDA_ERROR_LAUNCH_FAILED;
 	/* Joined even when the replay failed part way: the batch then waits on stream alone,
 	 * and what the other streams still run must end before the memory is put back. */
@@ -291,9 +293,22 @@ static CUresult range_issue(const struct measurement *m, CUstream stream)
 	return cr;
 }
 
+static CUresult range_issue(const struct measurement *m, CUstream stream)
+{
+	return issue_part(m, stream, ((const struct range_run_state *)m->issue_arg)->measured);
+}
+
+/* --range-scope kernels: the memsets and copies, before the run's flush. */
+static CUresult range_issue_memory(const struct measurement *m, CUstream stream)
+{
+	return issue_part(m, stream, RANGE_PART_MEMORY);
+}
+
 static void measure_recorded(struct measurement *m, struct range_ops *ops)
 {
-	struct range_run_state st = { .ops = ops };
+	bool kernels_only = inject_config()->range_scope == RP_RANGE_SCOPE_KERNELS;
+	struct range_run_state st = { .ops = ops,
+				      .measured = kernels_only ? RANGE_PART_REST : RANGE_PART_ALL };
 	size_t count = range_ops_streams(ops, NULL, 0);
 	st.streams = calloc(count ? count : 1, sizeof(*st.streams));
 	st.joins = calloc(count ? count : 1, sizeof(*st.joins));
@@ -351,16 +366,18 @@ static void measure_recorded(struct measurement *m, struct range_ops *ops)
 		.name = m->kernel, .kernels = ops->kernels, .kernel_names = names,
 		.memsets = memsets, .copies = copies, .graph_launches = ops->graph_launches,
 		.event_ops = events, .syncs = syncs, .streams = stream_ids,
-		.stream_count = st.stream_count };
+		.stream_count = st.stream_count, .scope = kernels_only ? "kernels" : "whole" };
 	const char *name = m->kernel;
 	m->kernel = text;
 	m->range = &range;
 	m->launch.stream = st.streams[0];
 	m->issue = range_issue;
+	m->issue_first = kernels_only && (memsets || copies) ? range_issue_memory : NULL;
 	m->issue_arg = &st;
 	inject_measure(m);
 	m->kernel = name;
 	m->range = NULL;
+	m->issue_first = NULL;
 out:
 	if (st.fork)
 		rp_api.cuEventDestroy(st.fork);
@@ -457,6 +474,12 @@ void inject_range_closing(const struct nvtx_bridge_range_key *key, bool capture_
 							     .option = "--replay-mode"), false,
 			      "range '%s' made no call that runs on the GPU; nothing to measure",
 			      rw.name);
+	} else if (inject_config()->range_scope == RP_RANGE_SCOPE_KERNELS && !ops.kernels &&
+		   !ops.graph_launches) {
+		inject_output_report(INJECT_REPORT_RANGE_NO_KERNEL,
+				     INJECT_CONCERNS(.kernel = rw.name, .option = "--range-scope"),
+				     false, "range '%s' launched no kernel and --range-scope kernels "
+				     "measures only kernels; not measured", rw.name);
 	} else if ((cr = rp_api.cuCtxSynchronize()) != CUDA_SUCCESS) {
 		inject_output_report(INJECT_REPORT_SYNC,
 				     INJECT_CONCERNS(.kernel = rw.name, .detail = cr), true,

@@ -29,12 +29,13 @@ for t in $targets; do
 		libs="-lpthread" ;;
 	options) src="$root/common/options.c $root/common/launch_metrics.c $common" libs="" ;;
 	jsonl) src="$root/collector/records.c $root/collector/cost.c $root/collector/jsonl.c $root/collector/stats.c
-		$root/common/options.c $root/common/launch_metrics.c $common" libs="-lcjson -lm" ;;
+		$root/collector/placement.c $root/common/options.c $root/common/launch_metrics.c $common" libs="-lcjson -lm" ;;
 	*) echo "unknown target '$t'; accepted: nvtx_expr options jsonl" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2086
 	$cc $flags "$root/tests/fuzz/fuzz_$t.c" $src $libs -o "$dir/fuzz_$t" || {
-		echo "fuzz_$t: cannot build: needs $cc with libFuzzer, libcjson and $cuda/include" \
+		echo "fuzz_$t: cannot build (the compiler's messages are above: a source missing from" \
+			"this list, or the tools): needs $cc with libFuzzer, libcjson and $cuda/include" \
 			"(apt-get install clang libclang-rt-dev libcjson-dev; scripts/quickstart.sh does)"
 		exit 1
 	}

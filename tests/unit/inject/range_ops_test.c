@@ -455,7 +455,7 @@ static void replay(void)
 	char err[256] = "";
 	cr_assert_eq(range_replay_prepare(&ops, &rp, err, sizeof(err)), 0, "%s", err);
 	seen_count = 0;
-	cr_assert_eq(range_replay_issue(&ops, &rp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(range_replay_issue(&ops, &rp, RANGE_PART_ALL, err, sizeof(err)), 0, "%s", err);
 	size_t issued = seen_count;
 	range_replay_finish(&rp);
 	seen_count = issued;
@@ -1046,7 +1046,7 @@ Test(range_ops, events_are_replayed_on_shadows_and_waits_on_earlier_records_are_
 	cr_assert_not_null(shadow1);
 	cr_assert_not_null(shadow2);
 	seen_count = 0;
-	cr_assert_eq(range_replay_issue(&ops, &rp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(range_replay_issue(&ops, &rp, RANGE_PART_ALL, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(seen_count, 5);
 	cr_assert_str_eq(seen[0].call, "cuEventRecord");
 	cr_assert_eq(seen[0].event, shadow1);
@@ -1108,6 +1108,59 @@ Test(range_ops, graph_launches_and_synchronisations_are_issued_again)
 		     RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.why, "works in another context than the range began in");
 	cr_assert_eq(ops.refusal.code, RANGE_WHY_CONTEXT);
+}
+
+/* Issues one part of what ops holds (range_replay_issue); the log then holds its calls. */
+static void replay_part(enum range_part part)
+{
+	struct range_replay rp;
+	char err[256] = "";
+	cr_assert_eq(range_replay_prepare(&ops, &rp, err, sizeof(err)), 0, "%s", err);
+	seen_count = 0;
+	cr_assert_eq(range_replay_issue(&ops, &rp, part, err, sizeof(err)), 0, "%s", err);
+	size_t issued = seen_count;
+	range_replay_finish(&rp);
+	seen_count = issued;
+}
+
+/* --range-scope kernels: the memsets and copies go before the run's flush, the rest
+ * (kernels, graph launches, syncs) into the measured window, each part in the recorded
+ * order; the two parts together are the whole range, each call once. */
+Test(range_ops, the_memory_part_holds_the_memsets_and_copies_and_the_rest_the_other_calls)
+{
+	void *params[1] = { NULL };
+	cuLaunchKernel_params k = { .f = F_NONE, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+				    .blockDimX = 1, .blockDimY = 1, .blockDimZ = 1,
+				    .kernelParams = params, .hStream = S1 };
+	cuMemsetD8Async_params m = { .dstDevice = DEV(0x10), .uc = 1, .N = 64, .hStream = S1 };
+	cuMemcpyDtoDAsync_v2_params c = { .dstDevice = DEV(0x100), .srcDevice = DEV(0x200),
+					  .ByteCount = 4096, .hStream = S2 };
+	cuGraphLaunch_params g = { .hGraph = (CUgraphExec)(uintptr_t)0x6001, .hStream = S1 };
+	cuStreamSynchronize_params s = { .hStream = S1 };
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &k), RANGE_CALL_RECORDED);
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, &m), RANGE_CALL_RECORDED);
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &k), RANGE_CALL_RECORDED);
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, &c), RANGE_CALL_RECORDED);
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, &g), RANGE_CALL_RECORDED);
+	cr_assert_eq(call(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, &s), RANGE_CALL_RECORDED);
+	replay_part(RANGE_PART_MEMORY);
+	cr_assert_eq(seen_count, 2);
+	cr_assert_str_eq(seen[0].call, "cuMemsetD8Async");
+	cr_assert_eq(seen[0].stream, S1);
+	cr_assert_str_eq(seen[1].call, "cuMemcpyAsync");
+	cr_assert_eq(seen[1].stream, S2, "each on the stream the application used");
+	replay_part(RANGE_PART_REST);
+	cr_assert_eq(seen_count, 4);
+	cr_assert_str_eq(seen[0].call, "cuLaunchKernel");
+	cr_assert_str_eq(seen[1].call, "cuLaunchKernel");
+	cr_assert_str_eq(seen[2].call, "cuGraphLaunch");
+	cr_assert_str_eq(seen[3].call, "cuStreamSynchronize");
+	replay_part(RANGE_PART_ALL);
+	static const char *const all[] = { "cuLaunchKernel", "cuMemsetD8Async", "cuLaunchKernel",
+					   "cuMemcpyAsync", "cuGraphLaunch", "cuStreamSynchronize" };
+	cr_assert_eq(seen_count, 6);
+	for (size_t i = 0; i < 6; i++)
+		cr_assert_str_eq(seen[i].call, all[i], "call %zu in the recorded order", i);
 }
 
 /* A _ptsz or _ptds call's NULL stream is the thread's per-thread stream; the replay's
@@ -1183,7 +1236,7 @@ Test(range_ops, a_failed_relaunch_names_the_call_the_kernel_and_the_drivers_erro
 	struct range_replay rp;
 	char err[256] = "";
 	cr_assert_eq(range_replay_prepare(&ops, &rp, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(range_replay_issue(&ops, &rp, err, sizeof(err)), RP_ERR_RELAUNCH);
+	cr_assert_eq(range_replay_issue(&ops, &rp, RANGE_PART_ALL, err, sizeof(err)), RP_ERR_RELAUNCH);
 	cr_assert_str_eq(err, "cuLaunchKernel of plain_kernel: "
 			 "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
 	range_replay_finish(&rp);

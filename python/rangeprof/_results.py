@@ -15,7 +15,7 @@ import socket
 import warnings
 from collections import OrderedDict
 
-from rangeprof import stats
+from rangeprof import placement, stats
 from rangeprof.ncu_units import ncu_unit
 
 DOMAIN = "rangeprof"
@@ -311,6 +311,8 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
     for (annotation, metric, _ck, position, _kk), g in groups.items():
         row = _aggregate(annotation, metric, g, param_names,
                          None if position == "combined" else position)
+        if metric == placement.WRITE_METRIC and g["block"] == 0:
+            row["Reasons"] = placement.add_to(row["Reasons"], _placement_reason(g, devices))
         _collector_values(row, g, collectors, numeric)
         row["_order"] = (g["block"], rank[annotation], g["sample"]["config_index"])
         rows.append(row)
@@ -385,6 +387,20 @@ def _collector_values(row, g, collectors, numeric):
         row.update({f"{c.name}_Avg": mean, f"{c.name}_Std": std,
                     f"{c.name}_Min": min(xs) if xs else math.nan,
                     f"{c.name}_Max": max(xs) if xs else math.nan})
+
+
+def _placement_reason(g, devices):
+    """placement.py's reason for a group of DRAM write values: on the medians of its runs'
+    reads and writes (each member's sample holds every metric of its run, or of its
+    kernels combined) and the L2 of the devices they ran on; None where the runs lack the
+    read metric or the device records their L2."""
+    ss = [s for _, s in g["members"]]
+    if not all(placement.READ_METRIC in s["values"] for s in ss):
+        return None
+    l2 = placement.l2_of(devices.get(s["device"]) if isinstance(s["device"], int) else None
+                         for s in ss)
+    return placement.reason_of_runs([s["values"][placement.READ_METRIC] for s in ss],
+                                    [v for v, _ in g["members"]], l2)
 
 
 def _aggregate(annotation, metric, g, param_names, position):

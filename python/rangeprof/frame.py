@@ -31,7 +31,7 @@ except ImportError:  # a wheel installed with --no-deps: one line that says what
     raise ImportError("rangeprof.load and rangeprof.summarize need pandas: pip install "
                       "pandas") from None
 
-from rangeprof import job, records, stats, table
+from rangeprof import job, placement, records, stats, table
 from rangeprof.config import config_from_nvtx
 
 # Columns of few distinct values, given as pandas categoricals (a kernel name repeated
@@ -71,7 +71,8 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None)
     columns, when given, keeps only those columns (and reads only what they need).
     Bad lines are printed on report (default stderr; None: not printed) as
     'FILE:LINE: reason; line skipped' and listed in df.attrs['bad_lines'] (the first
-    1000; df.attrs['bad_line_count'] counts them all). combine and derive are as in
+    1000; df.attrs['bad_line_count'] counts them all); df.attrs['l2_bytes'] maps each GPU
+    name to its L2 size (placement.l2_by_name, for summarize()). combine and derive are as in
     rangeprof.table.build, or as the report's options take them (combine='sum' or
     'metric=max,...', derive one 'name=expr' string or a list of them); with them the
     runs are read by the Python reader. A combine or derive it cannot use raises
@@ -114,10 +115,12 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None)
             if df[c].isna().all():
                 df[c] = df[c].astype("float64")
         bad, count = recs.bad_lines, recs.bad_count
+        device_records = [rec for rec, _ in recs.devices]
     else:
         reader = _ArrowReader(pa, files, columns)
         df, configs = reader.frame()
         bad, count = reader.bad.bad_lines, reader.bad.bad_count
+        device_records = [rec for devices in reader.ctx_devices for rec in devices.values()]
         if report is not None:
             reader.bad.report_bad(report)
             if reader.configs_left:
@@ -137,6 +140,8 @@ def load(paths_or_globs, report="stderr", combine=None, derive=(), columns=None)
     df.attrs["bad_lines"] = [str(b) for b in bad]
     df.attrs["bad_line_count"] = count
     df.attrs["config_columns"] = configs
+    # summarize()'s placement reason needs each row's L2, which its GPU names.
+    df.attrs["l2_bytes"] = placement.l2_by_name(device_records)
     return df
 
 
@@ -1137,7 +1142,12 @@ def summarize(df, by=None):
     order; without those columns, the group's rows in the frame's order), first to last,
     in % of its mean - where a group holds several launches, the one of largest magnitude -
     and a group is not stable when any of its launches drifted. A trend across launches
-    (steady launches whose means step up) is not a drift."""
+    (steady launches whose means step up) is not a drift.
+    A dram__bytes_write.sum row whose group also has dram__bytes_read.sum rows gets
+    rangeprof/placement.py's reason in Reasons (StableMeasurement unchanged) where the
+    medians and the L2 meet its rule; the L2 is that of the row's GPU, as load() read it
+    from the files' device records (df.attrs['l2_bytes']): a frame without it (a Parquet
+    dataset's, one made by hand) or without a GPU column gets no such reason."""
     needed = [c for c in ("Metric", "Value") if c not in df.columns]
     if needed:
         raise KeyError(f"rangeprof.summarize: the frame has no {' or '.join(needed)} column "
@@ -1155,6 +1165,11 @@ def summarize(df, by=None):
         raise KeyError(f"rangeprof.summarize(by=...): no column {', '.join(unknown)}; the "
                        f"columns are {', '.join(df.columns)}")
     out = []
+    # The placement reason of a DRAM write row needs the same group's reads: the reads'
+    # values by the group's other columns, the write rows' places in out (patched after
+    # the loop, whichever of the two came first).
+    metric_at = by.index("Metric")
+    reads, writes = {}, []
     # observed=True: categorical columns group by the values present, not every
     # combination of their categories.
     for key, g in df.groupby(by, sort=False, dropna=False, observed=True):
@@ -1165,8 +1180,14 @@ def summarize(df, by=None):
                             launches=g["Launch"].tolist() if "Launch" in g else None,
                             runs=g["Run"].tolist() if "Run" in g else None)
         units = g["Unit"].unique().tolist() if "Unit" in g else []
-        if table.mixed_units(units):  # numbers in different units are not averaged
+        mixed = table.mixed_units(units)
+        if mixed:  # numbers in different units are not averaged
             s = table.unaveraged(g["Value"].tolist(), units)
+        if key[metric_at] == placement.READ_METRIC:
+            reads[_other_columns(key, metric_at)] = None if mixed else g["Value"].tolist()
+        elif key[metric_at] == placement.WRITE_METRIC and not mixed:
+            writes.append((len(out), _other_columns(key, metric_at), g["Value"].tolist(),
+                           g["GPU"].unique().tolist() if "GPU" in g else []))
         row = dict(zip(by, key))
         row["Unit"] = g["Unit"].iloc[0] if "Unit" in g else None
         row.update(AvgValue=s["mean"], StdDev=s["stddev"], MinValue=s["min"],
@@ -1176,7 +1197,27 @@ def summarize(df, by=None):
                    StableMeasurement=s["stable"],
                    Reasons="; ".join(s["reasons"]))
         out.append(row)
+    l2_by_name = df.attrs.get("l2_bytes") or {}
+    for at, others, written, gpus in writes:
+        read = reads.get(others)
+        if read is None:
+            continue
+        # The L2 its GPUs agree on (a name the files' device records did not give, or
+        # gave with different sizes, is none).
+        l2 = placement.l2_of({"l2_bytes": l2_by_name.get(name)} for name in gpus)
+        out[at]["Reasons"] = placement.add_to(out[at]["Reasons"],
+                                              placement.reason_of_runs(read, written, l2))
     result = pd.DataFrame(out)
     if len(result):
         result["StableMeasurement"] = result["StableMeasurement"].astype("boolean")
     return result
+
+
+def _other_columns(key, metric_at):
+    """A group's key without its Metric, missing values made one (NaN is not equal to
+    itself, so a key holding one would find no other)."""
+    return tuple(None if _missing(v) else v for i, v in enumerate(key) if i != metric_at)
+
+
+def _missing(v):
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)

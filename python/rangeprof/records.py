@@ -323,7 +323,7 @@ GRAPH_MEMBERS = {"id": INTEGER, "launch": INTEGER, "node": INTEGER, "nodes": INT
 # of its kernels in launch order and its stream ids.
 RANGE_MEMBERS = {"name": STRING, "kernels": INTEGER, "memsets": INTEGER, "copies": INTEGER,
                  "graph_launches": INTEGER, "event_ops": INTEGER, "syncs": INTEGER,
-                 "kernel_names": [STRING], "streams": [INTEGER]}
+                 "kernel_names": [STRING], "streams": [INTEGER], "scope": STRING}
 # The members run and summary records share (their launch's)...
 LAUNCH_MEMBERS = {
     "kernel": STRING, "nvtx_path": STRING, "workload": STRING, "cache_control": STRING,

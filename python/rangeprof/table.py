@@ -7,7 +7,7 @@ import math
 from array import array
 from collections import OrderedDict
 
-from rangeprof import job, stats
+from rangeprof import job, placement, stats
 from rangeprof.expr import ExprError
 from rangeprof.output import brief
 from rangeprof.units import DIMENSIONLESS, parse_unit, same_unit
@@ -47,6 +47,12 @@ def range_columns(rng):
     names = rng.get("kernel_names")
     return (rng.get("kernels"),
             RANGE_NAME_SEPARATOR.join(names) if isinstance(names, list) else None)
+
+
+def _l2_bytes(dev):
+    """The L2 size of a device record for placement.py's rule, NaN where it has none."""
+    l2 = placement.l2_of([dev])
+    return math.nan if l2 is None else l2
 
 
 def _kernel_count(rng):
@@ -120,7 +126,8 @@ def template(run):
             MemoryClock=_num(dev.get("rated_memory_clock_hz")),
             File=run.path, config=run.config,
             kernels=[(get("kernel", ""), grid, block)],
-            _kernel_count=_kernel_count(rng)), (session, dev, run.config))
+            _kernel_count=_kernel_count(rng), _l2_bytes=_l2_bytes(dev)),
+            (session, dev, run.config))
     return tmpl
 
 
@@ -476,7 +483,7 @@ def config_columns(rows):
     return list(names)
 
 
-_NESTED = ("config", "values", "kernels", "_template", "_kernel_count")
+_NESTED = ("config", "values", "kernels", "_template", "_kernel_count", "_l2_bytes")
 # The columns a run's session, device record, file, launch (and graph node), kernel,
 # range path and config decide (Aggregator.add_run's light key); config columns are
 # decided by config.
@@ -499,7 +506,7 @@ class _Group:
     range, the throttle reasons' tally and which config values it holds constant."""
     __slots__ = ("unit", "values", "runs", "seg_launch", "seg_start", "seg_done", "open",
                  "clock_low", "clock_high", "hits", "seen", "consts", "varied", "last_config",
-                 "other_units")
+                 "other_units", "l2")
 
     def __init__(self, unit, config):
         self.unit = unit
@@ -520,6 +527,10 @@ class _Group:
         # Unit texts of values that are not in the group's unit (another scale or
         # dimension): such a group's values are not averaged (Aggregator.rows).
         self.other_units = _EMPTY
+        # The L2 size of the devices of its runs (placement.py's rule): 0.0 before the
+        # first, NaN where one is unknown or they differ. A float, not a sentinel object:
+        # groups travel between processes (scan.run), where identity is lost.
+        self.l2 = 0.0
 
     def wide_run(self, run):
         """Appends a run index that a byte does not hold: the indexes become int64."""
@@ -583,6 +594,8 @@ class _Group:
                 self.note_unit(text)
         self.hits += other.hits
         self.seen |= other.seen
+        if other.l2 != 0.0:
+            self.note_l2(other.l2)
         self.last_config = None
         self.note_config(other.consts)
         self.varied |= other.varied
@@ -611,6 +624,14 @@ class _Group:
         for c in config:
             if c not in consts and c not in self.varied:
                 self.varied = self.varied | {c}
+
+    def note_l2(self, l2):
+        """A launch on a device of L2 size l2 (NaN: unknown) joined the group. (Its
+        other runs go to the same groups by the launch's cache: same device.)"""
+        if self.l2 == 0.0:
+            self.l2 = l2
+        elif self.l2 != l2:  # (NaN stays NaN)
+            self.l2 = math.nan
 
     def note_clock(self, clock):
         if clock is not None and math.isfinite(clock):  # known
@@ -774,7 +795,8 @@ class Aggregator:
             for c in config:
                 if c not in self.configs and c not in _ID_SET:
                     self.configs[c] = None
-        chosen = self._add_view(view, s["values"].items(), config)
+        chosen = self._add_view(view, s["values"].items(), config,
+                                s.get("_l2_bytes", math.nan))
         if tmpl is not None:
             if len(self._cache) > 4096:
                 self._cache.clear()
@@ -918,9 +940,9 @@ class Aggregator:
         self._add_view(dict(row), [(row.get("Metric"), (value, None, row.get("Unit")))],
                        config)
 
-    def _add_view(self, view, metric_items, config):
-        """Adds the rows; returns (launch index, {metric: group, or None where left
-        out})."""
+    def _add_view(self, view, metric_items, config, l2=math.nan):
+        """Adds the rows, of runs on a device of L2 size l2 (NaN: unknown); returns
+        (launch index, {metric: group, or None where left out})."""
         group_by, groups = self.group_by, self.groups
         chosen = {}
         launch = self._launch(view.get("Launch"))
@@ -960,6 +982,7 @@ class Aggregator:
             except OverflowError:
                 g.wide_run(run)
             g.note_clock(clock)
+            g.note_l2(l2)
             if hit:
                 g.hits += 1
                 g.seen |= hit
@@ -1003,7 +1026,9 @@ class Aggregator:
 
     def rows(self):
         """One dict per group, in first-seen order: the group_by columns, the config
-        columns constant in the group, Unit, Launches, AGG_COLUMNS, Reasons and values."""
+        columns constant in the group, Unit, Launches, AGG_COLUMNS, Reasons (a DRAM
+        write's with placement.py's reason where its rule holds: _placement_reason) and
+        values."""
         out = []
         for key, g in self.groups.items():
             s = self.group_stats(g) if not g.other_units else _unaveraged(g)
@@ -1018,10 +1043,25 @@ class Aggregator:
             row["Launches"] = len(set(g.seg_launch))
             for col, fld in _FROM_SUMMARY.items():
                 row[col] = s[fld]
-            row["Reasons"] = "; ".join(s["reasons"])
+            row["Reasons"] = placement.add_to("; ".join(s["reasons"]),
+                                              self._placement_reason(key, g))
             row["values"] = g.values
             out.append(row)
         return out
+
+    def _placement_reason(self, key, g):
+        """placement.py's reason for a group of DRAM write values: on the medians of its
+        values and of the group that differs from it by its Metric alone (the same runs'
+        reads), on the L2 of their devices; None for another metric, where the reads are
+        not aggregated (--metrics left them out), either is in several units, or the L2
+        is unknown or differs between their runs."""
+        at = self.group_by.index("Metric")
+        if key[at] != placement.WRITE_METRIC or g.other_units:
+            return None
+        read = self.groups.get(key[:at] + (placement.READ_METRIC,) + key[at + 1:])
+        if read is None or read.other_units or not g.l2 > 0 or read.l2 != g.l2:
+            return None
+        return placement.reason_of_runs(read.values, g.values, g.l2)
 
 
 _ID_SET = frozenset(ID_COLUMNS)

@@ -37,6 +37,7 @@ VARIABLES = [
     "df_bound",
     "bound_verdicts",
     "df_fusion",
+    "df_fusion_range",
     "fused_with",
     "FUSION_N",
     "df_clocks",
@@ -427,6 +428,33 @@ def verify_fusion(check, values):
     )
 
 
+def verify_fusion_range(check, values):
+    """Lesson 6's ranges (replay_mode="range"): one row per range and metric, the Kernel
+    a range's, its kernels counted, and its bytes those of the kernels summed: with 64 MiB
+    arrays, more than the L2, an intermediate cannot stay in it between kernels (the
+    README's table at 64 MiB: range against summed kernels +4.0 % unfused, -0.04 % fused;
+    10 % allows for the third kernel and for placement)."""
+    t = check_frame(check, values, "df_fusion_range", ["n"])
+    kernel_rows = rows(values, "df_fusion")   # checked by verify_fusion
+    if t is None or not kernel_rows:
+        return
+    how = values.get("fused_with")
+    for name, kernels in (("unfused", 3), ("fused", 1 if how == "torch.compile" else 2)):
+        rows = [r for r in t if r["Annotation"] == name]
+        got = {r["Metric"]: num(r["AvgValue"]) for r in rows}
+        summed = {r["Metric"]: num(r["AvgValue"]) for r in kernel_rows if r["Annotation"] == name}
+        counted = {r.get("RangeKernels") for r in rows}
+        check(counted == {kernels},
+              f"df_fusion_range: {name} range holds {sorted(counted, key=str)} kernels, expected {kernels}")
+        whole = got.get("dram__bytes_read.sum", math.nan) + got.get("dram__bytes_write.sum", math.nan)
+        parts = summed.get("dram__bytes_read.sum", math.nan) + summed.get("dram__bytes_write.sum", math.nan)
+        ratio = whole / parts
+        check(0.9 <= ratio <= 1.1,
+              f"df_fusion_range: {name} range moves {fmt(whole)} B, {ratio:.3f} of its kernels "
+              f"summed ({fmt(parts)} B), in [0.9, 1.1]")
+        check(got.get(TIME, math.nan) > 0, f"df_fusion_range: {name} range time {fmt(got.get(TIME))} ns")
+
+
 def verify_clocks(check, values):
     t = check_frame(check, values, "df_clocks", ["step"])
     if t is not None:
@@ -523,6 +551,7 @@ def verify(args):
         verify_sweep,
         verify_bound,
         verify_fusion,
+        verify_fusion_range,
         verify_clocks,
     ):
         try:

@@ -23,6 +23,22 @@
 //                result depends on every iteration.
 //   cold         chain with no warm-up: the first range holds the first launch of each
 //                of its kernels (the module's lazy loading happens inside the range)
+// Probes of what a range's counters include (issue 36; doc/range-replay.md, "Memsets and
+// copies"), each one range of:
+//   memset_only  a cudaMemsetAsync of y (its value changes every iteration)
+//   copy_only    a device-to-device cudaMemcpyAsync x -> y
+//   memset_read, copy_read, write_read
+//                the memset, the copy, or a kernel writing y (y = 0.5x), then a kernel
+//                that reads y whole and writes one float per block (sum_blocks)
+//   memset_big, copy_big
+//                a 1 GiB memset or device-to-device copy, then a one-block sum_blocks
+//   memset_copy_kernel
+//                a memset of t, a copy x -> y, then one kernel z = t + y (issue 36's
+//                third range)
+//   kernel_memset_read
+//                a kernel writing y, a memset of y, a kernel reading y: where ncu puts a
+//                memset that follows a kernel (before the flush and the kernels, or in
+//                its place)
 // Ranges that cannot be replayed (refused with a warning naming the call; the range falls
 // back to kernel replay; tests/gpu/check_range.py 'refused'):
 //   refuse_d2h    a kernel, a one-thread kernel that picks a value from the data, a
@@ -136,6 +152,25 @@ __global__ void fma_fused(float *out, const float *a, const float *b, const floa
 	out[i] = __fadd_rn(__fmul_rn(a[i], b[i]), c[i]);
 }
 
+// part[block] = the sum of the elements this block's threads visit (a fixed order, so the
+// sums are deterministic): a kernel that reads x whole and writes GRID floats only.
+__global__ void sum_blocks(float *part, const float *x, size_t n)
+{
+	__shared__ float acc[256];
+	float s = 0;
+	FOR_EACH(i, n)
+	s += x[i];
+	acc[threadIdx.x] = s;
+	__syncthreads();
+	for (unsigned w = blockDim.x / 2; w > 0; w /= 2) {
+		if (threadIdx.x < w)
+			acc[threadIdx.x] += acc[threadIdx.x + w];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		part[blockIdx.x] = acc[0];
+}
+
 // One thread: flag = the integer part of x[k] (a value the host then branches on).
 __global__ void pick(int *flag, const float *x, size_t k)
 {
@@ -153,37 +188,47 @@ static float *alloc_filled(float base, unsigned period = 17, float step = 0.25f)
 }
 
 // The sum says roughly what happened; the FNV-1a hash of the bytes says it exactly.
-static void print_checksum(const char *name, const float *d)
+static void print_checksum_n(const char *name, const float *d, size_t n)
 {
 	CK(cudaDeviceSynchronize());
-	float *h = (float *)malloc(N * sizeof(float));
+	float *h = (float *)malloc(n * sizeof(float));
 	if (!h) {
 		fprintf(stderr, "out of host memory\n");
 		exit(1);
 	}
-	CK(cudaMemcpy(h, d, N * sizeof(float), cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost));
 	double sum = 0;
 	uint64_t hash = 1469598103934665603ull;
 	const unsigned char *b = (const unsigned char *)h;
-	for (size_t i = 0; i < N; i++)
+	for (size_t i = 0; i < n; i++)
 		sum += h[i];
-	for (size_t i = 0; i < N * sizeof(float); i++)
+	for (size_t i = 0; i < n * sizeof(float); i++)
 		hash = (hash ^ b[i]) * 1099511628211ull;
 	printf("%s sum %.10g hash %016llx\n", name, sum, (unsigned long long)hash);
 	free(h);
 }
 
+static void print_checksum(const char *name, const float *d)
+{
+	print_checksum_n(name, d, N);
+}
+
 // With RANGE_REPLAY_TIME=1 in the environment, each range is also timed by the program's
 // own CUDA events, recorded on the legacy stream just outside it, after the L2 was flushed
-// by a 256 MiB memset (as --cache-control all does before each run) and a kernel held
+// by a 256 MiB memset and a read of the same bytes (as --cache-control all does before
+// each run: the read writes the memset's dirty lines back before the range, as
+// rangeprof's flush leaves none dirty and ncu's few; without it the range paid for
+// writing them) and a kernel held
 // every SM busy for ~2 ms, so that the range's launches are all queued when its first
 // kernel starts (the range's GPU time without the host's launch latency in it, which a
 // replay issued back to back does not have either: the first call showed 6 us of it in a
 // one-kernel range) and the clocks are up as in a profiler's back-to-back runs (a
 // one-thread hold left the one-kernel range 7.6 % longer than rangeprof's runs, with
 // the same active cycles). Printed on stderr as "range NAME time us: median X (N ranges)", for
-// tests/gpu/check_range.py vs-ncu --app-time. Plain runs only: under a profiler the
-// events would hold its replays.
+// tests/gpu/check_range.py vs-ncu --app-time. With RANGE_REPLAY_TIME=warm the same without
+// the flush: each occurrence finds the caches as the previous one left them, as the
+// application runs (printed as "range NAME warm time us: ..."). Plain runs only: under a
+// profiler the events would hold its replays.
 __global__ void hold(long long cycles)
 {
 	long long start = clock64();
@@ -191,10 +236,20 @@ __global__ void hold(long long cycles)
 	}
 }
 
-static bool timing_wanted()
+// 0: not timed; 1: timed after a flush; 2: timed as the caches are (warm).
+static int timing_wanted()
 {
 	const char *v = getenv("RANGE_REPLAY_TIME");
-	return v && !strcmp(v, "1");
+	return !v ? 0 : !strcmp(v, "1") ? 1 : !strcmp(v, "warm") ? 2 : 0;
+}
+
+__global__ void sweep_read(const unsigned *p, size_t n, unsigned *sink)
+{
+	unsigned s = 0;
+	FOR_EACH(i, n)
+	s ^= p[i];
+	if (s == 0x9e3779b9u)
+		*sink = s;
 }
 
 // Runs body(i) for the warm-up (i = -1, outside any range) and then ITERATIONS times inside
@@ -205,7 +260,7 @@ template <typename Body> static void run(const char *name, int iterations, bool 
 		body(-1);
 		CK(cudaDeviceSynchronize());
 	}
-	const bool timing = timing_wanted();
+	const int timing = timing_wanted();
 	const size_t flush_bytes = (size_t)256 << 20;
 	void *flush = nullptr;
 	cudaEvent_t begin, end;
@@ -216,8 +271,13 @@ template <typename Body> static void run(const char *name, int iterations, bool 
 		CK(cudaEventCreate(&end));
 	}
 	for (int i = 0; i < iterations; i++) {
-		if (timing) {
+		if (timing == 1) {
 			CK(cudaMemsetAsync(flush, i & 0xff, flush_bytes, 0));
+			sweep_read<<<GRID, BLOCK>>>((const unsigned *)flush, flush_bytes / 4,
+			                            (unsigned *)flush);
+			CK_LAUNCH();
+		}
+		if (timing) {
 			hold<<<132 * 4, 128>>>(4000000);
 			CK_LAUNCH();
 			CK(cudaEventRecord(begin, 0));
@@ -244,7 +304,8 @@ template <typename Body> static void run(const char *name, int iterations, bool 
 			}
 		float median = iterations % 2 ? times_us[iterations / 2]
 		                              : 0.5f * (times_us[iterations / 2 - 1] + times_us[iterations / 2]);
-		fprintf(stderr, "range %s time us: median %.2f (%d ranges)\n", name, median, iterations);
+		fprintf(stderr, "range %s %stime us: median %.2f (%d ranges)\n", name,
+		        timing == 2 ? "warm " : "", median, iterations);
 		CK(cudaEventDestroy(begin));
 		CK(cudaEventDestroy(end));
 		CK(cudaFree(flush));
@@ -404,6 +465,83 @@ static void fusion_case(const char *name, bool fused, int iterations)
 		CK(cudaFree(t));
 }
 
+// What a range's counters include (issue 36): each probe is one range of a memset or a
+// device-to-device copy, alone or before a kernel that reads what it wrote, beside the same
+// with a kernel in its place (write_read), and a big memset or copy before a one-block
+// kernel (does the range's time hold the memset's or the copy's?). Run at a size that fits
+// the L2 (RANGE_REPLAY_MIB=16), whether the reading kernel finds the bytes in the L2 says
+// whether the tool flushed between the memset or copy and the kernel.
+static void probe_case(const char *mode, int iterations)
+{
+	const bool big = !strcmp(mode, "memset_big") || !strcmp(mode, "copy_big");
+	const size_t big_bytes = (size_t)1 << 30;
+	float *x = alloc_filled(0.0f), *y = alloc_filled(1.0f), *part;
+	const bool three = !strcmp(mode, "memset_copy_kernel");
+	float *t = three ? alloc_filled(3.0f) : nullptr, *z = three ? alloc_filled(0.0f) : nullptr;
+	char *b0 = nullptr, *b1 = nullptr;
+	CK(cudaMalloc(&part, GRID * sizeof(float)));
+	if (big) {
+		CK(cudaMalloc(&b0, big_bytes));
+		CK(cudaMalloc(&b1, big_bytes));
+		CK(cudaMemset(b1, 7, big_bytes));
+	}
+	CK(cudaDeviceSynchronize());
+	run(mode, iterations, true, [&](int i) {
+		// A new value every iteration: a replay must set what the range set.
+		const int value = 0x3c + (i + 1) % 3;
+		if (!strcmp(mode, "memset_copy_kernel")) {
+			CK(cudaMemsetAsync(t, value, N * sizeof(float), 0));
+			CK(cudaMemcpyAsync(y, x, N * sizeof(float), cudaMemcpyDeviceToDevice, 0));
+			add_kernel<<<GRID, BLOCK>>>(z, t, y, N);
+			CK_LAUNCH();
+			return;
+		}
+		if (!strcmp(mode, "kernel_memset_read")) {
+			scaled_copy<<<GRID, BLOCK>>>(y, x, N, 0.5f);
+			CK_LAUNCH();
+			CK(cudaMemsetAsync(y, value, N * sizeof(float), 0));
+			sum_blocks<<<GRID, BLOCK>>>(part, y, N);
+			CK_LAUNCH();
+			return;
+		}
+		if (!strcmp(mode, "memset_only") || !strcmp(mode, "memset_read"))
+			CK(cudaMemsetAsync(y, value, N * sizeof(float), 0));
+		else if (!strcmp(mode, "copy_only") || !strcmp(mode, "copy_read"))
+			CK(cudaMemcpyAsync(y, x, N * sizeof(float), cudaMemcpyDeviceToDevice, 0));
+		else if (!strcmp(mode, "write_read")) {
+			scaled_copy<<<GRID, BLOCK>>>(y, x, N, 0.5f);
+			CK_LAUNCH();
+		} else if (!strcmp(mode, "memset_big"))
+			CK(cudaMemsetAsync(b0, value, big_bytes, 0));
+		else
+			CK(cudaMemcpyAsync(b0, b1, big_bytes, cudaMemcpyDeviceToDevice, 0));
+		if (!strcmp(mode, "memset_read") || !strcmp(mode, "copy_read") ||
+		    !strcmp(mode, "write_read")) {
+			sum_blocks<<<GRID, BLOCK>>>(part, y, N);
+			CK_LAUNCH();
+		} else if (big) {
+			sum_blocks<<<1, BLOCK>>>(part, x, 4096);
+			CK_LAUNCH();
+		}
+	});
+	print_checksum("x", x);
+	print_checksum("y", y);
+	print_checksum_n("part", part, GRID);
+	if (three) {
+		print_checksum("t", t);
+		print_checksum("z", z);
+		CK(cudaFree(t));
+		CK(cudaFree(z));
+	}
+	CK(cudaFree(x));
+	CK(cudaFree(y));
+	CK(cudaFree(part));
+	if (big) {
+		CK(cudaFree(b0));
+		CK(cudaFree(b1));
+	}
+}
+
 static void refuse_d2h_case(int iterations)
 {
 	float *x = alloc_filled(0.0f), *y = alloc_filled(1.0f);
@@ -505,6 +643,18 @@ int main(int argc, char **argv)
 		}
 		N = (size_t)v << 18;
 	}
+	// RANGE_REPLAY_PAD_MB (0-4096) of device memory allocated before the buffers moves them
+	// by that much: where the arrays lie decides what the L2 writes back (issue 36).
+	if (const char *pad = getenv("RANGE_REPLAY_PAD_MB")) {
+		long v = atol(pad);
+		if (v < 0 || v > 4096) {
+			fprintf(stderr, "range_replay: RANGE_REPLAY_PAD_MB=%s: expected 0-4096\n", pad);
+			return 2;
+		}
+		void *p = nullptr;
+		if (v)
+			CK(cudaMalloc(&p, (size_t)v << 20));
+	}
 	printf("mode %s iterations %d\n", mode, iterations);
 	if (!strcmp(mode, "chain"))
 		chain_case("chain", iterations, true);
@@ -522,13 +672,21 @@ int main(int argc, char **argv)
 		fusion_case("unfused", false, iterations);
 	else if (!strcmp(mode, "refuse_d2h"))
 		refuse_d2h_case(iterations);
+	else if (!strcmp(mode, "memset_only") || !strcmp(mode, "memset_read") ||
+	         !strcmp(mode, "copy_only") || !strcmp(mode, "copy_read") ||
+	         !strcmp(mode, "write_read") || !strcmp(mode, "memset_big") ||
+	         !strcmp(mode, "copy_big") || !strcmp(mode, "memset_copy_kernel") ||
+	         !strcmp(mode, "kernel_memset_read"))
+		probe_case(mode, iterations);
 	else if (!strcmp(mode, "refuse_alloc"))
 		refuse_alloc_case(iterations);
 	else if (!strcmp(mode, "refuse_hostfn"))
 		refuse_hostfn_case(iterations);
 	else {
 		fprintf(stderr, "range_replay: unknown mode '%s' (chain cold memset_copy streams graph "
-		                "fused unfused refuse_d2h refuse_alloc refuse_hostfn)\n", mode);
+		                "fused unfused refuse_d2h refuse_alloc refuse_hostfn memset_only memset_read "
+		                "copy_only copy_read write_read memset_big copy_big memset_copy_kernel "
+		                "kernel_memset_read)\n", mode);
 		return 2;
 	}
 	CK(cudaDeviceSynchronize());

@@ -757,6 +757,64 @@ else
 	echo "SKIP range replay on CuPy and Triton: not importable by python3"
 	skip=$((skip + 1))
 fi
+# What a range counts (issue 36; doc/range-replay.md, "Memsets and copies"), in both
+# --range-scope modes against ncu --replay-mode range, 16 MiB buffers (the L2 holds two), 4
+# occurrences each: ncu counts a range's memsets and copies in its first occurrence and
+# runs them before its flush in the later ones. --range-scope whole against ncu's first
+# occurrence: instructions equal. --range-scope kernels against the later ones:
+# instructions equal, DRAM read + write within 3 % (the read alone where rangeprof's summary
+# says the write depends on placement). The ranges: a memset, a copy and one kernel (the
+# issue's), a kernel after a memset or a copy, a kernel-memset-kernel order probe, and the
+# fusion lesson's two (placement-sensitive at this size). The plain program's own events
+# (flushed) bound each whole range's time. A range of one memset: kernels scope measures
+# nothing and says why, as ncu gives no result.
+for mode in memset_copy_kernel memset_read copy_read kernel_memset_read fused unfused memset_only; do
+	export RANGE_REPLAY_MIB=16
+	RANGE_REPLAY_TIME=1 ./range_replay $mode 20 >/dev/null 2>"rs_time_$mode.txt"
+	./range_replay $mode 4 >"rs_plain_$mode.txt"
+	$TL /usr/local/cuda/bin/ncu --clock-control none --cache-control all --replay-mode range --nvtx \
+		--nvtx-include "$mode/" --metrics $RM --csv --page raw --log-file "rs_ncu_$mode.csv" \
+		./range_replay $mode 4 >/dev/null 2>&1
+	for scope in whole kernels; do
+		$T "$RP" -q -o "rs_${scope}_$mode.jsonl" --replay-mode range --range-scope $scope --runs 5 \
+			--metrics $RM --nvtx-include "$mode/" ./range_replay $mode 4 >"rs_${scope}_$mode.txt" \
+			2>"rs_${scope}_$mode.err"
+		same "rs_plain_$mode.txt" "rs_${scope}_$mode.txt" "range-scope-$scope-$mode"
+	done
+	unset RANGE_REPLAY_MIB
+	if [ $mode = memset_only ]; then
+		check range-scope-kernels-no-kernel grep -q "launched no kernel and --range-scope kernels" \
+			rs_kernels_memset_only.err
+		check range-scope-whole-memset-only $R runs 20 rs_whole_memset_only.jsonl
+		continue
+	fi
+	check "range-scope-whole-vs-ncu-first-$mode" $R vs-ncu "rs_whole_$mode.jsonl" "rs_ncu_$mode.csv" \
+		--ncu-occurrence first --app-time "rs_time_$mode.txt"
+	cat "range-scope-whole-vs-ncu-first-$mode.log"
+	check "range-scope-whole-vs-app-$mode" $R vs-app "rs_whole_$mode.jsonl" "rs_time_$mode.txt"
+	cat "range-scope-whole-vs-app-$mode.log"
+	check "range-scope-kernels-vs-ncu-$mode" $R vs-ncu "rs_kernels_$mode.jsonl" "rs_ncu_$mode.csv" \
+		--ncu-occurrence later
+	cat "range-scope-kernels-vs-ncu-$mode.log"
+done
+# Records: each range run says its scope; the summaries of the fusion ranges at 16 MiB
+# (reads 50-58 MB of the 60 MiB L2, few writes left) carry the placement reason on their
+# DRAM write, those of the copy-then-read range's kernels scope (no write) do not.
+check range-scope-records python3 -c "
+import sys; sys.path.insert(0, '$root/tests/gpu')
+import gpu_records
+for scope in ('whole', 'kernels'):
+    for mode in ('fused', 'unfused', 'memset_copy_kernel'):
+        recs = gpu_records.read(f'rs_{scope}_{mode}.jsonl')
+        runs = [r for r in recs if r['type'] == 'run' and r.get('workload') == 'range']
+        assert runs and all(r['range']['scope'] == scope for r in runs), (scope, mode)
+        sums = [r for r in recs if r['type'] == 'summary' and r.get('workload') == 'range']
+        why = [w for s in sums for w in s['metrics']['dram__bytes_write.sum']['reasons'] if w.startswith('placement:')]
+        print(scope, mode, len(sums), 'summaries,', len(why), 'with the placement reason:', why[:1])
+        if mode != 'memset_copy_kernel' or scope == 'kernels':
+            assert len(why) == len(sums), (scope, mode, len(why), len(sums))
+"
+cat range-scope-records.log
 # The fusion lesson both ways (README, "Kernel or range?"): kernel replay sums kernels that
 # each start from a flushed L2; range replay measures the range whole. At 64 MiB per buffer
 # (more than the L2) and at 8 MiB (the unfused product stays in the L2 between its kernels).

@@ -785,7 +785,17 @@ for mode in memset_copy_kernel memset_read copy_read kernel_memset_read fused un
 	if [ $mode = memset_only ]; then
 		check range-scope-kernels-no-kernel grep -q "launched no kernel and --range-scope kernels" \
 			rs_kernels_memset_only.err
-		check range-scope-whole-memset-only $R runs 20 rs_whole_memset_only.jsonl
+		# Whole scope measures it: 4 executions of 5 runs. A range without a kernel or a
+		# graph launch takes the launch index of the last launch before it (doc/records.md),
+		# so its executions are told apart by their summaries, one after each's runs.
+		check range-scope-whole-memset-only python3 -c "
+import sys; sys.path.insert(0, '$root/tests/gpu')
+import gpu_records
+recs = [r for r in gpu_records.read('rs_whole_memset_only.jsonl') if r.get('workload') == 'range']
+kinds = [r['type'] for r in recs]
+assert kinds == (['run'] * 5 + ['summary']) * 4, kinds
+assert all(r['range']['memsets'] == 1 and r['range']['kernels'] == 0 for r in recs)
+print('4 executions of 5 runs; instructions', recs[0]['metrics'].get('smsp__inst_executed.sum'))"
 		continue
 	fi
 	check "range-scope-whole-vs-ncu-first-$mode" $R vs-ncu "rs_whole_$mode.jsonl" "rs_ncu_$mode.csv" \

@@ -17,7 +17,7 @@ import gpu_records  # noqa: E402  (records.parse_line, the one record reader)
 
 SIZES_MB = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64]
 KINDS = ["rmw", "write", "gather"]
-KERNEL = {"rmw": "rmw", "write": "write_new", "gather": "gather"}
+KERNEL = {"rmw": "rmw", "write": "write_new", "gather": "gather_sized"}
 SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-3,
          "usecond": 1, "msecond": 1e3}
 METRICS = ["dram__bytes_write.sum", "dram__bytes_read.sum"]

@@ -460,7 +460,8 @@ def cmd_vs_ncu(args):
                 if m:
                     app_time[m.group(1)] = float(m.group(2)) * 1e3
     rp = defaultdict(lambda: defaultdict(list))
-    for r in range_runs(load(rp_path)):
+    recs = load(rp_path)
+    for r in range_runs(recs):
         units = r.get("units") or {}
         one = {}
         for m in metrics + optional:
@@ -471,7 +472,7 @@ def cmd_vs_ncu(args):
     need(rp, f"{rp_path}: no range runs")
     names = set(rp)
     placement = {}
-    for s in load(rp_path):
+    for s in recs:
         if s.get("type") == "summary" and s.get("workload") == "range":
             for why in s.get("metrics", {}).get(WRITE, {}).get("reasons") or []:
                 if why.startswith("placement:"):

@@ -447,18 +447,24 @@ static enum range_call call(CUpti_CallbackId cbid, const void *params)
 	return call_in(CTX, cbid, params, NULL);
 }
 
-/* Prepares, issues once and finishes a replay of what ops holds; the stand-ins' log then
- * holds the issued calls only (not the shadows' creation and destruction). */
-static void replay(void)
+/* Prepares, issues part of what ops holds once and finishes the replay; the stand-ins'
+ * log then holds the issued calls only (not the shadows' creation and destruction). */
+static void replay_part(enum range_part part)
 {
 	struct range_replay rp;
 	char err[256] = "";
 	cr_assert_eq(range_replay_prepare(&ops, &rp, err, sizeof(err)), 0, "%s", err);
 	seen_count = 0;
-	cr_assert_eq(range_replay_issue(&ops, &rp, RANGE_PART_ALL, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(range_replay_issue(&ops, &rp, part, err, sizeof(err)), 0, "%s", err);
 	size_t issued = seen_count;
 	range_replay_finish(&rp);
 	seen_count = issued;
+}
+
+/* The whole range (--range-scope whole). */
+static void replay(void)
+{
+	replay_part(RANGE_PART_ALL);
 }
 
 TestSuite(range_ops, .init = stand_ins, .fini = clean_up);
@@ -1108,19 +1114,6 @@ Test(range_ops, graph_launches_and_synchronisations_are_issued_again)
 		     RANGE_CALL_REFUSED);
 	cr_assert_str_eq(ops.refusal.why, "works in another context than the range began in");
 	cr_assert_eq(ops.refusal.code, RANGE_WHY_CONTEXT);
-}
-
-/* Issues one part of what ops holds (range_replay_issue); the log then holds its calls. */
-static void replay_part(enum range_part part)
-{
-	struct range_replay rp;
-	char err[256] = "";
-	cr_assert_eq(range_replay_prepare(&ops, &rp, err, sizeof(err)), 0, "%s", err);
-	seen_count = 0;
-	cr_assert_eq(range_replay_issue(&ops, &rp, part, err, sizeof(err)), 0, "%s", err);
-	size_t issued = seen_count;
-	range_replay_finish(&rp);
-	seen_count = issued;
 }
 
 /* --range-scope kernels: the memsets and copies go before the run's flush, the rest

@@ -61,6 +61,9 @@ struct collector_profiler {
 	 * the run order whether ranges come back in push or name order. */
 	char (*range_names)[32];  /* "run " and 20 digits: gcc 13 refused 24 (format-truncation) */
 	size_t range_names_count;
+	/* collector_profiler_open_first_pass: pass 0 is started and its run 0 is someone
+	 * else's to issue; the next collector_profiler_measure goes on from run 1. */
+	bool first_pass_open;
 };
 
 /* cuptiProfilerInitialize once per process, and again after a failure (the next metric
@@ -580,6 +583,43 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 	return 0;
 }
 
+int collector_profiler_open_first_pass(struct collector_profiler *prof,
+				      const struct collector_metric_set *set, unsigned runs,
+				      unsigned kernels_per_run, struct collector_cost *cost,
+				      char *err, size_t err_size)
+{
+	double lap = collector_cost_now();
+	prof->first_pass_open = false;
+	int prep_rc = prepare_counter_data(prof, set, (size_t)runs * kernels_per_run, err,
+					   err_size);
+	if (prep_rc)
+		return prep_rc;
+	collector_cost_lap(cost, COST_PREPARE, &lap);
+	CUpti_RangeProfiler_Start_Params start = { CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+	start.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerStart, &start);
+	collector_cost_lap(cost, COST_START, &lap);
+	prof->first_pass_open = true;
+	return 0;
+}
+
+void collector_profiler_drop_open_pass(struct collector_profiler *prof)
+{
+	if (!prof->first_pass_open)
+		return;
+	prof->first_pass_open = false;
+	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	stop.pRangeProfilerObject = prof->object;
+	if (A.cuptiRangeProfilerStop(&stop) != CUPTI_SUCCESS)
+		return;
+	/* Decoded and dropped, as the warm-up's pass: the next measurement initialises the
+	 * image. */
+	CUpti_RangeProfiler_DecodeData_Params decode = {
+		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	decode.pRangeProfilerObject = prof->object;
+	A.cuptiRangeProfilerDecodeData(&decode);
+}
+
 int collector_profiler_measure(struct collector_profiler *prof,
 			       const struct collector_metric_set *set, unsigned runs,
 			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
@@ -588,22 +628,29 @@ int collector_profiler_measure(struct collector_profiler *prof,
 {
 	size_t ranges = (size_t)runs * kernels_per_run;
 	double lap = collector_cost_now();
-	int prep_rc = prepare_counter_data(prof, set, ranges, err, err_size);
-	if (prep_rc)
-		return prep_rc;
-	collector_cost_lap(cost, COST_PREPARE, &lap);
+	/* Pass 0 already started, its run 0 issued by the caller (open_first_pass). */
+	bool opened = prof->first_pass_open;
+	prof->first_pass_open = false;
+	if (!opened) {
+		int prep_rc = prepare_counter_data(prof, set, ranges, err, err_size);
+		if (prep_rc)
+			return prep_rc;
+		collector_cost_lap(cost, COST_PREPARE, &lap);
+	}
 	unsigned pass = 0;
 	bool all_submitted = false;
 	/* UserReplay: every Start/Stop is one pass of the config; the host tells us when the
 	 * last one was submitted. The bound only guards against a CUPTI that never says so. */
 	while (!all_submitted && pass < 256) {
-		CUpti_RangeProfiler_Start_Params start = {
-			CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
-		start.pRangeProfilerObject = prof->object;
-		CALL(cuptiRangeProfilerStart, &start);
-		collector_cost_lap(cost, COST_START, &lap);
+		if (!(opened && pass == 0)) {
+			CUpti_RangeProfiler_Start_Params start = {
+				CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+			start.pRangeProfilerObject = prof->object;
+			CALL(cuptiRangeProfilerStart, &start);
+			collector_cost_lap(cost, COST_START, &lap);
+		}
 		int rc = 0;
-		for (unsigned r = 0; r < runs && !rc; r++)
+		for (unsigned r = opened && pass == 0 ? 1 : 0; r < runs && !rc; r++)
 			rc = run_fn(arg, r, pass);
 		collector_cost_lap(cost, COST_RUNS, &lap);
 		if (!rc && A.cuCtxSynchronize() != CUDA_SUCCESS)

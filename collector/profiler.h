@@ -118,6 +118,21 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			       double *values, double *clock_hz, unsigned *passes_out,
 			       struct collector_cost *cost, char *err, size_t err_size);
 
+/* Pass 0 of a measurement of runs runs, opened before its run 0 is issued by someone
+ * else: the application's own launch, which then is the first measured run, so that a
+ * measurement adds runs - 1 executions of the kernel rather than runs
+ * (inject/kernel/save.c). Prepares the counter data and Starts; run 0's kernels_per_run
+ * launches are the caller's to issue, and the next collector_profiler_measure of the
+ * same runs goes on from run 1 (on a one-pass set: a later pass would need run 0
+ * again). Returns 0, or a code of common/error.h with the message in err. */
+int collector_profiler_open_first_pass(struct collector_profiler *prof,
+				      const struct collector_metric_set *set, unsigned runs,
+				      unsigned kernels_per_run, struct collector_cost *cost,
+				      char *err, size_t err_size);
+/* An opened pass whose run 0 never came (the driver refused the application's launch):
+ * stopped, and whatever it holds dropped. Nothing when none is open. */
+void collector_profiler_drop_open_pass(struct collector_profiler *prof);
+
 /* Writes what a failed CUPTI call means for the user into err - counters restricted to
  * administrators (and how to lift that), device not supported, another profiler
  * attached - and returns the code callers decide on (common/error.h). */

@@ -7,12 +7,18 @@
  *               the saved inputs, the application's result put back after them;
  *               something else changed: that launch ran once, unmeasured, and the kernel
  *               uses the full checkpoint from now on;
- *   reach       its reach saved and restored at every run, put back for the application;
+ *   reach       its reach saved; with a fixed --runs on a one-pass set the application's
+ *               own launch is the first run (its pass opened at ENTER) and the others
+ *               follow at EXIT, each from the saved inputs, the last leaving the
+ *               application's result, so that a measurement adds runs - 1 executions of
+ *               the kernel, the floor (doc/measurements.md, "Cost at the physical
+ *               floor"); otherwise the runs at ENTER and the inputs put back for the
+ *               application's launch;
  *   checkpoint  the full CUPTI checkpoint (also --memory-save checkpoint, and a reach that
  *               cannot be known or saved: a fall-back said once per kernel).
  * The turn is held from ENTER to EXIT.
  * Calls: measure.c, kernel_workload.c (the workload it measures), checkpoint.c, session.c,
- * config.c, output.c, collector/, memory/.
+ * kernel_launch.c, watchdog.c, config.c, output.c, collector/, memory/.
  * Called by: launch.c (ENTER and EXIT), graph_measure.c (a kernel node).
  * Lock: the replay lock. */
 #include <stdio.h>
@@ -25,6 +31,7 @@
 #include "inject/session/device.h"
 #include "inject/measure/measurement.h"
 #include "inject/session/session.h"
+#include "inject/session/watchdog.h"
 
 /* The full checkpoint of the context: every allocation, whatever the launch can reach. */
 static void measure_with_checkpoint(struct measurement *m)
@@ -112,6 +119,11 @@ struct measurement *inject_save_enter(const struct inject_launch *l, const char 
 	if (m->fn->policy == SAVE_REACH) {
 		snprintf(m->save.why, sizeof(m->save.why), "an earlier launch of this kernel "
 			 "wrote only inside the memory its parameters reach");
+		/* The application's own launch, about to be made, is the first run: runs - 1
+		 * replays at EXIT rather than runs here and the launch after them
+		 * (inject_save_exit). */
+		if (inject_measure_open_first_run(m))
+			return m;
 		inject_measure(m);
 		/* The application's own launch must see its inputs. */
 		put_back(m, &m->c->inputs);
@@ -134,11 +146,48 @@ done:
 	return NULL;
 }
 
+/* The application's launch was run 0 of an opened pass (inject_measure_open_first_run):
+ * the other runs, each from the saved inputs, leave what the application's own launch
+ * left, so nothing is put back. A measurement that failed part-way may have left the
+ * inputs: the kernel then runs once more from them, unmeasured. */
+static void finish_first_run_is_app(struct measurement *m, bool launched)
+{
+	if (!launched) {
+		/* The driver refused the launch: the application sees its error. */
+		inject_watchdog_disarm();
+		collector_profiler_drop_open_pass(m->c->profiler);
+		return;
+	}
+	m->lap = collector_cost_now(); /* the launch call itself is the application's */
+	if (inject_measure(m))
+		return;
+	char err[128]; /* the driver's error name */
+	int rc = mem_restore(&m->c->inputs, &m->save.reach, m->launch.stream, err, sizeof(err));
+	if (!rc)
+		rc = inject_kernel_launch_again(&m->launch, err, sizeof(err));
+	CUresult sync = rp_api.cuCtxSynchronize();
+	if (rc || sync != CUDA_SUCCESS)
+		inject_output_report(INJECT_REPORT_RESTORE,
+				     INJECT_CONCERNS(.kernel = m->kernel,
+						     .mangled = m->launch.mangled,
+						     INJECT_ON_DEVICE(m->device),
+						     .call = "cuLaunchKernel",
+						     .detail = INJECT_DETAIL_PAIR(rc, sync)), true,
+			      "running %s again for the application after its measurement "
+			      "failed: %s; the application's memory may differ", m->kernel,
+			      rc ? err : collector_cu_error(sync));
+	collector_cost_lap(&m->cost, COST_RESTORE, &m->lap);
+}
+
 void inject_save_exit(struct measurement *m, bool launched)
 {
 	INJECT_REPLAY_HELD();
 	const struct inject_launch *l = &m->launch; /* as seen at ENTER: function, index, stream */
 	struct inject_concerns about;
+	if (m->first_run_is_app) {
+		finish_first_run_is_app(m, launched);
+		goto done;
+	}
 	if (!launched)
 		goto done; /* the driver refused the launch: the application sees its error */
 	CUresult cr = rp_api.cuCtxSynchronize();

@@ -14,6 +14,7 @@
 #include "collector/api.h"
 #include "collector/cost.h"
 #include "collector/records.h"
+#include "collector/thermal.h"
 #include "inject/config.h"
 #include "inject/inject.h"
 #include "inject/output.h"
@@ -86,6 +87,16 @@ struct measurement {
 	CUresult (*issue_first)(const struct measurement *m, CUstream stream);
 	void *issue_arg;
 	const struct collector_range *range;   /* a range workload: its records' "range" */
+	/* The application's own launch is run 0 (inject_measure_open_first_run): its pass
+	 * was opened at ENTER, and run 0's NVML view taken then. */
+	bool first_run_is_app;
+	struct {
+		double temperature, wall, sm_clock;
+		struct collector_run_nvml nvml;
+	} first_run;
+	/* The thermal guard's wait, when it ran before the pass was opened at ENTER. */
+	struct thermal_wait thermal;
+	bool thermal_done;
 };
 
 /* What one batch's runs share and where each run's NVML view goes. */
@@ -126,8 +137,16 @@ struct measurement *inject_measurement_new(const struct inject_workload *workloa
 bool inject_measure_get_ready(struct measurement *m);
 /* Runs the measurement proper (--runs N: one batch; --runs auto: batches until
  * collector/adaptive.c says stop), with the thermal guard before, and writes the records.
- * The memory is left as the runs left it: the caller puts it back. */
-void inject_measure(struct measurement *m);
+ * The memory is left as the runs left it: the caller puts it back. true when every run
+ * ran and the records were written. */
+bool inject_measure(struct measurement *m);
+/* Before the application's own launch of a kernel whose reach is saved and verified:
+ * opens the profiler's pass and queues run 0's flush on the launch's stream, so that the
+ * launch the driver is about to make is the first measured run and inject_measure (at
+ * EXIT) replays runs - 1 more. Only for a fixed --runs on a one-pass set; false (nothing
+ * queued, nothing said) otherwise or when the pass cannot be opened, and the caller
+ * measures the usual way. */
+bool inject_measure_open_first_run(struct measurement *m);
 /* The end of every measurement: saved copies trimmed, the turn given back, m freed. */
 void inject_measurement_finish(struct measurement *m);
 /* NVML's view and the wall time just before run of rr's batch is queued (the first pass

@@ -221,6 +221,7 @@ struct collector_metric_set {
 struct collector_profiler {
 	CUcontext ctx;
 	enum collector_ranges ranges;
+	bool first_pass_open;     /* as the real one: run 0 of pass 0 was the caller's */
 };
 
 int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
@@ -340,6 +341,32 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 	return 0;
 }
 
+size_t fake_events(enum fake_event_kind kind)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < fw.event_count; i++)
+		n += fw.events[i].kind == kind;
+	return n;
+}
+
+int collector_profiler_open_first_pass(struct collector_profiler *prof,
+				      const struct collector_metric_set *set, unsigned runs,
+				      unsigned kernels_per_run, struct collector_cost *cost,
+				      char *err, size_t err_size)
+{
+	(void)set, (void)runs, (void)kernels_per_run, (void)cost, (void)err, (void)err_size;
+	event(FAKE_OPEN_FIRST_PASS, prof->ctx, NULL);
+	prof->first_pass_open = true;
+	return 0;
+}
+
+void collector_profiler_drop_open_pass(struct collector_profiler *prof)
+{
+	if (prof->first_pass_open)
+		event(FAKE_DROP_OPEN_PASS, prof->ctx, NULL);
+	prof->first_pass_open = false;
+}
+
 /* One batch as the real one runs it: every run of every pass through run_fn (its failure
  * code returned), then the values the test scripted (fw.value, else 1000 for every run),
  * clocks NaN (the set does not measure the clock). Busy batches (RP_ERR_HARDWARE_BUSY)
@@ -364,8 +391,10 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			 "another profiler uses the device");
 		return RP_ERR_HARDWARE_BUSY;
 	}
+	bool opened = prof->first_pass_open;
+	prof->first_pass_open = false;
 	for (unsigned p = 0; p < set->passes; p++) {
-		for (unsigned r = 0; r < runs; r++) {
+		for (unsigned r = opened && p == 0 ? 1 : 0; r < runs; r++) {
 			int rc = run_fn(arg, r, p);
 			if (rc) {
 				snprintf(err, err_size, "run %u of pass %u: %s", r, p,

@@ -26,6 +26,8 @@ enum fake_event_kind {
 	FAKE_PROFILER_DESTROY,    /* collector_profiler_destroy of ctx's profiler */
 	FAKE_MEASURE,             /* collector_profiler_measure with ctx's profiler */
 	FAKE_WARM_UP,
+	FAKE_OPEN_FIRST_PASS,     /* collector_profiler_open_first_pass: run 0 is the caller's */
+	FAKE_DROP_OPEN_PASS,      /* collector_profiler_drop_open_pass of an open pass */
 };
 struct fake_event {
 	enum fake_event_kind kind;
@@ -113,6 +115,8 @@ struct inject_launch fake_launch(CUcontext ctx, unsigned f, uint64_t index);
  * timeouts. */
 struct inject_config fake_config(void);
 
+/* The number of events of kind so far. */
+size_t fake_events(enum fake_event_kind kind);
 /* The number of records of type ("run", "summary", "warning", "error", ...). */
 size_t fake_records(const char *type);
 /* The i-th record of type, NULL when there are not that many. */

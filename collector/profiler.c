@@ -61,8 +61,8 @@ struct collector_profiler {
 	 * the run order whether ranges come back in push or name order. */
 	char (*range_names)[32];  /* "run " and 20 digits: gcc 13 refused 24 (format-truncation) */
 	size_t range_names_count;
-	/* collector_profiler_open_first_pass: pass 0 is started and its run 0 is someone
-	 * else's to issue; the next collector_profiler_measure goes on from run 1. */
+	/* collector_profiler_open_first_pass: a pass of one run is started, its run someone
+	 * else's to issue, until collector_profiler_close_first_pass or _drop_open_pass. */
 	bool first_pass_open;
 };
 
@@ -584,14 +584,13 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 }
 
 int collector_profiler_open_first_pass(struct collector_profiler *prof,
-				      const struct collector_metric_set *set, unsigned runs,
+				      const struct collector_metric_set *set,
 				      unsigned kernels_per_run, struct collector_cost *cost,
 				      char *err, size_t err_size)
 {
 	double lap = collector_cost_now();
 	prof->first_pass_open = false;
-	int prep_rc = prepare_counter_data(prof, set, (size_t)runs * kernels_per_run, err,
-					   err_size);
+	int prep_rc = prepare_counter_data(prof, set, kernels_per_run, err, err_size);
 	if (prep_rc)
 		return prep_rc;
 	collector_cost_lap(cost, COST_PREPARE, &lap);
@@ -620,65 +619,13 @@ void collector_profiler_drop_open_pass(struct collector_profiler *prof)
 	A.cuptiRangeProfilerDecodeData(&decode);
 }
 
-int collector_profiler_measure(struct collector_profiler *prof,
-			       const struct collector_metric_set *set, unsigned runs,
-			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
-			       double *values, double *clock_hz, unsigned *passes_out,
-			       struct collector_cost *cost, char *err, size_t err_size)
+/* The decoded counter data holds ranges ranges: their last kernel of each run evaluated
+ * into values (runs x user metrics, run-major) and clock_hz. */
+static int evaluate_runs(struct collector_profiler *prof, const struct collector_metric_set *set,
+			 unsigned runs, unsigned kernels_per_run, size_t dropped,
+			 double *values, double *clock_hz, char *err, size_t err_size)
 {
 	size_t ranges = (size_t)runs * kernels_per_run;
-	double lap = collector_cost_now();
-	/* Pass 0 already started, its run 0 issued by the caller (open_first_pass). */
-	bool opened = prof->first_pass_open;
-	prof->first_pass_open = false;
-	if (!opened) {
-		int prep_rc = prepare_counter_data(prof, set, ranges, err, err_size);
-		if (prep_rc)
-			return prep_rc;
-		collector_cost_lap(cost, COST_PREPARE, &lap);
-	}
-	unsigned pass = 0;
-	bool all_submitted = false;
-	/* UserReplay: every Start/Stop is one pass of the config; the host tells us when the
-	 * last one was submitted. The bound only guards against a CUPTI that never says so. */
-	while (!all_submitted && pass < 256) {
-		if (!(opened && pass == 0)) {
-			CUpti_RangeProfiler_Start_Params start = {
-				CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
-			start.pRangeProfilerObject = prof->object;
-			CALL(cuptiRangeProfilerStart, &start);
-			collector_cost_lap(cost, COST_START, &lap);
-		}
-		int rc = 0;
-		for (unsigned r = opened && pass == 0 ? 1 : 0; r < runs && !rc; r++)
-			rc = run_fn(arg, r, pass);
-		collector_cost_lap(cost, COST_RUNS, &lap);
-		if (!rc && A.cuCtxSynchronize() != CUDA_SUCCESS)
-			rc = RP_ERR_SYNC;
-		collector_cost_lap(cost, COST_PASS_SYNC, &lap);
-		CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
-		stop.pRangeProfilerObject = prof->object;
-		CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
-		collector_cost_lap(cost, COST_STOP, &lap);
-		if (rc) {
-			/* The report says this once per kernel and code (rc), whatever the
-			 * pass (inject/output.c keys on codes, not on these words). */
-			snprintf(err, err_size, "replay failed in pass %u: %s (%s)", pass,
-				 rp_error_text(rc), rp_error_name(rc));
-			return rc;
-		}
-		if (sr != CUPTI_SUCCESS)
-			return collector_cupti_failure("cuptiRangeProfilerStop", sr, err, err_size);
-		all_submitted = stop.isAllPassSubmitted;
-		pass++;
-	}
-	*passes_out = pass;
-	CUpti_RangeProfiler_DecodeData_Params decode = {
-		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
-	decode.pRangeProfilerObject = prof->object;
-	CALL(cuptiRangeProfilerDecodeData, &decode);
-	collector_cost_lap(cost, COST_DECODE, &lap);
-
 	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
 		CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
 	info.pCounterDataImage = prof->counter_data;
@@ -688,7 +635,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		snprintf(err, err_size, "the range profiler recorded %zu ranges for %zu %s (%zu "
 			 "dropped); the replay launched other work", info.numTotalRanges, ranges,
 			 prof->ranges == COLLECTOR_RANGE_USER ? "user ranges" : "kernel launches",
-			 decode.numOfRangeDropped);
+			 dropped);
 		return -1;
 	}
 	double *row = malloc(set->count * sizeof(*row));
@@ -719,8 +666,104 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		clock_hz[r] = set->clock_index == SIZE_MAX ? NAN : row[set->clock_index];
 	}
 	free(row);
-	collector_cost_lap(cost, COST_EVALUATE, &lap);
 	return 0;
+}
+
+int collector_profiler_close_first_pass(struct collector_profiler *prof,
+				       const struct collector_metric_set *set,
+				       unsigned kernels_per_run, double *values, double *clock_hz,
+				       struct collector_cost *cost, char *err, size_t err_size)
+{
+	if (!prof->first_pass_open) {
+		snprintf(err, err_size, "no pass is open");
+		return -1;
+	}
+	prof->first_pass_open = false;
+	double lap = collector_cost_now();
+	int rc = A.cuCtxSynchronize() == CUDA_SUCCESS ? 0 : RP_ERR_SYNC;
+	collector_cost_lap(cost, COST_PASS_SYNC, &lap);
+	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	stop.pRangeProfilerObject = prof->object;
+	CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
+	collector_cost_lap(cost, COST_STOP, &lap);
+	if (rc) {
+		snprintf(err, err_size, "the application's own launch, the first run, failed: %s "
+			 "(%s)", rp_error_text(rc), rp_error_name(rc));
+		return rc;
+	}
+	if (sr != CUPTI_SUCCESS)
+		return collector_cupti_failure("cuptiRangeProfilerStop", sr, err, err_size);
+	if (!stop.isAllPassSubmitted) {
+		snprintf(err, err_size, "the metric set needs more than one pass");
+		return -1;
+	}
+	CUpti_RangeProfiler_DecodeData_Params decode = {
+		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	decode.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerDecodeData, &decode);
+	collector_cost_lap(cost, COST_DECODE, &lap);
+	rc = evaluate_runs(prof, set, 1, kernels_per_run, decode.numOfRangeDropped, values,
+			   clock_hz, err, err_size);
+	collector_cost_lap(cost, COST_EVALUATE, &lap);
+	return rc;
+}
+
+int collector_profiler_measure(struct collector_profiler *prof,
+			       const struct collector_metric_set *set, unsigned runs,
+			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
+			       double *values, double *clock_hz, unsigned *passes_out,
+			       struct collector_cost *cost, char *err, size_t err_size)
+{
+	size_t ranges = (size_t)runs * kernels_per_run;
+	double lap = collector_cost_now();
+	int prep_rc = prepare_counter_data(prof, set, ranges, err, err_size);
+	if (prep_rc)
+		return prep_rc;
+	collector_cost_lap(cost, COST_PREPARE, &lap);
+	unsigned pass = 0;
+	bool all_submitted = false;
+	/* UserReplay: every Start/Stop is one pass of the config; the host tells us when the
+	 * last one was submitted. The bound only guards against a CUPTI that never says so. */
+	while (!all_submitted && pass < 256) {
+		CUpti_RangeProfiler_Start_Params start = {
+			CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+		start.pRangeProfilerObject = prof->object;
+		CALL(cuptiRangeProfilerStart, &start);
+		collector_cost_lap(cost, COST_START, &lap);
+		int rc = 0;
+		for (unsigned r = 0; r < runs && !rc; r++)
+			rc = run_fn(arg, r, pass);
+		collector_cost_lap(cost, COST_RUNS, &lap);
+		if (!rc && A.cuCtxSynchronize() != CUDA_SUCCESS)
+			rc = RP_ERR_SYNC;
+		collector_cost_lap(cost, COST_PASS_SYNC, &lap);
+		CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+		stop.pRangeProfilerObject = prof->object;
+		CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
+		collector_cost_lap(cost, COST_STOP, &lap);
+		if (rc) {
+			/* The report says this once per kernel and code (rc), whatever the
+			 * pass (inject/output.c keys on codes, not on these words). */
+			snprintf(err, err_size, "replay failed in pass %u: %s (%s)", pass,
+				 rp_error_text(rc), rp_error_name(rc));
+			return rc;
+		}
+		if (sr != CUPTI_SUCCESS)
+			return collector_cupti_failure("cuptiRangeProfilerStop", sr, err, err_size);
+		all_submitted = stop.isAllPassSubmitted;
+		pass++;
+	}
+	*passes_out = pass;
+	CUpti_RangeProfiler_DecodeData_Params decode = {
+		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	decode.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerDecodeData, &decode);
+	collector_cost_lap(cost, COST_DECODE, &lap);
+
+	int rc = evaluate_runs(prof, set, runs, kernels_per_run, decode.numOfRangeDropped, values,
+			       clock_hz, err, err_size);
+	collector_cost_lap(cost, COST_EVALUATE, &lap);
+	return rc;
 }
 
 static void print_metrics(CUpti_Profiler_Host_Object *host, CUpti_MetricType type)

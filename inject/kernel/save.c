@@ -7,13 +7,13 @@
  *               the saved inputs, the application's result put back after them;
  *               something else changed: that launch ran once, unmeasured, and the kernel
  *               uses the full checkpoint from now on;
- *   reach       its reach saved; with a fixed --runs on a one-pass set the application's
- *               own launch is the first run (its pass opened at ENTER) and the others
- *               follow at EXIT, each from the saved inputs, the last leaving the
- *               application's result, so that a measurement adds runs - 1 executions of
- *               the kernel, the floor (doc/measurements.md, "Cost at the physical
- *               floor"); otherwise the runs at ENTER and the inputs put back for the
- *               application's launch;
+ *   reach       its reach saved; with a fixed --runs of 2 or more on a one-pass set the
+ *               application's own launch is the first run (its own pass, opened at ENTER
+ *               and closed at EXIT) and the others follow at EXIT, each restoring only
+ *               the ranges that run 0 changed, the last leaving the application's
+ *               result: runs - 1 executions of the kernel beyond the application's, the
+ *               floor (doc/measurements.md, "Cost at the physical floor"); otherwise the
+ *               runs at ENTER and the inputs put back for the application's launch;
  *   checkpoint  the full CUPTI checkpoint (also --memory-save checkpoint, and a reach that
  *               cannot be known or saved: a fall-back said once per kernel).
  * The turn is held from ENTER to EXIT.
@@ -146,6 +146,68 @@ done:
 	return NULL;
 }
 
+/* Which ranges of the reach the application's launch (run 0) changed: the replays restore
+ * only those. A matmul's inputs, two thirds of what it reaches, are then copied once (the
+ * save) instead of at every run. Not for fewer than 3 runs (the comparison reads the
+ * reach and its copy once each, as much as a restore copies), nor for a kernel whose
+ * launches changed all they reach. Returns false when it cannot tell (all restored). */
+static void learn_changed(struct measurement *m)
+{
+	if (inject_config()->runs < 3 || m->fn->writes_all_reach || !m->c->verifier_ready ||
+	    !m->save.reach.count)
+		return;
+	bool *changed = calloc(m->save.reach.count, sizeof(*changed)), all;
+	char err[256];
+	if (!changed || mem_reach_changed(&m->c->verifier, &m->c->inputs, &m->save.reach,
+					  m->launch.stream, changed, &all, err, sizeof(err))) {
+		free(changed);
+		return;
+	}
+	if (all) {
+		m->fn->writes_all_reach = true;
+		free(changed);
+		return;
+	}
+	m->save.changed = changed;
+}
+
+/* After the runs: the ranges run 0 left as they were must still be so. A replay that
+ * changed one (a kernel whose writes vary between runs) started the next run from other
+ * memory and leaves the application other memory: false, said once per kernel, and the
+ * kernel restores its whole reach from now on. */
+static bool unchanged_still(struct measurement *m)
+{
+	size_t n = m->save.reach.count;
+	bool *now = calloc(n, sizeof(*now)), all, ok = true;
+	char err[256];
+	if (!now || mem_reach_changed(&m->c->verifier, &m->c->inputs, &m->save.reach,
+				      m->launch.stream, now, &all, err, sizeof(err))) {
+		free(now);
+		return false; /* cannot tell: the caller runs the kernel again, as after a failure */
+	}
+	size_t which = 0;
+	for (size_t i = 0; i < n && ok; i++)
+		if (!m->save.changed[i] && now[i]) {
+			ok = false;
+			which = i;
+		}
+	free(now);
+	if (!ok) {
+		m->fn->writes_all_reach = true;
+		struct inject_concerns about;
+		inject_output_report(INJECT_REPORT_REPLAY_WROTE_MORE,
+				     inject_measure_concerns(m, &about, 0), false,
+			      "%s: a replay of launch %llu changed %zu bytes at %#llx that the "
+			      "application's own launch had left as they were; that launch's runs "
+			      "may have started from different memory. The kernel runs once more "
+			      "for the application, and its later launches restore all the memory "
+			      "they reach", m->kernel, (unsigned long long)m->launch.index,
+			      m->save.reach.ranges[which].size,
+			      (unsigned long long)m->save.reach.ranges[which].base);
+	}
+	return ok;
+}
+
 /* The application's launch was run 0 of an opened pass (inject_measure_open_first_run):
  * the other runs, each from the saved inputs, leave what the application's own launch
  * left, so nothing is put back. A measurement that failed part-way may have left the
@@ -159,10 +221,26 @@ static void finish_first_run_is_app(struct measurement *m, bool launched)
 		return;
 	}
 	m->lap = collector_cost_now(); /* the launch call itself is the application's */
-	if (inject_measure(m))
+	char why[2048];
+	int rc = inject_measure_close_first_run(m, why, sizeof(why));
+	if (rc) {
+		/* Its memory is as the application's launch left it: nothing to put back. */
+		struct inject_concerns about;
+		inject_output_report(INJECT_REPORT_MEASURE, inject_measure_concerns(m, &about, rc),
+				     true, "%s: %s; not measured", m->kernel, why);
 		return;
+	}
+	learn_changed(m);
+	collector_cost_lap(&m->cost, COST_VERIFY, &m->lap);
+	bool measured = inject_measure(m);
+	if (measured && (!m->save.changed || unchanged_still(m)))
+		return;
+	if (m->save.changed) { /* the whole reach again, for the kernel to run from */
+		free(m->save.changed);
+		m->save.changed = NULL;
+	}
 	char err[128]; /* the driver's error name */
-	int rc = mem_restore(&m->c->inputs, &m->save.reach, m->launch.stream, err, sizeof(err));
+	rc = mem_restore(&m->c->inputs, &m->save.reach, m->launch.stream, err, sizeof(err));
 	if (!rc)
 		rc = inject_kernel_launch_again(&m->launch, err, sizeof(err));
 	CUresult sync = rp_api.cuCtxSynchronize();

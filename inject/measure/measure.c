@@ -6,7 +6,7 @@
  * end, the saved copies trimmed and the turn given back. Workloads are reached through
  * their interface.
  * Calls: session.c, device.c, config.c, emit.c, devlock.c, flush.c, watchdog.c, output.c,
- * collector/, memory/.
+ * launch_shape.c, collector/, memory/.
  * Called by: save.c, kernel_workload.c, whole_workload.c, range_workload.c.
  * Lock: the replay lock; not asserted by: inject_measure_concerns (a record's fields),
  * inject_measure_sample_before (NVML, on the measurement it is handed),
@@ -163,17 +163,21 @@ static bool wait_out_busy(struct measurement *m, struct device_state *d, double 
 bool inject_measure_open_first_run(struct measurement *m)
 {
 	INJECT_REPLAY_HELD();
-	if (inject_config()->runs == RP_RUNS_AUTO || !m->fn || !m->c->profiler ||
-	    m->need != INJECT_PROFILER_PER_KERNEL || collector_metric_set_passes(m->d->set) != 1)
+	if (inject_config()->runs == RP_RUNS_AUTO || inject_config()->runs < 2 || !m->fn ||
+	    !m->c->profiler || m->need != INJECT_PROFILER_PER_KERNEL ||
+	    collector_metric_set_passes(m->d->set) != 1)
+		return false;
+	m->first_run.values = calloc(collector_metric_set_user_count(m->d->set) + 1,
+				     sizeof(double));
+	if (!m->first_run.values)
 		return false;
 	if (inject_config()->thermal_control != RP_THERMAL_OFF) {
 		thermal_guard_before_runs(m, &m->thermal);
 		m->thermal_done = true;
 		m->lap = collector_cost_now(); /* the wait is in the total only */
 	}
-	unsigned runs = inject_config_first_batch_runs();
 	char err[2048];
-	if (collector_profiler_open_first_pass(m->c->profiler, m->d->set, runs,
+	if (collector_profiler_open_first_pass(m->c->profiler, m->d->set,
 					       inject_config_kernels_per_run(), &m->cost, err,
 					       sizeof(err)))
 		return false; /* the usual way meets the same failure and says it */
@@ -187,13 +191,27 @@ bool inject_measure_open_first_run(struct measurement *m)
 				 .wall = &m->first_run.wall, .nvml = &m->first_run.nvml,
 				 .sm_clock = &m->first_run.sm_clock };
 	inject_measure_sample_before(&rr, 0);
-	double known = m->fn->kernel_seconds * runs;
+	double known = m->fn->kernel_seconds;
 	m->watchdog_seconds = known * 1000 > 10 ? known * 1000 : 10;
 	inject_watchdog_arm(m->watchdog_seconds, m->kernel, m->fn->mangled, m->device,
 			    m->launch.context_id, m->launch.index);
 	m->first_run_is_app = true;
 	collector_cost_lap(&m->cost, COST_RUNS, &m->lap);
 	return true;
+}
+
+int inject_measure_close_first_run(struct measurement *m, char *err, size_t err_size)
+{
+	INJECT_REPLAY_HELD();
+	int rc = collector_profiler_close_first_pass(m->c->profiler, m->d->set,
+						     inject_config_kernels_per_run(),
+						     m->first_run.values, &m->first_run.clock,
+						     &m->cost, err, err_size);
+	inject_watchdog_disarm();
+	if (!rc)
+		inject_launch_shape_metrics(m, 1, m->first_run.values);
+	m->lap = collector_cost_now();
+	return rc;
 }
 
 bool inject_measure(struct measurement *m)
@@ -224,17 +242,21 @@ bool inject_measure(struct measurement *m)
 		/* The wait is in the total only, like waiting for the turn. */
 		m->lap = collector_cost_now();
 	}
-	if (m->first_run_is_app) { /* run 0 was the application's launch, sampled at ENTER */
+	unsigned done = 0, passes = 0;
+	if (m->first_run_is_app) { /* run 0 was the application's launch, measured at EXIT */
 		temps[0] = m->first_run.temperature;
 		walls[0] = m->first_run.wall;
 		nvml[0] = m->first_run.nvml;
 		sm_clock[0] = m->first_run.sm_clock;
+		clocks[0] = m->first_run.clock;
+		memcpy(values, m->first_run.values, metric_count * sizeof(double));
+		done = 1;
+		batch--;
 	}
 	size_t gate_index = gating_metric(m);
 	struct collector_adaptive adaptive = { NULL, inject_config()->target_ci_pct, NAN,
 					       gate_index, 0, 0 };
 	double first_batch_at = collector_cost_now(), busy_since = NAN;
-	unsigned done = 0, passes = 0;
 	for (;;) {
 		struct replay_run rr = { m, &m->launch, m->c, &m->save, flush, temps + done,
 					 walls + done, m->d->info.uuid, nvml + done, sm_clock + done };
@@ -299,7 +321,9 @@ bool inject_measure(struct measurement *m)
 					     INJECT_CONCERNS(INJECT_ON_DEVICE(m->device)), false,
 				      "%s; the run records' NVML fields of device %d are null "
 				      "where NVML cannot tell", nvml_err, m->device);
-		for (unsigned r = done; r < done + batch; r++) {
+		/* Run 0, the application's launch, shares the first batch's NVML view. */
+		unsigned from = m->first_run_is_app && !adaptive.batches ? 0 : done;
+		for (unsigned r = from; r < done + batch; r++) {
 			nvml[r].temperature_after_c = after.temperature_c;
 			nvml[r].power_w = after.power_w;
 			if (nvml[r].throttle == STATS_THROTTLE_UNKNOWN)
@@ -350,6 +374,8 @@ void inject_measurement_finish(struct measurement *m)
 {
 	INJECT_REPLAY_HELD();
 	mem_reach_finish(&m->save.reach);
+	free(m->save.changed);
+	free(m->first_run.values);
 	mem_hashes_finish(&m->before);
 	if (m->c) {
 		mem_backup_trim(&m->c->inputs, BACKUP_KEEP_BYTES);

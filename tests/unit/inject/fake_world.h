@@ -52,7 +52,15 @@ struct fake_world {
 	unsigned batch_sleep_ms;      /* each batch takes this long (--runs-time-budget) */
 	double (*value)(unsigned run, size_t metric);   /* run: over the whole test */
 	const char *flush_notice;     /* the flush's notice (it cannot discard), or NULL */
+	/* mem_reach_changed: range i of the reach was left as it was by the application's
+	 * launch when bit i is set (the first comparison of a measurement); a later one
+	 * finds the same, or every range changed when a replay changed more. */
+	unsigned reach_unchanged_mask;
+	bool replay_changes_more;
+	unsigned reach_ranges;        /* ranges of mem_reach_collect's reach (0 taken as 1) */
 	/* ---- counted ---- */
+	unsigned reach_compares;      /* mem_reach_changed */
+	unsigned ranges_restored;     /* ranges put back by mem_restore(_changed) */
 	unsigned syncs;               /* cuCtxSynchronize */
 	unsigned checkpoint_saves, checkpoint_restores, checkpoint_frees;
 	unsigned relaunches;          /* cuLaunchKernel (inject_kernel_launch_again) */

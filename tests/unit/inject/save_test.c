@@ -237,7 +237,8 @@ Test(save, a_measurement_failing_after_the_application_run_runs_the_kernel_once_
 	unsigned inputs = fw.restores_inputs, relaunches = fw.relaunches;
 	size_t runs = fake_records("run");
 	launch_first_run_is_app(0, 2);
-	cr_assert_eq(fake_records("run"), runs, "not measured");
+	cr_assert_eq(fake_records("run"), runs + 1, "run 0, the application's, is recorded");
+	cr_assert_eq(fake_messages("error", "the runs measured before are recorded"), 1);
 	cr_assert_eq(fw.restores_inputs - inputs, 4 + 1, "the runs, then the inputs once more");
 	cr_assert_eq(fw.relaunches - relaunches, 4 + 1, "and the kernel from them, so that the "
 		     "application finds its own result");
@@ -266,4 +267,65 @@ Test(save, runs_auto_is_replayed_at_enter_and_the_inputs_put_back)
 	launch_verified(0, 1);
 	launch_measured_at_enter(0, 2);
 	cr_assert_eq(fake_events(FAKE_OPEN_FIRST_PASS), 0);
+}
+
+Test(save, the_replays_restore_only_the_ranges_the_applications_launch_changed)
+{
+	fw.reach_ranges = 3;
+	fw.reach_unchanged_mask = 0x3; /* a matmul's inputs a and b, then its product */
+	launch_verified(0, 1);
+	unsigned restored = fw.ranges_restored, relaunches = fw.relaunches;
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fw.reach_compares, 2, "after the application's launch, and after the runs");
+	cr_assert_eq(fw.ranges_restored - restored, 4, "the product alone before runs 1 to 4");
+	cr_assert_eq(fw.relaunches - relaunches, 4, "no run more: nothing else changed");
+	cr_assert_eq(fake_records("run"), 10);
+	cr_assert_eq(fake_messages("warning", "changed"), 0);
+}
+
+Test(save, a_kernel_that_changes_all_it_reaches_is_compared_once)
+{
+	fw.reach_ranges = 2;
+	launch_verified(0, 1);
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fw.reach_compares, 1, "every range changed: no check after the runs");
+	unsigned restored = fw.ranges_restored;
+	launch_first_run_is_app(0, 3);
+	cr_assert_eq(fw.reach_compares, 1, "not compared again");
+	cr_assert_eq(fw.ranges_restored - restored, 4 * 2, "the whole reach before each run");
+}
+
+Test(save, a_replay_that_changes_what_the_launch_left_is_said_and_the_kernel_runs_again)
+{
+	fw.reach_ranges = 3;
+	fw.reach_unchanged_mask = 0x3;
+	fw.replay_changes_more = true;
+	launch_verified(0, 1);
+	unsigned restored = fw.ranges_restored, relaunches = fw.relaunches;
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fake_messages("warning", "that the application's own launch had left as "
+					      "they were"), 1);
+	cr_assert_eq(fw.ranges_restored - restored, 4 + 3, "the product before each run, then "
+		     "the whole reach for the kernel to run once more");
+	cr_assert_eq(fw.relaunches - relaunches, 4 + 1);
+	cr_assert_eq(fake_records("run"), 10, "the runs are recorded, with the warning");
+	unsigned compares = fw.reach_compares;
+	restored = fw.ranges_restored;
+	launch_first_run_is_app(0, 3);
+	cr_assert_eq(fw.reach_compares, compares, "the kernel restores its whole reach now");
+	cr_assert_eq(fw.ranges_restored - restored, 4 * 3);
+}
+
+Test(save, fewer_than_three_runs_restore_the_whole_reach_without_comparing)
+{
+	struct inject_config c = fake_config();
+	c.runs = 2;
+	inject_config_set(&c);
+	fw.reach_ranges = 3;
+	fw.reach_unchanged_mask = 0x3;
+	launch_verified(0, 1);
+	unsigned restored = fw.ranges_restored;
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fw.reach_compares, 0);
+	cr_assert_eq(fw.ranges_restored - restored, 1 * 3, "run 1 from the whole reach");
 }

@@ -52,9 +52,9 @@ static atomic_bool initialised, late;
  * gate of annotations, which select.c owns. */
 /* The early set-up's warm-up pass under the control API is sized for at least 24 runs with a
  * flush each, so that a notebook's runs may grow up to 24 (Nsight Python's lessons use 20)
- * without a new range profiler object. The pass's first Start grows with its size, ~2.75
- * ms per range on the H200: ~145 ms for 40 ranges, ~310 ms for 100, which the first
- * call of a notebook waited for (doc/measurements.md, "Cost at the physical floor"). */
+ * without a new range profiler object. The first call of a notebook waits for the pass:
+ * 239-241 ms at 48 ranges, 258-277 ms at 100 (H200, beside torch starting:
+ * doc/measurements.md, "Cost at the physical floor"). */
 #define INIT_WARM_UP_RANGES 48
 static atomic_bool api_attached;
 /* Why nothing is measured after init, for rangeprof_info; "" when init went through.

@@ -206,10 +206,11 @@ long mem_hashes_differ_outside(const struct mem_hashes *before, const struct mem
 void mem_hashes_finish(struct mem_hashes *h);
 /* Which ranges of reach differ from their saved copy in b (device memory only), on
  * stream, waited for: changed[i] for range i, true also where it cannot tell (a range in
- * host or another device's memory, a copy in host memory). *all: every range changed.
- * 0, or a code as mem_hash_outside's with err. */
+ * host or another device's memory, a copy in host memory) and where skip[i] (skip NULL:
+ * none skipped; a skipped range is not read). *all: every range changed. 0, or a code as
+ * mem_hash_outside's with err. */
 int mem_reach_changed(struct mem_verifier *v, const struct mem_backup *b,
-		      const struct mem_reach *reach, CUstream stream, bool *changed, bool *all,
-		      char *err, size_t err_size);
+		      const struct mem_reach *reach, const bool *skip, CUstream stream,
+		      bool *changed, bool *all, char *err, size_t err_size);
 
 #endif

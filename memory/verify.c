@@ -302,8 +302,8 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 /* The hash is of each word's value and its index within its segment, not of its address,
  * so a range and its copy in the backup hash alike when their bytes are equal. */
 int mem_reach_changed(struct mem_verifier *v, const struct mem_backup *b,
-		      const struct mem_reach *reach, CUstream stream, bool *changed, bool *all,
-		      char *err, size_t err_size)
+		      const struct mem_reach *reach, const bool *skip, CUstream stream,
+		      bool *changed, bool *all, char *err, size_t err_size)
 {
 	size_t n = reach->count;
 	*all = true;
@@ -328,8 +328,9 @@ int mem_reach_changed(struct mem_verifier *v, const struct mem_backup *b,
 		enum segment_kind k = classify(&h.segments[i], v);
 		/* Clipped, not device memory here, or not 8-byte aligned here or in the copy
 		 * (the kernel's loads are of 8 bytes): restored whatever it holds. */
-		bool comparable = k == SEGMENT_DEVICE && h.segments[i].size == r.size &&
-				  r.base % 8 == 0 && (b->device + offset) % 8 == 0;
+		bool comparable = (!skip || !skip[i]) && k == SEGMENT_DEVICE &&
+				  h.segments[i].size == r.size && r.base % 8 == 0 &&
+				  (b->device + offset) % 8 == 0;
 		h.kinds[i] = comparable ? SEGMENT_DEVICE : SEGMENT_GONE;
 		h.segments[n + i] = (struct mem_range){ b->device + offset, r.size };
 		h.kinds[n + i] = h.kinds[i];

@@ -158,7 +158,7 @@ static void learn_changed(struct measurement *m)
 		return;
 	bool *changed = calloc(m->save.reach.count, sizeof(*changed)), all;
 	char err[256];
-	if (!changed || mem_reach_changed(&m->c->verifier, &m->c->inputs, &m->save.reach,
+	if (!changed || mem_reach_changed(&m->c->verifier, &m->c->inputs, &m->save.reach, NULL,
 					  m->launch.stream, changed, &all, err, sizeof(err))) {
 		free(changed);
 		return;
@@ -180,8 +180,10 @@ static bool unchanged_still(struct measurement *m)
 	size_t n = m->save.reach.count;
 	bool *now = calloc(n, sizeof(*now)), all, ok = true;
 	char err[256];
+	/* Only the ranges run 0 left: the others are the runs' to change. */
 	if (!now || mem_reach_changed(&m->c->verifier, &m->c->inputs, &m->save.reach,
-				      m->launch.stream, now, &all, err, sizeof(err))) {
+				      m->save.changed, m->launch.stream, now, &all, err,
+				      sizeof(err))) {
 		free(now);
 		return false; /* cannot tell: the caller runs the kernel again, as after a failure */
 	}

@@ -678,14 +678,15 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 }
 
 int mem_reach_changed(struct mem_verifier *v, const struct mem_backup *b,
-		      const struct mem_reach *reach, CUstream stream, bool *changed, bool *all,
-		      char *err, size_t err_size)
+		      const struct mem_reach *reach, const bool *skip, CUstream stream,
+		      bool *changed, bool *all, char *err, size_t err_size)
 {
 	(void)v, (void)b, (void)stream, (void)err, (void)err_size;
 	bool later = fw.reach_compares++ % 2 == 1 && fw.replay_changes_more;
 	*all = true;
 	for (size_t i = 0; i < reach->count; i++) {
-		changed[i] = later || !(fw.reach_unchanged_mask >> i & 1);
+		fw.ranges_compared += !skip || !skip[i];
+		changed[i] = later || (skip && skip[i]) || !(fw.reach_unchanged_mask >> i & 1);
 		*all = *all && changed[i];
 	}
 	return 0;

@@ -60,6 +60,7 @@ struct fake_world {
 	unsigned reach_ranges;        /* ranges of mem_reach_collect's reach (0 taken as 1) */
 	/* ---- counted ---- */
 	unsigned reach_compares;      /* mem_reach_changed */
+	unsigned ranges_compared;     /* the ranges it read (not skipped) */
 	unsigned ranges_restored;     /* ranges put back by mem_restore(_changed) */
 	unsigned syncs;               /* cuCtxSynchronize */
 	unsigned checkpoint_saves, checkpoint_restores, checkpoint_frees;

@@ -277,6 +277,7 @@ Test(save, the_replays_restore_only_the_ranges_the_applications_launch_changed)
 	unsigned restored = fw.ranges_restored, relaunches = fw.relaunches;
 	launch_first_run_is_app(0, 2);
 	cr_assert_eq(fw.reach_compares, 2, "after the application's launch, and after the runs");
+	cr_assert_eq(fw.ranges_compared, 3 + 2, "all three, then the two run 0 left as they were");
 	cr_assert_eq(fw.ranges_restored - restored, 4, "the product alone before runs 1 to 4");
 	cr_assert_eq(fw.relaunches - relaunches, 4, "no run more: nothing else changed");
 	cr_assert_eq(fake_records("run"), 10);

@@ -162,7 +162,7 @@ def worker(args):
 
 def run_way(way, configs, runs, workdir, tag, env, timeout):
     """(wall seconds, the worker's result or None, exit status, log path)."""
-    import subprocess
+    from notebook_vs_nsight import timed_run  # bench/ is on sys.path (driver)
 
     result = os.path.join(workdir, f"{way}-{configs}-{tag}.json")
     log = os.path.join(workdir, f"{way}-{configs}-{tag}.log")
@@ -174,16 +174,7 @@ def run_way(way, configs, runs, workdir, tag, env, timeout):
     env = dict(env)
     if way == "rangeprof":
         env["RANGEPROF_OUTPUT"] = os.path.join(workdir, f"{way}-{configs}-{tag}.jsonl")
-    with open(log, "w") as f:
-        f.write("$ " + " ".join(command) + "\n")
-        f.flush()
-        start = time.perf_counter()
-        try:
-            status = subprocess.run(command, env=env, cwd=workdir, stdout=f,
-                                    stderr=subprocess.STDOUT, timeout=timeout).returncode
-        except subprocess.TimeoutExpired:
-            status = "timeout"
-        wall = time.perf_counter() - start
+    wall, status = timed_run(command, env, workdir, log, timeout)
     value = None
     if os.path.exists(result):
         with open(result) as f:
@@ -194,24 +185,21 @@ def run_way(way, configs, runs, workdir, tag, env, timeout):
 
 
 def read_records(path):
-    """The summaries (in order) and the set-up record of rangeprof's file."""
+    """The summaries (in order) and the set-up record of rangeprof's file, through the
+    package's own reader (rangeprof.records.read: bad lines said on stderr, skipped)."""
+    from rangeprof.records import read
+
     out = {"summaries": [], "setup": None}
     if not os.path.exists(path):
         return out
-    with open(path) as f:
-        for line in f:
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if r.get("type") == "summary":
-                m = r.get("metrics", {}).get(TIME, {})
-                out["summaries"].append({"kernel": r.get("kernel"), "runs": r.get("runs"),
-                                         "median_ns": m.get("median"),
-                                         "cost_ms": r.get("cost_ms"),
-                                         "save_bytes": (r.get("save") or {}).get("bytes")})
-            elif r.get("type") == "setup":
-                out["setup"] = r.get("cost_ms")
+    records = read(path)
+    for r, _session in records.summaries:
+        m = r.get("metrics", {}).get(TIME, {})
+        out["summaries"].append({"kernel": r.get("kernel"), "runs": r.get("runs"),
+                                 "median_ns": m.get("median"), "cost_ms": r.get("cost_ms"),
+                                 "save_bytes": (r.get("save") or {}).get("bytes")})
+    if records.setups:
+        out["setup"] = records.setups[0][0].get("cost_ms")
     return out
 
 

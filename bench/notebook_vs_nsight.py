@@ -152,9 +152,6 @@ def median(xs):
 
 def run_way(way, configs, runs, workdir, tag, env, ncu=None, timeout=900):
     """(wall seconds, the worker's result or None, exit status, log path)."""
-    import subprocess
-    import time
-
     result = os.path.join(workdir, f"{way}-{configs}-{tag}.json")
     log = os.path.join(workdir, f"{way}-{configs}-{tag}.log")
     command = [
@@ -191,6 +188,22 @@ def run_way(way, configs, runs, workdir, tag, env, ncu=None, timeout=900):
     for p in (result, log):
         if os.path.exists(p):
             os.remove(p)
+    wall, status = timed_run(command, env, workdir, log, timeout)
+    value = None
+    if os.path.exists(result):
+        with open(result) as f:
+            value = json.load(f)
+    if way == "ncu" and status == 0:
+        value = dict(value or {}, values=ncu_values(csv_path))
+    return wall, value, status, log
+
+
+def timed_run(command, env, workdir, log, timeout):
+    """(wall seconds, exit status or "timeout") of command, its output in log after the
+    command line (bench/floor.py runs its ways through this too)."""
+    import subprocess
+    import time
+
     with open(log, "w") as f:
         f.write("$ " + " ".join(command) + "\n")
         f.flush()
@@ -201,14 +214,7 @@ def run_way(way, configs, runs, workdir, tag, env, ncu=None, timeout=900):
             ).returncode
         except subprocess.TimeoutExpired:
             status = "timeout"
-        wall = time.perf_counter() - start
-    value = None
-    if os.path.exists(result):
-        with open(result) as f:
-            value = json.load(f)
-    if way == "ncu" and status == 0:
-        value = dict(value or {}, values=ncu_values(csv_path))
-    return wall, value, status, log
+        return time.perf_counter() - start, status
 
 
 def ncu_values(csv_path):

@@ -61,6 +61,9 @@ struct collector_profiler {
 	 * the run order whether ranges come back in push or name order. */
 	char (*range_names)[32];  /* "run " and 20 digits: gcc 13 refused 24 (format-truncation) */
 	size_t range_names_count;
+	/* collector_profiler_open_first_pass: a pass of one run is started, its run someone
+	 * else's to issue, until collector_profiler_close_first_pass or _drop_open_pass. */
+	bool first_pass_open;
 };
 
 /* cuptiProfilerInitialize once per process, and again after a failure (the next metric
@@ -580,6 +583,131 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 	return 0;
 }
 
+int collector_profiler_open_first_pass(struct collector_profiler *prof,
+				      const struct collector_metric_set *set,
+				      unsigned kernels_per_run, struct collector_cost *cost,
+				      char *err, size_t err_size)
+{
+	double lap = collector_cost_now();
+	prof->first_pass_open = false;
+	int prep_rc = prepare_counter_data(prof, set, kernels_per_run, err, err_size);
+	if (prep_rc)
+		return prep_rc;
+	collector_cost_lap(cost, COST_PREPARE, &lap);
+	CUpti_RangeProfiler_Start_Params start = { CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+	start.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerStart, &start);
+	collector_cost_lap(cost, COST_START, &lap);
+	prof->first_pass_open = true;
+	return 0;
+}
+
+void collector_profiler_drop_open_pass(struct collector_profiler *prof)
+{
+	if (!prof->first_pass_open)
+		return;
+	prof->first_pass_open = false;
+	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	stop.pRangeProfilerObject = prof->object;
+	if (A.cuptiRangeProfilerStop(&stop) != CUPTI_SUCCESS)
+		return;
+	/* Decoded and dropped, as the warm-up's pass: the next measurement initialises the
+	 * image. */
+	CUpti_RangeProfiler_DecodeData_Params decode = {
+		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	decode.pRangeProfilerObject = prof->object;
+	A.cuptiRangeProfilerDecodeData(&decode);
+}
+
+/* The decoded counter data holds ranges ranges: their last kernel of each run evaluated
+ * into values (runs x user metrics, run-major) and clock_hz. */
+static int evaluate_runs(struct collector_profiler *prof, const struct collector_metric_set *set,
+			 unsigned runs, unsigned kernels_per_run, size_t dropped,
+			 double *values, double *clock_hz, char *err, size_t err_size)
+{
+	size_t ranges = (size_t)runs * kernels_per_run;
+	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
+		CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
+	info.pCounterDataImage = prof->counter_data;
+	info.counterDataImageSize = prof->counter_data_size;
+	CALL(cuptiRangeProfilerGetCounterDataInfo, &info);
+	if (info.numTotalRanges != ranges) {
+		snprintf(err, err_size, "the range profiler recorded %zu ranges for %zu %s (%zu "
+			 "dropped); the replay launched other work", info.numTotalRanges, ranges,
+			 prof->ranges == COLLECTOR_RANGE_USER ? "user ranges" : "kernel launches",
+			 dropped);
+		return -1;
+	}
+	double *row = malloc(set->count * sizeof(*row));
+	if (!row) {
+		snprintf(err, err_size, "out of host memory");
+		return -1;
+	}
+	for (unsigned r = 0; r < runs; r++) {
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
+			CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
+		ev.pHostObject = set->host;
+		ev.pCounterDataImage = prof->counter_data;
+		ev.counterDataImageSize = prof->counter_data_size;
+		/* The measured kernel is the last launch of each run (after the flush). */
+		ev.rangeIndex = (size_t)r * kernels_per_run + kernels_per_run - 1;
+		ev.ppMetricNames = set->cupti_names;
+		ev.numMetrics = set->count;
+		ev.pMetricValues = row;
+		CUptiResult er = A.cuptiProfilerHostEvaluateToGpuValues(&ev);
+		if (er != CUPTI_SUCCESS) {
+			free(row);
+			return collector_cupti_failure("cuptiProfilerHostEvaluateToGpuValues", er, err, err_size);
+		}
+		/* A launch__ metric is the workload's to fill (NaN until then). */
+		for (size_t k = 0; k < set->user_count; k++)
+			values[(size_t)r * set->user_count + k] =
+				set->cupti_index[k] == SIZE_MAX ? NAN : row[set->cupti_index[k]];
+		clock_hz[r] = set->clock_index == SIZE_MAX ? NAN : row[set->clock_index];
+	}
+	free(row);
+	return 0;
+}
+
+int collector_profiler_close_first_pass(struct collector_profiler *prof,
+				       const struct collector_metric_set *set,
+				       unsigned kernels_per_run, double *values, double *clock_hz,
+				       struct collector_cost *cost, char *err, size_t err_size)
+{
+	if (!prof->first_pass_open) {
+		snprintf(err, err_size, "no pass is open");
+		return -1;
+	}
+	prof->first_pass_open = false;
+	double lap = collector_cost_now();
+	int rc = A.cuCtxSynchronize() == CUDA_SUCCESS ? 0 : RP_ERR_SYNC;
+	collector_cost_lap(cost, COST_PASS_SYNC, &lap);
+	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	stop.pRangeProfilerObject = prof->object;
+	CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
+	collector_cost_lap(cost, COST_STOP, &lap);
+	if (rc) {
+		snprintf(err, err_size, "the application's own launch, the first run, failed: %s "
+			 "(%s)", rp_error_text(rc), rp_error_name(rc));
+		return rc;
+	}
+	if (sr != CUPTI_SUCCESS)
+		return collector_cupti_failure("cuptiRangeProfilerStop", sr, err, err_size);
+	if (!stop.isAllPassSubmitted) {
+		snprintf(err, err_size, "the metric set needs more than one pass");
+		return -1;
+	}
+	CUpti_RangeProfiler_DecodeData_Params decode = {
+		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	decode.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerDecodeData, &decode);
+	collector_cost_lap(cost, COST_DECODE, &lap);
+	rc = evaluate_runs(prof, set, 1, kernels_per_run, decode.numOfRangeDropped, values,
+			   clock_hz, err, err_size);
+	collector_cost_lap(cost, COST_EVALUATE, &lap);
+	return rc;
+}
+
 int collector_profiler_measure(struct collector_profiler *prof,
 			       const struct collector_metric_set *set, unsigned runs,
 			       unsigned kernels_per_run, collector_run_fn run_fn, void *arg,
@@ -632,48 +760,10 @@ int collector_profiler_measure(struct collector_profiler *prof,
 	CALL(cuptiRangeProfilerDecodeData, &decode);
 	collector_cost_lap(cost, COST_DECODE, &lap);
 
-	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
-		CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
-	info.pCounterDataImage = prof->counter_data;
-	info.counterDataImageSize = prof->counter_data_size;
-	CALL(cuptiRangeProfilerGetCounterDataInfo, &info);
-	if (info.numTotalRanges != ranges) {
-		snprintf(err, err_size, "the range profiler recorded %zu ranges for %zu %s (%zu "
-			 "dropped); the replay launched other work", info.numTotalRanges, ranges,
-			 prof->ranges == COLLECTOR_RANGE_USER ? "user ranges" : "kernel launches",
-			 decode.numOfRangeDropped);
-		return -1;
-	}
-	double *row = malloc(set->count * sizeof(*row));
-	if (!row) {
-		snprintf(err, err_size, "out of host memory");
-		return -1;
-	}
-	for (unsigned r = 0; r < runs; r++) {
-		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
-			CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
-		ev.pHostObject = set->host;
-		ev.pCounterDataImage = prof->counter_data;
-		ev.counterDataImageSize = prof->counter_data_size;
-		/* The measured kernel is the last launch of each run (after the flush). */
-		ev.rangeIndex = (size_t)r * kernels_per_run + kernels_per_run - 1;
-		ev.ppMetricNames = set->cupti_names;
-		ev.numMetrics = set->count;
-		ev.pMetricValues = row;
-		CUptiResult er = A.cuptiProfilerHostEvaluateToGpuValues(&ev);
-		if (er != CUPTI_SUCCESS) {
-			free(row);
-			return collector_cupti_failure("cuptiProfilerHostEvaluateToGpuValues", er, err, err_size);
-		}
-		/* A launch__ metric is the workload's to fill (NaN until then). */
-		for (size_t k = 0; k < set->user_count; k++)
-			values[(size_t)r * set->user_count + k] =
-				set->cupti_index[k] == SIZE_MAX ? NAN : row[set->cupti_index[k]];
-		clock_hz[r] = set->clock_index == SIZE_MAX ? NAN : row[set->clock_index];
-	}
-	free(row);
+	int rc = evaluate_runs(prof, set, runs, kernels_per_run, decode.numOfRangeDropped, values,
+			       clock_hz, err, err_size);
 	collector_cost_lap(cost, COST_EVALUATE, &lap);
-	return 0;
+	return rc;
 }
 
 static void print_metrics(CUpti_Profiler_Host_Object *host, CUpti_MetricType type)

@@ -118,6 +118,27 @@ int collector_profiler_measure(struct collector_profiler *prof,
 			       double *values, double *clock_hz, unsigned *passes_out,
 			       struct collector_cost *cost, char *err, size_t err_size);
 
+/* The first run of a measurement in a pass of its own, opened before that run is issued
+ * by someone else: the application's own launch, which then is the first measured run,
+ * so that a measurement adds runs - 1 executions of the kernel rather than runs
+ * (inject/kernel/save.c). Prepares the counter data and Starts; the run's
+ * kernels_per_run launches are the caller's to issue, then close_first_pass waits for
+ * them, Stops and gives the run's values and clock as collector_profiler_measure gives
+ * one run's; the other runs follow in a measurement of their own. A one-pass set only
+ * (a later pass would need the run again: close says so). Returns 0, or a code of
+ * common/error.h with the message in err. */
+int collector_profiler_open_first_pass(struct collector_profiler *prof,
+				      const struct collector_metric_set *set,
+				      unsigned kernels_per_run, struct collector_cost *cost,
+				      char *err, size_t err_size);
+int collector_profiler_close_first_pass(struct collector_profiler *prof,
+				       const struct collector_metric_set *set,
+				       unsigned kernels_per_run, double *values, double *clock_hz,
+				       struct collector_cost *cost, char *err, size_t err_size);
+/* An opened pass whose run never came (the driver refused the application's launch):
+ * stopped, and whatever it holds dropped. Nothing when none is open. */
+void collector_profiler_drop_open_pass(struct collector_profiler *prof);
+
 /* Writes what a failed CUPTI call means for the user into err - counters restricted to
  * administrators (and how to lift that), device not supported, another profiler
  * attached - and returns the code callers decide on (common/error.h). */

@@ -50,6 +50,12 @@ static char options_error[2048];
 static atomic_bool initialised, late;
 /* The control API attached this process (inject_init_attached): its fact alone, not the
  * gate of annotations, which select.c owns. */
+/* The early set-up's warm-up pass under the control API is sized for at least 24 runs with a
+ * flush each, so that a notebook's runs may grow up to 24 (Nsight Python's lessons use 20)
+ * without a new range profiler object. The first call of a notebook waits for the pass:
+ * 239-241 ms at 48 ranges, 258-277 ms at 100 (H200, beside torch starting:
+ * doc/measurements.md, "Cost at the physical floor"). */
+#define INIT_WARM_UP_RANGES 48
 static atomic_bool api_attached;
 /* Why nothing is measured after init, for rangeprof_info; "" when init went through.
  * init_refused says whether it refused (set after the words, which it then publishes). */
@@ -175,8 +181,7 @@ static struct inject_config replay_config(const struct rp_options *o)
 		.metrics = o->metrics,
 		.device_lock_timeout_ms = o->device_lock_timeout * 1000,
 		.busy_timeout_ms = o->busy_timeout * 1000,
-		/* 50 runs with a flush each (doc/control-api.md). */
-		.warm_up_ranges = atomic_load(&api_attached) ? 100 : 0 };
+		.warm_up_ranges = atomic_load(&api_attached) ? INIT_WARM_UP_RANGES : 0 };
 }
 
 /* init's failures: said on stderr and kept for rangeprof_info. */

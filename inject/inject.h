@@ -132,10 +132,10 @@ void inject_session_held_at(const char *func, const char *file, int line);
 #endif
 /* Called once by init.c before any callback is enabled; the config is copied. */
 void inject_session_configure(const struct inject_config *config);
-/* Measures one selected launch at its driver call's ENTER (the replay lock is held by the
+/* Measures one selected launch from its driver call's ENTER (the replay lock is held by the
  * caller) and writes its records. Returns NULL when done; otherwise the launch is being
- * verified, and inject_save_exit() must be called at the same call's EXIT, on the same
- * thread, with the lock still held. Never fails the application's launch: errors are
+ * verified, or is the first run of its measurement (save.c), and inject_save_exit() must
+ * be called at the same call's EXIT, on the same thread, with the lock still held. Never fails the application's launch: errors are
  * reported and skipped. */
 struct measurement;
 struct measurement *inject_save_enter(const struct inject_launch *launch, const char *kernel);

@@ -55,6 +55,10 @@
 	X(INJECT_REPORT_RESTORE, "putting back the saved memory failed; the "              \
 	  "application's memory may differ", "check the application's results; "          \
 	  "--memory-save checkpoint saves differently")                                    \
+	X(INJECT_REPORT_REPLAY_WROTE_MORE, "a replay changed memory that the "             \
+	  "application's own launch had left as it was; that launch's runs may have "     \
+	  "started from different memory", "nothing: the kernel is run once more for the " \
+	  "application, and its later launches restore all the memory they reach")        \
 	X(INJECT_REPORT_FALL_BACK, "a kernel is measured with the full checkpoint, whose " \
 	  "cost grows with the device memory", "the warning says why; free device memory " \
 	  "the kernel does not need to lower the cost")                                    \

@@ -155,6 +155,9 @@ int mem_save_queued(struct mem_backup *b, const struct mem_reach *reach, CUstrea
  * error name (CUDA_ERROR_...) in err, which the caller names to the user. */
 int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 		char *err, size_t err_size);
+/* The same for the ranges i of reach with changed[i] only (changed NULL: all). */
+int mem_restore_changed(const struct mem_backup *b, const struct mem_reach *reach,
+			const bool *changed, CUstream stream, char *err, size_t err_size);
 /* Frees the backup's memory when it holds more than keep bytes. */
 void mem_backup_trim(struct mem_backup *b, size_t keep);
 
@@ -201,5 +204,13 @@ long mem_hashes_differ(const struct mem_hashes *before, const struct mem_hashes 
 long mem_hashes_differ_outside(const struct mem_hashes *before, const struct mem_hashes *after,
 			       const struct mem_range *kept, size_t kept_count);
 void mem_hashes_finish(struct mem_hashes *h);
+/* Which ranges of reach differ from their saved copy in b (device memory only), on
+ * stream, waited for: changed[i] for range i, true also where it cannot tell (a range in
+ * host or another device's memory, a copy in host memory) and where skip[i] (skip NULL:
+ * none skipped; a skipped range is not read). *all: every range changed. 0, or a code as
+ * mem_hash_outside's with err. */
+int mem_reach_changed(struct mem_verifier *v, const struct mem_backup *b,
+		      const struct mem_reach *reach, const bool *skip, CUstream stream,
+		      bool *changed, bool *all, char *err, size_t err_size);
 
 #endif

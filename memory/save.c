@@ -117,8 +117,18 @@ int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream strea
 int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 		char *err, size_t err_size)
 {
+	return mem_restore_changed(b, reach, NULL, stream, err, err_size);
+}
+
+int mem_restore_changed(const struct mem_backup *b, const struct mem_reach *reach,
+			const bool *changed, CUstream stream, char *err, size_t err_size)
+{
 	size_t offset = 0;
 	for (size_t i = 0; i < reach->count; i++) {
+		if (changed && !changed[i]) {
+			offset += reach->ranges[i].size;
+			continue;
+		}
 		CUresult cr = rp_api.cuMemcpyAsync(reach->ranges[i].base, slot(b, offset),
 						   reach->ranges[i].size, stream);
 		if (cr != CUDA_SUCCESS) {

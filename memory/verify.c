@@ -298,3 +298,50 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 		mem_hashes_finish(after);
 	return rc;
 }
+
+/* The hash is of each word's value and its index within its segment, not of its address,
+ * so a range and its copy in the backup hash alike when their bytes are equal. */
+int mem_reach_changed(struct mem_verifier *v, const struct mem_backup *b,
+		      const struct mem_reach *reach, const bool *skip, CUstream stream,
+		      bool *changed, bool *all, char *err, size_t err_size)
+{
+	size_t n = reach->count;
+	*all = true;
+	for (size_t i = 0; i < n; i++)
+		changed[i] = true;
+	if (b->on_host || !n)
+		return 0;
+	struct mem_hashes h = { 0 };
+	h.segments = malloc(2 * n * sizeof(*h.segments));
+	h.sums = malloc(2 * n * sizeof(*h.sums));
+	h.kinds = malloc(2 * n);
+	if (!h.segments || !h.sums || !h.kinds) {
+		mem_hashes_finish(&h);
+		snprintf(err, err_size, "out of host memory");
+		return RP_ERR_NO_MEMORY;
+	}
+	h.count = 2 * n;
+	size_t offset = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct mem_range r = reach->ranges[i];
+		h.segments[i] = r;
+		enum segment_kind k = classify(&h.segments[i], v);
+		/* Clipped, not device memory here, or not 8-byte aligned here or in the copy
+		 * (the kernel's loads are of 8 bytes): restored whatever it holds. */
+		bool comparable = (!skip || !skip[i]) && k == SEGMENT_DEVICE &&
+				  h.segments[i].size == r.size && r.base % 8 == 0 &&
+				  (b->device + offset) % 8 == 0;
+		h.kinds[i] = comparable ? SEGMENT_DEVICE : SEGMENT_GONE;
+		h.segments[n + i] = (struct mem_range){ b->device + offset, r.size };
+		h.kinds[n + i] = h.kinds[i];
+		offset += r.size;
+	}
+	int rc = hash_segments(v, &h, stream, err, err_size);
+	if (!rc)
+		for (size_t i = 0; i < n; i++) {
+			changed[i] = h.kinds[i] != SEGMENT_DEVICE || h.sums[i] != h.sums[n + i];
+			*all = *all && changed[i];
+		}
+	mem_hashes_finish(&h);
+	return rc;
+}

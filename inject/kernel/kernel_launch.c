@@ -3,8 +3,9 @@
  * The one switch over the launch callback ids is here; everything after it works on
  * struct inject_launch.
  * Calls: collector/ (the driver).
- * Called by: launch.c (decode, at ENTER), kernel_workload.c (relaunch), graph_measure.c
- * (a kernel node), range_ops.c (decode a recorded launch), range_replay.c (relaunch).
+ * Called by: launch.c (decode, at ENTER), kernel_workload.c (relaunch), save.c (once more
+ * after a failed measurement), graph_measure.c (a kernel node), range_ops.c (decode a
+ * recorded launch), range_replay.c (relaunch).
  * Lock: none (no state). */
 #include <cupti.h>
 #include <stdio.h>

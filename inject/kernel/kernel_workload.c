@@ -32,8 +32,9 @@ static int run_once(void *arg, unsigned run, unsigned pass)
 		rc = rp_api.cuptiCheckpointRestore(&rr->save->checkpoint) == CUPTI_SUCCESS ? 0 :
 			RP_ERR_RESTORE;
 	else
-		rc = mem_restore(&rr->context->inputs, &rr->save->reach, rr->launch->stream,
-				 ignored, sizeof(ignored));
+		rc = mem_restore_changed(&rr->context->inputs, &rr->save->reach,
+					 rr->save->changed, rr->launch->stream, ignored,
+					 sizeof(ignored));
 	if (!rc && rr->flush)
 		rc = inject_flush_launch(&rr->context->flush, rr->launch->stream);
 	if (rc)

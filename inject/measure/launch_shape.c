@@ -4,7 +4,7 @@
  * with the launch's context current; a launch that is replayed has these the same in
  * every run.
  * Calls: collector/ (the driver), common/.
- * Called by: kernel_workload.c.
+ * Called by: kernel_workload.c, measure.c (the first run, the application's launch).
  * Lock: the replay lock; not asserted by: inject_launch_shape (what the launch and the
  * driver say, no state). */
 #include <math.h>

@@ -5,8 +5,8 @@
  * collector/adaptive.c says stop), NVML before and after, and the records (emit.c); at the
  * end, the saved copies trimmed and the turn given back. Workloads are reached through
  * their interface.
- * Calls: session.c, device.c, config.c, emit.c, devlock.c, watchdog.c, output.c, collector/,
- * memory/.
+ * Calls: session.c, device.c, config.c, emit.c, devlock.c, flush.c, watchdog.c, output.c,
+ * launch_shape.c, collector/, memory/.
  * Called by: save.c, kernel_workload.c, whole_workload.c, range_workload.c.
  * Lock: the replay lock; not asserted by: inject_measure_concerns (a record's fields),
  * inject_measure_sample_before (NVML, on the measurement it is handed),
@@ -28,6 +28,7 @@
 #include "inject/session/devlock.h"
 #include "inject/measure/measurement.h"
 #include "inject/session/session.h"
+#include "inject/session/flush.h"
 #include "inject/session/watchdog.h"
 
 /* Backups larger than this are freed after each launch, so that rangeprof never keeps
@@ -159,9 +160,64 @@ static bool wait_out_busy(struct measurement *m, struct device_state *d, double 
 	return false;
 }
 
-void inject_measure(struct measurement *m)
+bool inject_measure_open_first_run(struct measurement *m)
 {
 	INJECT_REPLAY_HELD();
+	if (inject_config()->runs == RP_RUNS_AUTO || inject_config()->runs < 2 || !m->fn ||
+	    !m->c->profiler || m->need != INJECT_PROFILER_PER_KERNEL ||
+	    collector_metric_set_passes(m->d->set) != 1)
+		return false;
+	m->first_run.values = calloc(collector_metric_set_user_count(m->d->set) + 1,
+				     sizeof(double));
+	if (!m->first_run.values)
+		return false;
+	if (inject_config()->thermal_control != RP_THERMAL_OFF) {
+		thermal_guard_before_runs(m, &m->thermal);
+		m->thermal_done = true;
+		m->lap = collector_cost_now(); /* the wait is in the total only */
+	}
+	char err[2048];
+	if (collector_profiler_open_first_pass(m->c->profiler, m->d->set,
+					       inject_config_kernels_per_run(), &m->cost, err,
+					       sizeof(err)))
+		return false; /* the usual way meets the same failure and says it */
+	if (inject_config()->cache_control == RP_CACHE_ALL &&
+	    inject_flush_launch(&m->c->flush, m->launch.stream)) {
+		collector_profiler_drop_open_pass(m->c->profiler);
+		return false;
+	}
+	struct replay_run rr = { .m = m, .uuid = m->d->info.uuid,
+				 .temperature = &m->first_run.temperature,
+				 .wall = &m->first_run.wall, .nvml = &m->first_run.nvml,
+				 .sm_clock = &m->first_run.sm_clock };
+	inject_measure_sample_before(&rr, 0);
+	double known = m->fn->kernel_seconds;
+	m->watchdog_seconds = known * 1000 > 10 ? known * 1000 : 10;
+	inject_watchdog_arm(m->watchdog_seconds, m->kernel, m->fn->mangled, m->device,
+			    m->launch.context_id, m->launch.index);
+	m->first_run_is_app = true;
+	collector_cost_lap(&m->cost, COST_RUNS, &m->lap);
+	return true;
+}
+
+int inject_measure_close_first_run(struct measurement *m, char *err, size_t err_size)
+{
+	INJECT_REPLAY_HELD();
+	int rc = collector_profiler_close_first_pass(m->c->profiler, m->d->set,
+						     inject_config_kernels_per_run(),
+						     m->first_run.values, &m->first_run.clock,
+						     &m->cost, err, err_size);
+	inject_watchdog_disarm();
+	if (!rc)
+		inject_launch_shape_metrics(m, 1, m->first_run.values);
+	m->lap = collector_cost_now();
+	return rc;
+}
+
+bool inject_measure(struct measurement *m)
+{
+	INJECT_REPLAY_HELD();
+	bool complete = false, failed = false;
 	bool autorun = inject_config()->runs == RP_RUNS_AUTO;
 	struct adaptive_params ap = inject_config_adaptive_params();
 	unsigned capacity = autorun ? inject_config()->runs_max : inject_config()->runs;
@@ -179,17 +235,28 @@ void inject_measure(struct measurement *m)
 	if (!values || !clocks || !temps || !walls || !gate || !sm_clock || !nvml || !throttle)
 		goto out;
 	bool clock_measured = collector_metric_set_measures_clock(m->d->set);
-	struct thermal_wait tw = { .outcome = THERMAL_OFF };
-	if (inject_config()->thermal_control != RP_THERMAL_OFF) {
+	struct thermal_wait tw = m->thermal_done ? m->thermal :
+		(struct thermal_wait){ .outcome = THERMAL_OFF };
+	if (inject_config()->thermal_control != RP_THERMAL_OFF && !m->thermal_done) {
 		thermal_guard_before_runs(m, &tw);
 		/* The wait is in the total only, like waiting for the turn. */
 		m->lap = collector_cost_now();
+	}
+	unsigned done = 0, passes = 0;
+	if (m->first_run_is_app) { /* run 0 was the application's launch, measured at EXIT */
+		temps[0] = m->first_run.temperature;
+		walls[0] = m->first_run.wall;
+		nvml[0] = m->first_run.nvml;
+		sm_clock[0] = m->first_run.sm_clock;
+		clocks[0] = m->first_run.clock;
+		memcpy(values, m->first_run.values, metric_count * sizeof(double));
+		done = 1;
+		batch--;
 	}
 	size_t gate_index = gating_metric(m);
 	struct collector_adaptive adaptive = { NULL, inject_config()->target_ci_pct, NAN,
 					       gate_index, 0, 0 };
 	double first_batch_at = collector_cost_now(), busy_since = NAN;
-	unsigned done = 0, passes = 0;
 	for (;;) {
 		struct replay_run rr = { m, &m->launch, m->c, &m->save, flush, temps + done,
 					 walls + done, m->d->info.uuid, nvml + done, sm_clock + done };
@@ -241,6 +308,7 @@ void inject_measure(struct measurement *m)
 			if (!done)
 				goto out;
 			adaptive.stopped = "error";
+			failed = true;
 			break;
 		}
 		/* NVML when the batch's results are in: the after-temperature, power, and the
@@ -253,7 +321,9 @@ void inject_measure(struct measurement *m)
 					     INJECT_CONCERNS(INJECT_ON_DEVICE(m->device)), false,
 				      "%s; the run records' NVML fields of device %d are null "
 				      "where NVML cannot tell", nvml_err, m->device);
-		for (unsigned r = done; r < done + batch; r++) {
+		/* Run 0, the application's launch, shares the first batch's NVML view. */
+		unsigned from = m->first_run_is_app && !adaptive.batches ? 0 : done;
+		for (unsigned r = from; r < done + batch; r++) {
 			nvml[r].temperature_after_c = after.temperature_c;
 			nvml[r].power_w = after.power_w;
 			if (nvml[r].throttle == STATS_THROTTLE_UNKNOWN)
@@ -287,6 +357,7 @@ void inject_measure(struct measurement *m)
 	struct run_conditions cond = { nvml, throttle, autorun ? &adaptive : NULL,
 				       inject_config()->thermal_control != RP_THERMAL_OFF ? &thermal : NULL };
 	inject_emit_records(m, done, passes, values, clocks, temps, walls, &cond);
+	complete = !failed;
 out:
 	free(values);
 	free(clocks);
@@ -296,12 +367,15 @@ out:
 	free(sm_clock);
 	free(nvml);
 	free(throttle);
+	return complete;
 }
 
 void inject_measurement_finish(struct measurement *m)
 {
 	INJECT_REPLAY_HELD();
 	mem_reach_finish(&m->save.reach);
+	free(m->save.changed);
+	free(m->first_run.values);
 	mem_hashes_finish(&m->before);
 	if (m->c) {
 		mem_backup_trim(&m->c->inputs, BACKUP_KEEP_BYTES);

@@ -14,6 +14,7 @@
 #include "collector/api.h"
 #include "collector/cost.h"
 #include "collector/records.h"
+#include "collector/thermal.h"
 #include "inject/config.h"
 #include "inject/inject.h"
 #include "inject/output.h"
@@ -55,6 +56,9 @@ struct save {
 	struct mem_reach reach;      /* strategy "reach" */
 	RP_CUpti_Checkpoint checkpoint;  /* strategy "checkpoint" */
 	bool checkpoint_saved;
+	/* The ranges of reach the application's launch changed, the only ones each replay
+	 * restores (save.c); NULL: all of them. */
+	bool *changed;
 	bool verified;               /* this launch showed the reach to be enough */
 	size_t verified_bytes;       /* bytes hashed outside the reach */
 };
@@ -86,6 +90,17 @@ struct measurement {
 	CUresult (*issue_first)(const struct measurement *m, CUstream stream);
 	void *issue_arg;
 	const struct collector_range *range;   /* a range workload: its records' "range" */
+	/* The application's own launch is run 0 (inject_measure_open_first_run): its pass
+	 * was opened at ENTER and run 0's NVML view taken then; its values once closed. */
+	bool first_run_is_app;
+	struct {
+		double temperature, wall, sm_clock, clock;
+		struct collector_run_nvml nvml;
+		double *values;          /* the set's user metrics */
+	} first_run;
+	/* The thermal guard's wait, when it ran before the pass was opened at ENTER. */
+	struct thermal_wait thermal;
+	bool thermal_done;
 };
 
 /* What one batch's runs share and where each run's NVML view goes. */
@@ -126,8 +141,20 @@ struct measurement *inject_measurement_new(const struct inject_workload *workloa
 bool inject_measure_get_ready(struct measurement *m);
 /* Runs the measurement proper (--runs N: one batch; --runs auto: batches until
  * collector/adaptive.c says stop), with the thermal guard before, and writes the records.
- * The memory is left as the runs left it: the caller puts it back. */
-void inject_measure(struct measurement *m);
+ * The memory is left as the runs left it: the caller puts it back. true when every run
+ * ran and the records were written. */
+bool inject_measure(struct measurement *m);
+/* Before the application's own launch of a kernel whose reach is saved and verified:
+ * opens a profiler pass for one run and queues its flush on the launch's stream, so that
+ * the launch the driver is about to make is the first measured run and inject_measure (at
+ * EXIT, after inject_measure_close_first_run) replays runs - 1 more. Only for a fixed
+ * --runs of 2 or more on a one-pass set; false (nothing queued, nothing said) otherwise
+ * or when the pass cannot be opened, and the caller measures the usual way. */
+bool inject_measure_open_first_run(struct measurement *m);
+/* At EXIT, the application's launch made: waits for it and takes run 0's values from its
+ * pass. 0, or a code of common/error.h with err (nothing measured: run 0 was the
+ * application's launch, so its memory is as it left it). */
+int inject_measure_close_first_run(struct measurement *m, char *err, size_t err_size);
 /* The end of every measurement: saved copies trimmed, the turn given back, m freed. */
 void inject_measurement_finish(struct measurement *m);
 /* NVML's view and the wall time just before run of rr's batch is queued (the first pass

@@ -2,7 +2,8 @@
  * then an L2 read sweep, then the discard of the swept lines), loaded for each context at
  * its set-up (early or at its first measured launch) and launched before every replay.
  * Calls: collector/ (the driver).
- * Called by: session.c (loads it), kernel_workload.c, whole_workload.c.
+ * Called by: session.c (loads it), kernel_workload.c, whole_workload.c, measure.c (run 0 of
+ * a measurement whose first run is the application's launch).
  * Lock: none (constant PTX; the loaded flush is the context's state, session.c's). */
 #include "inject/session/flush.h"
 

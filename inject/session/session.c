@@ -446,9 +446,10 @@ void inject_session_set_up_early(CUcontext ctx, uint32_t context_id)
 		size_t ranges = inject_config_ranges_needed(need);
 		/* Under the control API the runs may grow between measurements, and a context
 		 * whose profiler was sized for fewer gets a new one, paying the first pass
-		 * again (context_ready): there the pass is sized for more. It costs: ~320 ms
-		 * for 100 ranges against ~145 ms (H200: doc/measurements.md, "Control API"),
-		 * on this thread. */
+		 * again (context_ready): there the pass is sized for more (init.c's
+		 * INIT_WARM_UP_RANGES), on this thread: 239-241 ms for 48 ranges beside a
+		 * starting torch, 258-277 ms for 100 (H200: doc/measurements.md, "Cost at the
+		 * physical floor"). */
 		if (ranges < inject_config()->warm_up_ranges)
 			ranges = inject_config()->warm_up_ranges;
 		if (collector_profiler_warm_up(c->profiler, d->set, ranges, err, sizeof(err))) {

@@ -29,6 +29,9 @@ struct function_state {
 	const char *mangled;         /* interned: lives until exit */
 	enum save_policy policy;
 	double kernel_seconds;       /* its measured time, 0 while unknown (watchdog bound) */
+	/* A launch changed every range it reaches (or a replay changed one its launch had
+	 * not): its replays restore the whole reach without comparing (save.c). */
+	bool writes_all_reach;
 };
 #define FUNCTION_BUCKETS 64
 

@@ -2,7 +2,7 @@
  * Its thread waits on a condition with a timeout, so that it costs nothing while no
  * pass runs.
  * Calls: output.c (libc besides).
- * Called by: kernel_workload.c, whole_workload.c, measure.c.
+ * Called by: kernel_workload.c, whole_workload.c, measure.c, save.c (an opened pass dropped).
  * Lock: lock (armed, the deadline and the kernel watched). */
 #include "inject/session/watchdog.h"
 

@@ -219,3 +219,78 @@ Test(metric_set, list_metrics_lists_the_launch_metrics_after_the_devices,
 		cr_assert(strstr(out, t[i].name), "%s is listed: %s", t[i].name, out);
 	cr_assert(strstr(out, "launch__sm_count") && strstr(out, " SM "), "%s", out);
 }
+
+/* CUPTI's calls in order, for the first run's own pass. */
+static char calls[256];
+static CUptiResult start_logged(CUpti_RangeProfiler_Start_Params *p)
+{
+	(void)p;
+	strcat(calls, "start ");
+	return CUPTI_SUCCESS;
+}
+static CUptiResult stop_logged(CUpti_RangeProfiler_Stop_Params *p)
+{
+	strcat(calls, "stop ");
+	p->isAllPassSubmitted = 1;
+	return CUPTI_SUCCESS;
+}
+static CUptiResult stop_more_passes(CUpti_RangeProfiler_Stop_Params *p)
+{
+	p->isAllPassSubmitted = 0;
+	return CUPTI_SUCCESS;
+}
+static CUptiResult decode_logged(CUpti_RangeProfiler_DecodeData_Params *p)
+{
+	(void)p;
+	strcat(calls, "decode ");
+	return CUPTI_SUCCESS;
+}
+
+Test(metric_set, the_first_runs_own_pass_gives_the_measured_kernels_values_once_closed)
+{
+	struct collector_metric_set *set = NULL;
+	char err[512];
+	cr_assert_eq(collector_metric_set_create(NULL, 0, "gpu__time_duration.sum", &set, err,
+						 sizeof(err)), 0, "%s", err);
+	struct collector_profiler *prof = NULL;
+	cr_assert_eq(collector_profiler_create(NULL, COLLECTOR_RANGE_PER_KERNEL, &prof, err,
+					       sizeof(err)), 0, "%s", err);
+	rp_api.cuptiRangeProfilerStart = start_logged;
+	rp_api.cuptiRangeProfilerStop = stop_logged;
+	rp_api.cuptiRangeProfilerDecodeData = decode_logged;
+	calls[0] = 0;
+	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 2, NULL, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_str_eq(calls, "start ", "started, the run left to the caller");
+	ranges_total = 2; /* its flush and the application's kernel */
+	double value = 0, clock = 0;
+	cr_assert_eq(collector_profiler_close_first_pass(prof, set, 2, &value, &clock, NULL, err,
+							  sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(calls, "start stop decode ");
+	cr_assert_eq(value, 101, "range 1, the kernel after the flush");
+	cr_assert(isnan(clock), "a timer-only set does not measure the clock");
+	cr_assert_neq(collector_profiler_close_first_pass(prof, set, 2, &value, &clock, NULL, err,
+							  sizeof(err)), 0, "closed once");
+	cr_assert_str_eq(err, "no pass is open");
+	/* Another kernel in the pass (another thread's launch): said, not valued. */
+	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 2, NULL, err, sizeof(err)), 0);
+	ranges_total = 3;
+	cr_assert_neq(collector_profiler_close_first_pass(prof, set, 2, &value, &clock, NULL, err,
+							  sizeof(err)), 0);
+	cr_assert(strstr(err, "recorded 3 ranges for 2 kernel launches"), "%s", err);
+	/* A set needing another pass cannot take the application's launch as its first run. */
+	rp_api.cuptiRangeProfilerStop = stop_more_passes;
+	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 2, NULL, err, sizeof(err)), 0);
+	cr_assert_neq(collector_profiler_close_first_pass(prof, set, 2, &value, &clock, NULL, err,
+							  sizeof(err)), 0);
+	cr_assert_str_eq(err, "the metric set needs more than one pass");
+	/* A pass dropped: stopped, and the next opens afresh. */
+	rp_api.cuptiRangeProfilerStop = stop_logged;
+	calls[0] = 0;
+	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 2, NULL, err, sizeof(err)), 0);
+	collector_profiler_drop_open_pass(prof);
+	collector_profiler_drop_open_pass(prof);
+	cr_assert_str_eq(calls, "start stop decode ", "dropped once: nothing open after");
+	collector_profiler_destroy(prof);
+	collector_metric_set_destroy(set);
+}

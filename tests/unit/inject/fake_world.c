@@ -221,6 +221,7 @@ struct collector_metric_set {
 struct collector_profiler {
 	CUcontext ctx;
 	enum collector_ranges ranges;
+	bool first_pass_open;     /* as the real one: run 0 of pass 0 was the caller's */
 };
 
 int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
@@ -338,6 +339,57 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 	(void)set, (void)ranges, (void)err, (void)err_size;
 	event(FAKE_WARM_UP, prof->ctx, NULL);
 	return 0;
+}
+
+size_t fake_events(enum fake_event_kind kind)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < fw.event_count; i++)
+		n += fw.events[i].kind == kind;
+	return n;
+}
+
+int collector_profiler_open_first_pass(struct collector_profiler *prof,
+				      const struct collector_metric_set *set,
+				      unsigned kernels_per_run, struct collector_cost *cost,
+				      char *err, size_t err_size)
+{
+	(void)set, (void)kernels_per_run, (void)cost;
+	if (fw.always_busy || fw.busy_batches) { /* its Start finds the hardware busy */
+		snprintf(err, err_size, "cuptiRangeProfilerStart: CUPTI_ERROR_HARDWARE_BUSY");
+		return RP_ERR_HARDWARE_BUSY;
+	}
+	event(FAKE_OPEN_FIRST_PASS, prof->ctx, NULL);
+	prof->first_pass_open = true;
+	return 0;
+}
+
+/* The application's launch as one run, valued as a batch's runs are. */
+int collector_profiler_close_first_pass(struct collector_profiler *prof,
+				       const struct collector_metric_set *set,
+				       unsigned kernels_per_run, double *values, double *clock_hz,
+				       struct collector_cost *cost, char *err, size_t err_size)
+{
+	(void)kernels_per_run, (void)cost;
+	if (!prof->first_pass_open) {
+		snprintf(err, err_size, "no pass is open");
+		return -1;
+	}
+	prof->first_pass_open = false;
+	fw.syncs++;
+	for (size_t k = 0; k < set->count; k++)
+		values[k] = collector_metric_set_launch(set, k) >= 0 ? NAN :
+			fw.value ? fw.value(fw.runs_measured, k) : 1000.0;
+	*clock_hz = NAN;
+	fw.runs_measured++;
+	return 0;
+}
+
+void collector_profiler_drop_open_pass(struct collector_profiler *prof)
+{
+	if (prof->first_pass_open)
+		event(FAKE_DROP_OPEN_PASS, prof->ctx, NULL);
+	prof->first_pass_open = false;
 }
 
 /* One batch as the real one runs it: every run of every pass through run_fn (its failure
@@ -468,14 +520,16 @@ int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_param
 		snprintf(reach->unknown, sizeof(reach->unknown), "%s", fw.reach_unknown);
 		return RP_ERR_FAILED;
 	}
-	reach->ranges = malloc(sizeof(*reach->ranges));
+	unsigned n = fw.reach_ranges ? fw.reach_ranges : 1;
+	reach->ranges = malloc(n * sizeof(*reach->ranges));
 	if (!reach->ranges) {
 		snprintf(reach->unknown, sizeof(reach->unknown), "out of host memory");
 		return RP_ERR_NO_MEMORY;
 	}
-	reach->ranges[0] = (struct mem_range){ 0x7000, 256 };
-	reach->count = reach->capacity = 1;
-	reach->bytes = 256;
+	for (unsigned i = 0; i < n; i++)
+		reach->ranges[i] = (struct mem_range){ 0x7000 + 0x1000 * i, 256 };
+	reach->count = reach->capacity = n;
+	reach->bytes = 256 * n;
 	reach->pointers = 1;
 	if (fw.reach_through_memory && !fw.collecting_direct)
 		return mem_reach_add(reach, &(struct mem_range){ fw.reach_through_memory, 4096 }, 1);
@@ -530,7 +584,15 @@ int mem_save_queued(struct mem_backup *b, const struct mem_reach *reach, CUstrea
 int mem_restore(const struct mem_backup *b, const struct mem_reach *reach, CUstream stream,
 		char *err, size_t err_size)
 {
-	(void)reach, (void)stream, (void)err, (void)err_size;
+	return mem_restore_changed(b, reach, NULL, stream, err, err_size);
+}
+
+int mem_restore_changed(const struct mem_backup *b, const struct mem_reach *reach,
+			const bool *changed, CUstream stream, char *err, size_t err_size)
+{
+	(void)stream, (void)err, (void)err_size;
+	for (size_t i = 0; i < reach->count; i++)
+		fw.ranges_restored += !changed || changed[i];
 	struct context_state *c = current_state();
 	if (c && b == &c->inputs)
 		fw.restores_inputs++;
@@ -613,6 +675,21 @@ int mem_hash_again(struct mem_verifier *v, const struct mem_hashes *before, CUst
 	if (!rc && fw.wrote_outside)
 		after->sums[0]++;
 	return rc;
+}
+
+int mem_reach_changed(struct mem_verifier *v, const struct mem_backup *b,
+		      const struct mem_reach *reach, const bool *skip, CUstream stream,
+		      bool *changed, bool *all, char *err, size_t err_size)
+{
+	(void)v, (void)b, (void)stream, (void)err, (void)err_size;
+	bool later = fw.reach_compares++ % 2 == 1 && fw.replay_changes_more;
+	*all = true;
+	for (size_t i = 0; i < reach->count; i++) {
+		fw.ranges_compared += !skip || !skip[i];
+		changed[i] = later || (skip && skip[i]) || !(fw.reach_unchanged_mask >> i & 1);
+		*all = *all && changed[i];
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -26,6 +26,8 @@ enum fake_event_kind {
 	FAKE_PROFILER_DESTROY,    /* collector_profiler_destroy of ctx's profiler */
 	FAKE_MEASURE,             /* collector_profiler_measure with ctx's profiler */
 	FAKE_WARM_UP,
+	FAKE_OPEN_FIRST_PASS,     /* collector_profiler_open_first_pass: run 0 is the caller's */
+	FAKE_DROP_OPEN_PASS,      /* collector_profiler_drop_open_pass of an open pass */
 };
 struct fake_event {
 	enum fake_event_kind kind;
@@ -50,7 +52,16 @@ struct fake_world {
 	unsigned batch_sleep_ms;      /* each batch takes this long (--runs-time-budget) */
 	double (*value)(unsigned run, size_t metric);   /* run: over the whole test */
 	const char *flush_notice;     /* the flush's notice (it cannot discard), or NULL */
+	/* mem_reach_changed: range i of the reach was left as it was by the application's
+	 * launch when bit i is set (the first comparison of a measurement); a later one
+	 * finds the same, or every range changed when a replay changed more. */
+	unsigned reach_unchanged_mask;
+	bool replay_changes_more;
+	unsigned reach_ranges;        /* ranges of mem_reach_collect's reach (0 taken as 1) */
 	/* ---- counted ---- */
+	unsigned reach_compares;      /* mem_reach_changed */
+	unsigned ranges_compared;     /* the ranges it read (not skipped) */
+	unsigned ranges_restored;     /* ranges put back by mem_restore(_changed) */
 	unsigned syncs;               /* cuCtxSynchronize */
 	unsigned checkpoint_saves, checkpoint_restores, checkpoint_frees;
 	unsigned relaunches;          /* cuLaunchKernel (inject_kernel_launch_again) */
@@ -113,6 +124,8 @@ struct inject_launch fake_launch(CUcontext ctx, unsigned f, uint64_t index);
  * timeouts. */
 struct inject_config fake_config(void);
 
+/* The number of events of kind so far. */
+size_t fake_events(enum fake_event_kind kind);
 /* The number of records of type ("run", "summary", "warning", "error", ...). */
 size_t fake_records(const char *type);
 /* The i-th record of type, NULL when there are not that many. */

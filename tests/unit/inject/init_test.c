@@ -298,7 +298,7 @@ Test(init, a_late_attach_saves_whole_memory_and_says_why)
 	inject_init_attached();
 	inject_init_late();
 	cr_assert_eq(configured.memory_save, RP_MEMORY_SAVE_CHECKPOINT);
-	cr_assert_eq(configured.warm_up_ranges, 100, "attached: measurements warm up");
+	cr_assert_eq(configured.warm_up_ranges, 48, "attached: measurements warm up for 24 runs");
 	cr_assert(strstr(record_types(), "warning"), "the late-attach warning: %s",
 		  record_types());
 	cJSON *info = cJSON_CreateObject();

@@ -35,6 +35,18 @@ static void launch_measured_at_enter(unsigned f, uint64_t index)
 		       (unsigned long long)index);
 }
 
+/* A launch of a verified kernel: its pass opened at ENTER, the application's own launch
+ * its first run, the others at EXIT. */
+static void launch_first_run_is_app(unsigned f, uint64_t index)
+{
+	struct inject_launch l = fake_launch(fw.current, f, index);
+	size_t opened = fake_events(FAKE_OPEN_FIRST_PASS);
+	struct measurement *m = inject_save_enter(&l, kernel);
+	cr_assert_not_null(m, "launch %llu is pending until EXIT", (unsigned long long)index);
+	cr_assert_eq(fake_events(FAKE_OPEN_FIRST_PASS), opened + 1, "its pass opened at ENTER");
+	inject_save_exit(m, true);
+}
+
 /* A first launch: pending at ENTER, finished at EXIT (the application's launch ran). */
 static void launch_verified(unsigned f, uint64_t index)
 {
@@ -69,16 +81,26 @@ Test(save, a_first_launch_is_verified_and_measured_at_exit_then_the_kernel_uses_
 	cr_assert_eq(fw.checkpoint_saves, 0);
 }
 
-Test(save, a_verified_kernels_next_launch_is_measured_at_enter_from_its_reach_and_put_back)
+Test(save, a_verified_kernels_next_launch_is_its_own_first_run_and_nothing_is_put_back)
 {
 	launch_verified(0, 1);
 	unsigned inputs = fw.restores_inputs, result = fw.restores_result;
-	launch_measured_at_enter(0, 2);
+	unsigned flushes = fw.flushes, relaunches = fw.relaunches;
+	struct inject_launch l = fake_launch(fw.current, 0, 2);
+	struct measurement *m = inject_save_enter(&l, kernel);
+	cr_assert_not_null(m, "pending: the application's launch is run 0");
+	cr_assert_eq(fw.batches, 1, "nothing replayed before the application's own launch");
+	cr_assert_eq(fw.flushes - flushes, 1, "run 0's flush queued before it");
+	cr_assert_eq(fw.restores_inputs, inputs, "run 0 starts from the application's memory");
+	inject_save_exit(m, true);
 	cr_assert_eq(fw.hashes_outside, 1, "not verified again");
 	cr_assert_eq(fw.saves_inputs, 2);
-	cr_assert_eq(fw.saves_result, 1, "no result to keep: the application's launch follows");
+	cr_assert_eq(fw.saves_result, 1, "no result to keep: the last run leaves it");
 	cr_assert_eq(fw.batches, 2);
-	cr_assert_eq(fw.restores_inputs - inputs, 5 + 1, "each run, then for the application");
+	cr_assert_eq(fw.relaunches - relaunches, 5 - 1, "runs 1 to 4 replayed, run 0 was the "
+		     "application's");
+	cr_assert_eq(fw.flushes - flushes, 5, "a flush before every run");
+	cr_assert_eq(fw.restores_inputs - inputs, 5 - 1, "each replayed run, nothing after");
 	cr_assert_eq(fw.restores_result, result);
 	cr_assert_eq(fake_records("run"), 10);
 	cJSON *summary = fake_record("summary", 1);
@@ -189,3 +211,122 @@ Test(save, taking_the_replay_lock_twice_on_one_thread_aborts_instead_of_hanging,
 }
 
 #endif
+
+Test(save, a_refused_application_launch_drops_the_opened_pass_and_records_nothing)
+{
+	launch_verified(0, 1);
+	size_t runs = fake_records("run");
+	unsigned restores = fw.restores_inputs + fw.restores_result, batches = fw.batches;
+	struct inject_launch l = fake_launch(fw.current, 0, 2);
+	struct measurement *m = inject_save_enter(&l, kernel);
+	cr_assert_not_null(m);
+	inject_save_exit(m, false);
+	cr_assert_eq(fake_events(FAKE_DROP_OPEN_PASS), 1, "the pass was stopped and dropped");
+	cr_assert_eq(fw.batches, batches, "no runs replayed");
+	cr_assert_eq(fake_records("run"), runs);
+	cr_assert_eq(fw.restores_inputs + fw.restores_result, restores, "nothing put back");
+	/* The next launch is measured again, its pass opened afresh. */
+	launch_first_run_is_app(0, 3);
+	cr_assert_eq(fake_records("run"), runs + 5);
+}
+
+Test(save, a_measurement_failing_after_the_application_run_runs_the_kernel_once_more)
+{
+	launch_verified(0, 1);
+	fw.fail_batch = 2;
+	unsigned inputs = fw.restores_inputs, relaunches = fw.relaunches;
+	size_t runs = fake_records("run");
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fake_records("run"), runs + 1, "run 0, the application's, is recorded");
+	cr_assert_eq(fake_messages("error", "the runs measured before are recorded"), 1);
+	cr_assert_eq(fw.restores_inputs - inputs, 4 + 1, "the runs, then the inputs once more");
+	cr_assert_eq(fw.relaunches - relaunches, 4 + 1, "and the kernel from them, so that the "
+		     "application finds its own result");
+}
+
+Test(save, a_multi_pass_set_is_replayed_at_enter_and_the_inputs_put_back)
+{
+	fw.passes = 2;
+	launch_verified(0, 1);
+	unsigned inputs = fw.restores_inputs;
+	launch_measured_at_enter(0, 2);
+	cr_assert_eq(fake_events(FAKE_OPEN_FIRST_PASS), 0, "the application's launch could "
+		     "be in pass 0 only");
+	cr_assert_eq(fw.restores_inputs - inputs, 2 * 5 + 1, "each run of each pass, then for "
+		     "the application");
+}
+
+Test(save, runs_auto_is_replayed_at_enter_and_the_inputs_put_back)
+{
+	struct inject_config c = fake_config();
+	c.runs = RP_RUNS_AUTO;
+	c.runs_min = 3;
+	c.runs_max = 3;
+	c.runs_batch = 3;
+	inject_config_set(&c);
+	launch_verified(0, 1);
+	launch_measured_at_enter(0, 2);
+	cr_assert_eq(fake_events(FAKE_OPEN_FIRST_PASS), 0);
+}
+
+Test(save, the_replays_restore_only_the_ranges_the_applications_launch_changed)
+{
+	fw.reach_ranges = 3;
+	fw.reach_unchanged_mask = 0x3; /* a matmul's inputs a and b, then its product */
+	launch_verified(0, 1);
+	unsigned restored = fw.ranges_restored, relaunches = fw.relaunches;
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fw.reach_compares, 2, "after the application's launch, and after the runs");
+	cr_assert_eq(fw.ranges_compared, 3 + 2, "all three, then the two run 0 left as they were");
+	cr_assert_eq(fw.ranges_restored - restored, 4, "the product alone before runs 1 to 4");
+	cr_assert_eq(fw.relaunches - relaunches, 4, "no run more: nothing else changed");
+	cr_assert_eq(fake_records("run"), 10);
+	cr_assert_eq(fake_messages("warning", "changed"), 0);
+}
+
+Test(save, a_kernel_that_changes_all_it_reaches_is_compared_once)
+{
+	fw.reach_ranges = 2;
+	launch_verified(0, 1);
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fw.reach_compares, 1, "every range changed: no check after the runs");
+	unsigned restored = fw.ranges_restored;
+	launch_first_run_is_app(0, 3);
+	cr_assert_eq(fw.reach_compares, 1, "not compared again");
+	cr_assert_eq(fw.ranges_restored - restored, 4 * 2, "the whole reach before each run");
+}
+
+Test(save, a_replay_that_changes_what_the_launch_left_is_said_and_the_kernel_runs_again)
+{
+	fw.reach_ranges = 3;
+	fw.reach_unchanged_mask = 0x3;
+	fw.replay_changes_more = true;
+	launch_verified(0, 1);
+	unsigned restored = fw.ranges_restored, relaunches = fw.relaunches;
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fake_messages("warning", "that the application's own launch had left as "
+					      "they were"), 1);
+	cr_assert_eq(fw.ranges_restored - restored, 4 + 3, "the product before each run, then "
+		     "the whole reach for the kernel to run once more");
+	cr_assert_eq(fw.relaunches - relaunches, 4 + 1);
+	cr_assert_eq(fake_records("run"), 10, "the runs are recorded, with the warning");
+	unsigned compares = fw.reach_compares;
+	restored = fw.ranges_restored;
+	launch_first_run_is_app(0, 3);
+	cr_assert_eq(fw.reach_compares, compares, "the kernel restores its whole reach now");
+	cr_assert_eq(fw.ranges_restored - restored, 4 * 3);
+}
+
+Test(save, fewer_than_three_runs_restore_the_whole_reach_without_comparing)
+{
+	struct inject_config c = fake_config();
+	c.runs = 2;
+	inject_config_set(&c);
+	fw.reach_ranges = 3;
+	fw.reach_unchanged_mask = 0x3;
+	launch_verified(0, 1);
+	unsigned restored = fw.ranges_restored;
+	launch_first_run_is_app(0, 2);
+	cr_assert_eq(fw.reach_compares, 0);
+	cr_assert_eq(fw.ranges_restored - restored, 1 * 3, "run 1 from the whole reach");
+}

@@ -273,6 +273,22 @@ def phase_sums(summaries):
     return out
 
 
+def short_summaries(configs, runs, reps_out):
+    """Each rangeprof summary that recorded other than the runs asked, as '(rep, call,
+    config): N': its floor would count runs that never ran (session 17's in-process defect
+    recorded 1 run of 20 at every later launch, and only the notebook saw it)."""
+    out = []
+    for rep, (_wall, value) in enumerate(reps_out.get("rangeprof", [])):
+        sums = value["records"]["summaries"]
+        if len(sums) != 2 * configs:
+            out.append(f"rep {rep}: {len(sums)} summaries for 2 calls x {configs} configs")
+        for i, s in enumerate(sums):
+            if s.get("runs") != runs:
+                out.append(f"rep {rep}, call {i // configs + 1}, config {i % configs + 1} "
+                           f"({s.get('kernel')}): {s.get('runs')} runs")
+    return out
+
+
 def judge(configs, fig, tolerance, problems):
     m = fig["median"]
     targets = {"import_s": 0.1, "first_cost_s": 0.25, "later_cost_s": 0.02 + 0.002 * configs}
@@ -368,6 +384,8 @@ def driver(args):
                     continue
                 reps_out[way].append((wall, value))
         fig = lesson_figures(configs, args.runs, reps_out)
+        for short in short_summaries(configs, args.runs, reps_out):
+            problems.append(f"{configs} configs, not {args.runs} runs: {short}")
         judge(configs, fig, args.tolerance, problems)
         out["lessons"][str(configs)] = fig
         print_lesson(configs, args.runs, fig)

@@ -584,13 +584,12 @@ int collector_profiler_warm_up(struct collector_profiler *prof,
 }
 
 int collector_profiler_open_first_pass(struct collector_profiler *prof,
-				      const struct collector_metric_set *set,
-				      unsigned kernels_per_run, struct collector_cost *cost,
-				      char *err, size_t err_size)
+				      const struct collector_metric_set *set, size_t ranges,
+				      struct collector_cost *cost, char *err, size_t err_size)
 {
 	double lap = collector_cost_now();
 	prof->first_pass_open = false;
-	int prep_rc = prepare_counter_data(prof, set, kernels_per_run, err, err_size);
+	int prep_rc = prepare_counter_data(prof, set, ranges, err, err_size);
 	if (prep_rc)
 		return prep_rc;
 	collector_cost_lap(cost, COST_PREPARE, &lap);

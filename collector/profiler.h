@@ -121,16 +121,18 @@ int collector_profiler_measure(struct collector_profiler *prof,
 /* The first run of a measurement in a pass of its own, opened before that run is issued
  * by someone else: the application's own launch, which then is the first measured run,
  * so that a measurement adds runs - 1 executions of the kernel rather than runs
- * (inject/kernel/save.c). Prepares the counter data and Starts; the run's
+ * (inject/kernel/save.c). Prepares the counter data for ranges, the whole measurement's
+ * (a new profiler object's first pass fixes the room its later passes have: sized for
+ * the first run alone, the runs after it recorded 4 of their 8 ranges; H200,
+ * doc/measurements.md "Cost at the physical floor"), and Starts; the run's
  * kernels_per_run launches are the caller's to issue, then close_first_pass waits for
  * them, Stops and gives the run's values and clock as collector_profiler_measure gives
  * one run's; the other runs follow in a measurement of their own. A one-pass set only
  * (a later pass would need the run again: close says so). Returns 0, or a code of
  * common/error.h with the message in err. */
 int collector_profiler_open_first_pass(struct collector_profiler *prof,
-				      const struct collector_metric_set *set,
-				      unsigned kernels_per_run, struct collector_cost *cost,
-				      char *err, size_t err_size);
+				      const struct collector_metric_set *set, size_t ranges,
+				      struct collector_cost *cost, char *err, size_t err_size);
 int collector_profiler_close_first_pass(struct collector_profiler *prof,
 				       const struct collector_metric_set *set,
 				       unsigned kernels_per_run, double *values, double *clock_hz,

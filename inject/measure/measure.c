@@ -178,7 +178,7 @@ bool inject_measure_open_first_run(struct measurement *m)
 	}
 	char err[2048];
 	if (collector_profiler_open_first_pass(m->c->profiler, m->d->set,
-					       inject_config_kernels_per_run(), &m->cost, err,
+					       inject_config_ranges_needed(m->need), &m->cost, err,
 					       sizeof(err)))
 		return false; /* the usual way meets the same failure and says it */
 	if (inject_config()->cache_control == RP_CACHE_ALL &&

@@ -80,7 +80,12 @@ static CUptiResult data_size(CUpti_RangeProfiler_GetCounterDataSize_Params *p)
 	return CUPTI_SUCCESS;
 }
 static CUptiResult data_init(CUpti_RangeProfiler_CounterDataImage_Initialize_Params *p) { (void)p; return CUPTI_SUCCESS; }
-static CUptiResult set_config(CUpti_RangeProfiler_SetConfig_Params *p) { (void)p; return CUPTI_SUCCESS; }
+static size_t configured_ranges; /* SetConfig's maxRangesPerPass, the last one */
+static CUptiResult set_config(CUpti_RangeProfiler_SetConfig_Params *p)
+{
+	configured_ranges = p->maxRangesPerPass;
+	return CUPTI_SUCCESS;
+}
 static CUptiResult start(CUpti_RangeProfiler_Start_Params *p) { (void)p; return CUPTI_SUCCESS; }
 static CUptiResult stop(CUpti_RangeProfiler_Stop_Params *p)
 {
@@ -259,9 +264,11 @@ Test(metric_set, the_first_runs_own_pass_gives_the_measured_kernels_values_once_
 	rp_api.cuptiRangeProfilerStop = stop_logged;
 	rp_api.cuptiRangeProfilerDecodeData = decode_logged;
 	calls[0] = 0;
-	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 2, NULL, err, sizeof(err)), 0,
+	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 40, NULL, err, sizeof(err)), 0,
 		     "%s", err);
 	cr_assert_str_eq(calls, "start ", "started, the run left to the caller");
+	cr_assert_eq(configured_ranges, 40, "the new object's first pass has room for the whole "
+		     "measurement, not for the one run it holds");
 	ranges_total = 2; /* its flush and the application's kernel */
 	double value = 0, clock = 0;
 	cr_assert_eq(collector_profiler_close_first_pass(prof, set, 2, &value, &clock, NULL, err,
@@ -273,21 +280,21 @@ Test(metric_set, the_first_runs_own_pass_gives_the_measured_kernels_values_once_
 							  sizeof(err)), 0, "closed once");
 	cr_assert_str_eq(err, "no pass is open");
 	/* Another kernel in the pass (another thread's launch): said, not valued. */
-	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 2, NULL, err, sizeof(err)), 0);
+	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 40, NULL, err, sizeof(err)), 0);
 	ranges_total = 3;
 	cr_assert_neq(collector_profiler_close_first_pass(prof, set, 2, &value, &clock, NULL, err,
 							  sizeof(err)), 0);
 	cr_assert(strstr(err, "recorded 3 ranges for 2 kernel launches"), "%s", err);
 	/* A set needing another pass cannot take the application's launch as its first run. */
 	rp_api.cuptiRangeProfilerStop = stop_more_passes;
-	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 2, NULL, err, sizeof(err)), 0);
+	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 40, NULL, err, sizeof(err)), 0);
 	cr_assert_neq(collector_profiler_close_first_pass(prof, set, 2, &value, &clock, NULL, err,
 							  sizeof(err)), 0);
 	cr_assert_str_eq(err, "the metric set needs more than one pass");
 	/* A pass dropped: stopped, and the next opens afresh. */
 	rp_api.cuptiRangeProfilerStop = stop_logged;
 	calls[0] = 0;
-	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 2, NULL, err, sizeof(err)), 0);
+	cr_assert_eq(collector_profiler_open_first_pass(prof, set, 40, NULL, err, sizeof(err)), 0);
 	collector_profiler_drop_open_pass(prof);
 	collector_profiler_drop_open_pass(prof);
 	cr_assert_str_eq(calls, "start stop decode ", "dropped once: nothing open after");

@@ -350,11 +350,11 @@ size_t fake_events(enum fake_event_kind kind)
 }
 
 int collector_profiler_open_first_pass(struct collector_profiler *prof,
-				      const struct collector_metric_set *set,
-				      unsigned kernels_per_run, struct collector_cost *cost,
-				      char *err, size_t err_size)
+				      const struct collector_metric_set *set, size_t ranges,
+				      struct collector_cost *cost, char *err, size_t err_size)
 {
-	(void)set, (void)kernels_per_run, (void)cost;
+	(void)set, (void)cost;
+	fw.first_pass_ranges = ranges;
 	if (fw.always_busy || fw.busy_batches) { /* its Start finds the hardware busy */
 		snprintf(err, err_size, "cuptiRangeProfilerStart: CUPTI_ERROR_HARDWARE_BUSY");
 		return RP_ERR_HARDWARE_BUSY;

@@ -65,6 +65,7 @@ struct fake_world {
 	unsigned syncs;               /* cuCtxSynchronize */
 	unsigned checkpoint_saves, checkpoint_restores, checkpoint_frees;
 	unsigned relaunches;          /* cuLaunchKernel (inject_kernel_launch_again) */
+	size_t first_pass_ranges;     /* the counter data the last first pass was opened for */
 	unsigned flushes;             /* inject_flush_launch */
 	unsigned reach_collects;
 	unsigned reach_collects_direct;   /* mem_reach_collect_direct (a range's call's ENTER) */

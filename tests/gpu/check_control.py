@@ -122,12 +122,18 @@ if CASE == "early":
     expect(errors and "no__such_metric" in errors[0]["message"] and not summaries(recs, "mm bad"),
            "a metric the GPU lacks is an error record", errors and errors[0]["message"][:120])
     option(lib, "metrics", "gpu__time_duration.sum")
-    annotated(lib, "mm again", lambda: a @ b)
+    again_out = annotated(lib, "mm again", lambda: a @ b)
     torch.cuda.synchronize()
     recs = take(lib)
     again = summaries(recs, "mm again")
     expect(again, "the next measurement works",
            again and round(again[0]["cost_ms"]["total"], 1))
+    # A kernel verified before, under a metric set met before but with a new profiler
+    # object: its launch is run 0 of a pass opened at ENTER, which must leave room for the
+    # runs after it (session 18: 1 run of 20 in every such later in-process launch).
+    expect(all(r["runs"] == 3 for r in again), "every run asked is recorded after the "
+           "metrics changed back", [r["runs"] for r in again])
+    expect(torch.equal(again_out, plain), "result identical after the runs")
     i = info(lib)
     expect(i["measuring"] and not i["late_attach"] and i["memory_save"] == "reach",
            "info: measuring, early, reach", i)

@@ -472,6 +472,20 @@ def _check_metric_values(metrics):
                 _metric_values(metrics)
 
 
+def _units_ok(units):
+    """Whether a run record's units member is as _check_run takes it: null, or an object
+    whose values are strings or null: one rule for _check_run and for _RunSplitter, which
+    decodes a launch's later runs in pieces."""
+    if units is None:
+        return True
+    if type(units) is not dict:
+        return False
+    for u in units.values():
+        if u is not None and type(u) is not str:
+            return False
+    return True
+
+
 def _check_run(rec):
     get = rec.get
     metrics = get("metrics")
@@ -480,12 +494,9 @@ def _check_run(rec):
     _check_launch(rec, get)
     _check_metric_values(metrics)
     units = get("units")
-    if units is not None:
-        if type(units) is not dict:
-            _object(rec, "units")
-        for u in units.values():
-            if u is not None and type(u) is not str:
-                _check_units(units)
+    if not _units_ok(units):
+        _object(rec, "units")
+        _check_units(units)
     if not _RUN_OWN.ok(get):
         _RUN_OWN.check(rec, get)
 
@@ -517,6 +528,23 @@ def _check_run_members(rec):
         _PER_RUN.check(rec, get)
 
 
+# Members a launch's shared text (a head) may not hold: they differ from run to run. (pid
+# may: every process writes its own into each record, and each run's is checked.)
+_NOT_IN_HEAD = _PER_RUN_MEMBERS - {"pid"}
+
+
+def _usable_head(head):
+    """Whether head, the members of a run line before its "run" member, decoded as an
+    object of their own, can stand for those members of every run line that starts with
+    the same text and whose other members are all _PER_RUN_MEMBERS: a run record, none
+    of its members differing between runs, and every member _check_run looks at among
+    them of its kind (the members after them are _check_run_members's)."""
+    if type(head) is not dict or head.get("type") != "run" or head.keys() & _NOT_IN_HEAD:
+        return False
+    get = head.get
+    return type(get("kernel")) is str and _LAUNCH.ok(get)
+
+
 class _RunSplitter:
     """Run lines read a launch at a time: the runs of one launch share the text up to
     their "run" member (kernel, names, NVTX ranges: half the line) and the units object.
@@ -543,12 +571,14 @@ class _RunSplitter:
         tail = text[cut:]
         units = self.units
         j = tail.find(',"units":{') if units is not None else -1
+        noted = None   # the units of a line read whole, kept once the line is found good
         try:
             if j >= 0 and tail.startswith(units, j + 1):
                 rec = dict(self.head_rec)
                 middle = _decode("{" + tail[:j] + "}")
                 rest = _decode("{" + tail[j + 1 + len(units):])
-                if type(middle) is not dict or type(rest) is not dict:
+                # (An empty rest: the line ends '"units":{...},}', which is no JSON.)
+                if type(middle) is not dict or type(rest) is not dict or not rest:
                     return None
                 rec.update(middle)
                 rec["units"] = self.units_rec
@@ -562,17 +592,16 @@ class _RunSplitter:
                     return None
                 rec = dict(self.head_rec)
                 rec.update(part)
-                self._note_units(tail, part.get("units"))
-                units = rec.get("units")
-                if units is not None:
-                    if type(units) is not dict:
-                        return None
-                    for u in units.values():
-                        if u is not None and type(u) is not str:
-                            return None
+                if not _units_ok(rec.get("units")):
+                    return None
+                noted = part.get("units")
             _check_run_members(rec)
         except (ValueError, RecursionError, _Invalid):
             return None
+        # Only a good line's units are kept: the units branch above hands them on
+        # unchecked, so a refused line's ({"x": 5}) once passed the next runs giving them.
+        if noted is not None:
+            self._note_units(tail, noted)
         return rec
 
     def _first(self, text, cut):
@@ -586,8 +615,9 @@ class _RunSplitter:
             head = _decode(text[:cut - 1] + "}")
         except (ValueError, RecursionError):
             return rec
-        if type(head) is dict and head.get("type") == "run" and \
-                not head.keys() & _PER_RUN_MEMBERS - {"pid"}:
+        # The head itself checked, not only the first run, whose later members may give
+        # one of its members again (a later one of a name winning).
+        if _usable_head(head):
             self.head, self.head_rec = text[:cut], head
             self._note_units(text[cut:], rec.get("units"))
         return rec

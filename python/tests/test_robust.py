@@ -1086,6 +1086,55 @@ def test_a_launch_read_a_run_at_a_time_gives_what_a_whole_parse_gives(damaged, m
     assert [list(r.record) for r in fast.runs] == [list(r.record) for r in whole.runs]
 
 
+def test_a_launch_member_given_again_after_run_does_not_pass_the_next_run(damaged,
+                                                                          monkeypatch):
+    """A run line whose kernel is no string, given again as a string after its "run"
+    member, is good (the later member of a name wins); the next run line, the same up
+    to its "run" member but without the second kernel, is not (records._RunSplitter
+    once let it through)."""
+    def edit(lines):
+        out = list(lines)
+        for i in (RUN_LINE - 1, RUN_LINE):
+            out[i] = out[i].replace('"kernel":"', '"kernel":5,"was":"', 1)
+        out[RUN_LINE - 1] = out[RUN_LINE - 1].replace('"run":0,', '"run":0,"kernel":"k",', 1)
+        return out
+    path = damaged("vadd.jsonl", edit)
+    read = records.read(path, report=None)
+    assert [(b.line, b.reason) for b in read.bad_lines] == [
+        (RUN_LINE + 1, "run record: 'kernel' should be a string, not an integer (5)")]
+    assert read.runs[0].record["kernel"] == "k"
+
+
+def _units_given_a_number(text):
+    return text.replace('"units":{', '"units":{"x":5,', 1)
+
+
+def _cut_after_the_units(text):
+    """The line up to its units member, then ',}': no JSON, though the text before the
+    units and what follows them ('}') each read as an object."""
+    end = text.index("}", text.index('"units":{')) + 1
+    return text[:end] + ",}"
+
+
+@pytest.mark.parametrize("edit", [_units_given_a_number, _cut_after_the_units])
+def test_two_runs_of_a_launch_edited_alike_give_what_a_whole_parse_gives(damaged,
+                                                                         monkeypatch, edit):
+    """The launch's second and third runs edited alike, each refused by parse_line: the
+    file readers once kept the units of the second ({"x": 5}, refused) and passed the
+    third, which gave them again; and passed a run ending '"units":{...},}' whose units
+    were the first run's (records._RunSplitter)."""
+    def change(lines):
+        return [edit(line.rstrip("\n")) + "\n" if i in (RUN_LINE, RUN_LINE + 1) else line
+                for i, line in enumerate(lines)]   # (i: 0-based)
+    path = damaged("vadd.jsonl", change)
+    fast = records.read(path, report=None)
+    monkeypatch.setattr(records._RunSplitter, "parse", lambda self, text: None)
+    whole = records.read(path, report=None)
+    assert [b.line for b in whole.bad_lines] == [RUN_LINE + 1, RUN_LINE + 2]
+    assert [str(b) for b in fast.bad_lines] == [str(b) for b in whole.bad_lines]
+    assert [r.record for r in fast.runs] == [r.record for r in whole.runs]
+
+
 @pytest.mark.parametrize("value", [[], {"a": 1}, 5])
 def test_a_refused_session_line_among_two_leaves_load_the_other(recorded, tmp_path, capsys,
                                                                  value):

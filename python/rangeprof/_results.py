@@ -49,11 +49,14 @@ def parse_lines(text):
     skipped with a RangeprofWarning that says which and why, not silently."""
     from rangeprof import records
     from rangeprof.exceptions import RangeprofWarning
+    # (records.RunLines: parse_line's answer for each line, quicker on a launch's runs)
+    parse_line = records.RunLines().parse
     out = []
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        # (not line.strip(): the same test without copying a line of a kilobyte)
+        if not line or line.isspace():
             continue
-        rec, why = records.parse_line(line, terminated=True)
+        rec, why = parse_line(line, terminated=True)
         # A reason with a record (a session the reader cannot use, an unknown type, a
         # newer schema) is a line records.Reader leaves out too: said, not kept.
         if why is not None:

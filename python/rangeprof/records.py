@@ -12,7 +12,8 @@ further on. Members the tools do not use are not looked at.
 
 read() gives every record in lists (small files, tests); Reader streams them, so that
 rangeprof-report and rangeprof-compare hold no more than their groups (rangeprof/scan.py
-runs it over pieces of big files in several processes)."""
+runs it over pieces of big files in several processes). RunLines gives parse_line's answers
+for the lines of rangeprof.analyze's capture, decoding a launch's members once."""
 import glob
 import json
 import json.scanner
@@ -474,8 +475,8 @@ def _check_metric_values(metrics):
 
 def _units_ok(units):
     """Whether a run record's units member is as _check_run takes it: null, or an object
-    whose values are strings or null: one rule for _check_run and for _RunSplitter, which
-    decodes a launch's later runs in pieces."""
+    whose values are strings or null. One rule for _check_run and the two readers that
+    decode a launch's later runs in pieces (_RunSplitter, RunLines)."""
     if units is None:
         return True
     if type(units) is not dict:
@@ -639,6 +640,113 @@ class _RunSplitter:
                 self.units, self.units_rec = text, units
         except (ValueError, RecursionError):
             pass
+
+
+def _copy_flat_dicts(items):
+    return [d.copy() for d in items]
+
+
+def _copy_json(value):
+    """A copy of a JSON value that shares no list or object with it."""
+    if type(value) is dict:
+        return {k: _copy_json(v) if type(v) is dict or type(v) is list else v
+                for k, v in value.items()}
+    return [_copy_json(v) if type(v) is dict or type(v) is list else v for v in value]
+
+
+def _copier(value):
+    """The quickest of the copies _copy_json makes, for a value of value's shape."""
+    def flat(items):
+        return not any(type(v) is dict or type(v) is list for v in items)
+    if type(value) is list and flat(value):
+        return list.copy
+    if type(value) is dict and flat(value.values()):
+        return dict.copy
+    if type(value) is list and all(type(d) is dict and flat(d.values()) for d in value):
+        return _copy_flat_dicts
+    return _copy_json
+
+
+# A launch's text nested deeper than this is not kept as a head: RunLines copies a head's
+# members recursively, and such lines are read whole.
+_MAX_HEAD_NESTING = 64
+
+
+class RunLines:
+    """parse_line for the lines of one text in which the runs of a launch come together,
+    each starting with the same text up to its "run" member (the launch's members: two
+    thirds of the line): rangeprof.analyze's capture, which the library hands over. Gives
+    parse_line's (record, why) for every line. A run line whose start is a head (that
+    text of the run line before it, its members decoded once and checked: _usable_head)
+    and whose other members, decoded, are all _PER_RUN_MEMBERS, is the head's members
+    copied, then those members (a JSON object's members are read in order, a later one
+    of a name winning: the same record, every list and object its own), checked as
+    _check_run checks them; any other line, or one that fails a check, is parse_line's.
+    Unlike _RunSplitter (the file readers'), no record shares a list or an object with
+    another: the records are handed to the caller's script."""
+    __slots__ = ("head", "head_rec", "plan", "candidate", "refused")
+
+    def __init__(self):
+        self.head = self.head_rec = None
+        self.plan = ()           # (member, copy) for each list or object of head_rec
+        self.candidate = None    # the head of the last run line parse_line read
+        self.refused = None      # the last head that could not be taken (not tried again)
+
+    def parse(self, text, terminated=None):
+        head = self.head
+        if head is None or not text.startswith(head):
+            head = self.candidate
+            # A head is taken at the second line that starts with it (runs=1 launches
+            # have one line each: no decode of theirs goes to waste).
+            if head is None or not text.startswith(head) or not self._take(head):
+                head = None
+        if head is not None:
+            rec = self._rest("{" + text[len(head):])
+            if rec is not None:
+                return rec, None
+        rec, why = parse_line(text, terminated)
+        if why is None and rec["type"] == "run" and text.startswith('{"type":"run",'):
+            i = text.find(',"run":')
+            if i > 0 and text[:i + 1] != self.head and text[:i + 1] != self.refused:
+                self.candidate = text[:i + 1]
+        return rec, why
+
+    def _take(self, head):
+        self.candidate = None
+        try:
+            rec = (_decode(head[:-1] + "}")
+                   if head.count("{") + head.count("[") <= _MAX_HEAD_NESTING else None)
+        except (ValueError, RecursionError):
+            rec = None
+        if not _usable_head(rec):
+            self.refused = head
+            return False
+        self.head, self.head_rec = head, rec
+        self.plan = tuple((k, _copier(v)) for k, v in rec.items()
+                          if type(v) is dict or type(v) is list)
+        return True
+
+    def _rest(self, text):
+        """The record of a line of the head and a tail, checked, or None; text: the
+        tail as an object, "{" + tail."""
+        try:   # (_decode, inline: text starts with its value)
+            part, end = _scan(text, 0)
+        except (StopIteration, ValueError, RecursionError):
+            return None
+        if end != len(text) and not text[end:].isspace():
+            return None
+        # (An empty part: the line ends '...,}', which is no JSON.)
+        if not part or not part.keys() <= _PER_RUN_MEMBERS:
+            return None
+        rec = self.head_rec.copy()
+        for key, copy in self.plan:
+            rec[key] = copy(rec[key])
+        rec.update(part)
+        try:
+            _check_run_members(rec)
+        except _Invalid:
+            return None
+        return rec if _units_ok(rec.get("units")) else None
 
 
 def _check_units(units):

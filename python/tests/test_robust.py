@@ -1086,12 +1086,65 @@ def test_a_launch_read_a_run_at_a_time_gives_what_a_whole_parse_gives(damaged, m
     assert [list(r.record) for r in fast.runs] == [list(r.record) for r in whole.runs]
 
 
+def _containers(value):
+    """The ids of the lists and objects in a JSON value."""
+    if isinstance(value, dict):
+        return [id(value)] + [i for v in value.values() for i in _containers(v)]
+    if isinstance(value, list):
+        return [id(value)] + [i for v in value for i in _containers(v)]
+    return []
+
+
+def _capture_reads_as_parse_line(lines, monkeypatch):
+    """records.RunLines on lines, as analyze reads its capture: every line gives
+    parse_line's (record, why), members in the same order, and no record shares a list
+    or an object with another. The lines parse_line was asked for."""
+    whole = [records.parse_line(line, True) for line in lines]
+    asked = []
+    real = records.parse_line
+
+    def spy(text, terminated=None):
+        asked.append(text)
+        return real(text, terminated)
+    monkeypatch.setattr(records, "parse_line", spy)
+    reader = records.RunLines()
+    got = [reader.parse(line, True) for line in lines]
+    monkeypatch.undo()
+    for n, ((rec, why), (want, want_why)) in enumerate(zip(got, whole), 1):
+        assert why == want_why, n
+        # (json.dumps: the same members, in order, of the same types: 1, 1.0 and true)
+        assert json.dumps(rec) == json.dumps(want), n
+    ids = [i for rec, _ in got for i in _containers(rec)]
+    assert len(ids) == len(set(ids)), "records share a list or an object"
+    return asked
+
+
+@pytest.mark.parametrize("edit,line", [(e, RUN_LINE + 1) for e in SECOND_RUN_EDITS] + [
+    (e, RUN_LINE) for e in SECOND_RUN_EDITS if e.__qualname__.startswith("set_member")])
+def test_the_capture_reader_gives_what_parse_line_gives(damaged, monkeypatch, edit, line):
+    """analyze reads its capture with records.RunLines, which decodes a launch's later
+    runs from their 'run' member on (the members before it decoded once, and copied):
+    the records and reasons are parse_line's, whichever run line is damaged."""
+    path = mutated(damaged, edit, line)
+    lines = path.read_text().splitlines()[:RUN_LINE + 45]   # two launches and a half
+    _capture_reads_as_parse_line(lines, monkeypatch)
+
+
+def test_the_capture_reader_decodes_a_launchs_later_runs_from_their_run_member(
+        recorded, monkeypatch):
+    """Not a test of nothing: of the runs of a launch, parse_line reads the first."""
+    lines = recorded("vadd.jsonl").read_text().splitlines()[:RUN_LINE + 62]
+    asked = _capture_reads_as_parse_line(lines, monkeypatch)
+    runs = [line for line in lines if line.startswith('{"type":"run"')]
+    assert len(runs) == 60 and sum(line in runs for line in asked) == 3
+
+
 def test_a_launch_member_given_again_after_run_does_not_pass_the_next_run(damaged,
                                                                           monkeypatch):
     """A run line whose kernel is no string, given again as a string after its "run"
     member, is good (the later member of a name wins); the next run line, the same up
-    to its "run" member but without the second kernel, is not (records._RunSplitter
-    once let it through)."""
+    to its "run" member but without the second kernel, is not, for the file readers
+    (records._RunSplitter once let it through) and analyze's capture reader alike."""
     def edit(lines):
         out = list(lines)
         for i in (RUN_LINE - 1, RUN_LINE):
@@ -1103,6 +1156,9 @@ def test_a_launch_member_given_again_after_run_does_not_pass_the_next_run(damage
     assert [(b.line, b.reason) for b in read.bad_lines] == [
         (RUN_LINE + 1, "run record: 'kernel' should be a string, not an integer (5)")]
     assert read.runs[0].record["kernel"] == "k"
+    lines = path.read_text().splitlines()[:RUN_LINE + 21]
+    _capture_reads_as_parse_line(lines, monkeypatch)
+    assert records.RunLines().parse(lines[RUN_LINE])[0] is None
 
 
 def _units_given_a_number(text):
@@ -1122,7 +1178,7 @@ def test_two_runs_of_a_launch_edited_alike_give_what_a_whole_parse_gives(damaged
     """The launch's second and third runs edited alike, each refused by parse_line: the
     file readers once kept the units of the second ({"x": 5}, refused) and passed the
     third, which gave them again; and passed a run ending '"units":{...},}' whose units
-    were the first run's (records._RunSplitter)."""
+    were the first run's (records._RunSplitter). analyze's capture reader agrees too."""
     def change(lines):
         return [edit(line.rstrip("\n")) + "\n" if i in (RUN_LINE, RUN_LINE + 1) else line
                 for i, line in enumerate(lines)]   # (i: 0-based)
@@ -1130,9 +1186,11 @@ def test_two_runs_of_a_launch_edited_alike_give_what_a_whole_parse_gives(damaged
     fast = records.read(path, report=None)
     monkeypatch.setattr(records._RunSplitter, "parse", lambda self, text: None)
     whole = records.read(path, report=None)
+    monkeypatch.undo()
     assert [b.line for b in whole.bad_lines] == [RUN_LINE + 1, RUN_LINE + 2]
     assert [str(b) for b in fast.bad_lines] == [str(b) for b in whole.bad_lines]
     assert [r.record for r in fast.runs] == [r.record for r in whole.runs]
+    _capture_reads_as_parse_line(path.read_text().splitlines()[:RUN_LINE + 45], monkeypatch)
 
 
 @pytest.mark.parametrize("value", [[], {"a": 1}, 5])

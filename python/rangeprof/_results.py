@@ -95,13 +95,25 @@ class Call:
         self.entered = []         # annotation names, first entry order
         self.info = {}            # the info collectors' once, config and run values
         self.annotation_info = {}  # (annotation, execution index) -> annotation values
+        # (length of the stream, executions()): build and analyze's notes both ask for
+        # them, and the stream only grows.
+        self._executions = None
 
     def records(self):
         return [r for kind, item in self.stream if kind == "records" for r in item]
 
     def executions(self):
         """OrderedDict {(annotation, execution): [(launch key, [run records])]}, in the
-        order of their first run record."""
+        order of their first run record. Made once per state of the stream: callers read
+        it and must not change it."""
+        cached = self._executions
+        if cached is not None and cached[0] == len(self.stream):
+            return cached[1]
+        out = self._make_executions()
+        self._executions = (len(self.stream), out)
+        return out
+
+    def _make_executions(self):
         ends_total = {}
         for kind, item in self.stream:
             if kind == "end":
@@ -112,15 +124,28 @@ class Call:
             if kind == "end":
                 ends_seen[item] = ends_seen.get(item, 0) + 1
                 continue
+            last, names = None, ()
             for rec in item:
                 if rec.get("type") != "run":
                     continue
-                for name in annotations_of(rec):
+                # annotations_of once per stretch of equal nvtx lists: a launch's runs come
+                # together with equal ranges, and equal lists give equal annotations.
+                nvtx = rec.get("nvtx")
+                if nvtx is None or nvtx != last:
+                    names, last = annotations_of(rec), nvtx
+                key = _launch_key(rec)
+                for name in names:
                     k = ends_seen.get(name, 0)
                     if ends_total.get(name, 0):
                         k = min(k, ends_total[name] - 1)
-                    launches = out.setdefault((name, k), OrderedDict())
-                    launches.setdefault(_launch_key(rec), []).append(rec)
+                    launches = out.get((name, k))
+                    if launches is None:
+                        launches = out[(name, k)] = OrderedDict()
+                    runs = launches.get(key)
+                    if runs is None:
+                        launches[key] = [rec]
+                    else:
+                        runs.append(rec)
         return OrderedDict((key, list(v.items())) for key, v in out.items())
 
 
@@ -147,29 +172,66 @@ def _num(v):
         return math.nan
 
 
+# ncu_unit of (CUPTI unit, metric): the same few pairs for every run of a call, so each
+# is worked out once (ncu_unit is a pure function of the two strings).
+_NCU_UNITS = {}
+_NCU_UNITS_MAX = 4096
+
+
+def _ncu_unit(unit, metric):
+    if type(unit) is not str or type(metric) is not str:
+        return ncu_unit(unit, metric)
+    key = (unit, metric)
+    out = _NCU_UNITS.get(key)
+    if out is None:
+        if len(_NCU_UNITS) >= _NCU_UNITS_MAX:
+            _NCU_UNITS.clear()
+        out = _NCU_UNITS[key] = ncu_unit(unit, metric)
+    return out
+
+
+_table = []   # rangeprof.table, imported at the first sample (not at 'import rangeprof')
+
+
 def _run_sample(rec, metrics):
     """One run record as a sample, its context under the report's sample keys (table.py),
     so that one rule (table.combine_runs) combines the kernels of both."""
-    values = rec.get("metrics") or {}
-    units = rec.get("units") or {}
-    temps = [_num(rec.get(k)) for k in ("temperature_c", "temperature_before_c",
-                                         "temperature_after_c")]
-    temps = [t for t in temps if not math.isnan(t)]
-    from rangeprof.table import range_columns, _reasons
-    range_kernels, range_names = (range_columns(rec.get("range"))
-                                  if rec.get("workload") == "range" else (None, None))
-    return dict(values=OrderedDict((m, _num(values.get(m))) for m in metrics),
-                units={m: ncu_unit(units.get(m, ""), m) for m in metrics},
-                Kernel=RANGE_KERNEL if rec.get("workload") == "range" else rec.get("kernel", ""),
-                RangeKernels=range_kernels, RangeKernelNames=range_names,
-                device=rec.get("device"),
-                rated_sm_clock_hz=rec.get("rated_sm_clock_hz"),
-                SMClock=_num(rec.get("sm_clock_hz")),
-                Temperature=_num(rec.get("temperature_c")),
-                TemperatureMax=max(temps) if temps else math.nan,
-                Power=_num(rec.get("power_w")),
-                ThrottleReasons=_reasons(rec.get("throttle_reasons")),
-                Passes=rec.get("passes"), Run=rec.get("run"))
+    if not _table:
+        from rangeprof import table
+        _table.append(table)
+    table = _table[0]
+    get = rec.get
+    values = get("metrics") or {}
+    units = get("units") or {}
+    # (x if type(x) is float else _num(x): _num(x) without its call, float(x) being x)
+    temperature = get("temperature_c")
+    temperature = temperature if type(temperature) is float else _num(temperature)
+    before, after = get("temperature_before_c"), get("temperature_after_c")
+    if before is None and after is None:   # NaN both: the hottest known is the one read
+        hottest = temperature if not math.isnan(temperature) else math.nan
+    else:
+        temps = [t for t in (temperature, _num(before), _num(after)) if not math.isnan(t)]
+        hottest = max(temps) if temps else math.nan
+    in_range = get("workload") == "range"
+    range_kernels, range_names = (table.range_columns(get("range")) if in_range
+                                  else (None, None))
+    vget, uget = values.get, units.get
+    by_metric, unit_of = {}, {}
+    for m in metrics:
+        by_metric[m] = _num(vget(m))
+        unit_of[m] = _ncu_unit(uget(m, ""), m)
+    clock, power = get("sm_clock_hz"), get("power_w")
+    return {"values": by_metric, "units": unit_of,
+            "Kernel": RANGE_KERNEL if in_range else get("kernel", ""),
+            "RangeKernels": range_kernels, "RangeKernelNames": range_names,
+            "device": get("device"),
+            "rated_sm_clock_hz": get("rated_sm_clock_hz"),
+            "SMClock": clock if type(clock) is float else _num(clock),
+            "Temperature": temperature,
+            "TemperatureMax": hottest,
+            "Power": power if type(power) is float else _num(power),
+            "ThrottleReasons": table._reasons(get("throttle_reasons")),
+            "Passes": get("passes"), "Run": get("run")}
 
 
 def _combine_runs(parts, combine, metrics):
@@ -221,7 +283,8 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
           combine_kernel_metrics=None, ignore_kernel_list=None, normalize_against=None,
           devices=None, host=None, annotation_order=(), collectors=()):
     """(processed rows, raw rows, column names, raw column names) of an analyze.kernel
-    call, as lists of dicts: see rangeprof.analyze.kernel for their meaning."""
+    call, the processed rows as a list of dicts, the raw ones as RawRows (its dicts()):
+    see rangeprof.analyze.kernel for their meaning."""
     devices = devices or {}
     host = host or socket.gethostname()
     # Samples: one per measured run of a kernel (or of an execution's kernels combined).
@@ -247,9 +310,12 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
             info = {c.name: None for c in collectors}
             info.update(call.info)
             info.update(call.annotation_info.get((name, k), {}))
+            ci, call_index = call.config_index, call.call_index
             for position, s, launch in group:
-                s.update(annotation=name, config_index=call.config_index, config=config,
-                         position=position, call=call.call_index, launch=launch, info=info)
+                # (s.update(annotation=..., ...), without a dict of keywords per sample)
+                s["annotation"], s["config_index"], s["config"] = name, ci, config
+                s["position"], s["call"], s["launch"], s["info"] = (position, call_index,
+                                                                   launch, info)
                 samples.append(s)
         for name, _k in call.failures:
             if name not in order:
@@ -267,45 +333,48 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
                 derived.append((s, name, value, unit))
 
     # Raw rows in Nsight Python's order (measured metrics, then derived ones), grouped by
-    # first appearance.
+    # first appearance. A raw row is made when asked for (RawRows): only the first of each
+    # group is needed here.
     groups = OrderedDict()
-    raw = []
+    raw = RawRows(host, [c.name for c in collectors], param_names)
+    specs = raw.specs
+    config_keys = {}     # config index -> _config_key of its config
+    last = [None, None]  # the sample add() was last given, and its part of the group key
 
     def add(s, metric, value, unit, block):
-        dev = devices.get(s["device"], {})
-        gpu = dev.get("name")
-        rated = s["rated_sm_clock_hz"] or dev.get("rated_sm_clock_hz")
-        mem = dev.get("rated_memory_clock_hz")
-        row = OrderedDict(
-            Annotation=s["annotation"], Value=value, Metric=metric, Kernel=s["Kernel"],
-            GPU=gpu, Host=host,
-            ComputeClock=int(rated // 1000) if rated else None,
-            MemoryClock=int(mem // 1000) if mem else None, Unit=unit)
-        for c in collectors:
-            row[c.name] = s["info"].get(c.name)
-        for p, v in zip(param_names, s["config"]):
-            row[p] = v
-        row.update(Run=s["Run"], Launch=s["launch"], KernelIndex=s["position"],
-                   Call=s["call"], SMClock=s["SMClock"], Temperature=s["Temperature"],
-                   ThrottleReasons=s["ThrottleReasons"], Passes=s["Passes"],
-                   RangeKernels=s["RangeKernels"], RangeKernelNames=s["RangeKernelNames"])
-        raw.append(row)
-        position = "combined" if combine_kernel_metrics is not None else s["position"]
-        kernel_key = None if combine_kernel_metrics is not None else s["Kernel"]
-        key = (s["annotation"], metric, _config_key(s["config"]), position, kernel_key)
-        groups.setdefault(key, dict(row=row, sample=s, members=[], block=block))[
-            "members"].append((value, s))
+        # A sample's rows come one after another (its metrics, then its derived ones).
+        if last[0] is not s:
+            raw.resolve(s, devices)
+            ci = s["config_index"]
+            ck = config_keys.get(ci)
+            if ck is None:
+                ck = config_keys[ci] = _config_key(s["config"])
+            if combine_kernel_metrics is not None:
+                last[1] = (ck, "combined", None)
+            else:
+                last[1] = (ck, s["position"], s["Kernel"])
+            last[0] = s
+        ck, position, kernel_key = last[1]
+        key = (s["annotation"], metric, ck, position, kernel_key)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = dict(row=len(specs), sample=s, members=[], block=block)
+        specs.append((s, metric, value, unit))
+        g["members"].append((value, s))
 
     for s in samples:
         for m in metrics:
             add(s, m, s["values"][m], s["units"][m], 0)
     for s, name, value, unit in derived:
         add(s, name, value, unit, 1)
+    made = raw.dicts() if collectors else None   # (every row's collector values needed)
+    for g in groups.values():
+        g["row"] = made[g["row"]] if made is not None else raw.row(*specs[g["row"]])
 
     # Nsight Python's aggregation of the collectors' columns: a numeric column of config,
     # run or annotation scope becomes _Avg, _Std, _Min and _Max; others keep one value.
     numeric = {c.name for c in collectors if c.scope.value != "once"
-               and _numeric([r[c.name] for r in raw])}
+               and _numeric([r[c.name] for r in made])}
     collector_columns = []
     for c in collectors:
         collector_columns += ([f"{c.name}_{x}" for x in ("Avg", "Std", "Min", "Max")]
@@ -326,7 +395,7 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
         if (name, _config_key(configs[ci])) in have:
             continue
         for m in metrics:
-            row = OrderedDict(Annotation=name, Metric=m)
+            row = dict(Annotation=name, Metric=m)
             for p, v in zip(param_names, configs[ci]):
                 row[p] = v
             row.update(AvgValue=math.nan, StdDev=math.nan, MinValue=math.nan,
@@ -360,6 +429,53 @@ def build(calls, configs, param_names, metrics, derive_metric=None,
         r.pop("_config", None)
         r.pop("_order", None)
     return rows, raw, columns, raw_columns
+
+
+class RawRows:
+    """The raw rows of build(), one per sample and metric, made as dicts when asked for
+    (raw_dataframe(); most callers never ask): from the samples, which nothing changes
+    after build, and what the devices said at build, taken then."""
+
+    def __init__(self, host, collector_names, param_names):
+        self.specs = []        # (sample, metric, value, unit) of each row, in order
+        self.devices = {}      # device index -> (name, rated SM clock, rated memory clock)
+        self.host, self.collector_names = host, collector_names
+        self.param_names = list(param_names)
+        self._made = None
+
+    def resolve(self, s, devices):
+        """Takes what the device record of sample s says now."""
+        key = s["device"]
+        if key not in self.devices:
+            dev = devices.get(key, {})
+            self.devices[key] = (dev.get("name"), dev.get("rated_sm_clock_hz"),
+                                 dev.get("rated_memory_clock_hz"))
+
+    def row(self, s, metric, value, unit):
+        gpu, dev_rated, mem = self.devices[s["device"]]
+        rated = s["rated_sm_clock_hz"] or dev_rated
+        row = {"Annotation": s["annotation"], "Value": value, "Metric": metric,
+               "Kernel": s["Kernel"], "GPU": gpu, "Host": self.host,
+               "ComputeClock": int(rated // 1000) if rated else None,
+               "MemoryClock": int(mem // 1000) if mem else None, "Unit": unit}
+        # Assigned in this order, so that a parameter named as a collector, or as one of
+        # the columns before or after, holds what it always held.
+        info = s["info"]
+        for name in self.collector_names:
+            row[name] = info.get(name)
+        for p, v in zip(self.param_names, s["config"]):
+            row[p] = v
+        row.update(Run=s["Run"], Launch=s["launch"], KernelIndex=s["position"],
+                   Call=s["call"], SMClock=s["SMClock"], Temperature=s["Temperature"],
+                   ThrottleReasons=s["ThrottleReasons"], Passes=s["Passes"],
+                   RangeKernels=s["RangeKernels"], RangeKernelNames=s["RangeKernelNames"])
+        return row
+
+    def dicts(self):
+        """The rows (plain dicts: pandas copies any other mapping into one), made once."""
+        if self._made is None:
+            self._made = [self.row(*spec) for spec in self.specs]
+        return self._made
 
 
 def _hashable(values):
@@ -411,12 +527,15 @@ def _aggregate(annotation, metric, g, param_names, position):
     first = g["row"]
     values = [v for v, _ in members]
     ss = [s for _, s in members]
-    st = stats.summarize(values, [s["SMClock"] for s in ss], [s["ThrottleReasons"] for s in ss],
-                         launches=[s["launch"] for s in ss], runs=[s["Run"] for s in ss])
-    row = OrderedDict(Annotation=annotation, Metric=metric)
+    sm_clocks = [s["SMClock"] for s in ss]
+    throttle = [s["ThrottleReasons"] for s in ss]
+    launches = [s["launch"] for s in ss]
+    st = stats.summarize(values, sm_clocks, throttle, launches=launches,
+                         runs=[s["Run"] for s in ss])
+    row = dict(Annotation=annotation, Metric=metric)
     for p in param_names:
         row[p] = first[p]
-    clocks = [s["SMClock"] for s in ss if not math.isnan(s["SMClock"])]
+    clocks = [c for c in sm_clocks if not math.isnan(c)]
     temps = [s["Temperature"] for s in ss if not math.isnan(s["Temperature"])]
     tmax = [s["TemperatureMax"] for s in ss if not math.isnan(s["TemperatureMax"])]
     power = [s["Power"] for s in ss if not math.isnan(s["Power"])]
@@ -436,9 +555,9 @@ def _aggregate(annotation, metric, g, param_names, position):
         Temperature=math.fsum(temps) / len(temps) if temps else math.nan,
         TemperatureMax=max(tmax) if tmax else math.nan,
         Power=math.fsum(power) / len(power) if power else math.nan,
-        ThrottleReasons=stats.throttle_union(s["ThrottleReasons"] for s in ss),
+        ThrottleReasons=stats.throttle_union(throttle),
         Passes=max(passes) if passes else None, KernelIndex=position,
-        Launches=len({s["launch"] for s in ss}), RangeKernels=first["RangeKernels"],
+        Launches=len(set(launches)), RangeKernels=first["RangeKernels"],
         RangeKernelNames=first["RangeKernelNames"], _config=g["sample"]["config"])
     return row
 

@@ -91,10 +91,40 @@ class ProfileResults:
     def raw_dataframe(self):
         """One row per measured run, kernel and metric (what output_csv writes as
         profiled_data)."""
-        return self._raw
+        with _raw_lock:   # one frame, whichever thread asks first
+            if isinstance(self._raw, _RawFrame):
+                self._raw = self._raw.frame()
+            return self._raw
 
     def __repr__(self):
         return f"<rangeprof ProfileResults: {len(self._results)} rows>"
+
+
+_raw_lock = threading.Lock()
+
+
+class _RawFrame:
+    """raw_dataframe()'s frame, made at its first call: it costs as much as the processed
+    one, at every analyze.kernel call, and most scripts never ask for it. Its rows
+    (_results.RawRows) make the same frame then as they would have at the call."""
+
+    def __init__(self, rows, columns):
+        self.rows, self.columns = rows, columns
+
+    def frame(self):
+        import pandas as pd
+        return pd.DataFrame(self.rows.dicts(), columns=self.columns)
+
+
+def _stable_column(pd, df, rows, columns):
+    """Nsight Python's nullable boolean StableMeasurement (pd.NA where there is no
+    verdict), made from the rows' values (True, False, None) rather than by astype of the
+    column the constructor inferred: the same array, for less."""
+    name = "StableMeasurement"
+    if columns.count(name) == 1 and hasattr(df, "isetitem"):
+        df.isetitem(columns.index(name), pd.array([r[name] for r in rows], dtype="boolean"))
+    else:   # a parameter or collector of that name too: both columns, as ever
+        df[name] = df[name].astype("boolean")
 
 
 def _check_choice(name, value):
@@ -679,9 +709,10 @@ def _finish(func, names, configs, s, tag, m, say):
                           RangeprofWarning, stacklevel=4)
     import pandas as pd
     df = pd.DataFrame(rows, columns=columns)
-    # Nsight Python's nullable boolean (pd.NA where there is no verdict).
-    df["StableMeasurement"] = df["StableMeasurement"].astype("boolean")
-    raw_df = pd.DataFrame(raw, columns=raw_columns)
+    _stable_column(pd, df, rows, columns)
+    raw_df = _RawFrame(raw, raw_columns)
+    if s.output_csv:
+        raw_df = raw_df.frame()
     records = [r for call in m.calls for r in call.records()]
     _write_outputs(func, s, tag, df, raw_df, records, say)
     if say:
@@ -695,8 +726,8 @@ def _finish(func, names, configs, s, tag, m, say):
 def _devices_for(m):
     """The device records the runs need: from the captures (this call's or an earlier
     one's), else from the output file, which the library wrote them to before."""
-    needed = {r.get("device") for call in m.calls for r in call.records()
-              if r.get("type") == "run"}
+    needed = {r.get("device") for call in m.calls for kind, item in call.stream
+              if kind == "records" for r in item if r.get("type") == "run"}
     missing = {d for d in needed if d not in _devices}
     if missing:
         try:

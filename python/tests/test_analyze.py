@@ -546,6 +546,24 @@ def test_output_csv_and_prefix_write_nsight_pythons_files(fake, tmp_path):
     assert sum('"type": "run"' in line for line in jsonl) == 5
 
 
+def test_the_raw_frame_is_made_when_first_asked_for_as_it_was_at_the_call(fake):
+    """raw_dataframe() is made at its first call (most scripts never ask for it): the
+    frame of the call's runs whatever came after (another call, a pickle), the same
+    object at every call."""
+    import pickle
+    bench, _ = vadd(fake, [4096, 1048576], runs=5, metrics=[TIME, READ])
+    result = bench()
+    kept = pickle.loads(pickle.dumps(result))
+    bench()
+    raw = result.raw_dataframe()
+    assert raw is result.raw_dataframe()
+    pd.testing.assert_frame_equal(raw, kept.raw_dataframe())
+    assert len(raw) == 2 * 5 * 2 and list(raw["Metric"][:4]) == [TIME, READ, TIME, READ]
+    first = recorded_launches("vadd.jsonl", "vadd n=4096")[0][:5]
+    times = raw[(raw["Metric"] == TIME) & (raw["n"] == 4096)]
+    assert times["Value"].tolist() == values(first) and times["Run"].tolist() == list(range(5))
+
+
 # --- Nsight Python's rules for configs --------------------------------------------------
 
 def _decorated(fake, **kw):

@@ -53,7 +53,37 @@ WAY = _worker_way(sys.argv)
 LESSONS = {3: [1024, 2048, 4096], 10: [1024 * k for k in range(1, 11)]}
 TIME = "gpu__time_duration.sum"
 phases = {}
+# Python's cyclic garbage collector, timed: a full collection in a process holding torch and
+# pandas costs tens of ms, and a call that makes many objects can set one off (session 18:
+# the same later call measured 70-80 ms beyond the floor in one process, 174-214 in another).
+_gc = {"s": 0.0, "full": 0, "at": None}
+
+
+def _gc_timer(phase, info):
+    if phase == "start":
+        _gc["at"] = time.perf_counter()
+    elif _gc["at"] is not None:
+        _gc["s"] += time.perf_counter() - _gc["at"]
+        _gc["full"] += info.get("generation") == 2
+        _gc["at"] = None
+
+
+def _timed(name, fn):
+    """fn() timed into phases[name], with the collector's seconds and full collections
+    during it into phases[name + '_gc_s'] and [name + '_gc_full']."""
+    s0, f0 = _gc["s"], _gc["full"]
+    t = time.perf_counter()
+    value = fn()
+    phases[name] = time.perf_counter() - t
+    phases[name + "_gc_s"] = _gc["s"] - s0
+    phases[name + "_gc_full"] = _gc["full"] - f0
+    return value
+
+
 if WAY is not None:
+    import gc
+
+    gc.callbacks.append(_gc_timer)
     t = time.perf_counter()
     import torch
 
@@ -124,12 +154,13 @@ def worker(args):
     sizes = LESSONS[args.configs]
     result = dict(way=WAY, sizes=sizes, runs=args.runs, phases=phases)
     if profiler is None:
-        for p in ("pass1_s", "pass2_s"):
-            t = time.perf_counter()
+        def one_pass():
             for n in sizes:
                 matmul(n)
             torch.cuda.synchronize()
-            phases[p] = time.perf_counter() - t
+
+        for p in ("pass1_s", "pass2_s"):
+            _timed(p, one_pass)
         result["rates"] = floor_rates()
     else:
         measured = profiler.analyze.kernel(configs=[(n,) for n in sizes], runs=args.runs)(matmul)
@@ -139,10 +170,8 @@ def worker(args):
                 import cProfile
                 prof = cProfile.Profile()
                 prof.enable()
-            t = time.perf_counter()
             # Under Nsight Python 0.9.6 the process that ncu runs ends inside this call.
-            df = measured().to_dataframe()
-            phases[p] = time.perf_counter() - t
+            df = _timed(p, lambda: measured().to_dataframe())
             if prof is not None:  # where a call's time goes, in the worker's log
                 import pstats
                 prof.disable()
@@ -231,7 +260,8 @@ def lesson_figures(configs, runs, reps_out):
         row = {"plain_wall_s": pw, "plain_pass1_s": pv["phases"]["pass1_s"],
                # Interpreter start and exit: the wall outside the script's own time.
                "plain_outside_s": pw - pv["phases"]["in_process_s"],
-               "plain_pass2_s": pv["phases"]["pass2_s"], "rates": pv["rates"]}
+               "plain_pass2_s": pv["phases"]["pass2_s"], "rates": pv["rates"],
+               "plain_pass2_gc_s": pv["phases"].get("pass2_s_gc_s")}
         if i < len(rp) and rp[i][1]:
             rw, rv = rp[i]
             sums = rv["records"]["summaries"]
@@ -244,6 +274,8 @@ def lesson_figures(configs, runs, reps_out):
                 "rangeprof_wall_s": rw, "floor1_s": f1, "floor2_s": f2,
                 "import_s": ph["import_profiler_s"],
                 "call1_s": ph["call1_s"], "call2_s": ph["call2_s"],
+                "call1_gc_s": ph.get("call1_s_gc_s"), "call2_gc_s": ph.get("call2_s_gc_s"),
+                "call2_gc_full": ph.get("call2_s_gc_full"),
                 "first_cost_s": ph["call1_s"] - row["plain_pass1_s"] - (f1 or 0),
                 "later_cost_s": ph["call2_s"] - row["plain_pass2_s"] - (f2 or 0),
                 "rangeprof_cost_s": rw - pw - (f1 or 0) - (f2 or 0),
@@ -336,6 +368,11 @@ def print_lesson(configs, runs, fig):
     for label, *keys in rows:
         vals = " / ".join(f"{m[k]:.3f}" for k in keys if k)
         print(f"  {label:50} {vals} s")
+    for i, r in enumerate(fig["per_rep"]):  # the collector's share, per rep: it varies
+        if r.get("call2_gc_s") is not None:
+            print(f"  rep {i}: garbage collector in call 1 / call 2 {r['call1_gc_s']:.3f} / "
+                  f"{r['call2_gc_s']:.3f} s ({r['call2_gc_full']} full), in plain's pass 2 "
+                  f"{r.get('plain_pass2_gc_s') or 0:.3f} s")
     for key, t in fig.get("targets", {}).items():
         print(f"  target {key:14} {t['value']:.3f} (limit {t['limit']:.3f}): "
               f"{'met' if t['met'] else 'MISSED'}")

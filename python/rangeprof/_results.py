@@ -99,13 +99,30 @@ class Call:
         # them, and the stream only grows.
         self._executions = None
 
+    def keep_text(self, text):
+        """A capture's JSON Lines text, kept as it came until the call's records are
+        asked for. Read at once, its records would live on across the decorated
+        function's own code, and Python's collector, running there, would promote them
+        to its oldest generation: that is what sets off the full collections that cost a
+        process holding torch and pandas 74-83 ms each (doc/measurements.md, "Cost at the
+        physical floor")."""
+        self.stream.append(("text", text))
+
+    def _read_texts(self):
+        if any(kind == "text" for kind, _ in self.stream):
+            self.stream = [("records", parse_lines(item)) if kind == "text" else (kind, item)
+                           for kind, item in self.stream]
+            self._executions = None
+
     def records(self):
+        self._read_texts()
         return [r for kind, item in self.stream if kind == "records" for r in item]
 
     def executions(self):
         """OrderedDict {(annotation, execution): [(launch key, [run records])]}, in the
         order of their first run record. Made once per state of the stream: callers read
         it and must not change it."""
+        self._read_texts()
         cached = self._executions
         if cached is not None and cached[0] == len(self.stream):
             return cached[1]

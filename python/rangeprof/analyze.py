@@ -338,6 +338,28 @@ def _cuda_driver_loadable():
     return _control.cuda_driver_loadable()
 
 
+# The records a call reads at its end, by how the library starts their lines ("type" first).
+_READ_AT_THE_END = ('{"type":"run",', '{"type":"summary",')
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic collector off while rangeprof's own code makes and drops its
+    objects (the call's records, rows and frames), so that none it drops is promoted to
+    the oldest generation on the way (_results.Call.keep_text says what that costs).
+    Never around the decorated function; around its derive_metric and
+    combine_kernel_metrics, which _results.build calls per row."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 class _Measurement:
     """One analyze.kernel call under way: the capture, the annotations its calls opened
     (closed whatever happens) and each call's stream of records and annotation ends."""
@@ -382,12 +404,23 @@ class _Measurement:
 
     def _take(self):
         text = self.lib.capture_take()
-        records = _results.parse_lines(text) if text else []
-        if records:
-            self._look(records)
-            if self.call is not None:
-                self.call.stream.append(("records", records))
-        return records
+        if not text:
+            return
+        if self.call is None:
+            self._look(_results.parse_lines(text))
+            return
+        # What _look needs now (warnings, errors, devices) is read now; the runs and
+        # summaries, nearly all of the text, when the call's records are asked for
+        # (_results.Call.keep_text says why). A line refused here is said then.
+        from rangeprof import records
+        now = []
+        for line in text.splitlines():
+            if line and not line.startswith(_READ_AT_THE_END):
+                rec, why = records.parse_line(line, terminated=True)
+                if why is None:
+                    now.append(rec)
+        self._look(now)
+        self.call.keep_text(text)
 
     def ended(self, name, closed):
         """An annotation's end: what the capture kept until now belongs before it."""
@@ -691,6 +724,11 @@ def _hints(m):
 
 
 def _finish(func, names, configs, s, tag, m, say):
+    with _collector_paused():
+        return _finish_paused(func, names, configs, s, tag, m, say)
+
+
+def _finish_paused(func, names, configs, s, tag, m, say):
     rows, raw, columns, raw_columns = _results.build(
         m.calls, configs, names, s.metrics, derive_metric=s.derive_metric,
         combine_kernel_metrics=s.combine_kernel_metrics,
@@ -726,8 +764,8 @@ def _finish(func, names, configs, s, tag, m, say):
 def _devices_for(m):
     """The device records the runs need: from the captures (this call's or an earlier
     one's), else from the output file, which the library wrote them to before."""
-    needed = {r.get("device") for call in m.calls for kind, item in call.stream
-              if kind == "records" for r in item if r.get("type") == "run"}
+    needed = {r.get("device") for call in m.calls for r in call.records()
+              if r.get("type") == "run"}
     missing = {d for d in needed if d not in _devices}
     if missing:
         try:

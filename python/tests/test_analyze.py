@@ -720,3 +720,57 @@ def test_collector_names_may_not_shadow_parameters(fake):
         @rangeprof.analyze.kernel(configs=[1], info_collectors=[n])
         def bench(n):
             pass
+
+
+def test_a_calls_runs_are_read_at_its_end_not_across_the_decorated_functions_code(fake):
+    # Read at each annotation's end, the runs would live across the function's next
+    # config, where Python's collector promotes them (a full collection later: 74-83 ms
+    # in a process holding torch). They stay the capture's text until the call's end.
+    from rangeprof import annotation
+
+    fake.use("vadd.jsonl")
+    seen = []
+
+    @rangeprof.analyze.kernel(configs=[4096, 1048576], runs=5, verbosity=SILENT)
+    def bench(n):
+        m = annotation._measurement
+        seen.append([kind for call in m.calls[:-1] for kind, _ in call.stream])
+        fake.set("RANGEPROF_FAKE_RANGE", f"vadd n={n}")
+        with rangeprof.annotate("vadd"):
+            pass
+
+    df = bench().to_dataframe()
+    assert seen[0] == []
+    assert "text" in seen[1] and "records" not in seen[1], seen[1]
+    assert list(df["NumRuns"]) == [5, 5], "read at the end, every run is there"
+
+
+def test_the_collector_is_paused_while_rangeprof_reads_and_as_the_user_left_it_after(fake):
+    import gc
+
+    states = {}
+
+    def tflops(time_ns, n):
+        states["derive_metric"] = gc.isenabled()
+        return time_ns
+
+    fake.use("vadd.jsonl")
+
+    @rangeprof.analyze.kernel(configs=[4096], runs=5, verbosity=SILENT, derive_metric=tflops)
+    def bench(n):
+        states["function"] = gc.isenabled()
+        fake.set("RANGEPROF_FAKE_RANGE", f"vadd n={n}")
+        with rangeprof.annotate("vadd"):
+            pass
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        bench()
+        assert states == {"function": True, "derive_metric": False}
+        assert gc.isenabled(), "enabled again after the call"
+        gc.disable()
+        bench()
+        assert not gc.isenabled(), "a collector the user turned off stays off"
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -54,15 +54,22 @@ static bool reference(const struct nvtx_expr *e, const struct nvtx_bridge_snapsh
 }
 
 /* glibc as the reference for common/regex: only where both accept, on short patterns
- * without the GNU word operators (glibc gets \b wrong inside repeated groups), without an
- * anchor after the first character (glibc's regexec matches "(^ab|c)+$" in "abab", where
- * '^' cannot hold at the second "ab"; grep -E and common/regex find none) and with few
- * repetitions (stacked ones are what makes glibc's regcomp take seconds to hours). */
+ * without the GNU word operators (glibc gets \b wrong inside repeated groups), without a
+ * '^' after the first character or a '$' before the last (glibc's regexec matches
+ * "(^ab|c)+$" in "abab", where '^' cannot hold at the second "ab", and "a(b|$c)+$" in
+ * "abcb", where '$' cannot hold before "c"; grep -E and common/regex find none) and with
+ * few repetitions (stacked ones are what makes glibc's regcomp take seconds to hours). */
+static bool anchor_end_inside(const char *text)
+{
+	const char *dollar = strchr(text, '$');
+	return dollar && dollar[1] != '\0';
+}
+
 static void check_regex_against_glibc(const struct name_pattern *p, const char *const *names,
 				      size_t n)
 {
 	if (!p->re || strlen(p->text) > 16 || strchr(p->text, '\\') || strchr(p->text, '{') ||
-	    strchr(p->text + 1, '^'))
+	    strchr(p->text + 1, '^') || anchor_end_inside(p->text))
 		return;
 	size_t repeats = 0;
 	for (const char *c = p->text; *c; c++)

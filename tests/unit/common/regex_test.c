@@ -60,6 +60,10 @@ static const struct {
 	 * reference, tests/fuzz/NOTES.md). */
 	{ "(^ab|c)+$", "abab", false },
 	{ "(^ab|c)+$", "abcc", true },
+	/* '$' likewise holds only at the end: "$c" never matches, so "abcb" has none (grep -E
+	 * agrees); glibc's regexec finds one (tests/fuzz/NOTES.md, session 19). */
+	{ "a(b|$c)+$", "abcb", false },
+	{ "a(b|$c)+$", "xabb", true },
 };
 
 Test(regex, agrees_with_posix_ere_on_a_table)

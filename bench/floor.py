@@ -116,6 +116,8 @@ def matmul(n):
 
 def _event_ms(fn, reps=7):
     """Median GPU milliseconds of fn() between two CUDA events."""
+    import torch
+
     times = []
     for _ in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -129,7 +131,10 @@ def _event_ms(fn, reps=7):
 
 def floor_rates():
     """The device-to-device copy rate (bytes/s) and the time of one L2's worth of DRAM
-    reads (s), measured here: the restore and flush parts of the floor."""
+    reads (s), measured here: the restore and flush parts of the floor (bench/per_run.py's
+    too)."""
+    import torch
+
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 0) or 50 << 20)
     size = 512 << 20

@@ -49,6 +49,12 @@
 //       with no profiler, after host set-up only, Enabled, Enabled + SetConfig (never started),
 //       after the warm-up, and Disabled again; finally Enable again and measure (does a new
 //       object on a warmed context pay the first Start again?).
+//   P5  (issue 35 item 6) what an idle range profiler costs ordinary launches once a real
+//       measurement was made: as rangeprof leaves it (decoded, its AutoRange config set),
+//       after an empty pass (Start/Stop/Decode, no kernel), after a SetConfig of the same
+//       config in UserRange mode (no range opens without a push); then what coming back
+//       costs: a measurement in AutoRange again (its SetConfig and value beside #1's), its
+//       launch cost, and Disabled.
 //
 // Every CUDA driver, runtime and CUPTI call is checked: an error prints the call and its error
 // string and ends that part only (the next part runs in its own process). A watchdog ends a
@@ -63,7 +69,7 @@
 //     -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker -rpath=/usr/local/cuda/lib64
 // Run, on the GPU machine:
 //   ./first_launch_probe [part_timeout_s=25] > out.txt 2>&1   (all parts, ~10-20 s)
-//   ./first_launch_probe --part N [watchdog_s]               (one part: 12 (P1+P2), 3 or 4)
+//   ./first_launch_probe --part N [watchdog_s]               (one part: 12 (P1+P2), 3, 4 or 5)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti_profiler_host.h>
@@ -833,6 +839,45 @@ static int part4()
 	return 0;
 }
 
+// ---------------------------------------------------------------- P5
+
+static int part5()
+{
+	g_tag = "P5";
+	Steps s;
+	header("P5: idle states of the range profiler after a measurement (fresh process)");
+	CUcontext ctx;
+	if (!cuda_start(s, &ctx))
+		return 2;
+	launch_cost("no profiler (CUPTI not initialised)");
+	Host h;
+	double host_ms = 0;
+	if (!host_create(h, ctx, s, "", &host_ms, &g_stage)) {
+		printf("  %-4s host set-up failed: P5 ends here\n", g_tag);
+		return 2;
+	}
+	Prof p;
+	if (!rp_enable(p, ctx, s, "") || !rp_measure(p, h, s, "#1 ", 1))
+		return 2;
+	launch_cost("after a measurement (AutoRange config set, decoded)");
+	if (!rp_measure(p, h, s, "empty pass ", 0, false))
+		printf("  %-4s the empty pass failed; the states below follow anyway\n", g_tag);
+	launch_cost("after an empty pass (Start/Stop/Decode, no kernel)");
+	g_stage = "SetConfig UserRange";
+	double lap = now_ms();
+	if (!range_profiler_set_config(p.obj, h.config, *p.image, CUPTI_UserRange, 1))
+		return 2;
+	s.lap("cuptiRangeProfilerSetConfig, UserRange (idle)", &lap);
+	launch_cost("after a SetConfig in UserRange mode");
+	if (!rp_measure(p, h, s, "#2 back in AutoRange ", 1))
+		return 2;
+	launch_cost("after #2, back in AutoRange");
+	rp_disable(p, s, "");
+	launch_cost("range profiler Disabled");
+	host_destroy(h);
+	return 0;
+}
+
 // ---------------------------------------------------------------- main
 
 static int run_part(const char *which, int watchdog)
@@ -857,8 +902,10 @@ static int run_part(const char *which, int watchdog)
 		rc = part3();
 	else if (!strcmp(which, "4"))
 		rc = part4();
+	else if (!strcmp(which, "5"))
+		rc = part5();
 	else {
-		printf("unknown part '%s' (12, 3 or 4)\n", which);
+		printf("unknown part '%s' (12, 3, 4 or 5)\n", which);
 		return 1;
 	}
 	fflush(stdout);
@@ -916,7 +963,7 @@ int main(int argc, char **argv)
 	       METRIC, ELEMS * sizeof(float) >> 20);
 
 	// Each part in a fresh process: this program again, with --part.
-	const char *parts[3] = {"12", "3", "4"};
+	const char *parts[4] = {"12", "3", "4", "5"};
 	double deadline = now_ms() + 57e3; // the whole run must end inside ~60 s
 	for (const char *part : parts) {
 		double left = (deadline - now_ms()) / 1e3;

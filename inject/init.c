@@ -48,14 +48,14 @@ static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 static int options_rc;
 static char options_error[2048];
 static atomic_bool initialised, late;
-/* The control API attached this process (inject_init_attached): its fact alone, not the
- * gate of annotations, which select.c owns. */
 /* The early set-up's warm-up pass under the control API is sized for at least 24 runs with a
  * flush each, so that a notebook's runs may grow up to 24 (Nsight Python's lessons use 20)
- * without a new range profiler object. The first call of a notebook waits for the pass:
- * 239-241 ms at 48 ranges, 258-277 ms at 100 (H200, beside torch starting:
- * doc/measurements.md, "Cost at the physical floor"). */
+ * without a new range profiler object. The first call of a notebook waits for the pass;
+ * its time at 48 and at 100 ranges is in doc/measurements.md, "Cost at the physical
+ * floor". */
 #define INIT_WARM_UP_RANGES 48
+/* The control API attached this process (inject_init_attached): its fact alone, not the
+ * gate of annotations, which select.c owns. */
 static atomic_bool api_attached;
 /* Why nothing is measured after init, for rangeprof_info; "" when init went through.
  * init_refused says whether it refused (set after the words, which it then publishes). */

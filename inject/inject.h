@@ -135,8 +135,8 @@ void inject_session_configure(const struct inject_config *config);
 /* Measures one selected launch from its driver call's ENTER (the replay lock is held by the
  * caller) and writes its records. Returns NULL when done; otherwise the launch is being
  * verified, or is the first run of its measurement (save.c), and inject_save_exit() must
- * be called at the same call's EXIT, on the same thread, with the lock still held. Never fails the application's launch: errors are
- * reported and skipped. */
+ * be called at the same call's EXIT, on the same thread, with the lock still held. Never
+ * fails the application's launch: errors are reported and skipped. */
 struct measurement;
 struct measurement *inject_save_enter(const struct inject_launch *launch, const char *kernel);
 void inject_save_exit(struct measurement *m, bool launched);

@@ -400,6 +400,15 @@ bool inject_init_preloaded(const char *path)
 	return false;
 }
 
+bool inject_init_sets_up_early(void)
+{
+	pthread_once(&options_once, load_options);
+	inject_launch_lock_replay(); /* set_option writes the options under it */
+	bool early = opts.setup == RP_SETUP_EARLY && opts.clock_control != RP_CLOCK_BASE;
+	inject_launch_unlock_replay();
+	return early;
+}
+
 void inject_init_attached(void)
 {
 	/* The environment's options now, not at cuInit: the caller may take the variables it

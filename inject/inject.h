@@ -43,6 +43,10 @@ void inject_init_mark_controller(void);
 bool inject_init_inherited(void);
 /* Whether path (absolute) is one of LD_PRELOAD's entries. */
 bool inject_init_preloaded(const char *path);
+/* Whether a device's set-up may start ahead of its first measured launch: --setup early,
+ * and no --clock-control base (launch.c's inject_launch_configure says why). The options
+ * are read first if they were not. */
+bool inject_init_sets_up_early(void);
 /* Whether init ran (it may have refused to measure). */
 bool inject_initialised(void);
 /* Whether this process measures; when not, why (init's refusal, a fork child, ...). */

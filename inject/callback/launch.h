@@ -28,6 +28,10 @@ void inject_launch_control(void);
 void inject_launch_annotations_open(int delta);
 bool inject_launch_controlled(void);
 int inject_launch_open_annotations(void);
+/* The control API's rangeprof_prepare (control.c), on its thread with ctx current there:
+ * the device's early set-up starts now, as at an application's first allocation. False
+ * when it cannot: init did not run in cuInit, or nothing is measured any more. */
+bool inject_launch_prepare(CUcontext ctx);
 
 /* --replay-mode range on or off (init.c: at start-up, once the callbacks are enabled, and
  * when the control API sets the option): the NVTX hooks that begin and end range

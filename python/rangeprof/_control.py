@@ -29,7 +29,7 @@ import warnings
 from rangeprof import records
 from rangeprof.exceptions import NestedAnnotationError, RangeprofWarning, Unavailable
 
-CONTROL_VERSION = 1
+CONTROL_VERSION = 2
 OK, EINVAL, ENESTED, ENOTOPEN, EUNAVAILABLE, ENOMEM = range(6)
 CODE_NAMES = {OK: "RANGEPROF_OK", EINVAL: "RANGEPROF_EINVAL", ENESTED: "RANGEPROF_ENESTED",
               ENOTOPEN: "RANGEPROF_ENOTOPEN", EUNAVAILABLE: "RANGEPROF_EUNAVAILABLE",
@@ -113,6 +113,8 @@ class Library:
             "rangeprof_capture_end": (None, []),
             "rangeprof_free": (None, [ctypes.c_void_p]),
             "rangeprof_last_error": (ctypes.c_char_p, []),
+            "rangeprof_prepare": (ctypes.c_int, [ctypes.c_int]),
+            "rangeprof_before_exit": (None, []),
         }
         for name, (restype, argtypes) in protos.items():
             fn = getattr(c, name, None)
@@ -202,6 +204,15 @@ class Library:
 
     def capture_end(self):
         self.cdll.rangeprof_capture_end()
+
+    def prepare(self, device=-1):
+        """(code, message) of rangeprof_prepare: OK (the set-up started, or needs
+        nothing), EINVAL for a bad device, EUNAVAILABLE where nothing is measured."""
+        rc = int(self.cdll.rangeprof_prepare(int(device)))
+        return rc, (self.last_error() if rc else "")
+
+    def before_exit(self):
+        self.cdll.rangeprof_before_exit()
 
 
 class Attachment:
@@ -399,6 +410,36 @@ def measure_children(a):
         if a.output_set is not None:
             os.environ["RANGEPROF_OUTPUT"] = a.output_set
     a.children = True
+
+
+_exit_wait = []
+
+
+def _before_exit(library, pid):
+    """At the interpreter's exit, before the C library's and the CUDA runtime's own
+    handlers: a set-up rangeprof_prepare started and that still runs is waited for (at most
+    a few seconds), since one running on into CUDA's teardown could crash there. Only in
+    the process that asked: a forked child has no such thread."""
+    if os.getpid() == pid:
+        library.before_exit()
+
+
+def prepare(device=-1):
+    """Starts the set-up of a device ahead of the first measurement, on a thread of the
+    library's (rangeprof_prepare, doc/control-api.md): analyze.kernel calls it when it
+    decorates a function, so that the function's first call does not wait for CUPTI's
+    one-time work. It uses this process's attachment as it is, and never raises: where
+    nothing is measured, or the library refuses, the first measurement does the set-up as
+    before. Returns whether the library took the request."""
+    a = _attachment
+    if a is None or a.library is None or a.unavailable is not None:
+        return False
+    with _lock:
+        if not _exit_wait:
+            atexit.register(_before_exit, a.library, os.getpid())
+            _exit_wait.append(a.library)
+    rc, _ = a.library.prepare(device)
+    return rc == OK
 
 
 def _call_attach(a):

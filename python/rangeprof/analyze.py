@@ -567,6 +567,11 @@ class _Profiler:
                                             len(names))
         info_collector.check_parameters(settings.collectors, func, names)
         counter = [0]
+        # The device's set-up starts now, on the library's thread, so that the first call
+        # does not wait for it (doc/control-api.md, rangeprof_prepare). Not under a clock
+        # lock: the library sets up at the first measurement there.
+        if settings.clock_control != "base":
+            _control.prepare()
 
         @functools.wraps(func)
         def wrapper(*args, configs=None, **kwargs):

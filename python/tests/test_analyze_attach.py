@@ -306,22 +306,22 @@ def test_attach_unavailable_warns_once_and_the_notebook_goes_on(fake, fake_path,
     assert bench().to_dataframe(extra=True)["NumRuns"].tolist() == [1]
 
 
-@pytest.mark.parametrize("version", ["0", "-1"])
+@pytest.mark.parametrize("version", ["0", "1", "-1"])
 def test_a_library_of_an_older_control_api_is_refused_clearly(fake, fake_path, monkeypatch, version):
     monkeypatch.setenv("RANGEPROF_FAKE_CONTROL_VERSION", version)
     _control._forget_for_tests()
     a = _control.attach(fake_path)
     assert a.library is None
     with pytest.raises(Unavailable, match=rf"{fake_path} speaks control API version {version}; "
-                       r"this rangeprof Python package needs version 1"):
+                       r"this rangeprof Python package needs version 2"):
         _control.require()
 
 
 def test_a_newer_control_api_is_used_with_a_warning(fake, fake_path, monkeypatch):
-    monkeypatch.setenv("RANGEPROF_FAKE_CONTROL_VERSION", "2")
+    monkeypatch.setenv("RANGEPROF_FAKE_CONTROL_VERSION", "3")
     _control._forget_for_tests()
-    with pytest.warns(RangeprofWarning, match="speaks control API version 2; this package "
-                      "knows version 1"):
+    with pytest.warns(RangeprofWarning, match="speaks control API version 3; this package "
+                      "knows version 2"):
         a = _control.attach(fake_path)
     assert a.library is not None and _control.require() is a.library
 
@@ -397,3 +397,64 @@ def test_attach_refuses_a_library_that_is_not_a_path():
         rangeprof.attach(library=5)
     with pytest.raises(TypeError, match=r"\(100000 characters\)\): expected True or False"):
         rangeprof.attach(children="y" * 100000)
+
+
+_DECORATE = """
+    import json, os
+    import rangeprof
+
+    @rangeprof.analyze.kernel(configs=[(1,)])
+    def first(n):
+        pass
+
+    @rangeprof.analyze.kernel(configs=[(1,)], clock_control="base")
+    def locked(n):
+        pass
+
+    print(json.dumps(open(os.environ["RANGEPROF_FAKE_LOG"]).read().splitlines()))
+"""
+
+
+def test_decorating_a_function_starts_the_devices_set_up_and_exit_waits_for_it(fake_path,
+                                                                               tmp_path):
+    """analyze.kernel asks the library to set the device up when it decorates (not at the
+    first call, which would wait for it), except under a clock lock; at the interpreter's
+    exit the set-up is waited for before CUDA's own exit handlers run."""
+    log = tmp_path / "fake.log"
+    calls, _ = in_fresh_python(_DECORATE, fake_path, env={"RANGEPROF_FAKE_LOG": str(log)})
+    asked = [c for c in calls if c.startswith("rangeprof_prepare")]
+    assert asked == ["rangeprof_prepare -1 -> 0"], calls
+    assert calls.index("rangeprof_attach -> 0") < calls.index(asked[0])
+    assert "rangeprof_before_exit" not in calls, "not before exit"
+    after = log.read_text().splitlines()
+    assert after[len(calls):] == ["rangeprof_before_exit"], after
+
+
+def test_decorating_where_nothing_is_measured_asks_nothing_and_raises_nothing(fake_path,
+                                                                             tmp_path):
+    log = tmp_path / "fake.log"
+    calls, _ = in_fresh_python(_DECORATE, fake_path,
+                               env={"RANGEPROF_FAKE_LOG": str(log),
+                                    "RANGEPROF_FAKE_UNAVAILABLE": "another CUPTI client"})
+    assert not [c for c in log.read_text().splitlines() if "prepare" in c or "before_exit" in c]
+
+
+def test_prepare_passes_the_device_and_says_whether_the_library_took_it(fake, fake_path):
+    _control._forget_for_tests()
+    a = _control.attach(fake_path)
+    assert a.library is not None and a.unavailable is None
+    assert _control.prepare(0) is True
+    assert _control.prepare(-2) is False, "the library refuses it: no exception"
+    assert a.library.prepare(-2) == (_control.EINVAL, "rangeprof_prepare: device -2; "
+                                     "accepted: -1 or a device ordinal")
+
+
+def test_the_exit_wait_is_the_asking_processs_only(fake, fake_path, tmp_path, monkeypatch):
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("RANGEPROF_FAKE_LOG", str(log))
+    _control._forget_for_tests()
+    a = _control.attach(fake_path)
+    _control._before_exit(a.library, os.getpid() + 1)
+    assert "rangeprof_before_exit" not in log.read_text().splitlines()
+    _control._before_exit(a.library, os.getpid())
+    assert log.read_text().splitlines()[-1] == "rangeprof_before_exit"

@@ -35,11 +35,22 @@ void inject_init_attached(void) {}
 void inject_init_mark_controller(void) {}
 bool inject_init_preloaded(const char *path) { (void)path; return false; }
 bool inject_initialised(void) { return true; }
+static bool stand_in_measuring, stand_in_early = true;
+static int prepared_count, early_waits;
+static CUcontext prepared_ctx;
 bool inject_init_measuring_possible(char *why, size_t size)
 {
 	snprintf(why, size, "stand-in: not measuring");
-	return false;
+	return stand_in_measuring;
 }
+bool inject_init_sets_up_early(void) { return stand_in_early; }
+bool inject_launch_prepare(CUcontext ctx)
+{
+	prepared_count++;
+	prepared_ctx = ctx;
+	return true;
+}
+void inject_early_wait(void) { early_waits++; }
 void inject_init_describe(cJSON *o) { cJSON_AddStringToObject(o, "memory_save", "reach"); }
 int inject_init_set_option(const char *name, const char *value, char *err, size_t size)
 {
@@ -82,10 +93,10 @@ static char *file_text(const char *path)
 	return buf;
 }
 
-Test(control, version_is_1)
+Test(control, version_is_2)
 {
-	cr_assert_eq(rangeprof_control_version(), 1);
-	cr_assert_eq(RANGEPROF_CONTROL_VERSION, 1);
+	cr_assert_eq(rangeprof_control_version(), 2);
+	cr_assert_eq(RANGEPROF_CONTROL_VERSION, 2);
 }
 
 Test(control, attach_closes_the_gate_until_an_annotation_opens)
@@ -235,7 +246,7 @@ Test(control, info_is_json_naming_the_state)
 	cr_assert_not_null(text);
 	cJSON *o = cJSON_Parse(text);
 	cr_assert_not_null(o, "%s", text);
-	cr_assert_eq(cJSON_GetObjectItem(o, "control_version")->valuedouble, 1);
+	cr_assert_eq(cJSON_GetObjectItem(o, "control_version")->valuedouble, 2);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "attached")));
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "measuring")));
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "reason")->valuestring, "stand-in: not measuring");
@@ -330,13 +341,139 @@ static bool real_driver(void)
 }
 
 /* The stand-in driver (fake_libcuda.c), loaded before the library asks for libcuda.so.1. */
+static bool fake_driver_loaded;
 static void open_library_with_driver(void)
 {
 	const char *fake = getenv("FAKE_LIBCUDA");
 	cr_assert_not_null(fake, "FAKE_LIBCUDA names the stand-in driver");
-	if (!real_driver())
+	if (!real_driver()) {
 		cr_assert_not_null(dlopen(fake, RTLD_NOW | RTLD_GLOBAL), "%s", dlerror());
+		fake_driver_loaded = true;
+	}
 	open_library();
+}
+
+/* ---- rangeprof_prepare, with the stand-ins above and the stand-in driver ------------ */
+
+static const char *(*fake_log)(void);
+
+static void use_fake_driver(void)
+{
+	if (real_driver())
+		cr_skip_test("this machine has a CUDA driver: prepare would start it");
+	const char *fake = getenv("FAKE_LIBCUDA");
+	cr_assert_not_null(fake, "FAKE_LIBCUDA names the stand-in driver");
+	void *h = dlopen(fake, RTLD_NOW | RTLD_GLOBAL);
+	cr_assert_not_null(h, "%s", dlerror());
+	fake_log = (const char *(*)(void))dlsym(h, "fake_cuda_log");
+	cr_assert_not_null(fake_log);
+	stand_in_measuring = true;
+	cr_assert_eq(rangeprof_attach(), RANGEPROF_OK, "%s", rangeprof_last_error());
+}
+
+static cJSON *prepare_info(void)
+{
+	char *text = rangeprof_info();
+	cJSON *o = cJSON_Parse(text);
+	cr_assert_not_null(o, "%s", text);
+	rangeprof_free(text);
+	return o;
+}
+
+Test(prepare, a_device_below_minus_one_or_past_the_last_is_refused_by_value)
+{
+	cr_assert_eq(rangeprof_prepare(-2), RANGEPROF_EINVAL);
+	cr_assert(strstr(rangeprof_last_error(), "device -2") &&
+		  strstr(rangeprof_last_error(), "accepted: -1"), "%s", rangeprof_last_error());
+	cr_assert_eq(rangeprof_prepare(64), RANGEPROF_EINVAL);
+	cr_assert(strstr(rangeprof_last_error(), "device 64"), "%s", rangeprof_last_error());
+}
+
+Test(prepare, before_attach_it_is_refused_naming_attach)
+{
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_EUNAVAILABLE);
+	cr_assert(strstr(rangeprof_last_error(), "rangeprof_attach"), "%s",
+		  rangeprof_last_error());
+}
+
+Test(prepare, where_nothing_is_measured_it_says_why)
+{
+	cr_assert_eq(rangeprof_attach(), RANGEPROF_EUNAVAILABLE);
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_EUNAVAILABLE);
+	cr_assert_str_eq(rangeprof_last_error(), "stand-in: not measuring");
+}
+
+Test(prepare, starts_the_driver_and_the_devices_set_up_once_on_a_thread_of_its_own,
+     .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	cr_assert_eq(rangeprof_prepare(1), RANGEPROF_OK, "%s", rangeprof_last_error());
+	cr_assert_eq(rangeprof_prepare(1), RANGEPROF_OK, "asked again: nothing more starts");
+	rangeprof_before_exit();
+	cr_assert_str_eq(fake_log(), "cuInit(0) cuDeviceGet(1) cuDevicePrimaryCtxRetain(1) "
+			 "cuCtxSetCurrent(1) ");
+	cr_assert_eq(prepared_count, 1, "the set-up was started once");
+	cr_assert_not_null(prepared_ctx);
+	cr_assert_eq(early_waits, 1, "before_exit waits for the set-ups too");
+	cJSON *o = prepare_info();
+	const cJSON *p = cJSON_GetObjectItem(o, "prepare");
+	cr_assert_eq(cJSON_GetObjectItem(p, "device")->valuedouble, 1);
+	cr_assert_str_eq(cJSON_GetObjectItem(p, "result")->valuestring, "set-up started");
+	cJSON_Delete(o);
+}
+
+Test(prepare, minus_one_is_the_callers_current_device_else_0, .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	cr_assert_eq(rangeprof_prepare(-1), RANGEPROF_OK, "%s", rangeprof_last_error());
+	rangeprof_before_exit();
+	cr_assert_str_eq(fake_log(), "cuInit(0) cuDeviceGet(0) cuDevicePrimaryCtxRetain(0) "
+			 "cuCtxSetCurrent(0) ", "no current context: device 0");
+}
+
+Test(prepare, minus_one_follows_a_current_context, .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*retain)(void **, int) = (int (*)(void **, int))dlsym(cuda, "cuDevicePrimaryCtxRetain");
+	int (*set_current)(void *) = (int (*)(void *))dlsym(cuda, "cuCtxSetCurrent");
+	void *ctx;
+	cr_assert(retain && set_current && !retain(&ctx, 1) && !set_current(ctx));
+	cr_assert_eq(rangeprof_prepare(-1), RANGEPROF_OK, "%s", rangeprof_last_error());
+	rangeprof_before_exit();
+	cr_assert(strstr(fake_log(), "cuInit(0) cuDeviceGet(1) "), "%s", fake_log());
+}
+
+Test(prepare, a_device_the_driver_does_not_have_is_said_in_info, .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "1", 1);
+	cr_assert_eq(rangeprof_prepare(3), RANGEPROF_OK, "%s", rangeprof_last_error());
+	rangeprof_before_exit();
+	cr_assert_eq(prepared_count, 0);
+	cJSON *o = prepare_info();
+	const cJSON *p = cJSON_GetObjectItem(o, "prepare");
+	cr_assert_eq(cJSON_GetObjectItem(p, "device")->valuedouble, 3);
+	const char *result = cJSON_GetObjectItem(p, "result")->valuestring;
+	cr_assert(strstr(result, "cuDeviceGet failed") && strstr(result, "no such device"), "%s",
+		  result);
+	cJSON_Delete(o);
+}
+
+Test(prepare, lazy_set_up_or_a_clock_lock_prepares_nothing, .init = use_fake_driver)
+{
+	stand_in_early = false;
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_OK, "%s", rangeprof_last_error());
+	rangeprof_before_exit();
+	cr_assert_str_eq(fake_log(), "");
+	cr_assert_eq(prepared_count, 0);
+}
+
+Test(prepare, after_before_exit_nothing_starts, .init = use_fake_driver)
+{
+	rangeprof_before_exit();
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_OK, "%s", rangeprof_last_error());
+	rangeprof_before_exit();
+	cr_assert_str_eq(fake_log(), "");
 }
 
 static cJSON *info_object(void)
@@ -410,4 +547,24 @@ Test(library, quiet_and_children_change_at_run_time_with_the_flag_values,
 	cr_assert_null(getenv("RANGEPROF_CHILDREN"));
 	cr_assert_not_null(getenv("CUDA_INJECTION64_PATH"), "kept until this process's cuInit "
 			   "has read it");
+}
+
+Test(library, prepare_without_rangeprofs_init_in_cuinit_says_so_in_info,
+     .init = open_library_with_driver)
+{
+	if (!fake_driver_loaded)
+		cr_skip_test("this machine has a CUDA driver: prepare would start it");
+	int (*prepare)(int) = (int (*)(int))dlsym(lib, "rangeprof_prepare");
+	void (*before_exit)(void) = (void (*)(void))dlsym(lib, "rangeprof_before_exit");
+	cr_assert(prepare && before_exit, "the library exports version 2's functions");
+	cr_assert_eq(real_attach(), RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(prepare(0), RANGEPROF_OK, "%s", real_error());
+	before_exit();
+	cJSON *o = info_object();
+	const cJSON *p = cJSON_GetObjectItem(o, "prepare");
+	cr_assert(cJSON_IsObject(p), "%s", cJSON_Print(o));
+	const char *result = cJSON_GetObjectItem(p, "result")->valuestring;
+	/* The stand-in's cuInit loads no injection: the driver started, the set-up could not. */
+	cr_assert(strstr(result, "the driver started, but nothing is measured"), "%s", result);
+	cJSON_Delete(o);
 }

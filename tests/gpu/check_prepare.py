@@ -1,0 +1,115 @@
+"""tests/gpu/check_prepare.py LIB CASE - the set-up ahead of the first measurement
+(rangeprof_prepare, doc/control-api.md), in a real PyTorch process with the rangeprof
+package from this checkout and the library LIB loaded first, one case per process:
+
+  ahead   analyze.kernel decorates a function: the library starts CUDA and the device's
+          set-up on its own thread, PyTorch untouched; the set-up record is written before
+          the first call, and that call's first measurement does not pay the range
+          profiler object's first Start (its summary's cost_ms.start), every config
+          measured with the runs asked for
+  lazy    the same under RANGEPROF_SETUP=lazy: nothing starts at the decoration, and the
+          first measurement pays the first Start (the check above can fail)
+  exit    decorates, makes PyTorch start CUDA (its runtime's exit handlers are then
+          registered after the set-up began) and exits at once, the set-up still running:
+          the process ends with status 0 (run by tests/gpu/run.sh several times)
+
+Prints one line per finding and exits non-zero on the first broken expectation.
+"""
+import ctypes
+import json
+import os
+import sys
+import tempfile
+import time
+
+LIB, CASE = sys.argv[1], sys.argv[2]
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(tempfile.mkdtemp(prefix="rangeprof-prepare-"), "r.jsonl")
+os.environ["RANGEPROF_OUTPUT"] = OUT
+if CASE == "lazy":
+    os.environ["RANGEPROF_SETUP"] = "lazy"
+ctypes.CDLL(LIB, mode=ctypes.RTLD_GLOBAL)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import torch  # noqa: E402
+
+import rangeprof  # noqa: E402
+from rangeprof import records  # noqa: E402
+
+RUNS = 5
+SIZES = [1024, 2048, 4096]
+
+
+def fail(what):
+    print(f"check_prepare {CASE}: FAIL: {what}", flush=True)
+    sys.exit(1)
+
+
+def setup_records():
+    if not os.path.exists(OUT):
+        return []
+    return [r for r, _ in records.read(OUT).setups]
+
+
+t_decorate = time.perf_counter()
+
+
+@rangeprof.analyze.kernel(configs=[(n,) for n in SIZES], runs=RUNS)
+def matmul(n):
+    a = torch.randn(n, n, device="cuda")
+    b = torch.randn(n, n, device="cuda")
+    with rangeprof.annotate("matmul"):
+        a @ b
+
+
+decorate_s = time.perf_counter() - t_decorate
+info = rangeprof.info()
+print(f"check_prepare {CASE}: decorating took {decorate_s * 1e3:.1f} ms; prepare "
+      f"{json.dumps(info.get('prepare'))}", flush=True)
+
+if CASE == "exit":
+    torch.zeros(1, device="cuda")
+    print(f"check_prepare {CASE}: exiting with the set-up under way "
+          f"({len(setup_records())} set-up records so far)", flush=True)
+    sys.exit(0)
+
+if CASE == "ahead":
+    deadline = time.monotonic() + 20
+    while not setup_records() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ready_s = time.perf_counter() - t_decorate
+    if not setup_records():
+        fail(f"no set-up record 20 s after the decoration; info: {rangeprof.info()}")
+    if torch.cuda.is_initialized():
+        fail("PyTorch's CUDA was started: the set-up must not need the application")
+    prep = rangeprof.info().get("prepare") or {}
+    if prep.get("result") != "set-up started" or prep.get("device") != 0:
+        fail(f"info's prepare says {prep}")
+    print(f"check_prepare {CASE}: set-up record after {ready_s:.2f} s: "
+          f"{json.dumps(setup_records()[0].get('cost_ms'))}", flush=True)
+else:
+    time.sleep(2)
+    if setup_records():
+        fail("a set-up ran at the decoration under RANGEPROF_SETUP=lazy")
+    if (rangeprof.info().get("prepare")) is not None:
+        fail(f"info's prepare: {rangeprof.info().get('prepare')}")
+
+t = time.perf_counter()
+frame = matmul().to_dataframe(extra=True)
+first_s = time.perf_counter() - t
+runs = sorted(set(frame["NumRuns"].tolist()))
+if runs != [RUNS]:
+    fail(f"NumRuns {runs}, asked {RUNS}")
+summaries = [r for r, _ in records.read(OUT).summaries]
+if len(summaries) != len(SIZES):
+    fail(f"{len(summaries)} summaries for {len(SIZES)} configs")
+start_ms = (summaries[0].get("cost_ms") or {}).get("start")
+if start_ms is None:
+    fail(f"the first summary has no cost_ms.start: {summaries[0].get('cost_ms')}")
+print(f"check_prepare {CASE}: first call {first_s:.3f} s; first summary's start "
+      f"{start_ms:.1f} ms, cost_ms {json.dumps(summaries[0].get('cost_ms'))}", flush=True)
+if CASE == "ahead" and start_ms > 50:
+    fail(f"the first measurement paid {start_ms:.1f} ms for Start: the set-up was not done")
+if CASE == "lazy" and start_ms < 50:
+    fail(f"lazy: the first Start cost only {start_ms:.1f} ms (the check above cannot tell)")
+print(f"check_prepare {CASE}: ok", flush=True)

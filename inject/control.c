@@ -4,7 +4,8 @@
  * below; options go to init.c, which owns them, and the gate (controlled, how many
  * annotations are open) is select.c's, reached through callback/launch.h. At the top of
  * inject/, beside entry.c. Any thread.
- * Calls: init.c (options), launch.c (the gate), output.c, nvtx_bridge/.
+ * Calls: init.c (options), launch.c (the gate, rangeprof_prepare's set-up), early.c (the
+ * wait before exit), output.c, nvtx_bridge/.
  * Called by: none (the application, through the control API).
  * Lock: annotations_lock (the open annotations), capture_lock (the capture buffer),
  * prepare_lock (rangeprof_prepare's threads and what they found). */

@@ -22,7 +22,7 @@
  * (inject_early_configure).
  * Calls: contexts.c, collector/.
  * Called by: launch.c (configures it; a thread's first launches in a context), init.c (a
- * fork's child).
+ * fork's child), control.c (rangeprof_before_exit's wait).
  * Lock: lock (the devices set up or being set up, and the set-up threads). */
 #include "inject/early.h"
 

@@ -2,8 +2,8 @@
  * For a process that loaded the library (import rangeprof does, through ctypes) and drives
  * it at run time: attach, set options per measurement, open and close annotations, and
  * take the records written meanwhile; version 2 adds the set-up ahead of the first
- * measurement (rangeprof_prepare) and its wait before exit. Every function is thread-safe; a failed call
- * returns a code below and leaves its message for rangeprof_last_error(). */
+ * measurement (rangeprof_prepare) and its wait before exit. Every function is thread-safe;
+ * a failed call returns a code below and leaves its message for rangeprof_last_error(). */
 #ifndef RANGEPROF_CONTROL_H
 #define RANGEPROF_CONTROL_H
 

@@ -424,22 +424,37 @@ def _before_exit(library, pid):
         library.before_exit()
 
 
-def prepare(device=-1):
-    """Starts the set-up of a device ahead of the first measurement, on a thread of the
-    library's (rangeprof_prepare, doc/control-api.md): analyze.kernel calls it when it
-    decorates a function, so that the function's first call does not wait for CUPTI's
-    one-time work. It uses this process's attachment as it is, and never raises: where
-    nothing is measured, or the library refuses, the first measurement does the set-up as
-    before. Returns whether the library took the request."""
-    a = _attachment
-    if a is None or a.library is None or a.unavailable is not None:
+def interactive():
+    """Whether this is an interactive session: a Jupyter or IPython kernel, or the Python
+    REPL, where the cell that defines a function runs well before the one that calls it,
+    and where a program does not set CUDA_VISIBLE_DEVICES or fork after its definitions
+    as a script's main() may."""
+    if hasattr(sys, "ps1") or sys.flags.interactive:
+        return True
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    try:
+        return get is not None and get() is not None
+    except Exception:  # noqa: BLE001 - an IPython that cannot answer is no session here
         return False
+
+
+def prepare(device=-1):
+    """(code, message) of rangeprof_prepare (doc/control-api.md): the set-up of a device
+    started ahead of its first measurement, on a thread of the library's. Uses this
+    process's attachment as it is: (EUNAVAILABLE, why) where there is no library or it
+    measures nothing. The first time, registers the exit handler that waits for the
+    set-up before CUDA's own handlers run."""
+    a = _attachment
+    if a is None or a.library is None:
+        return EUNAVAILABLE, (a.problem if a is not None else "rangeprof is not attached")
+    if a.unavailable is not None:
+        return EUNAVAILABLE, a.unavailable
     with _lock:
         if not _exit_wait:
             atexit.register(_before_exit, a.library, os.getpid())
             _exit_wait.append(a.library)
-    rc, _ = a.library.prepare(device)
-    return rc == OK
+    return a.library.prepare(device)
 
 
 def _call_attach(a):

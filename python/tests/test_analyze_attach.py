@@ -400,7 +400,9 @@ def test_attach_refuses_a_library_that_is_not_a_path():
 
 
 _DECORATE = """
-    import json, os
+    import json, os, sys
+    if os.environ.get("AS_REPL"):
+        sys.ps1 = ">>> "   # what the Python REPL sets: an interactive session
     import rangeprof
 
     @rangeprof.analyze.kernel(configs=[(1,)])
@@ -415,13 +417,18 @@ _DECORATE = """
 """
 
 
-def test_decorating_a_function_starts_the_devices_set_up_and_exit_waits_for_it(fake_path,
-                                                                               tmp_path):
-    """analyze.kernel asks the library to set the device up when it decorates (not at the
-    first call, which would wait for it), except under a clock lock; at the interpreter's
-    exit the set-up is waited for before CUDA's own exit handlers run."""
+def _log_calls(log, *names):
+    return [c for c in log.read_text().splitlines() if c.split()[0] in names]
+
+
+def test_decorating_in_an_interactive_session_starts_the_set_up_and_exit_waits_for_it(
+        fake_path, tmp_path):
+    """In a notebook or the REPL, analyze.kernel asks the library to set the device up when
+    it decorates (not at the first call, which would wait for it), except under a clock
+    lock; at the interpreter's exit the set-up is waited for before CUDA's own handlers."""
     log = tmp_path / "fake.log"
-    calls, _ = in_fresh_python(_DECORATE, fake_path, env={"RANGEPROF_FAKE_LOG": str(log)})
+    calls, _ = in_fresh_python(_DECORATE, fake_path,
+                               env={"RANGEPROF_FAKE_LOG": str(log), "AS_REPL": "1"})
     asked = [c for c in calls if c.startswith("rangeprof_prepare")]
     assert asked == ["rangeprof_prepare -1 -> 0"], calls
     assert calls.index("rangeprof_attach -> 0") < calls.index(asked[0])
@@ -430,21 +437,61 @@ def test_decorating_a_function_starts_the_devices_set_up_and_exit_waits_for_it(f
     assert after[len(calls):] == ["rangeprof_before_exit"], after
 
 
+def test_decorating_in_a_script_starts_nothing(fake_path, tmp_path):
+    """A script may set CUDA_VISIBLE_DEVICES or fork after its definitions: the decorator
+    leaves CUDA alone there."""
+    log = tmp_path / "fake.log"
+    in_fresh_python(_DECORATE, fake_path, env={"RANGEPROF_FAKE_LOG": str(log)})
+    assert _log_calls(log, "rangeprof_prepare", "rangeprof_before_exit") == []
+
+
 def test_decorating_where_nothing_is_measured_asks_nothing_and_raises_nothing(fake_path,
                                                                              tmp_path):
     log = tmp_path / "fake.log"
-    calls, _ = in_fresh_python(_DECORATE, fake_path,
-                               env={"RANGEPROF_FAKE_LOG": str(log),
-                                    "RANGEPROF_FAKE_UNAVAILABLE": "another CUPTI client"})
-    assert not [c for c in log.read_text().splitlines() if "prepare" in c or "before_exit" in c]
+    in_fresh_python(_DECORATE, fake_path,
+                    env={"RANGEPROF_FAKE_LOG": str(log), "AS_REPL": "1",
+                         "RANGEPROF_FAKE_UNAVAILABLE": "another CUPTI client"})
+    assert _log_calls(log, "rangeprof_prepare", "rangeprof_before_exit") == []
 
 
-def test_prepare_passes_the_device_and_says_whether_the_library_took_it(fake, fake_path):
+def test_rangeprof_prepare_passes_the_device_and_refuses_bad_ones_by_value(fake, fake_path,
+                                                                            tmp_path,
+                                                                            monkeypatch):
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("RANGEPROF_FAKE_LOG", str(log))
     _control._forget_for_tests()
     a = _control.attach(fake_path)
     assert a.library is not None and a.unavailable is None
-    assert _control.prepare(0) is True
-    assert _control.prepare(-2) is False, "the library refuses it: no exception"
+    assert isinstance(rangeprof.prepare(), dict)
+    rangeprof.prepare(1)
+    assert _log_calls(log, "rangeprof_prepare") == ["rangeprof_prepare -1 -> 0",
+                                                    "rangeprof_prepare 1 -> 0"]
+    for bad, error, words in (("0", TypeError, "prepare(device='0'): expected a device "
+                                               "ordinal (int) or None, not str"),
+                              (True, TypeError, "not bool"),
+                              (1.0, TypeError, "not float"),
+                              (-1, ValueError, "prepare(device=-1): expected a device "
+                                               "ordinal from 0")):
+        with pytest.raises(error, match=re.escape(words)):
+            rangeprof.prepare(bad)
+    assert len(_log_calls(log, "rangeprof_prepare")) == 2, "refused before the library"
+
+
+def test_rangeprof_prepare_where_nothing_is_measured_raises_unavailable(fake, fake_path,
+                                                                        monkeypatch):
+    monkeypatch.setenv("RANGEPROF_FAKE_UNAVAILABLE", "another CUPTI client")
+    _control._forget_for_tests()
+    with pytest.warns(RangeprofWarning):
+        _control.attach(fake_path)
+    with pytest.raises(Unavailable, match="rangeprof cannot measure in this process: "
+                       "another CUPTI client"):
+        rangeprof.prepare()
+
+
+def test_the_librarys_refusal_comes_back_as_its_message(fake, fake_path):
+    _control._forget_for_tests()
+    a = _control.attach(fake_path)
+    assert _control.prepare(0) == (_control.OK, "")
     assert a.library.prepare(-2) == (_control.EINVAL, "rangeprof_prepare: device -2; "
                                      "accepted: -1 or a device ordinal")
 

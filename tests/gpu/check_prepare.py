@@ -2,16 +2,19 @@
 (rangeprof_prepare, doc/control-api.md), in a real PyTorch process with the rangeprof
 package from this checkout and the library LIB loaded first, one case per process:
 
-  ahead   analyze.kernel decorates a function: the library starts CUDA and the device's
-          set-up on its own thread, PyTorch untouched; the set-up record is written before
-          the first call, and that call's first measurement does not pay the range
-          profiler object's first Start (its summary's cost_ms.start), every config
-          measured with the runs asked for
-  lazy    the same under RANGEPROF_SETUP=lazy: nothing starts at the decoration, and the
-          first measurement pays the first Start (the check above can fail)
-  exit    decorates, makes PyTorch start CUDA (its runtime's exit handlers are then
-          registered after the set-up began) and exits at once, the set-up still running:
-          the process ends with status 0 (run by tests/gpu/run.sh several times)
+  ahead     an interactive session (sys.ps1 set, as the REPL does; a notebook's kernel is
+            one too): analyze.kernel's decoration makes the library start CUDA and the
+            device's set-up on its own thread, PyTorch untouched; the set-up record is
+            written before the first call, and that call's first measurement does not pay
+            the range profiler object's first Start (its summary's cost_ms.start), every
+            config measured with the runs asked for
+  explicit  a script that calls rangeprof.prepare() after decorating: the same
+  script    a script: the decoration starts nothing (CUDA not started, no set-up record);
+            the first measurement pays the first Start (the check above can fail)
+  lazy      interactive under RANGEPROF_SETUP=lazy: nothing starts, the first Start paid
+  exit      interactive: decorates, makes PyTorch start CUDA (its runtime's exit handlers
+            are then registered after the set-up began) and exits at once, the set-up
+            still running: the process ends with status 0 (tests/gpu/run.sh: 3 times)
 
 Prints one line per finding and exits non-zero on the first broken expectation.
 """
@@ -28,6 +31,9 @@ OUT = os.path.join(tempfile.mkdtemp(prefix="rangeprof-prepare-"), "r.jsonl")
 os.environ["RANGEPROF_OUTPUT"] = OUT
 if CASE == "lazy":
     os.environ["RANGEPROF_SETUP"] = "lazy"
+if CASE in ("ahead", "lazy", "exit"):
+    sys.ps1 = ">>> "  # what the REPL sets: analyze.kernel takes the session as interactive
+STARTS = CASE in ("ahead", "explicit", "exit")
 ctypes.CDLL(LIB, mode=ctypes.RTLD_GLOBAL)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
@@ -62,6 +68,8 @@ def matmul(n):
         a @ b
 
 
+if CASE == "explicit":
+    rangeprof.prepare()
 decorate_s = time.perf_counter() - t_decorate
 info = rangeprof.info()
 print(f"check_prepare {CASE}: decorating took {decorate_s * 1e3:.1f} ms; prepare "
@@ -73,7 +81,13 @@ if CASE == "exit":
           f"({len(setup_records())} set-up records so far)", flush=True)
     sys.exit(0)
 
-if CASE == "ahead":
+def cuda_started():
+    cuda = ctypes.CDLL("libcuda.so.1")
+    count = ctypes.c_int()
+    return cuda.cuDeviceGetCount(ctypes.byref(count)) == 0
+
+
+if STARTS:
     deadline = time.monotonic() + 20
     while not setup_records() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -90,8 +104,10 @@ if CASE == "ahead":
 else:
     time.sleep(2)
     if setup_records():
-        fail("a set-up ran at the decoration under RANGEPROF_SETUP=lazy")
-    if (rangeprof.info().get("prepare")) is not None:
+        fail("a set-up ran at the decoration")
+    if CASE == "script" and cuda_started():
+        fail("CUDA was started in a script before the program started it")
+    if CASE == "script" and rangeprof.info().get("prepare") is not None:
         fail(f"info's prepare: {rangeprof.info().get('prepare')}")
 
 t = time.perf_counter()
@@ -108,8 +124,8 @@ if start_ms is None:
     fail(f"the first summary has no cost_ms.start: {summaries[0].get('cost_ms')}")
 print(f"check_prepare {CASE}: first call {first_s:.3f} s; first summary's start "
       f"{start_ms:.1f} ms, cost_ms {json.dumps(summaries[0].get('cost_ms'))}", flush=True)
-if CASE == "ahead" and start_ms > 50:
+if STARTS and start_ms > 50:
     fail(f"the first measurement paid {start_ms:.1f} ms for Start: the set-up was not done")
-if CASE == "lazy" and start_ms < 50:
-    fail(f"lazy: the first Start cost only {start_ms:.1f} ms (the check above cannot tell)")
+if not STARTS and start_ms < 50:
+    fail(f"{CASE}: the first Start cost only {start_ms:.1f} ms (the check above cannot tell)")
 print(f"check_prepare {CASE}: ok", flush=True)

@@ -252,15 +252,17 @@ int rangeprof_attach(void)
  * makes the device's primary context, then hands over to the early set-up's own thread
  * (early.c), which the exit wait covers. */
 #define PREPARE_MAX_DEVICES 64
-/* At most this long for a prepare thread still in cuInit at rangeprof_before_exit. */
+/* At most this long, for all the prepare threads together, at rangeprof_before_exit. */
 #define PREPARE_EXIT_WAIT_S 5
 static pthread_mutex_t prepare_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t prepare_fork_once = PTHREAD_ONCE_INIT;
 static pthread_t prepare_threads[PREPARE_MAX_DEVICES];
 static unsigned prepare_thread_count;
-static bool prepare_asked[PREPARE_MAX_DEVICES], prepare_closed;
-/* What the last prepare thread met, for info: "" while none ran or it is under way. */
-static char prepare_result[256];
-static int prepare_device = -1;
+static bool prepare_asked[PREPARE_MAX_DEVICES];
+/* What each asked device's thread met, for info: "" while it runs. */
+static char prepare_result[PREPARE_MAX_DEVICES][192];
+/* rangeprof_before_exit was called (or this is a forked child): nothing starts any more. */
+static atomic_bool prepare_closed;
 
 typedef CUresult (*cu_init_fn)(unsigned int);
 typedef CUresult (*cu_device_get_fn)(CUdevice *, int);
@@ -273,8 +275,7 @@ static void prepare_said(int device, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	pthread_mutex_lock(&prepare_lock);
-	prepare_device = device;
-	vsnprintf(prepare_result, sizeof(prepare_result), fmt, ap);
+	vsnprintf(prepare_result[device], sizeof(prepare_result[device]), fmt, ap);
 	pthread_mutex_unlock(&prepare_lock);
 	va_end(ap);
 }
@@ -286,6 +287,10 @@ static void prepare_said(int device, const char *fmt, ...)
 static void *prepare_run(void *arg)
 {
 	int device = (int)(intptr_t)arg;
+	if (atomic_load(&prepare_closed)) {
+		prepare_said(device, "not started: the process is exiting");
+		return NULL;
+	}
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!cuda) {
 		prepare_said(device, "libcuda.so.1 cannot be loaded: %s", dlerror());
@@ -304,25 +309,41 @@ static void *prepare_run(void *arg)
 	CUcontext ctx;
 	CUresult r;
 	const char *step = "cuInit";
-	if ((r = init(0)) == CUDA_SUCCESS && (step = "cuDeviceGet", r = get(&dev, device)) ==
-	    CUDA_SUCCESS && (step = "cuDevicePrimaryCtxRetain", r = retain(&ctx, dev)) ==
-	    CUDA_SUCCESS && (step = "cuCtxSetCurrent", r = set_current(ctx)) == CUDA_SUCCESS) {
-		if (inject_launch_prepare(ctx))
-			prepare_said(device, "set-up started");
-		else
-			prepare_said(device, "the driver started, but nothing is measured on this "
-				     "device: rangeprof's init did not run in cuInit, or measuring "
-				     "ended (rangeprof_info says why)");
-	} else {
+	if ((r = init(0)) != CUDA_SUCCESS || (step = "cuDeviceGet", r = get(&dev, device)) !=
+	    CUDA_SUCCESS || (step = "cuDevicePrimaryCtxRetain", r = retain(&ctx, dev)) !=
+	    CUDA_SUCCESS || (step = "cuCtxSetCurrent", r = set_current(ctx)) != CUDA_SUCCESS) {
 		prepare_said(device, "%s failed (CUDA error %d)%s", step, (int)r,
 			     r == CUDA_ERROR_INVALID_DEVICE ? ": no such device in this process" :
 			     "");
+		return NULL;
+	}
+	if (atomic_load(&prepare_closed)) {
+		prepare_said(device, "the driver started; the set-up not: the process is exiting");
+		return NULL;
+	}
+	switch (inject_launch_prepare(ctx)) {
+	case INJECT_EARLY_STARTED:
+		prepare_said(device, "set-up started");
+		break;
+	case INJECT_EARLY_ALREADY:
+		prepare_said(device, "set up already, or under way");
+		break;
+	case INJECT_EARLY_OFF:
+		prepare_said(device, "the driver started; no set-up ahead: --setup lazy, a clock "
+			     "lock, rangeprof's init did not run in cuInit, or measuring ended "
+			     "(rangeprof_info says which)");
+		break;
+	default:
+		prepare_said(device, "the driver started; the set-up thread could not start: the "
+			     "first measured launch sets the device up");
+		break;
 	}
 	return NULL; /* the driver stays loaded: the handle is not closed */
 }
 
 /* -1: the device of the calling thread's current context, where the driver runs and
- * one is current; else 0, the runtime's default device. */
+ * one is current; else 0, the runtime's default device. -1 for an ordinal past the
+ * devices rangeprof_prepare takes. */
 static int current_device(void)
 {
 	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
@@ -336,9 +357,23 @@ static int current_device(void)
 	int device = 0;
 	if (get_current && get_device && get_current(&ctx) == CUDA_SUCCESS && ctx &&
 	    get_device(&dev) == CUDA_SUCCESS)
-		device = (int)dev;
+		device = dev >= 0 && dev < PREPARE_MAX_DEVICES ? (int)dev : -1;
 	dlclose(cuda);
 	return device;
+}
+
+/* A child forked without exec has none of the parent's prepare threads, and measures
+ * nothing (init.c): the lock is made anew, nothing is waited for or started. */
+static void prepare_fork_child(void)
+{
+	pthread_mutex_init(&prepare_lock, NULL);
+	prepare_thread_count = 0;
+	atomic_store(&prepare_closed, true);
+}
+
+static void prepare_register_fork(void)
+{
+	pthread_atfork(NULL, NULL, prepare_fork_child);
 }
 
 int rangeprof_prepare(int device)
@@ -362,32 +397,38 @@ int rangeprof_prepare(int device)
 	}
 	if (!inject_init_sets_up_early())
 		return ok(); /* --setup lazy or --clock-control base: the first measurement does */
-	if (device == -1)
-		device = current_device();
+	if (device == -1 && (device = current_device()) < 0)
+		return ok(); /* a device past those taken: its first measured launch sets it up */
+	pthread_once(&prepare_fork_once, prepare_register_fork);
 	pthread_mutex_lock(&prepare_lock);
-	if (prepare_closed || prepare_asked[device] ||
-	    prepare_thread_count == PREPARE_MAX_DEVICES) {
+	if (atomic_load(&prepare_closed) || prepare_asked[device]) {
 		pthread_mutex_unlock(&prepare_lock);
 		return ok();
 	}
-	prepare_asked[device] = true;
 	/* The thread inherits this thread's signal mask: with every signal blocked, the
 	 * application's handlers keep running on its own threads only (as early.c's). */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&prepare_threads[prepare_thread_count], NULL, prepare_run,
-			   (void *)(intptr_t)device) == 0)
-		prepare_thread_count++;
+	int rc = pthread_create(&prepare_threads[prepare_thread_count], NULL, prepare_run,
+				(void *)(intptr_t)device);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0) {
+		prepare_asked[device] = true;
+		prepare_result[device][0] = '\0'; /* under way */
+		prepare_thread_count++;
+	}
 	pthread_mutex_unlock(&prepare_lock);
+	if (rc)
+		return fail(RANGEPROF_ENOMEM, "rangeprof_prepare: no thread for device %d: %s "
+			    "(the first measured launch sets it up)", device, strerror(rc));
 	return ok();
 }
 
 void rangeprof_before_exit(void)
 {
+	atomic_store(&prepare_closed, true);
 	pthread_mutex_lock(&prepare_lock);
-	prepare_closed = true;
 	unsigned n = prepare_thread_count;
 	prepare_thread_count = 0;
 	pthread_mutex_unlock(&prepare_lock);
@@ -423,15 +464,21 @@ char *rangeprof_info(void)
 	cJSON_AddBoolToObject(o, "controlled", inject_launch_controlled());
 	cJSON_AddBoolToObject(o, "initialised", initialised);
 	pthread_mutex_lock(&prepare_lock);
-	if (prepare_device >= 0) {
-		cJSON *p = cJSON_AddObjectToObject(o, "prepare");
+	cJSON *asked = NULL;
+	for (int d = 0; d < PREPARE_MAX_DEVICES; d++) {
+		if (!prepare_asked[d])
+			continue;
+		if (!asked && !(asked = cJSON_AddArrayToObject(o, "prepare")))
+			break;
+		cJSON *p = cJSON_CreateObject();
 		if (p) {
-			cJSON_AddNumberToObject(p, "device", prepare_device);
-			cJSON_AddStringToObject(p, "result", prepare_result);
+			cJSON_AddNumberToObject(p, "device", d);
+			cJSON_AddStringToObject(p, "result", prepare_result[d]);
+			cJSON_AddItemToArray(asked, p);
 		}
-	} else {
-		cJSON_AddNullToObject(o, "prepare");
 	}
+	if (!asked)
+		cJSON_AddNullToObject(o, "prepare");
 	pthread_mutex_unlock(&prepare_lock);
 	cJSON_AddBoolToObject(o, "measuring", measuring);
 	if (measuring)

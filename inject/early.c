@@ -75,6 +75,11 @@ void inject_early_configure(bool on, inject_early_fn fn)
 	set_up = fn;
 }
 
+bool inject_early_enabled(void)
+{
+	return enabled;
+}
+
 bool inject_early_exiting(void)
 {
 	return atomic_load(&exiting);
@@ -106,24 +111,22 @@ void inject_early_wait(void)
 			pthread_detach(threads[i]);
 }
 
-void inject_early_context_used(CUcontext ctx, uint32_t context_id)
+enum inject_early_start inject_early_start(CUcontext ctx, uint32_t context_id)
 {
 	if (!enabled)
-		return;
-	for (unsigned i = 0; i < EARLY_SEEN; i++)
-		if (seen[i] == ctx)
-			return;
-	seen[seen_next++ % EARLY_SEEN] = ctx; /* its device starts below, has, or cannot */
+		return INJECT_EARLY_OFF;
 	CUdevice dev;
-	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= EARLY_MAX_DEVICES ||
-	    atomic_load_explicit(&device_started[dev], memory_order_relaxed))
-		return;
+	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= EARLY_MAX_DEVICES)
+		return INJECT_EARLY_FAILED;
+	if (atomic_load_explicit(&device_started[dev], memory_order_relaxed))
+		return INJECT_EARLY_ALREADY;
 	pthread_mutex_lock(&lock);
 	if (atomic_load(&exiting) || atomic_load(&device_started[dev])) {
 		pthread_mutex_unlock(&lock);
-		return;
+		return atomic_load(&exiting) ? INJECT_EARLY_OFF : INJECT_EARLY_ALREADY;
 	}
 	atomic_store(&device_started[dev], true);
+	enum inject_early_start result = INJECT_EARLY_FAILED;
 	struct request *r = malloc(sizeof(*r));
 	if (r) {
 		*r = (struct request){ ctx, context_id, inject_contexts_created(ctx) };
@@ -135,13 +138,27 @@ void inject_early_context_used(CUcontext ctx, uint32_t context_id)
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		if (exit_handler_registered &&
-		    pthread_create(&threads[thread_count], NULL, run_set_up, r) == 0)
+		    pthread_create(&threads[thread_count], NULL, run_set_up, r) == 0) {
 			thread_count++;
-		else
+			result = INJECT_EARLY_STARTED;
+		} else {
 			free(r); /* the first measured launch sets the device up instead */
+		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&lock);
+	return result;
+}
+
+void inject_early_context_used(CUcontext ctx, uint32_t context_id)
+{
+	if (!enabled)
+		return;
+	for (unsigned i = 0; i < EARLY_SEEN; i++)
+		if (seen[i] == ctx)
+			return;
+	seen[seen_next++ % EARLY_SEEN] = ctx; /* its device starts below, has, or cannot */
+	inject_early_start(ctx, context_id);
 }
 
 void inject_early_fork_child(void)

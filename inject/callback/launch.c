@@ -380,14 +380,13 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	inject_session_unlock();
 }
 
-bool inject_launch_prepare(CUcontext ctx)
+enum inject_early_start inject_launch_prepare(CUcontext ctx)
 {
 	uint32_t id = 0;
 	if (!inject_output_measuring() || inject_select_done() || /* before init: not measuring */
 	    rp_api.cuptiGetContextId(ctx, &id) != CUPTI_SUCCESS)
-		return false;
-	inject_early_context_used(ctx, id);
-	return true;
+		return INJECT_EARLY_OFF;
+	return inject_early_start(ctx, id);
 }
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)

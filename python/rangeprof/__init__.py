@@ -99,21 +99,31 @@ def prepare(device=None):
     the device's primary context, which PyTorch and CuPy then use: CUDA_VISIBLE_DEVICES
     set afterwards has no effect, and a child forked afterwards cannot use CUDA.
     RANGEPROF_SETUP=lazy turns it off. device: a CUDA device ordinal as this process
-    numbers it, or None: the current context's device, else device 0 (a device the driver
-    does not have is said in info()['prepare']). Returns info(). TypeError for a device
-    that is not an int or None, ValueError for one the library refuses (below 0),
-    Unavailable where rangeprof measures nothing in this process."""
+    numbers it (0 to 63), or None: the current context's device, else device 0 (a device
+    the driver does not have is said in info()['prepare'], the list of the devices asked
+    for and what each thread met). Returns info(). TypeError for a device that is not an
+    int or None, ValueError for one out of range, Unavailable where rangeprof measures
+    nothing in this process, MemoryError when no thread could be started."""
+    import operator
     from rangeprof.exceptions import Unavailable
     from rangeprof.output import said
-    if device is not None and (isinstance(device, bool) or not isinstance(device, int)):
-        raise TypeError(f"prepare(device={said(device)}): expected a device ordinal (int) "
-                        f"or None, not {type(device).__name__}")
-    if device is not None and device < 0:
-        raise ValueError(f"prepare(device={device}): expected a device ordinal from 0, or "
-                         "None for the current device")
+    if device is not None:
+        if isinstance(device, bool):
+            raise TypeError(f"prepare(device={said(device)}): expected a device ordinal "
+                            "(int) or None, not bool")
+        try:
+            device = operator.index(device)
+        except TypeError:
+            raise TypeError(f"prepare(device={said(device)}): expected a device ordinal "
+                            f"(int) or None, not {type(device).__name__}") from None
+        if not 0 <= device <= 63:
+            raise ValueError(f"prepare(device={device}): expected a device ordinal from 0 "
+                             "to 63, or None for the current device")
     rc, msg = _control.prepare(-1 if device is None else device)
     if rc == _control.EUNAVAILABLE:
         raise Unavailable(f"rangeprof cannot measure in this process: {msg}")
+    if rc == _control.ENOMEM:
+        raise MemoryError(msg)
     if rc != _control.OK:
         raise ValueError(msg or f"rangeprof_prepare: {_control.CODE_NAMES.get(rc, rc)}")
     return info()

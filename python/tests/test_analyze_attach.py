@@ -471,7 +471,9 @@ def test_rangeprof_prepare_passes_the_device_and_refuses_bad_ones_by_value(fake,
                               (True, TypeError, "not bool"),
                               (1.0, TypeError, "not float"),
                               (-1, ValueError, "prepare(device=-1): expected a device "
-                                               "ordinal from 0")):
+                                               "ordinal from 0 to 63"),
+                              (2 ** 32, ValueError, "prepare(device=4294967296): expected"),
+                              (64, ValueError, "prepare(device=64)")):
         with pytest.raises(error, match=re.escape(words)):
             rangeprof.prepare(bad)
     assert len(_log_calls(log, "rangeprof_prepare")) == 2, "refused before the library"

@@ -428,7 +428,6 @@ for c in early late profiler; do
 	check "control-$c" env RANGEPROF_OUTPUT="ctl_$c.jsonl" python3 "$root/tests/gpu/check_control.py" \
 		"$root/build/inject/librangeprof.so" $c
 done
-cat "$work"/prepare-{ahead,explicit,script,lazy}.log
 check control-ncu /usr/local/cuda/bin/ncu --clock-control none --log-file /dev/null -c 1 \
 	python3 "$root/tests/gpu/check_control.py" "$root/build/inject/librangeprof.so" ncu
 # The set-up ahead of the first call (rangeprof_prepare, from analyze.kernel's decoration),

@@ -4,10 +4,11 @@
  * asks before cuInit (the driver's version, and that it is not initialised), and what
  * rangeprof_prepare's thread calls (cuInit, a device, its primary context made current),
  * each written to a log the test reads with fake_cuda_log(). One device, ordinal 0;
- * FAKE_CUDA_DEVICES=N gives N. */
+ * FAKE_CUDA_DEVICES=N gives N; FAKE_CUDA_INIT_MS=M makes cuInit take M ms. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -51,6 +52,12 @@ int cuDeviceGetCount(int *count)
 
 int cuInit(unsigned int flags)
 {
+	const char *ms = getenv("FAKE_CUDA_INIT_MS");
+	if (ms) {
+		long m = atol(ms);
+		struct timespec t = { m / 1000, (m % 1000) * 1000000 };
+		nanosleep(&t, NULL);
+	}
 	note("cuInit", (int)flags);
 	return 0;
 }

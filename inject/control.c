@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/error.h"
+#include "common/join.h"
 #include "inject/callback/launch.h"
 #include "inject/early.h"
 #include "inject/inject.h"
@@ -432,12 +433,7 @@ void rangeprof_before_exit(void)
 	unsigned n = prepare_thread_count;
 	prepare_thread_count = 0;
 	pthread_mutex_unlock(&prepare_lock);
-	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += PREPARE_EXIT_WAIT_S;
-	for (unsigned i = 0; i < n; i++)
-		if (pthread_timedjoin_np(prepare_threads[i], NULL, &deadline) == ETIMEDOUT)
-			pthread_detach(prepare_threads[i]);
+	rp_join_within(prepare_threads, n, PREPARE_EXIT_WAIT_S);
 	/* Then the set-ups those threads (or the application's first allocations) started. */
 	inject_early_wait();
 }

@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "collector/api.h"
+#include "common/join.h"
 #include "inject/session/contexts.h"
 
 #define EARLY_MAX_DEVICES 64
@@ -103,12 +104,7 @@ void inject_early_wait(void)
 	unsigned n = thread_count;
 	thread_count = 0;
 	pthread_mutex_unlock(&lock);
-	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += EARLY_EXIT_WAIT_S;
-	for (unsigned i = 0; i < n; i++)
-		if (pthread_timedjoin_np(threads[i], NULL, &deadline) == ETIMEDOUT)
-			pthread_detach(threads[i]);
+	rp_join_within(threads, n, EARLY_EXIT_WAIT_S);
 }
 
 enum inject_early_start inject_early_start(CUcontext ctx, uint32_t context_id)

@@ -668,6 +668,41 @@ static int evaluate_runs(struct collector_profiler *prof, const struct collector
 	return 0;
 }
 
+/* Ends a pass: waits for its work, then stops it, each timed. A failed wait makes *rc
+ * RP_ERR_SYNC (a run's failure already in *rc is kept, and the wait skipped); the pass is
+ * stopped either way. Returns Stop's result; *all_submitted says whether the config's
+ * last pass is in. */
+static CUptiResult end_pass(struct collector_profiler *prof, struct collector_cost *cost,
+			    double *lap, int *rc, bool *all_submitted)
+{
+	if (!*rc && A.cuCtxSynchronize() != CUDA_SUCCESS)
+		*rc = RP_ERR_SYNC;
+	collector_cost_lap(cost, COST_PASS_SYNC, lap);
+	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	stop.pRangeProfilerObject = prof->object;
+	CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
+	collector_cost_lap(cost, COST_STOP, lap);
+	*all_submitted = stop.isAllPassSubmitted;
+	return sr;
+}
+
+/* The passes' counter data decoded, and its runs evaluated (evaluate_runs), each timed. */
+static int decode_runs(struct collector_profiler *prof, const struct collector_metric_set *set,
+		       unsigned runs, unsigned kernels_per_run, double *values,
+		       double *clock_hz, struct collector_cost *cost, double *lap, char *err,
+		       size_t err_size)
+{
+	CUpti_RangeProfiler_DecodeData_Params decode = {
+		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	decode.pRangeProfilerObject = prof->object;
+	CALL(cuptiRangeProfilerDecodeData, &decode);
+	collector_cost_lap(cost, COST_DECODE, lap);
+	int rc = evaluate_runs(prof, set, runs, kernels_per_run, decode.numOfRangeDropped, values,
+			       clock_hz, err, err_size);
+	collector_cost_lap(cost, COST_EVALUATE, lap);
+	return rc;
+}
+
 int collector_profiler_close_first_pass(struct collector_profiler *prof,
 				       const struct collector_metric_set *set,
 				       unsigned kernels_per_run, double *values, double *clock_hz,
@@ -679,12 +714,9 @@ int collector_profiler_close_first_pass(struct collector_profiler *prof,
 	}
 	prof->first_pass_open = false;
 	double lap = collector_cost_now();
-	int rc = A.cuCtxSynchronize() == CUDA_SUCCESS ? 0 : RP_ERR_SYNC;
-	collector_cost_lap(cost, COST_PASS_SYNC, &lap);
-	CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
-	stop.pRangeProfilerObject = prof->object;
-	CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
-	collector_cost_lap(cost, COST_STOP, &lap);
+	int rc = 0;
+	bool all_submitted;
+	CUptiResult sr = end_pass(prof, cost, &lap, &rc, &all_submitted);
 	if (rc) {
 		snprintf(err, err_size, "the application's own launch, the first run, failed: %s "
 			 "(%s)", rp_error_text(rc), rp_error_name(rc));
@@ -692,19 +724,12 @@ int collector_profiler_close_first_pass(struct collector_profiler *prof,
 	}
 	if (sr != CUPTI_SUCCESS)
 		return collector_cupti_failure("cuptiRangeProfilerStop", sr, err, err_size);
-	if (!stop.isAllPassSubmitted) {
+	if (!all_submitted) {
 		snprintf(err, err_size, "the metric set needs more than one pass");
 		return -1;
 	}
-	CUpti_RangeProfiler_DecodeData_Params decode = {
-		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
-	decode.pRangeProfilerObject = prof->object;
-	CALL(cuptiRangeProfilerDecodeData, &decode);
-	collector_cost_lap(cost, COST_DECODE, &lap);
-	rc = evaluate_runs(prof, set, 1, kernels_per_run, decode.numOfRangeDropped, values,
-			   clock_hz, err, err_size);
-	collector_cost_lap(cost, COST_EVALUATE, &lap);
-	return rc;
+	return decode_runs(prof, set, 1, kernels_per_run, values, clock_hz, cost, &lap, err,
+			   err_size);
 }
 
 int collector_profiler_measure(struct collector_profiler *prof,
@@ -733,13 +758,7 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		for (unsigned r = 0; r < runs && !rc; r++)
 			rc = run_fn(arg, r, pass);
 		collector_cost_lap(cost, COST_RUNS, &lap);
-		if (!rc && A.cuCtxSynchronize() != CUDA_SUCCESS)
-			rc = RP_ERR_SYNC;
-		collector_cost_lap(cost, COST_PASS_SYNC, &lap);
-		CUpti_RangeProfiler_Stop_Params stop = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
-		stop.pRangeProfilerObject = prof->object;
-		CUptiResult sr = A.cuptiRangeProfilerStop(&stop);
-		collector_cost_lap(cost, COST_STOP, &lap);
+		CUptiResult sr = end_pass(prof, cost, &lap, &rc, &all_submitted);
 		if (rc) {
 			/* The report says this once per kernel and code (rc), whatever the
 			 * pass (inject/output.c keys on codes, not on these words). */
@@ -749,20 +768,11 @@ int collector_profiler_measure(struct collector_profiler *prof,
 		}
 		if (sr != CUPTI_SUCCESS)
 			return collector_cupti_failure("cuptiRangeProfilerStop", sr, err, err_size);
-		all_submitted = stop.isAllPassSubmitted;
 		pass++;
 	}
 	*passes_out = pass;
-	CUpti_RangeProfiler_DecodeData_Params decode = {
-		CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
-	decode.pRangeProfilerObject = prof->object;
-	CALL(cuptiRangeProfilerDecodeData, &decode);
-	collector_cost_lap(cost, COST_DECODE, &lap);
-
-	int rc = evaluate_runs(prof, set, runs, kernels_per_run, decode.numOfRangeDropped, values,
-			       clock_hz, err, err_size);
-	collector_cost_lap(cost, COST_EVALUATE, &lap);
-	return rc;
+	return decode_runs(prof, set, runs, kernels_per_run, values, clock_hz, cost, &lap, err,
+			   err_size);
 }
 
 static void print_metrics(CUpti_Profiler_Host_Object *host, CUpti_MetricType type)

@@ -4,22 +4,30 @@
  * below; options go to init.c, which owns them, and the gate (controlled, how many
  * annotations are open) is select.c's, reached through callback/launch.h. At the top of
  * inject/, beside entry.c. Any thread.
- * Calls: init.c (options), launch.c (the gate), output.c, nvtx_bridge/.
+ * Calls: init.c (options), launch.c (the gate, rangeprof_prepare's set-up), early.c (the
+ * wait before exit), output.c, nvtx_bridge/.
  * Called by: none (the application, through the control API).
- * Lock: annotations_lock (the open annotations), capture_lock (the capture buffer). */
+ * Lock: annotations_lock (the open annotations), capture_lock (the capture buffer),
+ * prepare_lock (rangeprof_prepare's threads and what they found). */
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "common/error.h"
+#include "common/join.h"
 #include "inject/callback/launch.h"
+#include "inject/early.h"
 #include "inject/inject.h"
 #include "inject/output.h"
 #include "inject/rangeprof_control.h"
@@ -36,6 +44,8 @@ RP_EXPORT char *rangeprof_capture_take(size_t *length);
 RP_EXPORT void rangeprof_capture_end(void);
 RP_EXPORT void rangeprof_free(void *p);
 RP_EXPORT const char *rangeprof_last_error(void);
+RP_EXPORT int rangeprof_prepare(int device);
+RP_EXPORT void rangeprof_before_exit(void);
 
 /* The annotations' NVTX domain: records name it, and the Python side finds a record's
  * Annotation by it. */
@@ -237,6 +247,197 @@ int rangeprof_attach(void)
 	return ok();
 }
 
+/* ---- rangeprof_prepare ------------------------------------------------------------- */
+
+/* One thread per device asked for, each short: it starts the driver if nobody has and
+ * makes the device's primary context, then hands over to the early set-up's own thread
+ * (early.c), which the exit wait covers. */
+#define PREPARE_MAX_DEVICES 64
+/* At most this long, for all the prepare threads together, at rangeprof_before_exit. */
+#define PREPARE_EXIT_WAIT_S 5
+static pthread_mutex_t prepare_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t prepare_fork_once = PTHREAD_ONCE_INIT;
+static pthread_t prepare_threads[PREPARE_MAX_DEVICES];
+static unsigned prepare_thread_count;
+static bool prepare_asked[PREPARE_MAX_DEVICES];
+/* What each asked device's thread met, for info: "" while it runs. */
+static char prepare_result[PREPARE_MAX_DEVICES][192];
+/* rangeprof_before_exit was called (or this is a forked child): nothing starts any more. */
+static atomic_bool prepare_closed;
+
+typedef CUresult (*cu_init_fn)(unsigned int);
+typedef CUresult (*cu_device_get_fn)(CUdevice *, int);
+typedef CUresult (*cu_retain_fn)(CUcontext *, CUdevice);
+typedef CUresult (*cu_set_current_fn)(CUcontext);
+
+static void prepare_said(int device, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void prepare_said(int device, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&prepare_lock);
+	vsnprintf(prepare_result[device], sizeof(prepare_result[device]), fmt, ap);
+	pthread_mutex_unlock(&prepare_lock);
+	va_end(ap);
+}
+
+/* The driver's own entry points, not rp_api's: rp_api is filled at init, which cuInit
+ * below runs (the hook attach set names this library). The primary context is the one
+ * the CUDA runtime (PyTorch, CuPy) uses; it stays retained for the process's life, so
+ * that the set-up is not lost if the application has not retained it yet. */
+static void *prepare_run(void *arg)
+{
+	int device = (int)(intptr_t)arg;
+	if (atomic_load(&prepare_closed)) {
+		prepare_said(device, "not started: the process is exiting");
+		return NULL;
+	}
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!cuda) {
+		prepare_said(device, "libcuda.so.1 cannot be loaded: %s", dlerror());
+		return NULL;
+	}
+	cu_init_fn init = (cu_init_fn)dlsym(cuda, "cuInit");
+	cu_device_get_fn get = (cu_device_get_fn)dlsym(cuda, "cuDeviceGet");
+	cu_retain_fn retain = (cu_retain_fn)dlsym(cuda, "cuDevicePrimaryCtxRetain");
+	cu_set_current_fn set_current = (cu_set_current_fn)dlsym(cuda, "cuCtxSetCurrent");
+	if (!init || !get || !retain || !set_current) {
+		prepare_said(device, "libcuda.so.1 lacks cuInit, cuDeviceGet, "
+			     "cuDevicePrimaryCtxRetain or cuCtxSetCurrent");
+		return NULL;
+	}
+	CUdevice dev;
+	CUcontext ctx;
+	CUresult r;
+	const char *step = "cuInit";
+	if ((r = init(0)) != CUDA_SUCCESS || (step = "cuDeviceGet", r = get(&dev, device)) !=
+	    CUDA_SUCCESS || (step = "cuDevicePrimaryCtxRetain", r = retain(&ctx, dev)) !=
+	    CUDA_SUCCESS || (step = "cuCtxSetCurrent", r = set_current(ctx)) != CUDA_SUCCESS) {
+		prepare_said(device, "%s failed (CUDA error %d)%s", step, (int)r,
+			     r == CUDA_ERROR_INVALID_DEVICE ? ": no such device in this process" :
+			     "");
+		return NULL;
+	}
+	if (atomic_load(&prepare_closed)) {
+		prepare_said(device, "the driver started; the set-up not: the process is exiting");
+		return NULL;
+	}
+	switch (inject_launch_prepare(ctx)) {
+	case INJECT_EARLY_STARTED:
+		prepare_said(device, "set-up started");
+		break;
+	case INJECT_EARLY_ALREADY:
+		prepare_said(device, "set up already, or under way");
+		break;
+	case INJECT_EARLY_OFF:
+		prepare_said(device, "the driver started; no set-up ahead: --setup lazy, a clock "
+			     "lock, rangeprof's init did not run in cuInit, or measuring ended "
+			     "(rangeprof_info says which)");
+		break;
+	default:
+		prepare_said(device, "the driver started; the set-up thread could not start: the "
+			     "first measured launch sets the device up");
+		break;
+	}
+	return NULL; /* the driver stays loaded: the handle is not closed */
+}
+
+/* -1: the device of the calling thread's current context, where the driver runs and
+ * one is current; else 0, the runtime's default device. -1 for an ordinal past the
+ * devices rangeprof_prepare takes. */
+static int current_device(void)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!cuda)
+		return 0;
+	CUresult (*get_current)(CUcontext *) =
+		(CUresult(*)(CUcontext *))dlsym(cuda, "cuCtxGetCurrent");
+	CUresult (*get_device)(CUdevice *) = (CUresult(*)(CUdevice *))dlsym(cuda, "cuCtxGetDevice");
+	CUcontext ctx = NULL;
+	CUdevice dev = 0;
+	int device = 0;
+	if (get_current && get_device && get_current(&ctx) == CUDA_SUCCESS && ctx &&
+	    get_device(&dev) == CUDA_SUCCESS)
+		device = dev >= 0 && dev < PREPARE_MAX_DEVICES ? (int)dev : -1;
+	dlclose(cuda);
+	return device;
+}
+
+/* A child forked without exec has none of the parent's prepare threads, and measures
+ * nothing (init.c): the lock is made anew, nothing is waited for or started. */
+static void prepare_fork_child(void)
+{
+	pthread_mutex_init(&prepare_lock, NULL);
+	prepare_thread_count = 0;
+	atomic_store(&prepare_closed, true);
+}
+
+static void prepare_register_fork(void)
+{
+	pthread_atfork(NULL, NULL, prepare_fork_child);
+}
+
+int rangeprof_prepare(int device)
+{
+	if (device < -1 || device >= PREPARE_MAX_DEVICES)
+		return fail(RANGEPROF_EINVAL, "rangeprof_prepare: device %d; accepted: -1 (the "
+			    "calling thread's current device, else device 0) or a device ordinal "
+			    "from 0 to %d", device, PREPARE_MAX_DEVICES - 1);
+	if (!atomic_load(&attached))
+		return fail(RANGEPROF_EUNAVAILABLE, "rangeprof_prepare: call rangeprof_attach "
+			    "first");
+	char why[PATH_MAX + 128];
+	if (inject_initialised()) {
+		if (!inject_init_measuring_possible(why, sizeof(why)))
+			return fail(RANGEPROF_EUNAVAILABLE, "%s", why);
+	} else if (other_injection(why, sizeof(why))) {
+		return fail(RANGEPROF_EUNAVAILABLE, "CUDA_INJECTION64_PATH names another tool's "
+			    "library (%s): rangeprof measures nothing", why);
+	} else if (!driver_present(why, sizeof(why))) {
+		return fail(RANGEPROF_EUNAVAILABLE, "%s", why);
+	}
+	if (!inject_init_sets_up_early())
+		return ok(); /* --setup lazy or --clock-control base: the first measurement does */
+	if (device == -1 && (device = current_device()) < 0)
+		return ok(); /* a device past those taken: its first measured launch sets it up */
+	pthread_once(&prepare_fork_once, prepare_register_fork);
+	pthread_mutex_lock(&prepare_lock);
+	if (atomic_load(&prepare_closed) || prepare_asked[device]) {
+		pthread_mutex_unlock(&prepare_lock);
+		return ok();
+	}
+	/* The thread inherits this thread's signal mask: with every signal blocked, the
+	 * application's handlers keep running on its own threads only (as early.c's). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&prepare_threads[prepare_thread_count], NULL, prepare_run,
+				(void *)(intptr_t)device);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0) {
+		prepare_asked[device] = true;
+		prepare_result[device][0] = '\0'; /* under way */
+		prepare_thread_count++;
+	}
+	pthread_mutex_unlock(&prepare_lock);
+	if (rc)
+		return fail(RANGEPROF_ENOMEM, "rangeprof_prepare: no thread for device %d: %s "
+			    "(the first measured launch sets it up)", device, strerror(rc));
+	return ok();
+}
+
+void rangeprof_before_exit(void)
+{
+	atomic_store(&prepare_closed, true);
+	pthread_mutex_lock(&prepare_lock);
+	unsigned n = prepare_thread_count;
+	prepare_thread_count = 0;
+	pthread_mutex_unlock(&prepare_lock);
+	rp_join_within(prepare_threads, n, PREPARE_EXIT_WAIT_S);
+	/* Then the set-ups those threads (or the application's first allocations) started. */
+	inject_early_wait();
+}
+
 char *rangeprof_info(void)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -258,6 +459,23 @@ char *rangeprof_info(void)
 	cJSON_AddBoolToObject(o, "attached", attached);
 	cJSON_AddBoolToObject(o, "controlled", inject_launch_controlled());
 	cJSON_AddBoolToObject(o, "initialised", initialised);
+	pthread_mutex_lock(&prepare_lock);
+	cJSON *asked = NULL;
+	for (int d = 0; d < PREPARE_MAX_DEVICES; d++) {
+		if (!prepare_asked[d])
+			continue;
+		if (!asked && !(asked = cJSON_AddArrayToObject(o, "prepare")))
+			break;
+		cJSON *p = cJSON_CreateObject();
+		if (p) {
+			cJSON_AddNumberToObject(p, "device", d);
+			cJSON_AddStringToObject(p, "result", prepare_result[d]);
+			cJSON_AddItemToArray(asked, p);
+		}
+	}
+	if (!asked)
+		cJSON_AddNullToObject(o, "prepare");
+	pthread_mutex_unlock(&prepare_lock);
 	cJSON_AddBoolToObject(o, "measuring", measuring);
 	if (measuring)
 		cJSON_AddNullToObject(o, "reason");

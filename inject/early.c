@@ -22,7 +22,7 @@
  * (inject_early_configure).
  * Calls: contexts.c, collector/.
  * Called by: launch.c (configures it; a thread's first launches in a context), init.c (a
- * fork's child).
+ * fork's child), control.c (rangeprof_before_exit's wait).
  * Lock: lock (the devices set up or being set up, and the set-up threads). */
 #include "inject/early.h"
 
@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "collector/api.h"
+#include "common/join.h"
 #include "inject/session/contexts.h"
 
 #define EARLY_MAX_DEVICES 64
@@ -75,6 +76,11 @@ void inject_early_configure(bool on, inject_early_fn fn)
 	set_up = fn;
 }
 
+bool inject_early_enabled(void)
+{
+	return enabled;
+}
+
 bool inject_early_exiting(void)
 {
 	return atomic_load(&exiting);
@@ -98,32 +104,25 @@ void inject_early_wait(void)
 	unsigned n = thread_count;
 	thread_count = 0;
 	pthread_mutex_unlock(&lock);
-	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += EARLY_EXIT_WAIT_S;
-	for (unsigned i = 0; i < n; i++)
-		if (pthread_timedjoin_np(threads[i], NULL, &deadline) == ETIMEDOUT)
-			pthread_detach(threads[i]);
+	rp_join_within(threads, n, EARLY_EXIT_WAIT_S);
 }
 
-void inject_early_context_used(CUcontext ctx, uint32_t context_id)
+enum inject_early_start inject_early_start(CUcontext ctx, uint32_t context_id)
 {
 	if (!enabled)
-		return;
-	for (unsigned i = 0; i < EARLY_SEEN; i++)
-		if (seen[i] == ctx)
-			return;
-	seen[seen_next++ % EARLY_SEEN] = ctx; /* its device starts below, has, or cannot */
+		return INJECT_EARLY_OFF;
 	CUdevice dev;
-	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= EARLY_MAX_DEVICES ||
-	    atomic_load_explicit(&device_started[dev], memory_order_relaxed))
-		return;
+	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= EARLY_MAX_DEVICES)
+		return INJECT_EARLY_FAILED;
+	if (atomic_load_explicit(&device_started[dev], memory_order_relaxed))
+		return INJECT_EARLY_ALREADY;
 	pthread_mutex_lock(&lock);
 	if (atomic_load(&exiting) || atomic_load(&device_started[dev])) {
 		pthread_mutex_unlock(&lock);
-		return;
+		return atomic_load(&exiting) ? INJECT_EARLY_OFF : INJECT_EARLY_ALREADY;
 	}
 	atomic_store(&device_started[dev], true);
+	enum inject_early_start result = INJECT_EARLY_FAILED;
 	struct request *r = malloc(sizeof(*r));
 	if (r) {
 		*r = (struct request){ ctx, context_id, inject_contexts_created(ctx) };
@@ -135,13 +134,27 @@ void inject_early_context_used(CUcontext ctx, uint32_t context_id)
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		if (exit_handler_registered &&
-		    pthread_create(&threads[thread_count], NULL, run_set_up, r) == 0)
+		    pthread_create(&threads[thread_count], NULL, run_set_up, r) == 0) {
 			thread_count++;
-		else
+			result = INJECT_EARLY_STARTED;
+		} else {
 			free(r); /* the first measured launch sets the device up instead */
+		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&lock);
+	return result;
+}
+
+void inject_early_context_used(CUcontext ctx, uint32_t context_id)
+{
+	if (!enabled)
+		return;
+	for (unsigned i = 0; i < EARLY_SEEN; i++)
+		if (seen[i] == ctx)
+			return;
+	seen[seen_next++ % EARLY_SEEN] = ctx; /* its device starts below, has, or cannot */
+	inject_early_start(ctx, context_id);
 }
 
 void inject_early_fork_child(void)

@@ -47,15 +47,18 @@ static pthread_once_t options_once = PTHREAD_ONCE_INIT;
  * which init decides on, and the words it says. */
 static int options_rc;
 static char options_error[2048];
-static atomic_bool initialised, late;
-/* The control API attached this process (inject_init_attached): its fact alone, not the
- * gate of annotations, which select.c owns. */
+static atomic_bool initialised, init_settled, late;
+/* Under the replay lock: init has configured the session from the options, and has
+ * enabled the callbacks (then set_option's changes go on to them). */
+static bool configured, callbacks_enabled;
 /* The early set-up's warm-up pass under the control API is sized for at least 24 runs with a
  * flush each, so that a notebook's runs may grow up to 24 (Nsight Python's lessons use 20)
- * without a new range profiler object. The first call of a notebook waits for the pass:
- * 239-241 ms at 48 ranges, 258-277 ms at 100 (H200, beside torch starting:
- * doc/measurements.md, "Cost at the physical floor"). */
+ * without a new range profiler object. The first call of a notebook waits for the pass;
+ * its time at 48 and at 100 ranges is in doc/measurements.md, "Cost at the physical
+ * floor". */
 #define INIT_WARM_UP_RANGES 48
+/* The control API attached this process (inject_init_attached): its fact alone, not the
+ * gate of annotations, which select.c owns. */
 static atomic_bool api_attached;
 /* Why nothing is measured after init, for rangeprof_info; "" when init went through.
  * init_refused says whether it refused (set after the words, which it then publishes). */
@@ -192,10 +195,36 @@ static void refuse(const char *why)
 	rp_log_error("%s; measuring nothing, the application runs on", why);
 }
 
-static void init(void)
+/* What init configures from the options, under the replay lock: the control API may set
+ * an option meanwhile from another thread (rangeprof_prepare's cuInit runs init on a thread
+ * of its own while the application goes on). 0, or -1 with the reason in err. */
+static int configure_from_options(bool *saving_whole, char *err, size_t err_size)
+{
+	inject_launch_lock_replay();
+	int rc = -1;
+	/* Allocations made before a late attach were never seen: no launch's reach can be
+	 * shown complete, so memory is saved whole (doc/control-api.md). */
+	*saving_whole = atomic_load(&late) && opts.memory_save != RP_MEMORY_SAVE_CHECKPOINT;
+	if (*saving_whole)
+		opts.memory_save = RP_MEMORY_SAVE_CHECKPOINT;
+	rp_log_set_quiet(opts.quiet);
+	if (rp_output_check(opts.output, getpid(), "RANGEPROF_OUTPUT", err, err_size) ||
+	    inject_launch_configure(&opts, err, err_size) ||
+	    collector_api_load("/usr/local/cuda/lib64", err, err_size))
+		goto done;
+	inject_output_configure(opts.output);
+	struct inject_config config = replay_config(&opts);
+	inject_session_configure(&config);
+	configured = true;
+	rc = 0;
+done:
+	inject_launch_unlock_replay();
+	return rc;
+}
+
+static void init_steps(void)
 {
 	char err[2048];
-	atomic_store(&initialised, true);
 	pthread_once(&options_once, load_options);
 	/* The driver has read CUDA's hook by now: children of a process under control (a
 	 * notebook's subprocesses) must not inherit it and measure every kernel they launch,
@@ -206,27 +235,11 @@ static void init(void)
 		refuse(options_error);
 		return;
 	}
-	/* Allocations made before a late attach were never seen: no launch's reach can be
-	 * shown complete, so memory is saved whole (doc/control-api.md). */
-	bool saving_whole = atomic_load(&late) && opts.memory_save != RP_MEMORY_SAVE_CHECKPOINT;
-	if (saving_whole)
-		opts.memory_save = RP_MEMORY_SAVE_CHECKPOINT;
-	rp_log_set_quiet(opts.quiet);
-	if (rp_output_check(opts.output, getpid(), "RANGEPROF_OUTPUT", err, sizeof(err))) {
+	bool saving_whole;
+	if (configure_from_options(&saving_whole, err, sizeof(err))) {
 		refuse(err);
 		return;
 	}
-	if (inject_launch_configure(&opts, err, sizeof(err))) {
-		refuse(err);
-		return;
-	}
-	if (collector_api_load("/usr/local/cuda/lib64", err, sizeof(err))) {
-		refuse(err);
-		return;
-	}
-	inject_output_configure(opts.output);
-	struct inject_config config = replay_config(&opts);
-	inject_session_configure(&config);
 	CUptiResult r = rp_api.cuptiSubscribe(&subscriber, inject_launch_callback, NULL);
 	if (r != CUPTI_SUCCESS) {
 		snprintf(err, sizeof(err), "cuptiSubscribe: %s; %s", collector_cupti_error(r),
@@ -236,12 +249,17 @@ static void init(void)
 		refuse(err);
 		return;
 	}
-	if (inject_launch_enable(subscriber, err, sizeof(err)) ||
-	    inject_launch_set_range_mode(opts.replay_mode == RP_REPLAY_RANGE, err, sizeof(err))) {
+	inject_launch_lock_replay(); /* the range mode's switch is set_option's too */
+	int range_rc = inject_launch_enable(subscriber, err, sizeof(err)) ||
+		inject_launch_set_range_mode(opts.replay_mode == RP_REPLAY_RANGE, err, sizeof(err));
+	bool range_unnamed = opts.replay_mode == RP_REPLAY_RANGE && !opts.nvtx_include_count;
+	callbacks_enabled = !range_rc;
+	inject_launch_unlock_replay();
+	if (range_rc) {
 		refuse(err);
 		return;
 	}
-	if (opts.replay_mode == RP_REPLAY_RANGE && !opts.nvtx_include_count)
+	if (range_unnamed)
 		rp_log_warn("--replay-mode range without --nvtx-include: only the control API's "
 			    "annotations (rangeprof.annotate) are measured, each as one range; "
 			    "name the application's ranges with --nvtx-include");
@@ -257,6 +275,16 @@ static void init(void)
 			      "more as the process holds more; import rangeprof before CUDA is "
 			      "used to save only what each launch reaches");
 	atexit(at_exit);
+}
+
+/* initialised at the start, settled at the end, whether it measures or refused: between
+ * the two (CUPTI loading, on whichever thread called cuInit) the control API takes the
+ * process as starting, not as refused. */
+static void init(void)
+{
+	atomic_store(&initialised, true);
+	init_steps();
+	atomic_store(&init_settled, true);
 }
 
 void inject_init_once(void)
@@ -279,6 +307,8 @@ bool inject_init_measuring_possible(char *why, size_t why_size)
 {
 	if (inject_output_measuring())
 		return true;
+	if (atomic_load(&initialised) && !atomic_load(&init_settled))
+		return true; /* starting, on another thread: not refused so far */
 	snprintf(why, why_size, "%s", atomic_load(&init_refused) ? init_failure :
 		 inject_output_is_fork_child() ? "a child forked without exec measures nothing" :
 		 "rangeprof stopped measuring in this process (its messages said why)");
@@ -370,10 +400,10 @@ int inject_init_set_option(const char *name, const char *value, char *err, size_
 		rp_log_set_quiet(opts.quiet);
 		rp_log_set_silent(opts.quiet);
 	}
-	if (rc == 0 && atomic_load(&initialised)) {
+	if (rc == 0 && configured) {
 		struct inject_config config = replay_config(&opts);
 		inject_session_configure(&config);
-		if (id == RP_OPT_REPLAY_MODE)
+		if (id == RP_OPT_REPLAY_MODE && callbacks_enabled)
 			rc = inject_launch_set_range_mode(opts.replay_mode == RP_REPLAY_RANGE, err,
 							  err_size) ? RP_ERR_FAILED : 0;
 	}
@@ -398,6 +428,19 @@ bool inject_init_preloaded(const char *path)
 		p += strspn(p, ": ");
 	}
 	return false;
+}
+
+bool inject_init_sets_up_early(void)
+{
+	/* Once init configured early.c, its answer; the options may have changed since. */
+	if (atomic_load(&init_settled))
+		return inject_early_enabled();
+	pthread_once(&options_once, load_options);
+	/* Before init no set-up holds the replay lock: set_option's alone, a moment. */
+	inject_launch_lock_replay();
+	bool early = opts.setup == RP_SETUP_EARLY && opts.clock_control != RP_CLOCK_BASE;
+	inject_launch_unlock_replay();
+	return early;
 }
 
 void inject_init_attached(void)

@@ -43,6 +43,10 @@ void inject_init_mark_controller(void);
 bool inject_init_inherited(void);
 /* Whether path (absolute) is one of LD_PRELOAD's entries. */
 bool inject_init_preloaded(const char *path);
+/* Whether a device's set-up may start ahead of its first measured launch: --setup early,
+ * and no --clock-control base (launch.c's inject_launch_configure says why). The options
+ * are read first if they were not. */
+bool inject_init_sets_up_early(void);
 /* Whether init ran (it may have refused to measure). */
 bool inject_initialised(void);
 /* Whether this process measures; when not, why (init's refusal, a fork child, ...). */
@@ -135,8 +139,8 @@ void inject_session_configure(const struct inject_config *config);
 /* Measures one selected launch from its driver call's ENTER (the replay lock is held by the
  * caller) and writes its records. Returns NULL when done; otherwise the launch is being
  * verified, or is the first run of its measurement (save.c), and inject_save_exit() must
- * be called at the same call's EXIT, on the same thread, with the lock still held. Never fails the application's launch: errors are
- * reported and skipped. */
+ * be called at the same call's EXIT, on the same thread, with the lock still held. Never
+ * fails the application's launch: errors are reported and skipped. */
 struct measurement;
 struct measurement *inject_save_enter(const struct inject_launch *launch, const char *kernel);
 void inject_save_exit(struct measurement *m, bool launched);

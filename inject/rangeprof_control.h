@@ -1,8 +1,9 @@
-/* rangeprof_control.h - the control API of librangeprof.so, version 1 (doc/control-api.md).
+/* rangeprof_control.h - the control API of librangeprof.so, version 2 (doc/control-api.md).
  * For a process that loaded the library (import rangeprof does, through ctypes) and drives
  * it at run time: attach, set options per measurement, open and close annotations, and
- * take the records written meanwhile. Every function is thread-safe; a failed call
- * returns a code below and leaves its message for rangeprof_last_error(). */
+ * take the records written meanwhile; version 2 adds the set-up ahead of the first
+ * measurement (rangeprof_prepare) and its wait before exit. Every function is thread-safe;
+ * a failed call returns a code below and leaves its message for rangeprof_last_error(). */
 #ifndef RANGEPROF_CONTROL_H
 #define RANGEPROF_CONTROL_H
 
@@ -12,7 +13,7 @@
 extern "C" {
 #endif
 
-#define RANGEPROF_CONTROL_VERSION 1
+#define RANGEPROF_CONTROL_VERSION 2
 
 enum rangeprof_status {
 	RANGEPROF_OK = 0,
@@ -34,6 +35,9 @@ char *rangeprof_capture_take(size_t *length);
 void rangeprof_capture_end(void);
 void rangeprof_free(void *p);
 const char *rangeprof_last_error(void);
+/* Version 2. */
+int rangeprof_prepare(int device);
+void rangeprof_before_exit(void);
 
 #ifdef __cplusplus
 }

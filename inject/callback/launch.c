@@ -380,6 +380,15 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	inject_session_unlock();
 }
 
+enum inject_early_start inject_launch_prepare(CUcontext ctx)
+{
+	uint32_t id = 0;
+	if (!inject_output_measuring() || inject_select_done() || /* before init: not measuring */
+	    rp_api.cuptiGetContextId(ctx, &id) != CUPTI_SUCCESS)
+		return INJECT_EARLY_OFF;
+	return inject_early_start(ctx, id);
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t index = inject_select_next_index();

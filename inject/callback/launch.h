@@ -10,6 +10,7 @@
 
 #include "collector/table.h"
 #include "common/options.h"
+#include "inject/early.h"
 
 /* Configures the callbacks' parts and compiles the NVTX and kernel-name filters
  * (select.c). 0 or -1 with err. */
@@ -28,6 +29,11 @@ void inject_launch_control(void);
 void inject_launch_annotations_open(int delta);
 bool inject_launch_controlled(void);
 int inject_launch_open_annotations(void);
+/* The control API's rangeprof_prepare (control.c), on its thread with ctx current there:
+ * the device's early set-up starts now, as at an application's first allocation
+ * (inject_early_start, whose answer it returns); INJECT_EARLY_OFF when nothing is
+ * measured (init did not run in cuInit, or measuring ended). */
+enum inject_early_start inject_launch_prepare(CUcontext ctx);
 
 /* --replay-mode range on or off (init.c: at start-up, once the callbacks are enabled, and
  * when the control API sets the option): the NVTX hooks that begin and end range

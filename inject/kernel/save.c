@@ -9,11 +9,13 @@
  *               uses the full checkpoint from now on;
  *   reach       its reach saved; with a fixed --runs of 2 or more on a one-pass set the
  *               application's own launch is the first run (its own pass, opened at ENTER
- *               and closed at EXIT) and the others follow at EXIT, each restoring only
- *               the ranges that run 0 changed, the last leaving the application's
- *               result: runs - 1 executions of the kernel beyond the application's, the
- *               floor (doc/measurements.md, "Cost at the physical floor"); otherwise the
- *               runs at ENTER and the inputs put back for the application's launch;
+ *               and closed at EXIT) and the others follow at EXIT, the last leaving
+ *               the application's result: runs - 1 executions of the kernel beyond the
+ *               application's, the floor (doc/measurements.md, "Cost at the physical
+ *               floor"). Each replay restores the whole reach, or, from 3 runs on and
+ *               for a kernel not yet seen to change all it reaches, only the ranges run
+ *               0 changed (learn_changed); otherwise the runs at ENTER and the inputs
+ *               put back for the application's launch;
  *   checkpoint  the full CUPTI checkpoint (also --memory-save checkpoint, and a reach that
  *               cannot be known or saved: a fall-back said once per kernel).
  * The turn is held from ENTER to EXIT.

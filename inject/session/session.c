@@ -447,9 +447,8 @@ void inject_session_set_up_early(CUcontext ctx, uint32_t context_id)
 		/* Under the control API the runs may grow between measurements, and a context
 		 * whose profiler was sized for fewer gets a new one, paying the first pass
 		 * again (context_ready): there the pass is sized for more (init.c's
-		 * INIT_WARM_UP_RANGES), on this thread: 239-241 ms for 48 ranges beside a
-		 * starting torch, 258-277 ms for 100 (H200: doc/measurements.md, "Cost at the
-		 * physical floor"). */
+		 * INIT_WARM_UP_RANGES), on this thread (its time: doc/measurements.md, "Cost
+		 * at the physical floor"). */
 		if (ranges < inject_config()->warm_up_ranges)
 			ranges = inject_config()->warm_up_ranges;
 		if (collector_profiler_warm_up(c->profiler, d->set, ranges, err, sizeof(err))) {

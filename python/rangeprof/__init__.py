@@ -41,7 +41,7 @@ from rangeprof.utils import VerbosityLevel, col_panel, row_panel  # noqa: E402,F
 # Nsight Python 1.1's __all__, then rangeprof's own.
 __all__ = ["CollectionScope", "InfoCollector", "Tool", "VerbosityLevel", "activate",
            "analyze", "annotate", "deactivate", "experimental", "get_active_tool",
-           "load", "summarize", "read", "attach", "info"]
+           "load", "summarize", "read", "attach", "info", "prepare"]
 
 # Modules of Nsight Python that are its machinery around ncu: no meaning here.
 _NO_MEANING = {
@@ -87,6 +87,45 @@ def attach(library=None, children=False):
     a = _control.attach(library) if library is not None else _control.attach()
     if children:
         _control.measure_children(a)
+    return info()
+
+
+def prepare(device=None):
+    """Starts the GPU's set-up now, on a thread of the library's, so that the first
+    measured call does not wait for CUPTI's one-time work (the range profiler and its
+    first pass, the flush and hash kernels: ~0.3 s on an H200). In a notebook or an
+    interactive session analyze.kernel does this when it decorates a function; a script
+    calls it where it may start CUDA. Where CUDA was not started, this starts it and makes
+    the device's primary context, which PyTorch and CuPy then use: CUDA_VISIBLE_DEVICES
+    set afterwards has no effect, and a child forked afterwards cannot use CUDA.
+    RANGEPROF_SETUP=lazy turns it off. device: a CUDA device ordinal as this process
+    numbers it (0 to 63), or None: the current context's device, else device 0 (a device
+    the driver does not have is said in info()['prepare'], the list of the devices asked
+    for and what each thread met). Returns info(). TypeError for a device that is not an
+    int or None, ValueError for one out of range, Unavailable where rangeprof measures
+    nothing in this process, MemoryError when no thread could be started."""
+    import operator
+    from rangeprof.exceptions import Unavailable
+    from rangeprof.output import said
+    if device is not None:
+        if isinstance(device, bool):
+            raise TypeError(f"prepare(device={said(device)}): expected a device ordinal "
+                            "(int) or None, not bool")
+        try:
+            device = operator.index(device)
+        except TypeError:
+            raise TypeError(f"prepare(device={said(device)}): expected a device ordinal "
+                            f"(int) or None, not {type(device).__name__}") from None
+        if not 0 <= device <= 63:
+            raise ValueError(f"prepare(device={device}): expected a device ordinal from 0 "
+                             "to 63, or None for the current device")
+    rc, msg = _control.prepare(-1 if device is None else device)
+    if rc == _control.EUNAVAILABLE:
+        raise Unavailable(f"rangeprof cannot measure in this process: {msg}")
+    if rc == _control.ENOMEM:
+        raise MemoryError(msg)
+    if rc != _control.OK:
+        raise ValueError(msg or f"rangeprof_prepare: {_control.CODE_NAMES.get(rc, rc)}")
     return info()
 
 

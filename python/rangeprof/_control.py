@@ -29,7 +29,7 @@ import warnings
 from rangeprof import records
 from rangeprof.exceptions import NestedAnnotationError, RangeprofWarning, Unavailable
 
-CONTROL_VERSION = 1
+CONTROL_VERSION = 2
 OK, EINVAL, ENESTED, ENOTOPEN, EUNAVAILABLE, ENOMEM = range(6)
 CODE_NAMES = {OK: "RANGEPROF_OK", EINVAL: "RANGEPROF_EINVAL", ENESTED: "RANGEPROF_ENESTED",
               ENOTOPEN: "RANGEPROF_ENOTOPEN", EUNAVAILABLE: "RANGEPROF_EUNAVAILABLE",
@@ -113,6 +113,8 @@ class Library:
             "rangeprof_capture_end": (None, []),
             "rangeprof_free": (None, [ctypes.c_void_p]),
             "rangeprof_last_error": (ctypes.c_char_p, []),
+            "rangeprof_prepare": (ctypes.c_int, [ctypes.c_int]),
+            "rangeprof_before_exit": (None, []),
         }
         for name, (restype, argtypes) in protos.items():
             fn = getattr(c, name, None)
@@ -202,6 +204,15 @@ class Library:
 
     def capture_end(self):
         self.cdll.rangeprof_capture_end()
+
+    def prepare(self, device=-1):
+        """(code, message) of rangeprof_prepare: OK (the set-up started, or needs
+        nothing), EINVAL for a bad device, EUNAVAILABLE where nothing is measured."""
+        rc = int(self.cdll.rangeprof_prepare(int(device)))
+        return rc, (self.last_error() if rc else "")
+
+    def before_exit(self):
+        self.cdll.rangeprof_before_exit()
 
 
 class Attachment:
@@ -399,6 +410,51 @@ def measure_children(a):
         if a.output_set is not None:
             os.environ["RANGEPROF_OUTPUT"] = a.output_set
     a.children = True
+
+
+_exit_wait = []
+
+
+def _before_exit(library, pid):
+    """At the interpreter's exit, before the C library's and the CUDA runtime's own
+    handlers: a set-up rangeprof_prepare started and that still runs is waited for (at most
+    a few seconds), since one running on into CUDA's teardown could crash there. Only in
+    the process that asked: a forked child has no such thread."""
+    if os.getpid() == pid:
+        library.before_exit()
+
+
+def interactive():
+    """Whether this is an interactive session: a Jupyter or IPython kernel, or the Python
+    REPL, where the cell that defines a function runs well before the one that calls it,
+    and where a program does not set CUDA_VISIBLE_DEVICES or fork after its definitions
+    as a script's main() may."""
+    if hasattr(sys, "ps1") or sys.flags.interactive:
+        return True
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    try:
+        return get is not None and get() is not None
+    except Exception:  # noqa: BLE001 - an IPython that cannot answer is no session here
+        return False
+
+
+def prepare(device=-1):
+    """(code, message) of rangeprof_prepare (doc/control-api.md): the set-up of a device
+    started ahead of its first measurement, on a thread of the library's. Uses this
+    process's attachment as it is: (EUNAVAILABLE, why) where there is no library or it
+    measures nothing. The first time, registers the exit handler that waits for the
+    set-up before CUDA's own handlers run."""
+    a = _attachment
+    if a is None or a.library is None:
+        return EUNAVAILABLE, (a.problem if a is not None else "rangeprof is not attached")
+    if a.unavailable is not None:
+        return EUNAVAILABLE, a.unavailable
+    with _lock:
+        if not _exit_wait:
+            atexit.register(_before_exit, a.library, os.getpid())
+            _exit_wait.append(a.library)
+    return a.library.prepare(device)
 
 
 def _call_attach(a):

@@ -567,6 +567,13 @@ class _Profiler:
                                             len(names))
         info_collector.check_parameters(settings.collectors, func, names)
         counter = [0]
+        # In a notebook the device's set-up starts now, on the library's thread, so that
+        # the first call does not wait for it (doc/control-api.md, rangeprof_prepare). Not
+        # in a script, where starting CUDA here would change what CUDA_VISIBLE_DEVICES set
+        # later, or a fork, does (rangeprof.prepare does it on request), nor under a clock
+        # lock: the library sets up at the first measurement there. Never raises.
+        if settings.clock_control != "base" and _control.interactive():
+            _control.prepare()
 
         @functools.wraps(func)
         def wrapper(*args, configs=None, **kwargs):

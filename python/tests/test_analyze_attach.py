@@ -306,22 +306,22 @@ def test_attach_unavailable_warns_once_and_the_notebook_goes_on(fake, fake_path,
     assert bench().to_dataframe(extra=True)["NumRuns"].tolist() == [1]
 
 
-@pytest.mark.parametrize("version", ["0", "-1"])
+@pytest.mark.parametrize("version", ["0", "1", "-1"])
 def test_a_library_of_an_older_control_api_is_refused_clearly(fake, fake_path, monkeypatch, version):
     monkeypatch.setenv("RANGEPROF_FAKE_CONTROL_VERSION", version)
     _control._forget_for_tests()
     a = _control.attach(fake_path)
     assert a.library is None
     with pytest.raises(Unavailable, match=rf"{fake_path} speaks control API version {version}; "
-                       r"this rangeprof Python package needs version 1"):
+                       r"this rangeprof Python package needs version 2"):
         _control.require()
 
 
 def test_a_newer_control_api_is_used_with_a_warning(fake, fake_path, monkeypatch):
-    monkeypatch.setenv("RANGEPROF_FAKE_CONTROL_VERSION", "2")
+    monkeypatch.setenv("RANGEPROF_FAKE_CONTROL_VERSION", "3")
     _control._forget_for_tests()
-    with pytest.warns(RangeprofWarning, match="speaks control API version 2; this package "
-                      "knows version 1"):
+    with pytest.warns(RangeprofWarning, match="speaks control API version 3; this package "
+                      "knows version 2"):
         a = _control.attach(fake_path)
     assert a.library is not None and _control.require() is a.library
 
@@ -397,3 +397,113 @@ def test_attach_refuses_a_library_that_is_not_a_path():
         rangeprof.attach(library=5)
     with pytest.raises(TypeError, match=r"\(100000 characters\)\): expected True or False"):
         rangeprof.attach(children="y" * 100000)
+
+
+_DECORATE = """
+    import json, os, sys
+    if os.environ.get("AS_REPL"):
+        sys.ps1 = ">>> "   # what the Python REPL sets: an interactive session
+    import rangeprof
+
+    @rangeprof.analyze.kernel(configs=[(1,)])
+    def first(n):
+        pass
+
+    @rangeprof.analyze.kernel(configs=[(1,)], clock_control="base")
+    def locked(n):
+        pass
+
+    print(json.dumps(open(os.environ["RANGEPROF_FAKE_LOG"]).read().splitlines()))
+"""
+
+
+def _log_calls(log, *names):
+    return [c for c in log.read_text().splitlines() if c.split()[0] in names]
+
+
+def test_decorating_in_an_interactive_session_starts_the_set_up_and_exit_waits_for_it(
+        fake_path, tmp_path):
+    """In a notebook or the REPL, analyze.kernel asks the library to set the device up when
+    it decorates (not at the first call, which would wait for it), except under a clock
+    lock; at the interpreter's exit the set-up is waited for before CUDA's own handlers."""
+    log = tmp_path / "fake.log"
+    calls, _ = in_fresh_python(_DECORATE, fake_path,
+                               env={"RANGEPROF_FAKE_LOG": str(log), "AS_REPL": "1"})
+    asked = [c for c in calls if c.startswith("rangeprof_prepare")]
+    assert asked == ["rangeprof_prepare -1 -> 0"], calls
+    assert calls.index("rangeprof_attach -> 0") < calls.index(asked[0])
+    assert "rangeprof_before_exit" not in calls, "not before exit"
+    after = log.read_text().splitlines()
+    assert after[len(calls):] == ["rangeprof_before_exit"], after
+
+
+def test_decorating_in_a_script_starts_nothing(fake_path, tmp_path):
+    """A script may set CUDA_VISIBLE_DEVICES or fork after its definitions: the decorator
+    leaves CUDA alone there."""
+    log = tmp_path / "fake.log"
+    in_fresh_python(_DECORATE, fake_path, env={"RANGEPROF_FAKE_LOG": str(log)})
+    assert _log_calls(log, "rangeprof_prepare", "rangeprof_before_exit") == []
+
+
+def test_decorating_where_nothing_is_measured_asks_nothing_and_raises_nothing(fake_path,
+                                                                             tmp_path):
+    log = tmp_path / "fake.log"
+    in_fresh_python(_DECORATE, fake_path,
+                    env={"RANGEPROF_FAKE_LOG": str(log), "AS_REPL": "1",
+                         "RANGEPROF_FAKE_UNAVAILABLE": "another CUPTI client"})
+    assert _log_calls(log, "rangeprof_prepare", "rangeprof_before_exit") == []
+
+
+def test_rangeprof_prepare_passes_the_device_and_refuses_bad_ones_by_value(fake, fake_path,
+                                                                            tmp_path,
+                                                                            monkeypatch):
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("RANGEPROF_FAKE_LOG", str(log))
+    _control._forget_for_tests()
+    a = _control.attach(fake_path)
+    assert a.library is not None and a.unavailable is None
+    assert isinstance(rangeprof.prepare(), dict)
+    rangeprof.prepare(1)
+    assert _log_calls(log, "rangeprof_prepare") == ["rangeprof_prepare -1 -> 0",
+                                                    "rangeprof_prepare 1 -> 0"]
+    for bad, error, words in (("0", TypeError, "prepare(device='0'): expected a device "
+                                               "ordinal (int) or None, not str"),
+                              (True, TypeError, "not bool"),
+                              (1.0, TypeError, "not float"),
+                              (-1, ValueError, "prepare(device=-1): expected a device "
+                                               "ordinal from 0 to 63"),
+                              (2 ** 32, ValueError, "prepare(device=4294967296): expected"),
+                              (64, ValueError, "prepare(device=64)")):
+        with pytest.raises(error, match=re.escape(words)):
+            rangeprof.prepare(bad)
+    assert len(_log_calls(log, "rangeprof_prepare")) == 2, "refused before the library"
+
+
+def test_rangeprof_prepare_where_nothing_is_measured_raises_unavailable(fake, fake_path,
+                                                                        monkeypatch):
+    monkeypatch.setenv("RANGEPROF_FAKE_UNAVAILABLE", "another CUPTI client")
+    _control._forget_for_tests()
+    with pytest.warns(RangeprofWarning):
+        _control.attach(fake_path)
+    with pytest.raises(Unavailable, match="rangeprof cannot measure in this process: "
+                       "another CUPTI client"):
+        rangeprof.prepare()
+
+
+def test_the_librarys_refusal_comes_back_as_its_message(fake, fake_path):
+    _control._forget_for_tests()
+    a = _control.attach(fake_path)
+    assert _control.prepare(0) == (_control.OK, "")
+    assert a.library.prepare(-2) == (_control.EINVAL, "rangeprof_prepare: device -2; "
+                                     "accepted: -1 or a device ordinal")
+
+
+def test_the_exit_wait_is_the_asking_processs_only(fake, fake_path, tmp_path, monkeypatch):
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("RANGEPROF_FAKE_LOG", str(log))
+    _control._forget_for_tests()
+    a = _control.attach(fake_path)
+    _control._before_exit(a.library, os.getpid() + 1)
+    assert "rangeprof_before_exit" not in log.read_text().splitlines()
+    _control._before_exit(a.library, os.getpid())
+    assert log.read_text().splitlines()[-1] == "rangeprof_before_exit"

@@ -32,7 +32,7 @@ def load():
     lib.rangeprof_set_option.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
     lib.rangeprof_annotation_begin.argtypes = [ctypes.c_char_p]
     lib.rangeprof_annotation_end.argtypes = [ctypes.c_char_p]
-    assert lib.rangeprof_control_version() == 1
+    assert lib.rangeprof_control_version() == 2
     return lib
 
 

@@ -430,6 +430,13 @@ for c in early late profiler; do
 done
 check control-ncu /usr/local/cuda/bin/ncu --clock-control none --log-file /dev/null -c 1 \
 	python3 "$root/tests/gpu/check_control.py" "$root/build/inject/librangeprof.so" ncu
+# The set-up ahead of the first call (rangeprof_prepare, from analyze.kernel's decoration),
+# against lazy set-up, and an exit with the set-up still running, three times.
+for c in ahead explicit script lazy exit exit exit; do
+	check "prepare-$c" python3 "$root/tests/gpu/check_prepare.py" \
+		"$root/build/inject/librangeprof.so" $c
+done
+cat "$work"/prepare-{ahead,explicit,script,lazy}.log
 
 fi
 if want 4; then

@@ -1,6 +1,7 @@
 /* python/tests/fake_control/fake_control.c - a stand-in librangeprof.so for the Python
  * tests of 'import rangeprof' (python/tests/test_analyze*.py): it exports exactly the
- * functions of doc/control-api.md, version 1, and measures nothing. The records it hands
+ * functions of doc/control-api.md, version 2, and measures nothing (rangeprof_prepare and
+ * rangeprof_before_exit only log their calls). The records it hands
  * back are recorded ones: at each rangeprof_annotation_end it takes the next launch of a
  * recording from python/tests/fixtures/recorded/ and hands back its records as they are,
  * except that the 'nvtx' list of each gets the start/end ranges of the annotations open
@@ -20,7 +21,8 @@
  *                            "wrote outside" message), without run or summary records
  *   RANGEPROF_FAKE_UNAVAILABLE   rangeprof_attach fails with RANGEPROF_EUNAVAILABLE and
  *                            this message (another CUPTI client, say)
- *   RANGEPROF_FAKE_CONTROL_VERSION  what rangeprof_control_version returns (default 1)
+ *   RANGEPROF_FAKE_CONTROL_VERSION  what rangeprof_control_version returns (default: the
+ *                            header's RANGEPROF_CONTROL_VERSION)
  *   RANGEPROF_FAKE_NVTX_MODULES     nvtx_modules in rangeprof_info (default 1)
  *   RANGEPROF_FAKE_ACCEPT    comma-separated option names accepted with any value
  *   RANGEPROF_FAKE_REFUSE    comma-separated option names refused as unknown, as a library
@@ -67,6 +69,8 @@ EXPORT char *rangeprof_capture_take(size_t *length);
 EXPORT void rangeprof_capture_end(void);
 EXPORT void rangeprof_free(void *p);
 EXPORT const char *rangeprof_last_error(void);
+EXPORT int rangeprof_prepare(int device);
+EXPORT void rangeprof_before_exit(void);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread char last_error[2048];
@@ -712,4 +716,25 @@ void rangeprof_free(void *p)
 const char *rangeprof_last_error(void)
 {
 	return last_error;
+}
+
+int rangeprof_prepare(int device)
+{
+	pthread_mutex_lock(&lock);
+	int rc;
+	if (device < -1)
+		rc = fail(RANGEPROF_EINVAL, "rangeprof_prepare: device %d; accepted: -1 or a device "
+			  "ordinal", device);
+	else if (!attached)
+		rc = fail(RANGEPROF_EUNAVAILABLE, "rangeprof_prepare: call rangeprof_attach first");
+	else
+		rc = ok();
+	logf_("rangeprof_prepare %d -> %d", device, rc);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+void rangeprof_before_exit(void)
+{
+	logf_("rangeprof_before_exit");
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector/records.h"
@@ -35,11 +37,23 @@ void inject_init_attached(void) {}
 void inject_init_mark_controller(void) {}
 bool inject_init_preloaded(const char *path) { (void)path; return false; }
 bool inject_initialised(void) { return true; }
+static bool stand_in_measuring, stand_in_early = true;
+static int prepared_count, early_waits;
+static CUcontext prepared_ctx;
 bool inject_init_measuring_possible(char *why, size_t size)
 {
 	snprintf(why, size, "stand-in: not measuring");
-	return false;
+	return stand_in_measuring;
 }
+bool inject_init_sets_up_early(void) { return stand_in_early; }
+static enum inject_early_start stand_in_start = INJECT_EARLY_STARTED;
+enum inject_early_start inject_launch_prepare(CUcontext ctx)
+{
+	prepared_count++;
+	prepared_ctx = ctx;
+	return stand_in_start;
+}
+void inject_early_wait(void) { early_waits++; }
 void inject_init_describe(cJSON *o) { cJSON_AddStringToObject(o, "memory_save", "reach"); }
 int inject_init_set_option(const char *name, const char *value, char *err, size_t size)
 {
@@ -82,10 +96,10 @@ static char *file_text(const char *path)
 	return buf;
 }
 
-Test(control, version_is_1)
+Test(control, version_is_2)
 {
-	cr_assert_eq(rangeprof_control_version(), 1);
-	cr_assert_eq(RANGEPROF_CONTROL_VERSION, 1);
+	cr_assert_eq(rangeprof_control_version(), 2);
+	cr_assert_eq(RANGEPROF_CONTROL_VERSION, 2);
 }
 
 Test(control, attach_closes_the_gate_until_an_annotation_opens)
@@ -235,7 +249,7 @@ Test(control, info_is_json_naming_the_state)
 	cr_assert_not_null(text);
 	cJSON *o = cJSON_Parse(text);
 	cr_assert_not_null(o, "%s", text);
-	cr_assert_eq(cJSON_GetObjectItem(o, "control_version")->valuedouble, 1);
+	cr_assert_eq(cJSON_GetObjectItem(o, "control_version")->valuedouble, 2);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "attached")));
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "measuring")));
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "reason")->valuestring, "stand-in: not measuring");
@@ -330,13 +344,228 @@ static bool real_driver(void)
 }
 
 /* The stand-in driver (fake_libcuda.c), loaded before the library asks for libcuda.so.1. */
+static bool fake_driver_loaded;
 static void open_library_with_driver(void)
 {
 	const char *fake = getenv("FAKE_LIBCUDA");
 	cr_assert_not_null(fake, "FAKE_LIBCUDA names the stand-in driver");
-	if (!real_driver())
+	if (!real_driver()) {
 		cr_assert_not_null(dlopen(fake, RTLD_NOW | RTLD_GLOBAL), "%s", dlerror());
+		fake_driver_loaded = true;
+	}
 	open_library();
+}
+
+/* ---- rangeprof_prepare, with the stand-ins above and the stand-in driver ------------ */
+
+static const char *(*fake_log)(void);
+
+static void use_fake_driver(void)
+{
+	if (real_driver())
+		cr_skip_test("this machine has a CUDA driver: prepare would start it");
+	const char *fake = getenv("FAKE_LIBCUDA");
+	cr_assert_not_null(fake, "FAKE_LIBCUDA names the stand-in driver");
+	void *h = dlopen(fake, RTLD_NOW | RTLD_GLOBAL);
+	cr_assert_not_null(h, "%s", dlerror());
+	fake_log = (const char *(*)(void))dlsym(h, "fake_cuda_log");
+	cr_assert_not_null(fake_log);
+	stand_in_measuring = true;
+	cr_assert_eq(rangeprof_attach(), RANGEPROF_OK, "%s", rangeprof_last_error());
+}
+
+/* Waits (at most 5 s) until device's prepare thread has said what it met. */
+static void wait_prepared(int device);
+
+/* info's "prepare" entry of device (its result), "(none)" when there is none; every entry
+ * names a device asked for once. */
+static const char *prepare_result_of(int device)
+{
+	static char result[256];
+	char *text = rangeprof_info();
+	cJSON *o = cJSON_Parse(text);
+	cr_assert_not_null(o, "%s", text);
+	rangeprof_free(text);
+	snprintf(result, sizeof(result), "(none)");
+	const cJSON *list = cJSON_GetObjectItem(o, "prepare"), *p;
+	cr_assert(cJSON_IsArray(list) || cJSON_IsNull(list));
+	int found = 0;
+	cJSON_ArrayForEach(p, list)
+		if (cJSON_GetObjectItem(p, "device")->valuedouble == device) {
+			found++;
+			snprintf(result, sizeof(result), "%s",
+				 cJSON_GetObjectItem(p, "result")->valuestring);
+		}
+	cr_assert_leq(found, 1, "device %d listed %d times", device, found);
+	cJSON_Delete(o);
+	return result;
+}
+
+static void wait_prepared(int device)
+{
+	for (int i = 0; i < 500; i++) {
+		const char *r = prepare_result_of(device);
+		if (strcmp(r, "") && strcmp(r, "(none)"))
+			return;
+		struct timespec t = { 0, 10 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	cr_assert_fail("device %d's prepare thread said nothing in 5 s", device);
+}
+
+Test(prepare, a_device_below_minus_one_or_past_the_last_is_refused_by_value)
+{
+	cr_assert_eq(rangeprof_prepare(-2), RANGEPROF_EINVAL);
+	cr_assert(strstr(rangeprof_last_error(), "device -2") &&
+		  strstr(rangeprof_last_error(), "accepted: -1"), "%s", rangeprof_last_error());
+	cr_assert_eq(rangeprof_prepare(64), RANGEPROF_EINVAL);
+	cr_assert(strstr(rangeprof_last_error(), "device 64"), "%s", rangeprof_last_error());
+}
+
+Test(prepare, before_attach_it_is_refused_naming_attach)
+{
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_EUNAVAILABLE);
+	cr_assert(strstr(rangeprof_last_error(), "rangeprof_attach"), "%s",
+		  rangeprof_last_error());
+}
+
+Test(prepare, where_nothing_is_measured_it_says_why)
+{
+	cr_assert_eq(rangeprof_attach(), RANGEPROF_EUNAVAILABLE);
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_EUNAVAILABLE);
+	cr_assert_str_eq(rangeprof_last_error(), "stand-in: not measuring");
+}
+
+Test(prepare, starts_the_driver_and_the_devices_set_up_once_on_a_thread_of_its_own,
+     .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	cr_assert_eq(rangeprof_prepare(1), RANGEPROF_OK, "%s", rangeprof_last_error());
+	cr_assert_eq(rangeprof_prepare(1), RANGEPROF_OK, "asked again: nothing more starts");
+	wait_prepared(1);
+	rangeprof_before_exit();
+	cr_assert_str_eq(fake_log(), "cuInit(0) cuDeviceGet(1) cuDevicePrimaryCtxRetain(1) "
+			 "cuCtxSetCurrent(1) ");
+	cr_assert_eq(prepared_count, 1, "the set-up was started once");
+	cr_assert_not_null(prepared_ctx);
+	cr_assert_eq(early_waits, 1, "before_exit waits for the set-ups too");
+	cr_assert_str_eq(prepare_result_of(1), "set-up started");
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*get_current)(void **) = (int (*)(void **))dlsym(cuda, "cuCtxGetCurrent");
+	void *current = (void *)1;
+	cr_assert(get_current && !get_current(&current));
+	cr_assert_null(current, "the context was made current on a thread of its own, not "
+		       "the caller's");
+}
+
+Test(prepare, minus_one_is_the_callers_current_device_else_0, .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	cr_assert_eq(rangeprof_prepare(-1), RANGEPROF_OK, "%s", rangeprof_last_error());
+	wait_prepared(0);
+	rangeprof_before_exit();
+	cr_assert_str_eq(fake_log(), "cuInit(0) cuDeviceGet(0) cuDevicePrimaryCtxRetain(0) "
+			 "cuCtxSetCurrent(0) ", "no current context: device 0");
+}
+
+Test(prepare, minus_one_follows_a_current_context, .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*retain)(void **, int) = (int (*)(void **, int))dlsym(cuda, "cuDevicePrimaryCtxRetain");
+	int (*set_current)(void *) = (int (*)(void *))dlsym(cuda, "cuCtxSetCurrent");
+	void *ctx;
+	cr_assert(retain && set_current && !retain(&ctx, 1) && !set_current(ctx));
+	cr_assert_eq(rangeprof_prepare(-1), RANGEPROF_OK, "%s", rangeprof_last_error());
+	wait_prepared(1);
+	rangeprof_before_exit();
+	cr_assert(strstr(fake_log(), "cuInit(0) cuDeviceGet(1) "), "%s", fake_log());
+}
+
+Test(prepare, a_device_the_driver_does_not_have_is_said_in_info, .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "1", 1);
+	cr_assert_eq(rangeprof_prepare(3), RANGEPROF_OK, "%s", rangeprof_last_error());
+	wait_prepared(3);
+	rangeprof_before_exit();
+	cr_assert_eq(prepared_count, 0);
+	const char *result = prepare_result_of(3);
+	cr_assert(strstr(result, "cuDeviceGet failed") && strstr(result, "no such device"), "%s",
+		  result);
+}
+
+Test(prepare, lazy_set_up_or_a_clock_lock_prepares_nothing, .init = use_fake_driver)
+{
+	stand_in_early = false;
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_OK, "%s", rangeprof_last_error());
+	rangeprof_before_exit();
+	cr_assert_str_eq(fake_log(), "");
+	cr_assert_eq(prepared_count, 0);
+}
+
+Test(prepare, after_before_exit_nothing_starts, .init = use_fake_driver)
+{
+	rangeprof_before_exit();
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_OK, "%s", rangeprof_last_error());
+	rangeprof_before_exit();
+	cr_assert_str_eq(fake_log(), "");
+}
+
+Test(prepare, each_device_has_its_own_result_and_one_under_way_is_empty,
+     .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "1", 1);
+	setenv("FAKE_CUDA_INIT_MS", "300", 1);
+	stand_in_start = INJECT_EARLY_ALREADY;
+	cr_assert_str_eq(prepare_result_of(0), "(none)", "nothing asked yet: null");
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_OK, "%s", rangeprof_last_error());
+	cr_assert_str_eq(prepare_result_of(0), "", "under way (cuInit takes 300 ms here)");
+	unsetenv("FAKE_CUDA_INIT_MS");
+	cr_assert_eq(rangeprof_prepare(5), RANGEPROF_OK, "%s", rangeprof_last_error());
+	wait_prepared(0);
+	wait_prepared(5);
+	rangeprof_before_exit();
+	cr_assert_str_eq(prepare_result_of(0), "set up already, or under way");
+	cr_assert(strstr(prepare_result_of(5), "no such device"), "device 5's failure is kept "
+		  "beside device 0's result: %s", prepare_result_of(5));
+}
+
+Test(prepare, a_set_up_that_does_not_start_is_said, .init = use_fake_driver)
+{
+	stand_in_start = INJECT_EARLY_OFF;
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_OK, "%s", rangeprof_last_error());
+	wait_prepared(0);
+	rangeprof_before_exit();
+	cr_assert(strstr(prepare_result_of(0), "no set-up ahead"), "%s", prepare_result_of(0));
+}
+
+Test(prepare, a_forked_child_waits_for_nothing_and_starts_nothing, .init = use_fake_driver)
+{
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_OK, "%s", rangeprof_last_error());
+	wait_prepared(0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* The parent's thread is not here: the wait returns at once, the lock works. */
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rangeprof_before_exit();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+		int rc = s < 1.0 ? 0 : 3;
+		if (rangeprof_prepare(1) != RANGEPROF_OK)
+			rc = 4;
+		char *text = rangeprof_info();
+		if (!text)
+			rc = 5;
+		rangeprof_free(text);
+		_exit(rc);
+	}
+	int status = 0;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's status: %d", status);
+	rangeprof_before_exit();
+	cr_assert_eq(prepared_count, 1, "the parent's set-up alone");
 }
 
 static cJSON *info_object(void)
@@ -410,4 +639,37 @@ Test(library, quiet_and_children_change_at_run_time_with_the_flag_values,
 	cr_assert_null(getenv("RANGEPROF_CHILDREN"));
 	cr_assert_not_null(getenv("CUDA_INJECTION64_PATH"), "kept until this process's cuInit "
 			   "has read it");
+}
+
+Test(library, prepare_without_rangeprofs_init_in_cuinit_says_so_in_info,
+     .init = open_library_with_driver)
+{
+	if (!fake_driver_loaded)
+		cr_skip_test("this machine has a CUDA driver: prepare would start it");
+	int (*prepare)(int) = (int (*)(int))dlsym(lib, "rangeprof_prepare");
+	void (*before_exit)(void) = (void (*)(void))dlsym(lib, "rangeprof_before_exit");
+	cr_assert(prepare && before_exit, "the library exports version 2's functions");
+	cr_assert_eq(real_attach(), RANGEPROF_OK, "%s", real_error());
+	cr_assert_eq(prepare(0), RANGEPROF_OK, "%s", real_error());
+	for (int i = 0; i < 500; i++) { /* the thread's answer, before exit */
+		cJSON *w = info_object();
+		const cJSON *l = cJSON_GetObjectItem(w, "prepare");
+		bool said = cJSON_IsArray(l) &&
+			    *cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "result")->valuestring;
+		cJSON_Delete(w);
+		if (said)
+			break;
+		struct timespec t = { 0, 10 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	before_exit();
+	cJSON *o = info_object();
+	const cJSON *list = cJSON_GetObjectItem(o, "prepare");
+	cr_assert(cJSON_IsArray(list) && cJSON_GetArraySize(list) == 1, "%s", cJSON_Print(o));
+	const cJSON *p = cJSON_GetArrayItem(list, 0);
+	cr_assert_eq(cJSON_GetObjectItem(p, "device")->valuedouble, 0);
+	const char *result = cJSON_GetObjectItem(p, "result")->valuestring;
+	/* The stand-in's cuInit loads no injection: the driver started, the set-up could not. */
+	cr_assert(strstr(result, "the driver started; no set-up ahead"), "%s", result);
+	cJSON_Delete(o);
 }

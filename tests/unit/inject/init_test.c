@@ -123,6 +123,7 @@ void inject_launch_counts(struct collector_launch_counts *c)
 void inject_session_report_totals(void) { said("replay_totals"); }
 void inject_session_fork_child(void) { said("replay_fork_child"); }
 void inject_early_fork_child(void) { said("early_fork_child"); }
+bool inject_early_enabled(void) { return true; }
 
 void inject_session_configure(const struct inject_config *config)
 {

@@ -173,6 +173,13 @@ struct mem_verifier {
 	CUcontext context;           /* where it was loaded: other contexts' memory is skipped */
 };
 
+/* Words a thread of the hash kernel loads together in its main loop (verify.c). A build may
+ * set another, from 1 (one load at a time: the kernel before session 19) to 8, to compare
+ * (bench/hash_speed.c). */
+#ifndef MEM_HASH_UNROLL
+#define MEM_HASH_UNROLL 4
+#endif
+
 /* The hashes of every tracked allocation outside the saved ranges. */
 struct mem_hashes {
 	struct mem_range *segments;

@@ -2,9 +2,9 @@
  * that its sums do not depend on how many words a thread loads together
  * (MEM_HASH_UNROLL): issue 35 items 4 and 8, whose verification hashes every tracked byte
  * outside a launch's reach twice. It includes verify.c itself (the library's kernel and
- * its host twin host_hash, not copies); bench/meson.build builds it twice, hash_speed
- * (the library's MEM_HASH_UNROLL) and hash_speed_u1 (one load at a time, the kernel before
- * session 19).
+ * its host twin host_hash, not copies); bench/meson.build builds it as the library does
+ * (hash_speed), with one load at a time (hash_speed_u1, the kernel before session 19), 2
+ * and 8 (_u2, _u8), and with 8 blocks per SM (_b8).
  * On device 0: GIB GiB + 13 bytes, filled from a fixed pseudo-random sequence, then
  *   - the sums of that allocation hashed over several lengths (whole, 8-byte aligned,
  *     odd tails, a few bytes): lines "sum LENGTH 0x...", the same from both builds, and
@@ -14,7 +14,8 @@
  *     median.
  * Build: meson setup build-bench -Dbench=true && meson compile -C build-bench bench.
  * Run: hash_speed [GIB [REPS]] (defaults 8 and 7), on the GPU machine; both builds:
- *   for b in hash_speed_u1 hash_speed; do build-bench/bench/$b 8 7; done */
+ *   for b in hash_speed_u1 hash_speed_u2 hash_speed hash_speed_u8 hash_speed_b8; do
+ *           build-bench/bench/$b 8 7; done */
 #include "memory/verify.c"
 
 #include <time.h>
@@ -103,8 +104,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hash_speed: %s\n", err);
 		return 1;
 	}
-	printf("hash_speed MEM_HASH_UNROLL=%d: %ld GiB + 13 bytes, %u blocks of 256\n",
-	       MEM_HASH_UNROLL, gib, v.blocks);
+	printf("hash_speed MEM_HASH_UNROLL=%d MEM_HASH_BLOCKS_PER_SM=%d: %ld GiB + 13 bytes, %u "
+	       "blocks of 256\n", MEM_HASH_UNROLL, MEM_HASH_BLOCKS_PER_SM, gib, v.blocks);
 	const size_t lengths[] = { total, total - 13, total - 5, ((size_t)1 << 20) + 5,
 				   4096 * 3 + 7, 8, 7 };
 	for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
@@ -147,8 +148,9 @@ int main(int argc, char **argv)
 		printf("rep %d: %.2f ms, %.0f GB/s\n", r, t * 1e3, gbs[r]);
 	}
 	qsort(gbs, (size_t)reps, sizeof(double), cmp_double);
-	printf("hash_speed MEM_HASH_UNROLL=%d: median %.0f GB/s over %d hashes of %ld GiB\n",
-	       MEM_HASH_UNROLL, gbs[reps / 2], reps, gib);
+	printf("hash_speed MEM_HASH_UNROLL=%d MEM_HASH_BLOCKS_PER_SM=%d: median %.0f GB/s over %d "
+	       "hashes of %ld GiB\n", MEM_HASH_UNROLL, MEM_HASH_BLOCKS_PER_SM, gbs[reps / 2], reps,
+	       gib);
 	mem_hashes_finish(&before);
 	mem_verifier_finish(&v);
 	return 0;

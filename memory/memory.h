@@ -179,6 +179,11 @@ struct mem_verifier {
 #ifndef MEM_HASH_UNROLL
 #define MEM_HASH_UNROLL 4
 #endif
+/* Blocks of 256 threads per SM the hash kernel is launched with (at most): 4 fill half of
+ * an H100/H200 SM's 2048 threads. A build may set another, to compare. */
+#ifndef MEM_HASH_BLOCKS_PER_SM
+#define MEM_HASH_BLOCKS_PER_SM 4
+#endif
 
 /* The hashes of every tracked allocation outside the saved ranges. */
 struct mem_hashes {

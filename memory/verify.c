@@ -183,7 +183,7 @@ int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_
 		snprintf(err, err_size, "memory hash kernel: %s", collector_cu_error(r));
 		return RP_ERR_FAILED;
 	}
-	v->blocks = (unsigned)(sms > 0 ? 4 * sms : 512);
+	v->blocks = (unsigned)(sms > 0 ? MEM_HASH_BLOCKS_PER_SM * sms : 512);
 	v->device = device;
 	if (rp_api.cuCtxGetCurrent(&v->context) != CUDA_SUCCESS)
 		v->context = NULL;

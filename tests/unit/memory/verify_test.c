@@ -272,7 +272,7 @@ Test(verify, the_kernel_loads_mem_hash_unroll_words_together_and_assembles, .ini
 	struct mem_verifier v = { 0 };
 	char err[256];
 	cr_assert_eq(mem_verifier_init(&v, 0, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(v.blocks, 4 * 132);
+	cr_assert_eq(v.blocks, MEM_HASH_BLOCKS_PER_SM * 132);
 	cr_assert_eq(count(loaded_ptx, "ld.global.cg.u64"), MEM_HASH_UNROLL + 1, "%s",
 		     loaded_ptx);
 	cr_assert_eq(count(loaded_ptx, "ld.global.cg.u8"), 1);

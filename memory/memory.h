@@ -173,6 +173,18 @@ struct mem_verifier {
 	CUcontext context;           /* where it was loaded: other contexts' memory is skipped */
 };
 
+/* Words a thread of the hash kernel loads together in its main loop (verify.c). A build may
+ * set another, from 1 (one load at a time: the kernel before session 19) to 8, to compare
+ * (bench/hash_speed.c). */
+#ifndef MEM_HASH_UNROLL
+#define MEM_HASH_UNROLL 4
+#endif
+/* Blocks of 256 threads per SM the hash kernel is launched with (at most): 4 fill half of
+ * an H100/H200 SM's 2048 threads. A build may set another, to compare. */
+#ifndef MEM_HASH_BLOCKS_PER_SM
+#define MEM_HASH_BLOCKS_PER_SM 4
+#endif
+
 /* The hashes of every tracked allocation outside the saved ranges. */
 struct mem_hashes {
 	struct mem_range *segments;

@@ -16,7 +16,18 @@
 #include "collector/api.h"
 #include "memory/memory.h"
 
-static const char hash_ptx[] =
+/* The kernel: thread t of T sums the words t, t + T, t + 2T, ... of its segment; the
+ * words past the last whole multiple of 8 bytes go to thread 0, byte by byte. The sum
+ * does not depend on which thread takes which word, so the main loop takes
+ * MEM_HASH_UNROLL words per thread per iteration (memory.h), their loads issued together:
+ * one 8-byte load at a time per thread (MEM_HASH_UNROLL 1, the kernel before session 19)
+ * keeps too few bytes in flight to reach the DRAM's rate on a large segment
+ * (bench/hash_speed.c times both). The head, then the unrolled loop (hash_ptx_unrolled),
+ * then the loop of single words and the byte tail. */
+#if MEM_HASH_UNROLL < 1 || MEM_HASH_UNROLL > 8
+#error "MEM_HASH_UNROLL is from 1 to 8"
+#endif
+static const char hash_ptx_head[] =
 	".version 7.0\n"
 	".target sm_70\n"
 	".address_size 64\n"
@@ -24,7 +35,7 @@ static const char hash_ptx[] =
 	"{\n"
 	"  .reg .pred %p<4>;\n"
 	"  .reg .b32 %r<8>;\n"
-	"  .reg .b64 %rd<24>;\n"
+	"  .reg .b64 %rd<64>;\n"
 	"  ld.param.u64 %rd1, [buf];\n"
 	"  ld.param.u64 %rd2, [bytes];\n"
 	"  ld.param.u64 %rd3, [out];\n"
@@ -40,7 +51,9 @@ static const char hash_ptx[] =
 	"  mov.u64 %rd20, %rd8;\n"
 	"  mul.lo.u64 %rd9, %rd7, %rd5;\n"
 	"  shr.u64 %rd10, %rd2, 3;\n"
-	"  mov.u64 %rd11, 0;\n"
+	"  mov.u64 %rd11, 0;\n";
+
+static const char hash_ptx_rest[] =
 	"WORDS:\n"
 	"  setp.ge.u64 %p1, %rd8, %rd10;\n"
 	"  @%p1 bra TAIL;\n"
@@ -82,21 +95,95 @@ static const char hash_ptx[] =
 	"  ret;\n"
 	"}\n";
 
+/* mix(w + i*C1) added to the sum in %rd11, for the word in %rd<w> at index %rd56, which
+ * then moves on by T (%rd9). */
+#define HASH_PTX_MIX                                                                  \
+	"  mad.lo.u64 %%rd57, %%rd56, 0x9E3779B97F4A7C15U, %%rd%u;\n" \
+	"  mul.lo.u64 %%rd57, %%rd57, 0xFF51AFD7ED558CCDU;\n" \
+	"  shr.u64 %%rd58, %%rd57, 29;\n" \
+	"  xor.b64 %%rd57, %%rd57, %%rd58;\n" \
+	"  mul.lo.u64 %%rd57, %%rd57, 0xC4CEB9FE1A85EC53U;\n" \
+	"  shr.u64 %%rd58, %%rd57, 32;\n" \
+	"  xor.b64 %%rd57, %%rd57, %%rd58;\n" \
+	"  add.u64 %%rd11, %%rd11, %%rd57;\n" \
+	"  add.u64 %%rd56, %%rd56, %%rd9;\n"
+
+/* The unrolled loop for u words: while i + (u-1)T < words, the words i, i + T, ...,
+ * i + (u-1)T (addresses in %rd40.., values in %rd48..), then i += uT; what is left goes to
+ * the single-word loop. Nothing for u = 1. Returns the PTX's length, or 0 when it did not
+ * fit in size. */
+static size_t hash_ptx_unrolled(char *out, size_t size, unsigned u)
+{
+	size_t n = 0;
+#define PUT(...)                                                                   \
+	do {                                                                       \
+		int k_ = snprintf(out + n, size - n, __VA_ARGS__);                 \
+		if (k_ < 0 || (size_t)k_ >= size - n)                              \
+			return 0;                                                  \
+		n += (size_t)k_;                                                   \
+	} while (0)
+	if (u < 2)
+		return (size_t)snprintf(out, size, "%s", "");
+	PUT("  mul.lo.u64 %%rd30, %%rd9, %u;\n", u);
+	PUT("  shl.b64 %%rd31, %%rd9, 3;\n");
+	PUT("  mul.lo.u64 %%rd32, %%rd9, %u;\n", u - 1);
+	PUT("UNROLLED:\n");
+	PUT("  add.u64 %%rd33, %%rd8, %%rd32;\n");
+	PUT("  setp.ge.u64 %%p1, %%rd33, %%rd10;\n");
+	PUT("  @%%p1 bra WORDS;\n");
+	PUT("  shl.b64 %%rd34, %%rd8, 3;\n");
+	PUT("  add.u64 %%rd40, %%rd1, %%rd34;\n");
+	for (unsigned k = 1; k < u; k++)
+		PUT("  add.u64 %%rd%u, %%rd%u, %%rd31;\n", 40 + k, 39 + k);
+	for (unsigned k = 0; k < u; k++)
+		PUT("  ld.global.cg.u64 %%rd%u, [%%rd%u];\n", 48 + k, 40 + k);
+	PUT("  mov.u64 %%rd56, %%rd8;\n");
+	for (unsigned k = 0; k < u; k++)
+		PUT(HASH_PTX_MIX, 48 + k);
+	PUT("  add.u64 %%rd8, %%rd8, %%rd30;\n");
+	PUT("  bra UNROLLED;\n");
+#undef PUT
+	return n;
+}
+
+/* Room for the whole kernel: the unrolled loop takes under 500 bytes a word. */
+#define HASH_PTX_SIZE (sizeof(hash_ptx_head) + sizeof(hash_ptx_rest) + 4096)
+
+/* The kernel's PTX for MEM_HASH_UNROLL into out: its length, or 0 when it did not fit. */
+static size_t hash_ptx_build(char *out, size_t size)
+{
+	size_t head = strlen(hash_ptx_head), rest = strlen(hash_ptx_rest);
+	if (size < head + rest + 1)
+		return 0;
+	memcpy(out, hash_ptx_head, head);
+	size_t body = hash_ptx_unrolled(out + head, size - head - rest, MEM_HASH_UNROLL);
+	if (MEM_HASH_UNROLL > 1 && !body)
+		return 0;
+	memcpy(out + head + body, hash_ptx_rest, rest + 1); /* with its NUL */
+	return head + body + rest;
+}
+
 int mem_verifier_init(struct mem_verifier *v, int device, char *err, size_t err_size)
 {
 	CUdevice dev;
 	int sms = 0;
 	CUresult r;
+	char ptx[HASH_PTX_SIZE];
+	if (!hash_ptx_build(ptx, sizeof(ptx))) {
+		snprintf(err, err_size, "memory hash kernel: its PTX does not fit in %zu bytes",
+			 sizeof(ptx));
+		return RP_ERR_FAILED;
+	}
 	if ((r = rp_api.cuDeviceGet(&dev, device)) != CUDA_SUCCESS ||
 	    (r = rp_api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)) !=
 		    CUDA_SUCCESS ||
-	    (r = rp_api.cuModuleLoadData(&v->module, hash_ptx)) != CUDA_SUCCESS ||
+	    (r = rp_api.cuModuleLoadData(&v->module, ptx)) != CUDA_SUCCESS ||
 	    (r = rp_api.cuModuleGetFunction(&v->kernel, v->module, "rangeprof_hash")) !=
 		    CUDA_SUCCESS) {
 		snprintf(err, err_size, "memory hash kernel: %s", collector_cu_error(r));
 		return RP_ERR_FAILED;
 	}
-	v->blocks = (unsigned)(sms > 0 ? 4 * sms : 512);
+	v->blocks = (unsigned)(sms > 0 ? MEM_HASH_BLOCKS_PER_SM * sms : 512);
 	v->device = device;
 	if (rp_api.cuCtxGetCurrent(&v->context) != CUDA_SUCCESS)
 		v->context = NULL;

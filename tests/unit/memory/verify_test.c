@@ -3,7 +3,10 @@
  * CPU, device segments are launches recorded here. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector/api.h"
 #include "common/error.h"
@@ -207,4 +210,89 @@ Test(verify, driver_failures_fail_with_a_code_and_say_what_failed, .init = stand
 	cr_assert_null(after.sums, "nothing is left to free");
 	mem_hashes_finish(&before);
 	mem_track_remove((CUdeviceptr)(uintptr_t)buffer);
+}
+
+/* ---- the kernel's text ------------------------------------------------------------- */
+
+static char loaded_ptx[32768];
+
+static CUresult one_device(CUdevice *d, int ordinal)
+{
+	*d = ordinal;
+	return CUDA_SUCCESS;
+}
+
+static CUresult sms_132(int *value, CUdevice_attribute attr, CUdevice d)
+{
+	(void)attr, (void)d;
+	*value = 132;
+	return CUDA_SUCCESS;
+}
+
+static CUresult keep_text(CUmodule *m, const void *image)
+{
+	snprintf(loaded_ptx, sizeof(loaded_ptx), "%s", (const char *)image);
+	*m = (CUmodule)(uintptr_t)0x1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult any_function(CUfunction *f, CUmodule m, const char *name)
+{
+	(void)m;
+	cr_assert_str_eq(name, "rangeprof_hash");
+	*f = (CUfunction)(uintptr_t)0x2;
+	return CUDA_SUCCESS;
+}
+
+static CUresult no_context(CUcontext *c)
+{
+	*c = NULL;
+	return CUDA_SUCCESS;
+}
+
+static size_t count(const char *text, const char *word)
+{
+	size_t n = 0;
+	for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
+		n++;
+	return n;
+}
+
+/* The main loop loads MEM_HASH_UNROLL words a thread before it mixes any (the single-word loop
+ * after it has one load, the byte tail one), and the text assembles for an H100/H200
+ * (ptxas of the toolkit; skipped where it has none): the unit tests cannot run it, and a
+ * text the driver refuses would leave every launch unverified. */
+Test(verify, the_kernel_loads_mem_hash_unroll_words_together_and_assembles, .init = stand_ins)
+{
+	rp_api.cuDeviceGet = one_device;
+	rp_api.cuDeviceGetAttribute = sms_132;
+	rp_api.cuModuleLoadData = keep_text;
+	rp_api.cuModuleGetFunction = any_function;
+	rp_api.cuCtxGetCurrent = no_context;
+	struct mem_verifier v = { 0 };
+	char err[256];
+	cr_assert_eq(mem_verifier_init(&v, 0, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(v.blocks, MEM_HASH_BLOCKS_PER_SM * 132);
+	cr_assert_eq(count(loaded_ptx, "ld.global.cg.u64"), MEM_HASH_UNROLL + 1, "%s",
+		     loaded_ptx);
+	cr_assert_eq(count(loaded_ptx, "ld.global.cg.u8"), 1);
+	const char *loop = strstr(loaded_ptx, "UNROLLED:\n");
+	cr_assert_not_null(loop);
+	const char *first_mix = strstr(loop, "mad.lo.u64");
+	for (const char *p = strstr(loop, "ld.global"); p && p < strstr(loop, "WORDS:");
+	     p = strstr(p + 1, "ld.global"))
+		cr_assert(p < first_mix, "a load after the first mix: the loads are not together");
+	const char *ptxas = "/usr/local/cuda/bin/ptxas";
+	if (access(ptxas, X_OK))
+		cr_skip_test("no %s", ptxas);
+	char path[] = "/tmp/rangeprof_hash_XXXXXX.ptx", cmd[512];
+	int fd = mkstemps(path, 4);
+	cr_assert_geq(fd, 0);
+	size_t len = strlen(loaded_ptx);
+	cr_assert_eq(write(fd, loaded_ptx, len), (ssize_t)len);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s -arch=sm_90 %s -o /dev/null", ptxas, path);
+	int rc = system(cmd);
+	unlink(path);
+	cr_assert_eq(rc, 0, "%s: the hash kernel's PTX does not assemble", cmd);
 }

@@ -28,6 +28,7 @@ Never changes the card's settings (rangeprof's default clock control, none)."""
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,7 +60,9 @@ def median(xs):
 
 def steady_summaries(path, runs):
     """The summary records of a file after each kernel's first (its verified launch),
-    each with the runs asked for; ValueError naming what is wrong otherwise."""
+    each with the runs asked for, each saved by reach; ValueError naming what is wrong
+    otherwise (a checkpoint save, or a replay that made the kernel restore everything,
+    is another cost than the one the floor describes)."""
     summaries = []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -75,11 +78,26 @@ def steady_summaries(path, runs):
         if r.get("runs") != runs:
             raise ValueError(f"{path}: launch {r.get('launch')} kept {r.get('runs')} runs of "
                              f"{runs} asked")
+        save = r.get("save") or {}
+        if save.get("strategy") != "reach":
+            raise ValueError(f"{path}: launch {r.get('launch')} saved by "
+                             f"{save.get('strategy')!r} ({save.get('why')}), not by reach")
         steady.append(r)
     if not steady:
         raise ValueError(f"{path}: no summary after each kernel's first ({len(summaries)} "
                          "summaries)")
     return steady
+
+
+def main_kernel(steady):
+    """The summaries of the kernel that took the longest (median time) among those of a
+    workload, and the names of the others: a workload meant as one kernel that launched
+    more (a split-K reduction beside a GEMM) is said, and its main kernel alone is costed."""
+    by = {}
+    for r in steady:
+        by.setdefault(r.get("mangled") or r.get("kernel"), []).append(r)
+    longest = max(by, key=lambda k: median([r["metrics"][TIME]["median"] for r in by[k]]))
+    return by[longest], sorted(k for k in by if k != longest)
 
 
 def per_run(costs_by_runs):
@@ -127,11 +145,19 @@ def sgemm_worker(n, iters=4):
 
 
 def run_one(args, w, runs, out):
+    """The steady summaries of one process, its stderr kept beside its records."""
     cmd = [args.rangeprof, "-q", "-o", out, "--runs", str(runs), *w["select"], "--", *w["cmd"]]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    with open(out + ".stderr", "w") as f:
+        f.write(p.stderr)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr[-2000:]}")
     return steady_summaries(out, runs)
+
+
+def nvcc():
+    found = shutil.which("nvcc")
+    return found or "/usr/local/cuda/bin/nvcc"
 
 
 def main(argv=None):
@@ -156,30 +182,52 @@ def main(argv=None):
     if unknown:
         ap.error(f"--workloads: {unknown} unknown; accepted: {', '.join(all_w)}")
     if "rmw64" in names:
-        subprocess.run(["nvcc", "-O2", "-arch=sm_90", "-std=c++17",
+        subprocess.run([nvcc(), "-O2", "-arch=sm_90", "-std=c++17",
                         os.path.join(ROOT, "examples", "kernels.cu"), "-o",
                         all_w["rmw64"]["build"]], check=True)
     sys.path.insert(0, HERE)
     from floor import floor_rates
 
     rates = floor_rates()
+    import torch
+
+    torch.cuda.empty_cache()  # this process holds no more than its context meanwhile
     print(f"rates: device-to-device copy {rates['copy_bytes_per_s'] / 1e12:.2f} TB/s, "
           f"one L2 ({rates['l2_bytes'] >> 20} MiB) read from DRAM {rates['flush_s'] * 1e6:.1f} us")
     result = {"rates": rates, "runs_list": runs_list, "reps": args.reps, "workloads": {}}
     costs = {x: {R: [] for R in runs_list} for x in names}
     kernel_ns = {x: [] for x in names}
+    others = {x: set() for x in names}
+    failures = []
     for rep in range(args.reps):
         for x in names:
             for R in runs_list:
                 out = os.path.join(args.work, f"{x}-{R}-{rep}.jsonl")
-                for s in run_one(args, all_w[x], R, out):
+                try:
+                    main, other = main_kernel(run_one(args, all_w[x], R, out))
+                except (RuntimeError, ValueError, subprocess.TimeoutExpired, OSError) as e:
+                    failures.append(f"rep {rep} {x} runs {R}: {type(e).__name__}: {e}")
+                    print(f"  {failures[-1]}", flush=True)
+                    continue
+                others[x].update(other)
+                for s in main:
                     costs[x][R].append(s["cost_ms"])
                     kernel_ns[x].append(s["metrics"][TIME]["median"])
                 print(f"  rep {rep} {x} runs {R}: cost_ms.total "
                       f"{median([c['total'] for c in costs[x][R]]):.2f} so far", flush=True)
-    failed = False
+        result["failures"] = failures
+        with open(args.out, "w") as f:  # what is done so far, each rep
+            json.dump({**result, "costs": costs, "kernel_ns": kernel_ns}, f, indent=1)
+    failed = bool(failures)
     for x in names:
-        med, slopes = per_run(costs[x])
+        if others[x]:
+            print(f"{x}: other kernels in the selection, not costed: {sorted(others[x])}")
+        usable = {R: cs for R, cs in costs[x].items() if cs}
+        if len(usable) < 2:
+            print(f"{x}: fewer than two --runs values measured; no slope")
+            failed = True
+            continue
+        med, slopes = per_run(usable)
         floor_s, parts = floor_per_run_s(median(kernel_ns[x]), all_w[x]["writes"], rates)
         run_s = slopes["total"] / 1e3
         ratio = run_s / floor_s
@@ -189,14 +237,15 @@ def main(argv=None):
               f"{parts['restore_s'] * 1e6:.1f}, flush {parts['flush_s'] * 1e6:.1f}): "
               f"{ratio:.2f}x, target <= {args.target}x")
         print("   median cost_ms.total by runs: " +
-              ", ".join(f"{R}: {med[R]['total']:.2f}" for R in runs_list))
+              ", ".join(f"{R}: {med[R]['total']:.2f}" for R in sorted(med)))
         grow = {k: v * 1e3 for k, v in slopes.items() if k != "total" and abs(v) * 1e3 >= 0.5}
         print("   us per run by part: " + ", ".join(f"{k} {v:.1f}" for k, v in
                                                   sorted(grow.items(), key=lambda kv: -kv[1])))
         result["workloads"][x] = {"per_run_s": run_s, "floor_s": floor_s, "floor_parts": parts,
                                   "ratio": ratio, "median_cost_ms": med,
                                   "slopes_ms_per_run": slopes,
-                                  "kernel_ns_median": median(kernel_ns[x])}
+                                  "kernel_ns_median": median(kernel_ns[x]),
+                                  "other_kernels": sorted(others[x])}
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     return 1 if failed else 0

@@ -21,34 +21,54 @@ def test_the_slope_of_a_line_is_its_cost_per_run(per_run):
         per_run.fit_slope([(5, 1.0), (5, 2.0)])
 
 
-def test_steady_summaries_leave_out_each_kernels_first_launch(per_run, tmp_path):
+def _records(name):
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]
-    path = root / RECORDED / "matmul.jsonl"
-    summaries = [json.loads(line) for line in path.read_text().splitlines()]
-    summaries = [r for r in summaries if r.get("type") == "summary"]
-    kernels = {r["mangled"] for r in summaries}
-    steady = per_run.steady_summaries(str(path), 10)
-    assert len(steady) == len(summaries) - len(kernels)
-    assert [r["launch"] for r in steady] == [r["launch"] for r in summaries
-                                             if r is not _first(summaries, r["mangled"])]
+    return [json.loads(line) for line in (root / RECORDED / name).read_text().splitlines()]
 
 
-def _first(summaries, mangled):
-    return next(r for r in summaries if r["mangled"] == mangled)
+def _write(tmp_path, recs):
+    out = tmp_path / "recs.jsonl"
+    out.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return str(out)
+
+
+def test_steady_summaries_leave_out_each_kernels_first_launch(per_run, tmp_path):
+    # vadd.jsonl's launches saved by reach (its last configuration fell back to the
+    # checkpoint: left out here, refused below).
+    recs = [r for r in _records("vadd.jsonl") if r.get("type") != "summary" or
+            r["save"]["strategy"] == "reach"]
+    summaries = [r for r in recs if r.get("type") == "summary"]
+    steady = per_run.steady_summaries(_write(tmp_path, recs), 20)
+    assert [r["launch"] for r in steady] == [r["launch"] for r in summaries[1:]]
+
+
+def test_a_launch_saved_otherwise_than_by_reach_is_refused(per_run, tmp_path):
+    recs = _records("vadd.jsonl")
+    first_checkpoint = next(r for r in recs if r.get("type") == "summary" and
+                            r["save"]["strategy"] == "checkpoint")
+    with pytest.raises(ValueError, match=rf"launch {first_checkpoint['launch']} saved by "
+                       r"'checkpoint'"):
+        per_run.steady_summaries(_write(tmp_path, recs), 20)
+
+
+def test_the_main_kernel_is_the_longest_and_the_others_are_named(per_run):
+    summaries = [r for r in _records("matmul.jsonl") if r.get("type") == "summary"]
+    by = {}
+    for r in summaries:
+        by.setdefault(r["mangled"], []).append(r["metrics"][per_run.TIME]["median"])
+    longest = max(by, key=lambda k: sorted(by[k])[len(by[k]) // 2])
+    main, others = per_run.main_kernel(summaries)
+    assert {r["mangled"] for r in main} == {longest}
+    assert others == sorted(set(by) - {longest})
 
 
 def test_a_summary_with_fewer_runs_than_asked_is_refused_by_launch(per_run, tmp_path):
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[2]
-    lines = (root / RECORDED / "vadd.jsonl").read_text().splitlines()
-    recs = [json.loads(line) for line in lines]
+    recs = _records("vadd.jsonl")
     second = [r for r in recs if r.get("type") == "summary"][1]
     second["runs"] = 1  # as a launch that kept run 0 alone (session 18's defect)
-    out = tmp_path / "short.jsonl"
-    out.write_text("".join(json.dumps(r) + "\n" for r in recs))
     with pytest.raises(ValueError, match=rf"launch {second['launch']} kept 1 runs of 20 asked"):
-        per_run.steady_summaries(str(out), 20)
+        per_run.steady_summaries(_write(tmp_path, recs), 20)
 
 
 def test_per_run_slopes_follow_each_part(per_run):

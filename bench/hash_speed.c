@@ -117,9 +117,13 @@ int main(int argc, char **argv)
 		printf("sum %zu 0x%016llx\n", lengths[i], (unsigned long long)sum);
 		if (lengths[i] == ((size_t)1 << 20) + 5) {
 			unsigned char *copy = malloc(lengths[i]);
-			if (!copy || rp_api.cuMemcpyDtoHAsync(copy, base, lengths[i], NULL) ||
-			    rp_api.cuStreamSynchronize(NULL))
+			CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+			if (!copy || (r = rp_api.cuMemcpyDtoHAsync(copy, base, lengths[i], NULL)) ||
+			    (r = rp_api.cuStreamSynchronize(NULL))) {
+				fprintf(stderr, "hash_speed: copying 1 MiB + 5 bytes back failed: "
+					"%s\n", collector_cu_error(r));
 				return 1;
+			}
 			printf("host agrees (1 MiB + 5): %s\n",
 			       host_hash(copy, lengths[i]) == sum ? "yes" : "NO");
 			free(copy);
@@ -133,6 +137,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double *gbs = calloc((size_t)reps, sizeof(double));
+	int status = 0;
 	for (int r = 0; r < reps; r++) {
 		double t = now_s();
 		if (mem_hash_again(&v, &before, NULL, &after, err, sizeof(err))) {
@@ -140,9 +145,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		t = now_s() - t;
-		if (mem_hashes_differ(&before, &after) >= 0)
+		if (mem_hashes_differ(&before, &after) >= 0) {
 			fprintf(stderr, "hash_speed: the sum moved between two hashes of the same "
 				"bytes\n");
+			status = 1;
+		}
 		mem_hashes_finish(&after);
 		gbs[r] = (double)total / t / 1e9;
 		printf("rep %d: %.2f ms, %.0f GB/s\n", r, t * 1e3, gbs[r]);
@@ -153,5 +160,5 @@ int main(int argc, char **argv)
 	       gib);
 	mem_hashes_finish(&before);
 	mem_verifier_finish(&v);
-	return 0;
+	return status;
 }

@@ -36,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 
+# floor.py's TIME, which is not imported at module level: floor.py's module code reads the
+# process's --worker argument, which this file's worker also takes.
 TIME = "gpu__time_duration.sum"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -802,22 +802,31 @@ static int part3()
 
 // ---------------------------------------------------------------- P4
 
+// The opening of P4 and P5: the primary context, the launch cost without a profiler, and
+// the CUPTI host set-up (its sum a row). False, said, when the set-up failed.
+static bool idle_part_start(Steps &s, CUcontext *ctx, Host &h)
+{
+	if (!cuda_start(s, ctx))
+		return false;
+	launch_cost("no profiler (CUPTI not initialised)");
+	double host_ms = 0;
+	if (!host_create(h, *ctx, s, "", &host_ms, &g_stage)) {
+		printf("  %-4s host set-up failed: %s ends here\n", g_tag, g_tag);
+		return false;
+	}
+	s.add("SUM host set-up", host_ms);
+	return true;
+}
+
 static int part4()
 {
 	g_tag = "P4";
 	Steps s;
 	header("P4: a zero-kernel warm-up Start/Stop; launch cost of an idle profiler (fresh process)");
 	CUcontext ctx;
-	if (!cuda_start(s, &ctx))
-		return 2;
-	launch_cost("no profiler (CUPTI not initialised)");
 	Host h;
-	double host_ms = 0;
-	if (!host_create(h, ctx, s, "", &host_ms, &g_stage)) {
-		printf("  %-4s host set-up failed: P4 ends here\n", g_tag);
+	if (!idle_part_start(s, &ctx, h))
 		return 2;
-	}
-	s.add("SUM host set-up", host_ms);
 	launch_cost("CUPTI host set-up done, no profiler enabled");
 	Prof p;
 	if (!rp_enable(p, ctx, s, ""))
@@ -853,15 +862,9 @@ static int part5()
 	Steps s;
 	header("P5: idle states of the range profiler after a measurement (fresh process)");
 	CUcontext ctx;
-	if (!cuda_start(s, &ctx))
-		return 2;
-	launch_cost("no profiler (CUPTI not initialised)");
 	Host h;
-	double host_ms = 0;
-	if (!host_create(h, ctx, s, "", &host_ms, &g_stage)) {
-		printf("  %-4s host set-up failed: P5 ends here\n", g_tag);
+	if (!idle_part_start(s, &ctx, h))
 		return 2;
-	}
 	Prof p;
 	if (!rp_enable(p, ctx, s, "") || !rp_measure(p, h, s, "#1 ", 1))
 		return 2;

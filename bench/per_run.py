@@ -10,10 +10,13 @@ Each is run under the launcher (build/scripts/rangeprof) with --runs R for every
 --runs-list (2, 5, 20 by default: from 2 the application's own launch is run 0 and the
 others replay, the same path for each R), --reps times, the Rs interleaved rep by rep. A
 measurement's cost is its summary's cost_ms.total (rangeprof's wall time for that launch:
-its GPU work, waits and host work); the first summary of a process (the kernel's first
-launch, verified) is left out, the later ones are the steady state. The cost of one run
-is the slope of the median cost against R (least squares), and of each cost_ms part alike,
-so that the parts that grow with R show where a run's time goes.
+its GPU work, waits and host work); each kernel's first summary (its first launch,
+verified) is left out, the later ones are the steady state, and each must be saved by
+reach (the floor describes that save). Where a workload launched more than one kernel,
+the longest is costed and the others named. The cost of one run is the slope of the
+median cost against R (least squares), and of each cost_ms part alike, so that the parts
+that grow with R show where a run's time goes. A process that fails is said and skipped;
+the JSON is written after each rep.
 
 The floor of one run is what no replaying tool avoids, computed from this run's figures:
 the kernel's own time (the median gpu__time_duration.sum of its runs, from the same
@@ -33,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 
+# floor.py's TIME, which is not imported at module level: floor.py's module code reads the
+# process's --worker argument, which this file's worker also takes.
 TIME = "gpu__time_duration.sum"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -172,9 +177,19 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=180)
     ap.add_argument("--target", type=float, default=1.2)
     args = ap.parse_args(argv)
-    runs_list = [int(x) for x in args.runs_list.split(",")]
-    if len(set(runs_list)) < 2 or min(runs_list) < 2:
-        ap.error(f"--runs-list {args.runs_list}: two or more distinct values, each from 2")
+    try:
+        runs_list = [int(x) for x in args.runs_list.split(",")]
+    except ValueError:
+        runs_list = []
+    if len(set(runs_list)) < 2 or min(runs_list) < 2 or max(runs_list) > 10000:
+        ap.error(f"--runs-list {args.runs_list[:80]!r}: two or more distinct whole numbers "
+                 "from 2 to 10000, comma-separated")
+    for name, value, low in (("--reps", args.reps, 1), ("--n", args.n, 16),
+                             ("--timeout", args.timeout, 1)):
+        if value < low:
+            ap.error(f"{name} {value}: expected a whole number from {low}")
+    if not args.target > 0:
+        ap.error(f"--target {args.target}: expected a positive number")
     args.work = args.work or tempfile.mkdtemp(prefix="per-run-")
     all_w = workloads(args)
     names = args.workloads.split(",")

@@ -31,7 +31,8 @@ The values: rangeprof's mean time per config against Nsight Python's, within --t
 
 Each worker runs inside an IPython shell (InteractiveShell.instance(), made before anything
 is timed), as the tutorial's notebook cells run in a kernel; FLOOR_SCRIPT=1 runs it as a
-plain script instead. Never changes the card's settings: Nsight Python with clock control
+plain script instead. FLOOR_PAUSE_S=S sleeps S seconds between the decoration and the first
+call (a diagnostic of the set-up's lead time, not the benchmark's figure). Never changes the card's settings: Nsight Python with clock control
 none, rangeprof's default none.
 
 usage, on the GPU machine, through bench/floor.sh (the venv of tests/gpu/notebook_venv.sh):
@@ -181,6 +182,13 @@ def worker(args):
         result["rates"] = floor_rates()
     else:
         measured = profiler.analyze.kernel(configs=[(n,) for n in sizes], runs=args.runs)(matmul)
+        # FLOOR_PAUSE_S: a user's pause between the cell that decorates and the one that
+        # calls, during which a set-up started at decoration can finish (a diagnostic: the
+        # first call's cost then shows what the set-up's lead time is worth).
+        pause = float(os.environ.get("FLOOR_PAUSE_S") or 0)
+        if pause > 0:
+            time.sleep(pause)
+            phases["pause_s"] = pause
         for p in ("call1_s", "call2_s"):
             prof = None
             if os.environ.get("FLOOR_CPROFILE") and WAY == "rangeprof":

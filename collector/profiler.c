@@ -387,8 +387,7 @@ bool collector_metric_is_timer(const char *name, size_t len)
  * query exists to tell. A set with counters, or one refused by name, is built with the
  * context's counter availability, so that what is reported (an unknown metric, a busy
  * profiler) comes from the complete query. */
-int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
-				struct collector_metric_set **out, char *err, size_t err_size)
+static bool metric_list_timer_only(const char *metric_list)
 {
 	bool timer_only = true;
 	for (const char *p = metric_list; *p;) {
@@ -396,9 +395,28 @@ int collector_metric_set_create(CUcontext ctx, int device, const char *metric_li
 		timer_only &= collector_metric_is_timer(p, len) || rp_launch_metric_find(p, len);
 		p += len + (p[len] == ',');
 	}
-	if (timer_only && !metric_set_build(ctx, device, metric_list, false, out, err, err_size))
+	return timer_only;
+}
+
+int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
+				struct collector_metric_set **out, char *err, size_t err_size)
+{
+	if (metric_list_timer_only(metric_list) &&
+	    !metric_set_build(ctx, device, metric_list, false, out, err, err_size))
 		return 0;
 	return metric_set_build(ctx, device, metric_list, true, out, err, err_size);
+}
+
+int collector_metric_set_create_by_name(int device, const char *metric_list,
+					struct collector_metric_set **out, char *err,
+					size_t err_size)
+{
+	if (!metric_list_timer_only(metric_list)) {
+		snprintf(err, err_size, "metrics '%s' have counters: their set needs the "
+			 "context's counter availability", metric_list);
+		return RP_ERR_FAILED;
+	}
+	return metric_set_build(NULL, device, metric_list, false, out, err, err_size);
 }
 
 size_t collector_metric_set_user_count(const struct collector_metric_set *set)

@@ -36,6 +36,14 @@ struct collector_profiler;
  * the caller waits for a busy device and measures nothing on it otherwise. */
 int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
 				struct collector_metric_set **out, char *err, size_t err_size);
+/* The same set built from the chip name alone, with no context: for a timer-only list
+ * (collector_metric_is_timer, launch__ metrics), else RP_ERR_FAILED. For
+ * rangeprof_prepare, which builds it while the device's context is still being made; a
+ * failure here says nothing final: collector_metric_set_create, with the context, decides
+ * (and with the counter availability reports what the GPU refuses). */
+int collector_metric_set_create_by_name(int device, const char *metric_list,
+					struct collector_metric_set **out, char *err,
+					size_t err_size);
 void collector_metric_set_destroy(struct collector_metric_set *set);
 /* The user's metrics (without an added clock metric), their units, and the pass count. */
 size_t collector_metric_set_user_count(const struct collector_metric_set *set);

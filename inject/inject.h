@@ -166,6 +166,11 @@ void inject_session_context_destroyed(CUcontext ctx);
  * it could not do the first measured launch does.
  * Writes a setup record with its cost. */
 void inject_session_set_up_early(CUcontext ctx, uint32_t context_id);
+/* rangeprof_prepare's host half of device's set-up (device.c, inject_device_prepare_host),
+ * made while the device's primary context is still being created; the set-up above then
+ * starts at the profiler. Called by launch.c with the replay lock held, no context
+ * needed; does nothing while a stream capture is under way. */
+void inject_session_prepare_host(int device);
 /* Frees the saved copies kept for the context's next launch. A CUDA graph's measurement
  * (graph_measure.c) calls it around its checkpoint: a copy freed or grown while the checkpoint
  * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */

@@ -380,6 +380,19 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	inject_session_unlock();
 }
 
+void inject_launch_prepare_host(int device)
+{
+	if (!inject_output_measuring() || inject_select_done() || !inject_early_enabled())
+		return;
+	/* Its driver and CUPTI calls are rangeprof's, as set_up_early's. */
+	inside_replay = true;
+	inject_session_lock();
+	if (inject_output_measuring() && !inject_early_exiting())
+		inject_session_prepare_host(device);
+	inject_session_unlock();
+	inside_replay = false;
+}
+
 enum inject_early_start inject_launch_prepare(CUcontext ctx)
 {
 	uint32_t id = 0;

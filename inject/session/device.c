@@ -77,6 +77,26 @@ struct device_state *inject_device_known(int device)
 /* The device's set for inject_config()->metrics: built at its first use, kept with every other set
  * (the control API changes the metrics between measurements). NULL when the GPU refuses
  * it, said as an error naming the metrics; a busy profiling hardware is tried again. */
+/* Keeps set, or (set NULL) the refusal err with its code, for the current metrics. */
+static struct collector_metric_set *metric_set_keep(struct device_state *d,
+						    struct collector_metric_set *set,
+						    const char *err, int rc)
+{
+	size_t len = strlen(inject_config()->metrics);
+	struct metric_set_entry *e = calloc(1, sizeof(*e) + len + 1);
+	if (!e) {
+		collector_metric_set_destroy(set);
+		return NULL;
+	}
+	memcpy(e->metrics, inject_config()->metrics, len + 1);
+	e->set = set;
+	e->error = set ? NULL : strdup(err);
+	e->code = set ? 0 : rc;
+	e->next = d->sets;
+	d->sets = e;
+	return set;
+}
+
 static struct collector_metric_set *metric_set(struct device_state *d, CUcontext ctx,
 					       int device, void (*release_profilers)(int device))
 {
@@ -115,19 +135,27 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 			      err, device, d->info.name);
 		set = NULL;
 	}
-	size_t len = strlen(inject_config()->metrics);
-	struct metric_set_entry *e = calloc(1, sizeof(*e) + len + 1);
-	if (!e) {
-		collector_metric_set_destroy(set);
-		return NULL;
-	}
-	memcpy(e->metrics, inject_config()->metrics, len + 1);
-	e->set = set;
-	e->error = set ? NULL : strdup(err);
-	e->code = set ? 0 : rc;
-	e->next = d->sets;
-	d->sets = e;
-	return set;
+	return metric_set_keep(d, set, err, rc);
+}
+
+/* The host half ahead of a context (device.h): rangeprof_prepare's thread runs it while
+ * another of its threads makes the primary context, ~0.2 s on the H200, of which this
+ * takes CUPTI's profiler initialisation and the host object, ~0.1 s (the `setup` record's
+ * part, doc/measurements.md, "Cost at the physical floor"). No profiler is enabled on a
+ * device without a set, so there is none to release. */
+void inject_device_prepare_host(int device)
+{
+	INJECT_REPLAY_HELD();
+	struct device_state *d = inject_device_known(device);
+	if (!d || d->sets || inject_config()->clock_control == RP_CLOCK_BASE)
+		return;
+	char err[2048];
+	/* Its failure is said, once, by inject_device_ready's own call. */
+	collector_nvml_open("libnvidia-ml.so.1", err, sizeof(err));
+	struct collector_metric_set *set = NULL;
+	if (!collector_metric_set_create_by_name(device, inject_config()->metrics, &set, err,
+						 sizeof(err)))
+		metric_set_keep(d, set, NULL, 0);
 }
 
 struct device_state *inject_device_ready(CUcontext ctx, int device,

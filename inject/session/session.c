@@ -401,6 +401,15 @@ void inject_session_context_destroyed(CUcontext ctx)
 }
 
 
+void inject_session_prepare_host(int device)
+{
+	INJECT_REPLAY_HELD();
+	/* As the set-up below: nothing a capture in global mode must not see. */
+	if (device < 0 || device >= INJECT_MAX_DEVICES || inject_captures_under_way())
+		return;
+	inject_device_prepare_host(device);
+}
+
 void inject_session_set_up_early(CUcontext ctx, uint32_t context_id)
 {
 	INJECT_REPLAY_HELD();

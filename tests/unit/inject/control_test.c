@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +48,27 @@ bool inject_init_measuring_possible(char *why, size_t size)
 }
 bool inject_init_sets_up_early(void) { return stand_in_early; }
 static enum inject_early_start stand_in_start = INJECT_EARLY_STARTED;
+/* The host half (launch.c): how often, for which device, the stand-in driver's log when it
+ * began, and whether it had ended when the set-up started. */
+static const char *(*fake_log)(void);
+static int host_count, host_device = -1;
+static char host_saw[256];
+static atomic_bool host_ended;
+static bool set_up_after_host;
+void inject_launch_prepare_host(int device)
+{
+	host_count++;
+	host_device = device;
+	snprintf(host_saw, sizeof(host_saw), "%s", fake_log ? fake_log() : "");
+	struct timespec t = { 0, 50 * 1000 * 1000 };
+	nanosleep(&t, NULL);
+	atomic_store(&host_ended, true);
+}
 enum inject_early_start inject_launch_prepare(CUcontext ctx)
 {
 	prepared_count++;
 	prepared_ctx = ctx;
+	set_up_after_host = atomic_load(&host_ended);
 	return stand_in_start;
 }
 void inject_early_wait(void) { early_waits++; }
@@ -358,8 +376,6 @@ static void open_library_with_driver(void)
 
 /* ---- rangeprof_prepare, with the stand-ins above and the stand-in driver ------------ */
 
-static const char *(*fake_log)(void);
-
 static void use_fake_driver(void)
 {
 	if (real_driver())
@@ -458,6 +474,23 @@ Test(prepare, starts_the_driver_and_the_devices_set_up_once_on_a_thread_of_its_o
 		       "the caller's");
 }
 
+Test(prepare, the_host_half_runs_beside_the_contexts_creation_and_ends_before_the_set_up,
+     .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_DEVICES", "2", 1);
+	setenv("FAKE_CUDA_RETAIN_MS", "200", 1);
+	cr_assert_eq(rangeprof_prepare(1), RANGEPROF_OK, "%s", rangeprof_last_error());
+	wait_prepared(1);
+	rangeprof_before_exit();
+	cr_assert_eq(host_count, 1);
+	cr_assert_eq(host_device, 1);
+	cr_assert_str_eq(host_saw, "cuInit(0) cuDeviceGet(1) ", "begun once the driver knew "
+			 "the device, while the context was being made (the stand-in's retain "
+			 "logs after its 200 ms)");
+	cr_assert_eq(prepared_count, 1);
+	cr_assert(set_up_after_host, "the set-up started after the host half had ended");
+}
+
 Test(prepare, minus_one_is_the_callers_current_device_else_0, .init = use_fake_driver)
 {
 	setenv("FAKE_CUDA_DEVICES", "2", 1);
@@ -489,6 +522,7 @@ Test(prepare, a_device_the_driver_does_not_have_is_said_in_info, .init = use_fak
 	wait_prepared(3);
 	rangeprof_before_exit();
 	cr_assert_eq(prepared_count, 0);
+	cr_assert_eq(host_count, 0, "no host half for a device the driver does not have");
 	const char *result = prepare_result_of(3);
 	cr_assert(strstr(result, "cuDeviceGet failed") && strstr(result, "no such device"), "%s",
 		  result);

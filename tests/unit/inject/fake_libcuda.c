@@ -4,7 +4,8 @@
  * asks before cuInit (the driver's version, and that it is not initialised), and what
  * rangeprof_prepare's thread calls (cuInit, a device, its primary context made current),
  * each written to a log the test reads with fake_cuda_log(). One device, ordinal 0;
- * FAKE_CUDA_DEVICES=N gives N; FAKE_CUDA_INIT_MS=M makes cuInit take M ms. */
+ * FAKE_CUDA_DEVICES=N gives N; FAKE_CUDA_INIT_MS=M makes cuInit take M ms, and
+ * FAKE_CUDA_RETAIN_MS=M cuDevicePrimaryCtxRetain (logged after its wait). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,12 @@ int cuDeviceGet(int *device, int ordinal)
 
 int cuDevicePrimaryCtxRetain(void **ctx, int device)
 {
+	const char *ms = getenv("FAKE_CUDA_RETAIN_MS");
+	if (ms) {
+		long m = atol(ms);
+		struct timespec t = { m / 1000, (m % 1000) * 1000000 };
+		nanosleep(&t, NULL);
+	}
 	note("cuDevicePrimaryCtxRetain", device);
 	*ctx = &contexts[device];
 	return 0;

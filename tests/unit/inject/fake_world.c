@@ -224,12 +224,35 @@ struct collector_profiler {
 	bool first_pass_open;     /* as the real one: run 0 of pass 0 was the caller's */
 };
 
+static int set_build(const char *metric_list, struct collector_metric_set **out, char *err,
+		     size_t err_size);
+
 int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
 				struct collector_metric_set **out, char *err, size_t err_size)
 {
 	(void)ctx, (void)device;
 	fw.set_creates++;
 	event(FAKE_SET_CREATE, NULL, metric_list);
+	return set_build(metric_list, out, err, err_size);
+}
+
+int collector_metric_set_create_by_name(int device, const char *metric_list,
+					struct collector_metric_set **out, char *err,
+					size_t err_size)
+{
+	(void)device;
+	fw.set_creates_by_name++;
+	event(FAKE_SET_CREATE_BY_NAME, NULL, metric_list);
+	if (fw.by_name_refused) {
+		snprintf(err, err_size, "stand-in: refused by name");
+		return RP_ERR_FAILED;
+	}
+	return set_build(metric_list, out, err, err_size);
+}
+
+static int set_build(const char *metric_list, struct collector_metric_set **out, char *err,
+		     size_t err_size)
+{
 	if (fw.busy_sets) {
 		fw.busy_sets--;
 		snprintf(err, err_size, "cuptiProfilerGetCounterAvailability: "

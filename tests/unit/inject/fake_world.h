@@ -22,6 +22,7 @@
 /* What happened to metric sets and range profilers, in order. */
 enum fake_event_kind {
 	FAKE_SET_CREATE,          /* collector_metric_set_create (metrics: the list) */
+	FAKE_SET_CREATE_BY_NAME,  /* collector_metric_set_create_by_name (no context) */
 	FAKE_PROFILER_CREATE,     /* collector_profiler_create in ctx */
 	FAKE_PROFILER_DESTROY,    /* collector_profiler_destroy of ctx's profiler */
 	FAKE_MEASURE,             /* collector_profiler_measure with ctx's profiler */
@@ -45,6 +46,7 @@ struct fake_world {
 	const char *reach_unknown;    /* mem_reach_collect: the reach is unknown, for this */
 	bool wrote_outside;           /* mem_hashes_differ: segment 0 changed */
 	unsigned busy_sets;           /* the next so many metric sets find the hardware busy */
+	bool by_name_refused;         /* collector_metric_set_create_by_name fails */
 	unsigned busy_batches;        /* the next so many batches find the hardware busy */
 	bool always_busy;             /* every batch finds the hardware busy */
 	unsigned fail_batch;          /* this batch (1 = the first) fails, after its runs */
@@ -79,7 +81,7 @@ struct fake_world {
 	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */
 	unsigned restores_inputs, restores_result;  /* mem_restore from them */
 	unsigned hashes_outside, hashes_again;
-	unsigned set_creates;
+	unsigned set_creates, set_creates_by_name;
 	unsigned profiler_creates, profiler_destroys;
 	unsigned batches;             /* collector_profiler_measure calls */
 	unsigned batch_runs[FAKE_MAX_BATCHES];       /* runs asked for by each */

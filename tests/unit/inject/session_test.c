@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "inject/session/device.h"
 #include "inject/session/devlock.h"
 #include "inject/inject.h"
 #include "tests/unit/inject/fake_world.h"
@@ -243,4 +244,46 @@ Test(session, another_process_present_but_idle_leaves_the_profiler_enabled_betwe
 	cr_assert_eq(fw.profiler_creates, 1, "one profiler for the three launches");
 	cr_assert_eq(fw.profiler_destroys, 0, "kept while the other process is idle");
 	let_holder_go(pid, tell);
+}
+
+/* rangeprof_prepare's host half (device.c, inject_device_prepare_host), made before the
+ * device has a context: the set it builds by chip name is the one the first measured
+ * launch uses; one it cannot build leaves nothing behind. */
+Test(session, the_host_half_ahead_of_a_context_builds_the_set_the_first_launch_uses)
+{
+	inject_session_prepare_host(0);
+	cr_assert_eq(fw.set_creates_by_name, 1);
+	cr_assert_eq(fw.profiler_creates, 0, "no profiler: there is no context yet");
+	launch_in(fake_context(0), 0, 1);
+	cr_assert_eq(fw.set_creates, 0, "the set built ahead is used");
+	cr_assert_eq(fw.profiler_creates, 1);
+	cr_assert_eq(fake_records("summary"), 1);
+	inject_session_prepare_host(0);
+	cr_assert_eq(fw.set_creates_by_name, 1, "a device with a set is left alone");
+}
+
+Test(session, a_host_half_refused_leaves_the_set_to_the_first_launch)
+{
+	fw.by_name_refused = true;
+	inject_session_prepare_host(0);
+	cr_assert_eq(fw.set_creates_by_name, 1);
+	launch_in(fake_context(0), 0, 1);
+	cr_assert_eq(fw.set_creates, 1, "built again, with the context");
+	cr_assert_eq(fake_records("summary"), 1, "and measured");
+	cr_assert_eq(fake_records("error"), 0, "the refusal ahead is not said: the set-up with "
+		     "the context decides");
+}
+
+Test(session, no_host_half_under_a_clock_lock_or_a_capture_or_out_of_range)
+{
+	fw.capture_under_way = true;
+	inject_session_prepare_host(0);
+	fw.capture_under_way = false;
+	inject_session_prepare_host(-1);
+	inject_session_prepare_host(INJECT_MAX_DEVICES);
+	struct inject_config c = fake_config();
+	c.clock_control = RP_CLOCK_BASE;
+	inject_session_configure(&c);
+	inject_session_prepare_host(0);
+	cr_assert_eq(fw.set_creates_by_name, 0);
 }

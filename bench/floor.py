@@ -116,8 +116,15 @@ if WAY is not None:
     phases["import_profiler_s"] = time.perf_counter() - t
 
 
+# Each config's host time as the program sees it, [start after _T0, n, seconds], both
+# ways: where a call's cost beyond plain falls (its first config waiting for the set-up,
+# or each new kernel's first launch), read beside plain's same pass.
+config_times = []
+
+
 def matmul(n):
     """The tutorial's lesson: inputs made in the function, the product alone measured."""
+    t = time.perf_counter()
     a = torch.randn(n, n, device="cuda")
     b = torch.randn(n, n, device="cuda")
     if profiler is None:
@@ -125,6 +132,7 @@ def matmul(n):
     else:
         with profiler.annotate("matmul"):
             _ = a @ b
+    config_times.append([round(t - _T0, 6), n, round(time.perf_counter() - t, 6)])
 
 
 def _event_ms(fn, reps=7):
@@ -206,6 +214,7 @@ def worker(args):
             result.setdefault("values", {str(int(n)): float(v)
                                          for n, v in zip(tm["n"], tm["AvgValue"])})
     phases["in_process_s"] = time.perf_counter() - _T0
+    result["config_times"] = config_times
     with open(args.result, "w") as f:
         json.dump(result, f)
 
@@ -286,7 +295,8 @@ def lesson_figures(configs, runs, reps_out):
                # Interpreter start and exit: the wall outside the script's own time.
                "plain_outside_s": pw - pv["phases"]["in_process_s"],
                "plain_pass2_s": pv["phases"]["pass2_s"], "rates": pv["rates"],
-               "plain_pass2_gc_s": pv["phases"].get("pass2_s_gc_s")}
+               "plain_pass2_gc_s": pv["phases"].get("pass2_s_gc_s"),
+               "plain_config_times": pv.get("config_times")}
         if i < len(rp) and rp[i][1]:
             rw, rv = rp[i]
             sums = rv["records"]["summaries"]
@@ -306,7 +316,8 @@ def lesson_figures(configs, runs, reps_out):
                 "rangeprof_cost_s": rw - pw - (f1 or 0) - (f2 or 0),
                 "rangeprof_outside_s": rw - ph["in_process_s"],
                 "cost_ms_call1": phase_sums(sums[:k]), "cost_ms_call2": phase_sums(sums[k:]),
-                "setup_ms": rv["records"]["setup"], "values": rv.get("values")})
+                "setup_ms": rv["records"]["setup"], "values": rv.get("values"),
+                "rangeprof_config_times": rv.get("config_times")})
         if i < len(ns) and ns[i][1] is not None:
             nw, nv = ns[i]
             f = row.get("floor1_s") or 0

@@ -12,6 +12,7 @@
 #include "collector/api.h"
 #include "common/error.h"
 #include "inject/session/flush.h"
+#include "tests/unit/ptxas_check.h"
 
 static CUresult launched = CUDA_SUCCESS, allocated = CUDA_SUCCESS;
 static unsigned launches, cooperative_launches, memsets;
@@ -259,21 +260,13 @@ Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_
  * would leave every context unmeasured. Skipped where the toolkit has no ptxas. */
 Test(flush, both_kernel_texts_assemble, .init = stand_ins)
 {
-	const char *ptxas = "/usr/local/cuda/bin/ptxas";
-	if (access(ptxas, X_OK))
-		cr_skip_test("no %s", ptxas);
+	if (!ptxas_check_available())
+		cr_skip_test("no %s", PTXAS_CHECK_TOOL);
 	for (int empty = 0; empty < 2; empty++) {
 		struct inject_flush f = { 0 };
-		char err[256] = "", path[] = "/tmp/rangeprof_flush_XXXXXX.ptx", cmd[512];
+		char err[256] = "", cmd[512];
 		cr_assert_eq(inject_flush_init(&f, 0, empty, err, sizeof(err)), 0, "%s", err);
-		int fd = mkstemps(path, 4);
-		cr_assert_geq(fd, 0);
-		size_t len = strlen(loaded);
-		cr_assert_eq(write(fd, loaded, len), (ssize_t)len);
-		close(fd);
-		snprintf(cmd, sizeof(cmd), "%s -arch=sm_90 %s -o /dev/null", ptxas, path);
-		int rc = system(cmd);
-		unlink(path);
+		int rc = ptxas_check(loaded, cmd, sizeof(cmd));
 		cr_assert_eq(rc, 0, "%s: the %s flush's PTX does not assemble", cmd,
 			     empty ? "discarding" : "plain");
 		inject_flush_finish(&f);

@@ -11,6 +11,7 @@
 #include "collector/api.h"
 #include "common/error.h"
 #include "memory/memory.h"
+#include "tests/unit/ptxas_check.h"
 
 struct fake_allocation {
 	CUdeviceptr base;
@@ -282,17 +283,9 @@ Test(verify, the_kernel_loads_mem_hash_unroll_words_together_and_assembles, .ini
 	for (const char *p = strstr(loop, "ld.global"); p && p < strstr(loop, "WORDS:");
 	     p = strstr(p + 1, "ld.global"))
 		cr_assert(p < first_mix, "a load after the first mix: the loads are not together");
-	const char *ptxas = "/usr/local/cuda/bin/ptxas";
-	if (access(ptxas, X_OK))
-		cr_skip_test("no %s", ptxas);
-	char path[] = "/tmp/rangeprof_hash_XXXXXX.ptx", cmd[512];
-	int fd = mkstemps(path, 4);
-	cr_assert_geq(fd, 0);
-	size_t len = strlen(loaded_ptx);
-	cr_assert_eq(write(fd, loaded_ptx, len), (ssize_t)len);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "%s -arch=sm_90 %s -o /dev/null", ptxas, path);
-	int rc = system(cmd);
-	unlink(path);
+	if (!ptxas_check_available())
+		cr_skip_test("no %s", PTXAS_CHECK_TOOL);
+	char cmd[512];
+	int rc = ptxas_check(loaded_ptx, cmd, sizeof(cmd));
 	cr_assert_eq(rc, 0, "%s: the hash kernel's PTX does not assemble", cmd);
 }

@@ -382,11 +382,8 @@ bool collector_metric_is_timer(const char *name, size_t len)
 	return len >= sizeof(timer) - 1 && !memcmp(name, timer, sizeof(timer) - 1);
 }
 
-/* A set of the timer alone by chip name first: the timer is not one of the counters that
- * another client (DCGM's profiling metrics, a MIG slice) can hold, which the availability
- * query exists to tell. A set with counters, or one refused by name, is built with the
- * context's counter availability, so that what is reported (an unknown metric, a busy
- * profiler) comes from the complete query. */
+/* Whether every metric of the list is the timer's or a launch__ metric: a set that needs no
+ * counter. */
 static bool metric_list_timer_only(const char *metric_list)
 {
 	bool timer_only = true;
@@ -398,6 +395,11 @@ static bool metric_list_timer_only(const char *metric_list)
 	return timer_only;
 }
 
+/* A set of the timer alone by chip name first: the timer is not one of the counters that
+ * another client (DCGM's profiling metrics, a MIG slice) can hold, which the availability
+ * query exists to tell. A set with counters, or one refused by name, is built with the
+ * context's counter availability, so that what is reported (an unknown metric, a busy
+ * profiler) comes from the complete query. */
 int collector_metric_set_create(CUcontext ctx, int device, const char *metric_list,
 				struct collector_metric_set **out, char *err, size_t err_size)
 {

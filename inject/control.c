@@ -250,13 +250,15 @@ int rangeprof_attach(void)
 /* ---- rangeprof_prepare ------------------------------------------------------------- */
 
 /* One thread per device asked for, each short: it starts the driver if nobody has and
- * makes the device's primary context, then hands over to the early set-up's own thread
- * (early.c), which the exit wait covers. */
+ * makes the device's primary context while a second thread does the set-up's host half
+ * (prepare_host_run), then hands over to the early set-up's own thread (early.c), which
+ * the exit wait covers. Both are joined before exit: by rangeprof_before_exit, and by the
+ * handler registered at the first rangeprof_prepare for a program that does not call it. */
 #define PREPARE_MAX_DEVICES 64
 /* At most this long, for all the prepare threads together, at rangeprof_before_exit. */
 #define PREPARE_EXIT_WAIT_S 5
 static pthread_mutex_t prepare_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t prepare_fork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t prepare_once = PTHREAD_ONCE_INIT;
 static pthread_t prepare_threads[PREPARE_MAX_DEVICES];
 static unsigned prepare_thread_count;
 static bool prepare_asked[PREPARE_MAX_DEVICES];
@@ -286,9 +288,14 @@ static void prepare_said(int device, const char *fmt, ...)
  * prepare_run's thread makes the primary context (~0.1 and ~0.2 s on the H200, one after
  * the other before: doc/measurements.md, "Cost at the physical floor"). prepare_run joins
  * it before the early set-up starts, which then begins at the profiler. */
+static bool prepare_stopping(void)
+{
+	return atomic_load(&prepare_closed);
+}
+
 static void *prepare_host_run(void *arg)
 {
-	inject_launch_prepare_host((int)(intptr_t)arg);
+	inject_launch_prepare_host((int)(intptr_t)arg, prepare_stopping);
 	return NULL;
 }
 
@@ -395,9 +402,15 @@ static void prepare_fork_child(void)
 	atomic_store(&prepare_closed, true);
 }
 
-static void prepare_register_fork(void)
+/* Also for a program that never calls rangeprof_before_exit: its work at exit, the join of
+ * the prepare threads (whose host half runs CUPTI's and libnvperf_host's set-up, which
+ * crashed when it ran on into CUDA's teardown: early.c) and of the set-ups. Registered at
+ * the first rangeprof_prepare, so it runs before the exit handlers of a CUDA runtime
+ * started earlier; one started later runs its own first, as for early.c's handler. */
+static void prepare_register_handlers(void)
 {
 	pthread_atfork(NULL, NULL, prepare_fork_child);
+	atexit(rangeprof_before_exit);
 }
 
 int rangeprof_prepare(int device)
@@ -423,7 +436,7 @@ int rangeprof_prepare(int device)
 		return ok(); /* --setup lazy or --clock-control base: the first measurement does */
 	if (device == -1 && (device = current_device()) < 0)
 		return ok(); /* a device past those taken: its first measured launch sets it up */
-	pthread_once(&prepare_fork_once, prepare_register_fork);
+	pthread_once(&prepare_once, prepare_register_handlers);
 	pthread_mutex_lock(&prepare_lock);
 	if (atomic_load(&prepare_closed) || prepare_asked[device]) {
 		pthread_mutex_unlock(&prepare_lock);

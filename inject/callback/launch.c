@@ -16,7 +16,7 @@
  * (captures.c), and range replay's NVTX hooks and its view of every driver call while a
  * range is recorded (range_workload.c).
  * Takes the replay lock (session.c's), which one measurement, graph launch, early set-up,
- * context destruction or let-go holds at a time (and init.c's runtime options, through
+ * prepare's host half, context destruction or let-go holds at a time (and init.c's runtime options, through
  * inject_launch_lock_replay); a selected launch holds it from its ENTER to its EXIT. What
  * is selected is select.c's.
  * Calls: select.c (which launches are measured), save.c (a kernel launch, ENTER and EXIT),
@@ -25,7 +25,7 @@
  * allocations.c, kernel_launch.c (decode, at ENTER), names.c, output.c, nvtx_bridge/,
  * collector/, memory/ (loaded modules).
  * Called by: init.c (subscribes the callback, hands it the filters), control.c (the gate,
- * through launch.h).
+ * and rangeprof_prepare's set-up and host half, through launch.h).
  * Lock: none (its own state is thread-local: the inside_replay guard and the pending
  * measurement of a launch between its ENTER and EXIT; and exiting, an atomic that stops
  * let-gos once exit began). */
@@ -380,14 +380,17 @@ static void on_graph_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	inject_session_unlock();
 }
 
-void inject_launch_prepare_host(int device)
+void inject_launch_prepare_host(int device, bool (*stopping)(void))
 {
-	if (!inject_output_measuring() || inject_select_done() || !inject_early_enabled())
+	if (!inject_output_measuring() || inject_select_done() || !inject_early_enabled() ||
+	    stopping())
 		return;
 	/* Its driver and CUPTI calls are rangeprof's, as set_up_early's. */
 	inside_replay = true;
 	inject_session_lock();
-	if (inject_output_measuring() && !inject_early_exiting())
+	/* Asked again once the lock is held: an exit that began while a measurement held it
+	 * must not find CUPTI's set-up starting now. */
+	if (inject_output_measuring() && !inject_early_exiting() && !stopping())
 		inject_session_prepare_host(device);
 	inject_session_unlock();
 	inside_replay = false;

@@ -36,8 +36,9 @@ int inject_launch_open_annotations(void);
 enum inject_early_start inject_launch_prepare(CUcontext ctx);
 /* rangeprof_prepare's host half, on a thread of its own while another makes the device's
  * primary context: inject_session_prepare_host under the replay lock, when the early
- * set-up is on and something is measured; otherwise nothing. */
-void inject_launch_prepare_host(int device);
+ * set-up is on, something is measured and stopping() (rangeprof_before_exit was called)
+ * is false, before the lock and again once it is held; otherwise nothing. */
+void inject_launch_prepare_host(int device, bool (*stopping)(void));
 
 /* --replay-mode range on or off (init.c: at start-up, once the callbacks are enabled, and
  * when the control API sets the option): the NVTX hooks that begin and end range

@@ -74,9 +74,6 @@ struct device_state *inject_device_known(int device)
 	return d;
 }
 
-/* The device's set for inject_config()->metrics: built at its first use, kept with every other set
- * (the control API changes the metrics between measurements). NULL when the GPU refuses
- * it, said as an error naming the metrics; a busy profiling hardware is tried again. */
 /* Keeps set, or (set NULL) the refusal err with its code, for the current metrics. */
 static struct collector_metric_set *metric_set_keep(struct device_state *d,
 						    struct collector_metric_set *set,
@@ -97,6 +94,9 @@ static struct collector_metric_set *metric_set_keep(struct device_state *d,
 	return set;
 }
 
+/* The device's set for inject_config()->metrics: built at its first use, kept with every other set
+ * (the control API changes the metrics between measurements). NULL when the GPU refuses
+ * it, said as an error naming the metrics; a busy profiling hardware is tried again. */
 static struct collector_metric_set *metric_set(struct device_state *d, CUcontext ctx,
 					       int device, void (*release_profilers)(int device))
 {
@@ -146,8 +146,12 @@ static struct collector_metric_set *metric_set(struct device_state *d, CUcontext
 void inject_device_prepare_host(int device)
 {
 	INJECT_REPLAY_HELD();
+	/* A clock lock is asked for (the control API may set it after start-up): the set-up
+	 * with the context makes it first, so nothing of the device is done here. */
+	if (inject_config()->clock_control == RP_CLOCK_BASE)
+		return;
 	struct device_state *d = inject_device_known(device);
-	if (!d || d->sets || inject_config()->clock_control == RP_CLOCK_BASE)
+	if (!d || d->sets)
 		return;
 	char err[2048];
 	/* Its failure is said, once, by inject_device_ready's own call. */

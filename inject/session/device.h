@@ -37,11 +37,13 @@ struct device_state *inject_device_known(int device);
  * first. */
 struct device_state *inject_device_ready(CUcontext ctx, int device,
 					 void (*release_profilers)(int device));
-/* The host half of the device's set-up, before any context of it exists: NVML and, for
- * a set built by chip name (the timer alone), the current metrics' set, so that the
- * set-up after the context's creation starts at the profiler. Does nothing on a device
- * that has a set already or a clock lock to make; a failure leaves nothing behind (the
- * set-up with the context builds the set and says what it meets). */
+/* The host half of the device's set-up, before any context of it exists: the device's
+ * record and turn lock (inject_device_known), NVML and, for a set built by chip name (the
+ * timer alone), the current metrics' set, so that the set-up after the context's creation
+ * starts at the profiler. Does nothing under a clock lock, and keeps no set on a device
+ * that has one already; a set it cannot build is not kept and nothing is said (the set-up
+ * with the context builds it and says what it meets), though CUPTI and NVML stay
+ * initialised. */
 void inject_device_prepare_host(int device);
 /* The device's state, or NULL when device is out of range. */
 struct device_state *inject_device(int device);

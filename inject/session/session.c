@@ -5,7 +5,8 @@
  * reset), handing it over when another process rings (doc/concurrency.md), each kernel's
  * save policy, the context's release at destruction, and the early set-up.
  * Owns the replay lock; its holders are the measurements' thread, the early set-up's
- * (early.c) and the device lock's watcher (inject_session_let_go). State per context lives
+ * (early.c), rangeprof_prepare's host half (control.c, inject_session_prepare_host) and
+ * the device lock's watcher (inject_session_let_go). State per context lives
  * in contexts.c's registry.
  * Calls: device.c, config.c, devlock.c, flush.c, captures.c, contexts.c, names.c, output.c,
  * collector/, memory/, common/.

@@ -48,21 +48,37 @@ bool inject_init_measuring_possible(char *why, size_t size)
 }
 bool inject_init_sets_up_early(void) { return stand_in_early; }
 static enum inject_early_start stand_in_start = INJECT_EARLY_STARTED;
-/* The host half (launch.c): how often, for which device, the stand-in driver's log when it
- * began, and whether it had ended when the set-up started. */
+/* The host half (launch.c): how often and for which device; whether it saw the stand-in
+ * driver's retain begin (within 2 s) and what the driver's log held then; then it takes
+ * host_ms more. host_until_stopping: it waits instead (within 2 s) for its stopping()
+ * to say true, and says whether it did. host_pipe: it writes "done" there as it ends. */
 static const char *(*fake_log)(void);
-static int host_count, host_device = -1;
+static int host_count, host_device = -1, host_ms = 0, host_pipe = -1;
+static bool host_saw_retain, host_until_stopping, host_saw_stopping;
 static char host_saw[256];
 static atomic_bool host_ended;
 static bool set_up_after_host;
-void inject_launch_prepare_host(int device)
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&t, NULL);
+}
+void inject_launch_prepare_host(int device, bool (*stopping)(void))
 {
 	host_count++;
 	host_device = device;
-	snprintf(host_saw, sizeof(host_saw), "%s", fake_log ? fake_log() : "");
-	struct timespec t = { 0, 50 * 1000 * 1000 };
-	nanosleep(&t, NULL);
+	for (int i = 0; i < 200 && fake_log && !host_saw_retain; i++) {
+		snprintf(host_saw, sizeof(host_saw), "%s", fake_log());
+		if (!(host_saw_retain = strstr(host_saw, "cuDevicePrimaryCtxRetain") != NULL))
+			sleep_ms(10);
+	}
+	for (int i = 0; i < 200 && host_until_stopping && !host_saw_stopping; i++)
+		if (!(host_saw_stopping = stopping()))
+			sleep_ms(10);
+	sleep_ms(host_ms);
 	atomic_store(&host_ended, true);
+	if (host_pipe >= 0 && write(host_pipe, "done", 4) != 4)
+		abort();
 }
 enum inject_early_start inject_launch_prepare(CUcontext ctx)
 {
@@ -478,17 +494,60 @@ Test(prepare, the_host_half_runs_beside_the_contexts_creation_and_ends_before_th
      .init = use_fake_driver)
 {
 	setenv("FAKE_CUDA_DEVICES", "2", 1);
-	setenv("FAKE_CUDA_RETAIN_MS", "200", 1);
+	setenv("FAKE_CUDA_RETAIN_MS", "300", 1);
+	host_ms = 500; /* it outlasts the retain: the set-up must wait for it */
 	cr_assert_eq(rangeprof_prepare(1), RANGEPROF_OK, "%s", rangeprof_last_error());
 	wait_prepared(1);
 	rangeprof_before_exit();
 	cr_assert_eq(host_count, 1);
 	cr_assert_eq(host_device, 1);
-	cr_assert_str_eq(host_saw, "cuInit(0) cuDeviceGet(1) ", "begun once the driver knew "
-			 "the device, while the context was being made (the stand-in's retain "
-			 "logs after its 200 ms)");
+	cr_assert(host_saw_retain, "the host half ran while the context was being made: it saw "
+		  "the retain begin (log: %s)", host_saw);
+	cr_assert_str_eq(host_saw, "cuInit(0) cuDeviceGet(1) cuDevicePrimaryCtxRetain(1) ",
+			 "and not yet end (the stand-in's retain takes 300 ms)");
 	cr_assert_eq(prepared_count, 1);
 	cr_assert(set_up_after_host, "the set-up started after the host half had ended");
+}
+
+Test(prepare, before_exit_stops_a_host_half_under_way, .init = use_fake_driver)
+{
+	setenv("FAKE_CUDA_RETAIN_MS", "100", 1);
+	host_until_stopping = true;
+	cr_assert_eq(rangeprof_prepare(0), RANGEPROF_OK, "%s", rangeprof_last_error());
+	sleep_ms(200);
+	rangeprof_before_exit();
+	cr_assert_eq(host_count, 1);
+	cr_assert(host_saw_stopping, "the host half's stopping() said true once "
+		  "rangeprof_before_exit was called");
+	cr_assert(atomic_load(&host_ended), "and the exit waited for it");
+}
+
+/* A program that exits without rangeprof_before_exit, once the host half has begun: the
+ * handler the first prepare registered waits for it (it writes "done" as it ends, 300 ms
+ * in). (An exit before the prepare thread runs starts nothing: prepare_run sees it.) */
+Test(prepare, exit_without_before_exit_waits_for_the_host_half, .init = use_fake_driver)
+{
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		host_pipe = fds[1];
+		host_ms = 300;
+		if (rangeprof_prepare(0) != RANGEPROF_OK)
+			_exit(3);
+		sleep_ms(100); /* the host half has begun its 300 ms */
+		exit(0); /* atexit handlers run; the host half is still sleeping */
+	}
+	close(fds[1]);
+	char done[8] = "";
+	ssize_t n = read(fds[0], done, 4);
+	close(fds[0]);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended badly");
+	cr_assert(n == 4 && !memcmp(done, "done", 4), "the process ended before its host half");
 }
 
 Test(prepare, minus_one_is_the_callers_current_device_else_0, .init = use_fake_driver)

@@ -5,7 +5,9 @@
  * rangeprof_prepare's thread calls (cuInit, a device, its primary context made current),
  * each written to a log the test reads with fake_cuda_log(). One device, ordinal 0;
  * FAKE_CUDA_DEVICES=N gives N; FAKE_CUDA_INIT_MS=M makes cuInit take M ms, and
- * FAKE_CUDA_RETAIN_MS=M cuDevicePrimaryCtxRetain (logged after its wait). */
+ * FAKE_CUDA_RETAIN_MS=M cuDevicePrimaryCtxRetain (logged as it begins). The log is
+ * written and read under a lock: the prepare threads call in while the test reads it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +29,24 @@ static char log_text[1024];
 static int contexts[64];
 static __thread void *current;
 
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void note(const char *call, int value)
 {
+	pthread_mutex_lock(&log_lock);
 	size_t n = strlen(log_text);
 	snprintf(log_text + n, sizeof(log_text) - n, "%s(%d) ", call, value);
+	pthread_mutex_unlock(&log_lock);
 }
 
+/* A copy of the log as it is now, the calling thread's own. */
 const char *fake_cuda_log(void)
 {
-	return log_text;
+	static __thread char copy[sizeof(log_text)];
+	pthread_mutex_lock(&log_lock);
+	memcpy(copy, log_text, sizeof(copy));
+	pthread_mutex_unlock(&log_lock);
+	return copy;
 }
 
 int cuDriverGetVersion(int *version)
@@ -76,13 +87,13 @@ int cuDeviceGet(int *device, int ordinal)
 
 int cuDevicePrimaryCtxRetain(void **ctx, int device)
 {
+	note("cuDevicePrimaryCtxRetain", device);
 	const char *ms = getenv("FAKE_CUDA_RETAIN_MS");
 	if (ms) {
 		long m = atol(ms);
 		struct timespec t = { m / 1000, (m % 1000) * 1000000 };
 		nanosleep(&t, NULL);
 	}
-	note("cuDevicePrimaryCtxRetain", device);
 	*ctx = &contexts[device];
 	return 0;
 }

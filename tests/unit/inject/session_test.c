@@ -287,3 +287,31 @@ Test(session, no_host_half_under_a_clock_lock_or_a_capture_or_out_of_range)
 	inject_session_prepare_host(0);
 	cr_assert_eq(fw.set_creates_by_name, 0);
 }
+
+/* The early set-up after a host half still writes its `setup` record (the device was not
+ * made ready ahead), and a metrics change between them builds the new set with the
+ * context. */
+Test(session, after_a_host_half_the_early_set_up_still_writes_its_record)
+{
+	inject_session_prepare_host(0);
+	CUcontext a = fake_context(0);
+	fw.current = a;
+	inject_session_set_up_early(a, 1);
+	cr_assert_eq(fake_records("setup"), 1);
+	cr_assert_eq(fw.set_creates, 0, "the set built ahead served the set-up");
+	cr_assert_eq(fw.profiler_creates, 1);
+}
+
+Test(session, metrics_changed_after_a_host_half_are_built_with_the_context)
+{
+	inject_session_prepare_host(0);
+	struct inject_config c = fake_config();
+	c.metrics = "gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed";
+	inject_session_configure(&c);
+	launch_in(fake_context(0), 0, 1);
+	cr_assert_eq(fw.set_creates_by_name, 1);
+	cr_assert_eq(fw.set_creates, 1, "the new metrics' set, with the context");
+	long set = fake_event_find(FAKE_SET_CREATE, NULL, 0);
+	cr_assert_geq(set, 0);
+	cr_assert_str_eq(fw.events[set].metrics, c.metrics);
+}

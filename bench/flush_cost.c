@@ -1,5 +1,6 @@
 /* bench/flush_cost.c - what rangeprof's cache flush costs the GPU per run, plain (code
- * segments, then the read sweep of twice the L2: the flush before session 12) and empty
+ * segments, then the read sweep of twice the L2, or of FLUSH_SWEEP_HALVES halves of it in the
+ * _s2 and _s3 builds: the flush before session 12) and empty
  * (the flush since: the same kernel, launched cooperatively, ending with a grid barrier and
  * the discard of the sweep's last L2 of lines), issue 22 item 3. It builds
  * inject/session/flush.c itself (the library's flush, not a copy), and on device 0 times with CUDA
@@ -15,6 +16,13 @@
 
 #include "collector/api.h"
 #include "inject/session/flush.h"
+
+/* The sweep's length this build was given (flush.c's default is 4: twice the L2). */
+#ifdef FLUSH_SWEEP_HALVES
+#define FLUSH_SWEEP_HALVES_BUILT FLUSH_SWEEP_HALVES
+#else
+#define FLUSH_SWEEP_HALVES_BUILT 4
+#endif
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -83,9 +91,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "flush_cost: %s; 'empty' above is the plain flush\n", empty.notice);
 	qsort(us[0], (size_t)rounds, sizeof(double), cmp_double);
 	qsort(us[1], (size_t)rounds, sizeof(double), cmp_double);
-	printf("flush_cost: %d flushes back to back, median of %d rounds: plain %.2f us, empty %.2f "
-	       "us (+%.2f)\n", n, rounds, us[0][rounds / 2], us[1][rounds / 2],
-	       us[1][rounds / 2] - us[0][rounds / 2]);
+	printf("flush_cost FLUSH_SWEEP_HALVES=%d: %d flushes back to back, median of %d rounds: "
+	       "plain %.2f us, empty %.2f us (+%.2f)\n", FLUSH_SWEEP_HALVES_BUILT, n, rounds,
+	       us[0][rounds / 2], us[1][rounds / 2], us[1][rounds / 2] - us[0][rounds / 2]);
 	inject_flush_finish(&plain);
 	inject_flush_finish(&empty);
 	return 0;

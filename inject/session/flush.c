@@ -49,6 +49,16 @@
 #ifndef FLUSH_DISCARD_HALVES
 #define FLUSH_DISCARD_HALVES 2
 #endif
+/* The sweep reads FLUSH_SWEEP_HALVES halves of the L2's size: 4, twice the L2, so that
+ * every line held before is evicted whatever the replacement order. A build may set 2, one
+ * L2's worth, the flush that issue 35's floor counts (bench/flush_cost_s2, and
+ * bench/l2_placement.sh's RECORDINGS with such a build against ncu: doc/measurements.md,
+ * "The flush"). */
+#ifndef FLUSH_SWEEP_HALVES
+#define FLUSH_SWEEP_HALVES 4
+#endif
+_Static_assert(FLUSH_DISCARD_HALVES <= FLUSH_SWEEP_HALVES && FLUSH_SWEEP_HALVES >= 1,
+	       "the discard covers lines the sweep read");
 
 /* The kernel's head, with %s for the PTX version, the target and the discard's parameter.
  * The sweep alone keeps version 7.0 and sm_70; discard.global.L2 needs 7.4 and sm_80. */
@@ -211,7 +221,7 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		empty = false;
 	}
 	size_t l2_bytes = (size_t)(l2 > 0 ? l2 : (64 << 20));
-	size_t bytes = 2 * l2_bytes;
+	size_t bytes = FLUSH_SWEEP_HALVES * l2_bytes / 2;
 	char *ptx = flush_ptx(empty);
 	if (!ptx) {
 		snprintf(err, err_size, "L2 flush: out of host memory");

@@ -75,6 +75,7 @@ def _timed(name, fn):
     """fn() timed into phases[name], with the collector's seconds and full collections
     during it into phases[name + '_gc_s'] and [name + '_gc_full']."""
     s0, f0 = _gc["s"], _gc["full"]
+    _phase[0] = name
     t = time.perf_counter()
     value = fn()
     phases[name] = time.perf_counter() - t
@@ -116,10 +117,12 @@ if WAY is not None:
     phases["import_profiler_s"] = time.perf_counter() - t
 
 
-# Each config's host time as the program sees it, [start after _T0, n, seconds], both
-# ways: where a call's cost beyond plain falls (its first config waiting for the set-up,
-# or each new kernel's first launch), read beside plain's same pass.
+# Each config's host time as the program sees it, [phase, start after _T0, n, seconds],
+# both ways (phase: pass1_s/pass2_s plain, call1_s/call2_s otherwise): where a call's cost
+# beyond plain falls (its first config waiting for the set-up, or each new kernel's first
+# launch), read beside plain's same pass and the summaries' cost_ms of the same config.
 config_times = []
+_phase = [None]
 
 
 def matmul(n):
@@ -132,7 +135,7 @@ def matmul(n):
     else:
         with profiler.annotate("matmul"):
             _ = a @ b
-    config_times.append([round(t - _T0, 6), n, round(time.perf_counter() - t, 6)])
+    config_times.append([_phase[0], round(t - _T0, 6), n, round(time.perf_counter() - t, 6)])
 
 
 def _event_ms(fn, reps=7):

@@ -890,9 +890,11 @@ static int part5()
 // ---------------------------------------------------------------- P6
 
 // Rounds of a new object, one measurement, launches while it idles, Disable, launches:
-// the idle object against none in the same process, each round's pair minutes apart at
-// most, so that neither the clocks' drift nor another process's placement (up to 1.6 us
-// between processes of one way, unselected_launches.sh) enters the difference.
+// the idle object against none in the same process, each round's pair moments apart, so
+// that neither the clocks' drift nor another process's placement (up to 1.6 us between
+// processes of one way, unselected_launches.sh) enters the difference. Odd rounds take
+// the Disabled launches first (a new object measured and disabled, then another measured
+// and left idle), so that the order within a round does not side with one state.
 #define P6_ROUNDS 4
 
 static int part6()
@@ -908,15 +910,28 @@ static int part6()
 	std::vector<double> diff;
 	for (int round = 0; round < P6_ROUNDS; round++) {
 		std::string r = "r" + std::to_string(round + 1) + " ";
-		Prof p;
-		if (!rp_enable(p, ctx, s, r) || !rp_measure(p, h, s, r + "#1 ", 1))
-			return 2;
 		states[2 * round] = r + "idle after a measurement (AutoRange, decoded)";
-		double idle = launch_cost(states[2 * round].c_str());
-		if (!rp_disable(p, s, r))
-			return 2;
 		states[2 * round + 1] = r + "Disabled";
-		double off = launch_cost(states[2 * round + 1].c_str());
+		double idle = NAN, off = NAN;
+		for (int step = 0; step < 2; step++) {
+			bool idle_now = (step == 0) == (round % 2 == 0);
+			Prof p;
+			if (!rp_enable(p, ctx, s, r) || !rp_measure(p, h, s, r + "#1 ", 1))
+				return 2;
+			if (idle_now) {
+				idle = launch_cost(states[2 * round].c_str());
+				if (!rp_disable(p, s, r))
+					return 2;
+				if (round % 2 == 0) { // even rounds: the same object, Disabled
+					off = launch_cost(states[2 * round + 1].c_str());
+					break;
+				}
+			} else {
+				if (!rp_disable(p, s, r))
+					return 2;
+				off = launch_cost(states[2 * round + 1].c_str());
+			}
+		}
 		if (std::isfinite(idle) && std::isfinite(off))
 			diff.push_back(idle - off);
 	}

@@ -320,11 +320,13 @@ def lesson_figures(configs, runs, reps_out):
                 "rangeprof_outside_s": rw - ph["in_process_s"],
                 "cost_ms_call1": phase_sums(sums[:k]), "cost_ms_call2": phase_sums(sums[k:]),
                 "setup_ms": rv["records"]["setup"], "values": rv.get("values"),
-                "rangeprof_config_times": rv.get("config_times"),
-                "outside_ms_call1": outside_summaries_ms(rv.get("config_times"), "call1_s",
-                                                         sums[:k]),
-                "outside_ms_call2": outside_summaries_ms(rv.get("config_times"), "call2_s",
-                                                         sums[k:2 * k])})
+                "rangeprof_config_times": rv.get("config_times")})
+            # Only where every config left one summary: else the pairs would shift.
+            for call, pass_, part in (("call1", "pass1_s", sums[:k]),
+                                      ("call2", "pass2_s", sums[k:2 * k])):
+                row[f"outside_ms_{call}"] = outside_summaries_ms(
+                    rv.get("config_times"), f"{call}_s", part, pv.get("config_times"),
+                    pass_) if len(sums) == 2 * k else None
         if i < len(ns) and ns[i][1] is not None:
             nw, nv = ns[i]
             f = row.get("floor1_s") or 0
@@ -340,16 +342,25 @@ def lesson_figures(configs, runs, reps_out):
     return fig
 
 
-def outside_summaries_ms(config_times, phase, summaries):
+def outside_summaries_ms(config_times, phase, summaries, plain_times=None, plain_phase=None):
     """Per config of one call, in order: its host milliseconds less its summary's
-    cost_ms.total, the time its launch spent outside rangeprof's timers (Python, the
-    launch's callbacks before and after the measurement, the records' writing, the
-    checks after the runs); None where the two do not pair up."""
+    cost_ms.total and less the plain program's host milliseconds for the same config in
+    its same pass (pass1_s for call1_s, pass2_s for call2_s; left out when plain's are not
+    given): the time its launch cost beyond the program's own work outside rangeprof's
+    timers (Python, the launch's callbacks before and after the measurement, the
+    records' writing, the checks after the runs; in call 1's first config, also the
+    context's creation and the wait for the set-up). None where they do not pair up."""
     mine = [row for row in (config_times or []) if row[0] == phase]
+    plain = None
+    if plain_phase is not None:
+        plain = [row for row in (plain_times or []) if row[0] == plain_phase]
+        if len(plain) != len(mine):
+            return None
     if len(mine) != len(summaries):
         return None
-    return [round(row[3] * 1e3 - ((s.get("cost_ms") or {}).get("total") or 0), 3)
-            for row, s in zip(mine, summaries)]
+    return [round(row[3] * 1e3 - ((s.get("cost_ms") or {}).get("total") or 0)
+                  - (plain[i][3] * 1e3 if plain else 0), 3)
+            for i, (row, s) in enumerate(zip(mine, summaries))]
 
 
 def phase_sums(summaries):
@@ -431,7 +442,7 @@ def print_lesson(configs, runs, fig):
         for call in ("call1", "call2"):  # where each config's time beyond its summary went
             out = r.get(f"outside_ms_{call}")
             if out:
-                print(f"  rep {i}: {call}, ms outside the summaries by config: "
+                print(f"  rep {i}: {call}, ms beyond plain outside the summaries by config: "
                       + " ".join(f"{v:.1f}" for v in out))
     for key, t in fig.get("targets", {}).items():
         print(f"  target {key:14} {t['value']:.3f} (limit {t['limit']:.3f}): "

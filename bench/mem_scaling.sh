@@ -25,14 +25,17 @@ for rep in $(seq 1 "$reps"); do
 for g in $sizes; do
 	# The program alone, timed too: rangeprof's growth with the memory is its wall less
 	# this one (the program's own allocation and teardown of N GiB grow with N as well).
-	plain_wall=$( { time "$work/mem_scaling" "$g" >"$work/plain$g.txt"; } 2>&1 )
+	plain_wall=$( { time "$work/mem_scaling" "$g" >"$work/plain$g.txt" 2>"$work/plain$g.err"; } 2>&1 )
+	# rangeprof appends to its output: each rep's own file, so that its summaries are its own.
+	rm -f "$work/m$g.jsonl"
 	rp_wall=$( { time "$RP" -q -o "$work/m$g.jsonl" --runs 20 --nvtx-include k/ "$work/mem_scaling" "$g" >"$work/rp$g.txt" 2>"$work/rp$g.err"; } 2>&1 )
 	ncu_wall=$( { time "$NCU" --clock-control none --nvtx --nvtx-include k/ --metrics gpu__time_duration.sum "$work/mem_scaling" "$g" >"$work/ncu$g.txt" 2>&1; } 2>&1 )
 	costs=$(python3 -c "
 import json,sys
 s=[json.loads(l) for l in open('$work/m$g.jsonl')]
 s=[r for r in s if r['type']=='summary']
-print(' '.join('%.1f' % r['cost_ms']['total'] for r in s), '|', ','.join(sorted({r['save']['strategy'] for r in s})))")
+print(' '.join('%.1f' % r['cost_ms']['total'] for r in s) or '-', '|', ','.join(sorted({r['save']['strategy'] for r in s})) or '-')" 2>/dev/null)
+	[ -n "$costs" ] || costs="- | -" # no output file: said in the row, the table goes on
 	same=no; [ "$(cat "$work/plain$g.txt")" = "$(cat "$work/rp$g.txt")" ] && same=yes
 	echo "$g $plain_wall $rp_wall $ncu_wall $same ${costs% |*} | ${costs#*| }" >>"$rows"
 	grep -h "warning\|error" "$work/rp$g.err" | head -3
@@ -46,12 +49,25 @@ print("%-6s %-36s %-10s %-10s %-9s %-9s %-10s %s" % ("GiB", "rangeprof ms per la
       "strategy", "plain wall", "rp wall", "ncu wall", "rp - plain", "same"))
 for g in sys.argv[2].split():
     mine = [r for r in rows if r[0] == g]
-    bar = mine[0].index("|")
-    launches = [statistics.median(float(r[5 + i]) for r in mine) for i in range(bar - 5)]
+    if not mine:
+        continue
+    # The rep with the most summaries sets the columns; a rep with another number of them
+    # (or none: "-") leaves its cells out.
+    ref = max(mine, key=lambda r: r.index("|"))
+    bar = ref.index("|")
+    def cell(r, i):
+        try:
+            return float(r[5 + i]) if r.index("|") == bar else None
+        except ValueError:
+            return None
+    launches = []
+    for i in range(bar - 5):
+        got = [v for v in (cell(r, i) for r in mine) if v is not None]
+        launches.append(statistics.median(got) if got else float("nan"))
     plain, rp, ncu = (statistics.median(float(r[i]) for r in mine) for i in (1, 2, 3))
     same = "yes" if all(r[4] == "yes" for r in mine) else "no"
     print("%-6s %-36s %-10s %-10.3f %-9.3f %-9.3f %-10.3f %s" % (
-        g, ", ".join("%.1f" % c for c in launches), mine[0][bar + 1], plain, rp, ncu,
+        g, ", ".join("%.1f" % c for c in launches) or "-", ref[bar + 1], plain, rp, ncu,
         rp - plain, same))
 PY
 [ -n "${OUT:-}" ] && cp "$work"/m*.jsonl "$OUT/" 2>/dev/null

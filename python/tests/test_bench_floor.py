@@ -44,3 +44,15 @@ def test_configs_and_summaries_that_do_not_pair_up_give_none(floor):
     times = [["call1_s", 1.0, 1, 0.01], ["call1_s", 1.1, 2, 0.02]]
     assert floor.outside_summaries_ms(times, "call1_s", sums) is None
     assert floor.outside_summaries_ms(None, "call1_s", sums) is None
+
+
+def test_plains_same_config_in_its_same_pass_is_taken_off(floor):
+    sums = _summaries("vadd.jsonl", 2)
+    totals = [s["cost_ms"]["total"] for s in sums]
+    times = [["call2_s", 2.0, 1, totals[0] / 1e3 + 0.003],
+             ["call2_s", 2.1, 2, totals[1] / 1e3 + 0.004]]
+    plain = [["pass1_s", 0.0, 1, 0.4], ["pass1_s", 0.1, 2, 0.3],
+             ["pass2_s", 0.5, 1, 0.001], ["pass2_s", 0.6, 2, 0.0005]]
+    assert floor.outside_summaries_ms(times, "call2_s", sums, plain, "pass2_s") == \
+        pytest.approx([2.0, 3.5])
+    assert floor.outside_summaries_ms(times, "call2_s", sums, plain[:3], "pass2_s") is None

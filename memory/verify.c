@@ -27,6 +27,24 @@
 #if MEM_HASH_UNROLL < 1 || MEM_HASH_UNROLL > 8
 #error "MEM_HASH_UNROLL is from 1 to 8"
 #endif
+/* The hash's constants, written once for the kernel's PTX (as text) and host_hash (as
+ * numbers), whose sums must agree: C1, the step per word or byte index, and the two odd
+ * multipliers of mix (MurmurHash3's finaliser). */
+#define HASH_C1 0x9E3779B97F4A7C15
+#define HASH_M1 0xFF51AFD7ED558CCD
+#define HASH_M2 0xC4CEB9FE1A85EC53
+#define HASH_TEXT_(x) #x
+#define HASH_TEXT(x) HASH_TEXT_(x)
+/* sum (%rd11) += mix(val + idx * C1) in PTX, with mixed and tmp as scratch registers. */
+#define HASH_PTX_MIX(idx, val, mixed, tmp)                                                 \
+	"  mad.lo.u64 " mixed ", " idx ", " HASH_TEXT(HASH_C1) "U, " val ";\n"            \
+	"  mul.lo.u64 " mixed ", " mixed ", " HASH_TEXT(HASH_M1) "U;\n"                   \
+	"  shr.u64 " tmp ", " mixed ", 29;\n"                                             \
+	"  xor.b64 " mixed ", " mixed ", " tmp ";\n"                                      \
+	"  mul.lo.u64 " mixed ", " mixed ", " HASH_TEXT(HASH_M2) "U;\n"                   \
+	"  shr.u64 " tmp ", " mixed ", 32;\n"                                             \
+	"  xor.b64 " mixed ", " mixed ", " tmp ";\n"                                      \
+	"  add.u64 %rd11, %rd11, " mixed ";\n"
 static const char hash_ptx_head[] =
 	".version 7.0\n"
 	".target sm_70\n"
@@ -60,14 +78,7 @@ static const char hash_ptx_rest[] =
 	"  shl.b64 %rd12, %rd8, 3;\n"
 	"  add.u64 %rd13, %rd1, %rd12;\n"
 	"  ld.global.cg.u64 %rd14, [%rd13];\n"
-	"  mad.lo.u64 %rd15, %rd8, 0x9E3779B97F4A7C15U, %rd14;\n"
-	"  mul.lo.u64 %rd15, %rd15, 0xFF51AFD7ED558CCDU;\n"
-	"  shr.u64 %rd22, %rd15, 29;\n"
-	"  xor.b64 %rd15, %rd15, %rd22;\n"
-	"  mul.lo.u64 %rd15, %rd15, 0xC4CEB9FE1A85EC53U;\n"
-	"  shr.u64 %rd22, %rd15, 32;\n"
-	"  xor.b64 %rd15, %rd15, %rd22;\n"
-	"  add.u64 %rd11, %rd11, %rd15;\n"
+	HASH_PTX_MIX("%rd8", "%rd14", "%rd15", "%rd22")
 	"  add.u64 %rd8, %rd8, %rd9;\n"
 	"  bra WORDS;\n"
 	"TAIL:\n"
@@ -80,33 +91,13 @@ static const char hash_ptx_rest[] =
 	"  add.u64 %rd17, %rd1, %rd16;\n"
 	"  ld.global.cg.u8 %r5, [%rd17];\n"
 	"  cvt.u64.u32 %rd18, %r5;\n"
-	"  mad.lo.u64 %rd19, %rd16, 0x9E3779B97F4A7C15U, %rd18;\n"
-	"  mul.lo.u64 %rd19, %rd19, 0xFF51AFD7ED558CCDU;\n"
-	"  shr.u64 %rd23, %rd19, 29;\n"
-	"  xor.b64 %rd19, %rd19, %rd23;\n"
-	"  mul.lo.u64 %rd19, %rd19, 0xC4CEB9FE1A85EC53U;\n"
-	"  shr.u64 %rd23, %rd19, 32;\n"
-	"  xor.b64 %rd19, %rd19, %rd23;\n"
-	"  add.u64 %rd11, %rd11, %rd19;\n"
+	HASH_PTX_MIX("%rd16", "%rd18", "%rd19", "%rd23")
 	"  add.u64 %rd16, %rd16, 1;\n"
 	"  bra BYTES;\n"
 	"DONE:\n"
 	"  atom.global.add.u64 %rd21, [%rd3], %rd11;\n"
 	"  ret;\n"
 	"}\n";
-
-/* mix(w + i*C1) added to the sum in %rd11, for the word in %rd<w> at index %rd56, which
- * then moves on by T (%rd9). */
-#define HASH_PTX_MIX                                                                  \
-	"  mad.lo.u64 %%rd57, %%rd56, 0x9E3779B97F4A7C15U, %%rd%u;\n" \
-	"  mul.lo.u64 %%rd57, %%rd57, 0xFF51AFD7ED558CCDU;\n" \
-	"  shr.u64 %%rd58, %%rd57, 29;\n" \
-	"  xor.b64 %%rd57, %%rd57, %%rd58;\n" \
-	"  mul.lo.u64 %%rd57, %%rd57, 0xC4CEB9FE1A85EC53U;\n" \
-	"  shr.u64 %%rd58, %%rd57, 32;\n" \
-	"  xor.b64 %%rd57, %%rd57, %%rd58;\n" \
-	"  add.u64 %%rd11, %%rd11, %%rd57;\n" \
-	"  add.u64 %%rd56, %%rd56, %%rd9;\n"
 
 /* The unrolled loop for u words: while i + (u-1)T < words, the words i, i + T, ...,
  * i + (u-1)T (addresses in %rd40.., values in %rd48..), then i += uT; what is left goes to
@@ -138,8 +129,12 @@ static size_t hash_ptx_unrolled(char *out, size_t size, unsigned u)
 	for (unsigned k = 0; k < u; k++)
 		PUT("  ld.global.cg.u64 %%rd%u, [%%rd%u];\n", 48 + k, 40 + k);
 	PUT("  mov.u64 %%rd56, %%rd8;\n");
-	for (unsigned k = 0; k < u; k++)
-		PUT(HASH_PTX_MIX, 48 + k);
+	/* Each word's value to %rd59, mixed at index %rd56, which then moves on by T. */
+	for (unsigned k = 0; k < u; k++) {
+		PUT("  mov.u64 %%rd59, %%rd%u;\n", 48 + k);
+		PUT("%s", HASH_PTX_MIX("%rd56", "%rd59", "%rd57", "%rd58"));
+		PUT("  add.u64 %%rd56, %%rd56, %%rd9;\n");
+	}
 	PUT("  add.u64 %%rd8, %%rd8, %%rd30;\n");
 	PUT("  bra UNROLLED;\n");
 #undef PUT
@@ -210,9 +205,9 @@ void mem_verifier_finish(struct mem_verifier *v)
 /* The kernel's mix, on the host. */
 static uint64_t mix(uint64_t x)
 {
-	x *= 0xFF51AFD7ED558CCDu;
+	x *= (uint64_t)HASH_M1;
 	x ^= x >> 29;
-	x *= 0xC4CEB9FE1A85EC53u;
+	x *= (uint64_t)HASH_M2;
 	x ^= x >> 32;
 	return x;
 }
@@ -225,10 +220,10 @@ static uint64_t host_hash(const unsigned char *p, size_t bytes)
 	for (uint64_t i = 0; i < words; i++) {
 		uint64_t w;
 		memcpy(&w, p + 8 * i, 8);
-		sum += mix(w + i * 0x9E3779B97F4A7C15u);
+		sum += mix(w + i * (uint64_t)HASH_C1);
 	}
 	for (uint64_t j = words * 8; j < bytes; j++)
-		sum += mix((uint64_t)p[j] + j * 0x9E3779B97F4A7C15u);
+		sum += mix((uint64_t)p[j] + j * (uint64_t)HASH_C1);
 	return sum;
 }
 

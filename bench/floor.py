@@ -196,7 +196,7 @@ def worker(args):
         # FLOOR_PAUSE_S: a user's pause between the cell that decorates and the one that
         # calls, during which a set-up started at decoration can finish (a diagnostic: the
         # first call's cost then shows what the set-up's lead time is worth).
-        pause = float(os.environ.get("FLOOR_PAUSE_S") or 0)
+        pause = pause_s()
         if pause > 0:
             time.sleep(pause)
             phases["pause_s"] = pause
@@ -340,6 +340,19 @@ def lesson_figures(configs, runs, reps_out):
             "rangeprof_outside_s")
     fig["median"] = {key: median([r.get(key) for r in fig["per_rep"]]) for key in keys}
     return fig
+
+
+def pause_s():
+    """FLOOR_PAUSE_S as seconds (0 when unset or empty); ValueError naming the value unless
+    it is a number from 0 to 600."""
+    text = os.environ.get("FLOOR_PAUSE_S") or "0"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 600:  # NaN fails too
+        raise ValueError(f"FLOOR_PAUSE_S={text[:40]!r}: expected seconds from 0 to 600")
+    return value
 
 
 def outside_summaries_ms(config_times, phase, summaries, plain_times=None, plain_phase=None):
@@ -526,6 +539,10 @@ def main(argv=None):
         return worker(args) or 0
     if not args.out:
         p.error("OUT.json is needed")
+    try:
+        pause_s()  # refused here, in one line, rather than in every worker's log
+    except ValueError as e:
+        p.error(str(e))
     return driver(args)
 
 

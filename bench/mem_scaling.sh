@@ -14,11 +14,20 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 RP="$root/build/scripts/rangeprof"
 NCU=${NCU:-/usr/local/cuda/bin/ncu}
-work=$(mktemp -d)
-nvcc -O2 -arch=sm_90 -std=c++17 "$root/bench/mem_scaling.cu" -o "$work/mem_scaling" || exit 1
 sizes=${*:-0 16 48 70 120}
 # REPS=N: each size N times, the sizes interleaved within a rep; each figure the median.
 reps=${REPS:-1}
+case $reps in
+''|*[!0-9]*|0*) echo "mem_scaling.sh: REPS=${reps:0:40}: expected a whole number from 1 to 20" >&2; exit 2 ;;
+esac
+[ "$reps" -le 20 ] || { echo "mem_scaling.sh: REPS=$reps: expected a whole number from 1 to 20" >&2; exit 2; }
+for g in $sizes; do
+	case $g in
+	''|*[!0-9]*) echo "mem_scaling.sh: size '${g:0:40}': expected whole GiB (e.g. 0 16 120)" >&2; exit 2 ;;
+	esac
+done
+work=$(mktemp -d)
+nvcc -O2 -arch=sm_90 -std=c++17 "$root/bench/mem_scaling.cu" -o "$work/mem_scaling" || exit 1
 TIMEFORMAT=%R
 rows="$work/rows.txt"
 for rep in $(seq 1 "$reps"); do

@@ -56,3 +56,20 @@ def test_plains_same_config_in_its_same_pass_is_taken_off(floor):
     assert floor.outside_summaries_ms(times, "call2_s", sums, plain, "pass2_s") == \
         pytest.approx([2.0, 3.5])
     assert floor.outside_summaries_ms(times, "call2_s", sums, plain[:3], "pass2_s") is None
+
+
+@pytest.mark.parametrize("text", ["abc", "nan", "inf", "-1", "601", "1" * 1000])
+def test_a_pause_that_is_not_seconds_from_0_to_600_is_refused_naming_it(floor, monkeypatch,
+                                                                        text):
+    monkeypatch.setenv("FLOOR_PAUSE_S", text)
+    with pytest.raises(ValueError, match=r"FLOOR_PAUSE_S=.*expected seconds from 0 to 600"):
+        floor.pause_s()
+
+
+def test_a_pause_unset_or_empty_is_none_and_a_number_is_itself(floor, monkeypatch):
+    monkeypatch.delenv("FLOOR_PAUSE_S", raising=False)
+    assert floor.pause_s() == 0
+    monkeypatch.setenv("FLOOR_PAUSE_S", "")
+    assert floor.pause_s() == 0
+    monkeypatch.setenv("FLOOR_PAUSE_S", "1.5")
+    assert floor.pause_s() == 1.5

@@ -57,6 +57,10 @@
 //       launch cost, and Disabled. (An object keeps the range mode of its first SetConfig,
 //       collector/profiler.h: an idle UserRange state would need a new object, whose first
 //       Start is the cost being avoided.)
+//   P6  (issue 35 item 6) the same idle object against a disabled one, paired: rounds of a
+//       new object, a measurement (its first Start), launches while it idles, Disable,
+//       launches; the median of the rounds' differences. A disabled object between
+//       measurements would cost each next one a new object's first Start, ~145 ms (P1).
 //
 // Every CUDA driver, runtime and CUPTI call is checked: an error prints the call and its error
 // string and ends that part only (the next part runs in its own process). A watchdog ends a
@@ -71,7 +75,7 @@
 //     -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker -rpath=/usr/local/cuda/lib64
 // Run, on the GPU machine:
 //   ./first_launch_probe [part_timeout_s=25] > out.txt 2>&1   (all parts, ~10-20 s)
-//   ./first_launch_probe --part N [watchdog_s]               (one part: 12 (P1+P2), 3, 4 or 5)
+//   ./first_launch_probe --part N [watchdog_s]         (one part: 12 (P1+P2), 3, 4, 5 or 6)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti_profiler_host.h>
@@ -93,6 +97,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <deque>
 #include <string>
@@ -311,8 +316,9 @@ static bool launch_batch(int n, double *us_per_launch, double *longest_us)
 }
 
 // Host time per launch of the empty kernel in the present profiler state: one unrecorded
-// batch, then 3 batches of 2000, the GPU drained before each (as stop_probe E).
-static void launch_cost(const char *state)
+// batch, then 3 batches of 2000, the GPU drained before each (as stop_probe E). Returns the
+// median (NaN when a launch failed). state must outlive the call (the watchdog reads it).
+static double launch_cost(const char *state)
 {
 	g_stage = state;
 	std::vector<double> us;
@@ -320,7 +326,7 @@ static void launch_cost(const char *state)
 	for (int rep = 0; rep < 4; rep++) {
 		double u, l;
 		if (!ctx_sync() || !launch_batch(LAUNCHES, &u, &l) || !ctx_sync())
-			return;
+			return NAN;
 		if (rep) {
 			us.push_back(u);
 			longest = std::max(longest, l);
@@ -330,6 +336,7 @@ static void launch_cost(const char *state)
 	printf("  %-4s launches: %-54s us/launch median %.3f (min %.3f, max %.3f; 3 x %d), "
 	       "longest single launch %.1f us\n",
 	       g_tag, state, us[1], us[0], us[2], LAUNCHES, longest);
+	return us[1];
 }
 
 // ---------------------------------------------------------------- host set-up
@@ -880,6 +887,66 @@ static int part5()
 	return 0;
 }
 
+// ---------------------------------------------------------------- P6
+
+// Rounds of a new object, one measurement, launches while it idles, Disable, launches:
+// the idle object against none in the same process, each round's pair moments apart, so
+// that neither the clocks' drift nor another process's placement (up to 1.6 us between
+// processes of one way, unselected_launches.sh) enters the difference. Odd rounds take
+// the Disabled launches first (a new object measured and disabled, then another measured
+// and left idle), so that the order within a round does not side with one state.
+#define P6_ROUNDS 4
+
+static int part6()
+{
+	g_tag = "P6";
+	Steps s;
+	header("P6: an idle object against a disabled one, alternating (fresh process)");
+	CUcontext ctx;
+	Host h;
+	if (!idle_part_start(s, &ctx, h))
+		return 2;
+	static std::string states[2 * P6_ROUNDS]; // alive while the watchdog may read them
+	std::vector<double> diff;
+	for (int round = 0; round < P6_ROUNDS; round++) {
+		std::string r = "r" + std::to_string(round + 1) + " ";
+		states[2 * round] = r + "idle after a measurement (AutoRange, decoded)";
+		states[2 * round + 1] = r + "Disabled";
+		double idle = NAN, off = NAN;
+		for (int step = 0; step < 2; step++) {
+			bool idle_now = (step == 0) == (round % 2 == 0);
+			Prof p;
+			if (!rp_enable(p, ctx, s, r) || !rp_measure(p, h, s, r + "#1 ", 1))
+				return 2;
+			if (idle_now) {
+				idle = launch_cost(states[2 * round].c_str());
+				if (!rp_disable(p, s, r))
+					return 2;
+				if (round % 2 == 0) { // even rounds: the same object, Disabled
+					off = launch_cost(states[2 * round + 1].c_str());
+					break;
+				}
+			} else {
+				if (!rp_disable(p, s, r))
+					return 2;
+				off = launch_cost(states[2 * round + 1].c_str());
+			}
+		}
+		if (std::isfinite(idle) && std::isfinite(off))
+			diff.push_back(idle - off);
+	}
+	std::sort(diff.begin(), diff.end());
+	std::string each;
+	for (double d : diff)
+		each += (each.empty() ? "" : ", ") + std::to_string(d).substr(0, 6);
+	if (!diff.empty())
+		printf("  %-4s idle object - disabled, paired by round: median %.3f us (sorted: %s)\n",
+		       g_tag, (diff[(diff.size() - 1) / 2] + diff[diff.size() / 2]) / 2,
+		       each.c_str());
+	host_destroy(h);
+	return 0;
+}
+
 // ---------------------------------------------------------------- main
 
 static int run_part(const char *which, int watchdog)
@@ -906,8 +973,10 @@ static int run_part(const char *which, int watchdog)
 		rc = part4();
 	else if (!strcmp(which, "5"))
 		rc = part5();
+	else if (!strcmp(which, "6"))
+		rc = part6();
 	else {
-		printf("unknown part '%s' (12, 3, 4 or 5)\n", which);
+		printf("unknown part '%s' (12, 3, 4, 5 or 6)\n", which);
 		return 1;
 	}
 	fflush(stdout);
@@ -965,7 +1034,7 @@ int main(int argc, char **argv)
 	       METRIC, ELEMS * sizeof(float) >> 20);
 
 	// Each part in a fresh process: this program again, with --part.
-	const char *parts[4] = {"12", "3", "4", "5"};
+	const char *parts[5] = {"12", "3", "4", "5", "6"};
 	double deadline = now_ms() + 57e3; // the whole run must end inside ~60 s
 	for (const char *part : parts) {
 		double left = (deadline - now_ms()) / 1e3;

@@ -75,6 +75,7 @@ def _timed(name, fn):
     """fn() timed into phases[name], with the collector's seconds and full collections
     during it into phases[name + '_gc_s'] and [name + '_gc_full']."""
     s0, f0 = _gc["s"], _gc["full"]
+    _phase[0] = name
     t = time.perf_counter()
     value = fn()
     phases[name] = time.perf_counter() - t
@@ -116,10 +117,12 @@ if WAY is not None:
     phases["import_profiler_s"] = time.perf_counter() - t
 
 
-# Each config's host time as the program sees it, [start after _T0, n, seconds], both
-# ways: where a call's cost beyond plain falls (its first config waiting for the set-up,
-# or each new kernel's first launch), read beside plain's same pass.
+# Each config's host time as the program sees it, [phase, start after _T0, n, seconds],
+# both ways (phase: pass1_s/pass2_s plain, call1_s/call2_s otherwise): where a call's cost
+# beyond plain falls (its first config waiting for the set-up, or each new kernel's first
+# launch), read beside plain's same pass and the summaries' cost_ms of the same config.
 config_times = []
+_phase = [None]
 
 
 def matmul(n):
@@ -132,7 +135,7 @@ def matmul(n):
     else:
         with profiler.annotate("matmul"):
             _ = a @ b
-    config_times.append([round(t - _T0, 6), n, round(time.perf_counter() - t, 6)])
+    config_times.append([_phase[0], round(t - _T0, 6), n, round(time.perf_counter() - t, 6)])
 
 
 def _event_ms(fn, reps=7):
@@ -193,7 +196,7 @@ def worker(args):
         # FLOOR_PAUSE_S: a user's pause between the cell that decorates and the one that
         # calls, during which a set-up started at decoration can finish (a diagnostic: the
         # first call's cost then shows what the set-up's lead time is worth).
-        pause = float(os.environ.get("FLOOR_PAUSE_S") or 0)
+        pause = pause_s()
         if pause > 0:
             time.sleep(pause)
             phases["pause_s"] = pause
@@ -318,6 +321,12 @@ def lesson_figures(configs, runs, reps_out):
                 "cost_ms_call1": phase_sums(sums[:k]), "cost_ms_call2": phase_sums(sums[k:]),
                 "setup_ms": rv["records"]["setup"], "values": rv.get("values"),
                 "rangeprof_config_times": rv.get("config_times")})
+            # Only where every config left one summary: else the pairs would shift.
+            for call, pass_, part in (("call1", "pass1_s", sums[:k]),
+                                      ("call2", "pass2_s", sums[k:2 * k])):
+                row[f"outside_ms_{call}"] = outside_summaries_ms(
+                    rv.get("config_times"), f"{call}_s", part, pv.get("config_times"),
+                    pass_) if len(sums) == 2 * k else None
         if i < len(ns) and ns[i][1] is not None:
             nw, nv = ns[i]
             f = row.get("floor1_s") or 0
@@ -331,6 +340,40 @@ def lesson_figures(configs, runs, reps_out):
             "rangeprof_outside_s")
     fig["median"] = {key: median([r.get(key) for r in fig["per_rep"]]) for key in keys}
     return fig
+
+
+def pause_s():
+    """FLOOR_PAUSE_S as seconds (0 when unset or empty); ValueError naming the value unless
+    it is a number from 0 to 600."""
+    text = os.environ.get("FLOOR_PAUSE_S") or "0"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 600:  # NaN fails too
+        raise ValueError(f"FLOOR_PAUSE_S={text[:40]!r}: expected seconds from 0 to 600")
+    return value
+
+
+def outside_summaries_ms(config_times, phase, summaries, plain_times=None, plain_phase=None):
+    """Per config of one call, in order: its host milliseconds less its summary's
+    cost_ms.total and less the plain program's host milliseconds for the same config in
+    its same pass (pass1_s for call1_s, pass2_s for call2_s; left out when plain's are not
+    given): the time its launch cost beyond the program's own work outside rangeprof's
+    timers (Python, the launch's callbacks before and after the measurement, the
+    records' writing, the checks after the runs; in call 1's first config, also the
+    context's creation and the wait for the set-up). None where they do not pair up."""
+    mine = [row for row in (config_times or []) if row[0] == phase]
+    plain = None
+    if plain_phase is not None:
+        plain = [row for row in (plain_times or []) if row[0] == plain_phase]
+        if len(plain) != len(mine):
+            return None
+    if len(mine) != len(summaries):
+        return None
+    return [round(row[3] * 1e3 - ((s.get("cost_ms") or {}).get("total") or 0)
+                  - (plain[i][3] * 1e3 if plain else 0), 3)
+            for i, (row, s) in enumerate(zip(mine, summaries))]
 
 
 def phase_sums(summaries):
@@ -409,6 +452,11 @@ def print_lesson(configs, runs, fig):
             print(f"  rep {i}: garbage collector in call 1 / call 2 {r['call1_gc_s']:.3f} / "
                   f"{r['call2_gc_s']:.3f} s ({r['call2_gc_full']} full), in plain's pass 2 "
                   f"{r.get('plain_pass2_gc_s') or 0:.3f} s")
+        for call in ("call1", "call2"):  # where each config's time beyond its summary went
+            out = r.get(f"outside_ms_{call}")
+            if out:
+                print(f"  rep {i}: {call}, ms beyond plain outside the summaries by config: "
+                      + " ".join(f"{v:.1f}" for v in out))
     for key, t in fig.get("targets", {}).items():
         print(f"  target {key:14} {t['value']:.3f} (limit {t['limit']:.3f}): "
               f"{'met' if t['met'] else 'MISSED'}")
@@ -491,6 +539,10 @@ def main(argv=None):
         return worker(args) or 0
     if not args.out:
         p.error("OUT.json is needed")
+    try:
+        pause_s()  # refused here, in one line, rather than in every worker's log
+    except ValueError as e:
+        p.error(str(e))
     return driver(args)
 
 

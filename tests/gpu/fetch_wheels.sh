@@ -54,6 +54,11 @@ dl 'deepdiff<8.7' orderly-set nvtx
 if [ -n "$build_rangeprof" ]; then
 	PYTHON=$PY "$root/scripts/build_wheel.sh" "$dest"
 	rm -f "$dest"/rangeprof-*.tar.gz # the GPU machine installs the wheel
+	# What the wheel was built from (HEAD's committed library files: the sdist is HEAD's),
+	# for notebook.sh, which refuses to stamp a notebook that ran another library.
+	"$PY" -c 'import sys; sys.path.insert(0, sys.argv[1] + "/tests/gpu"); import notebook_stamp as s
+print(s.library_digest_of_commit(sys.argv[1]))' "$root" >"$dest/rangeprof.library-digest" ||
+		{ echo "fetch_wheels.sh: cannot record the wheel's library digest" >&2; exit 1; }
 fi
 
 # Two versions of one package stop an offline install: say so now, not on the GPU machine.

@@ -65,9 +65,12 @@ nb_check() { # [--show] name command...: as check, but exit status 77 is a skip 
 
 # nb_write_back EXECUTED DEST: stamps EXECUTED and copies it to DEST, when the rangeprof the
 # notebook ran is this tree's: the Python package installed from the wheel must equal
-# python/rangeprof (the wheel in .devwheels is built from the commit, scripts/build_wheel.sh).
+# python/rangeprof (the wheel in .devwheels is built from the commit, scripts/build_wheel.sh),
+# and the library files the wheel was built from (the digest fetch_wheels.sh recorded
+# beside it) must be this tree's: a wheel built before a change to the C library installs
+# the same Python files and would otherwise pass.
 nb_write_back() {
-	"$nb_py" - "$root" <<'EOF' || return 1
+	"$nb_py" - "$root" "${RANGEPROF_WHEELS:-$root/.devwheels}" <<'EOF' || return 1
 import filecmp, pathlib, sys
 import rangeprof
 pkg = pathlib.Path(rangeprof.__file__).parent
@@ -77,6 +80,16 @@ stale = [p.name for p in sorted(src.glob("*.py")) if p.name not in ("_version.py
 if stale:
     sys.exit(f"the rangeprof the notebook ran ({pkg}) is not this tree's: {stale} differ; "
              "rebuild the wheel in .devwheels (tests/gpu/fetch_wheels.sh --build-rangeprof)")
+sys.path.insert(0, str(pathlib.Path(sys.argv[1]) / "tests" / "gpu"))
+import notebook_stamp
+record = pathlib.Path(sys.argv[2]) / "rangeprof.library-digest"
+if not record.is_file():
+    sys.exit(f"{record} is missing: nothing says which library the wheel was built from; "
+             "rebuild the wheel (tests/gpu/fetch_wheels.sh --build-rangeprof)")
+built, here = record.read_text().strip(), notebook_stamp.library_digest_of_files(sys.argv[1])
+if built != here:
+    sys.exit(f"the wheel was built from other library files ({built[:12]}) than this "
+             f"tree's ({here[:12]}): rebuild it (tests/gpu/fetch_wheels.sh --build-rangeprof)")
 EOF
 	"$nb_py" "$root/tests/gpu/notebook_stamp.py" stamp "$1" "$root" || return 1
 	cp "$1" "$2" || return 1

@@ -254,16 +254,15 @@ int rangeprof_attach(void)
  * (prepare_host_run), then hands over to the early set-up's own thread (early.c), which
  * the exit wait covers. Both are joined before exit: by rangeprof_before_exit, and by the
  * handler registered at the first rangeprof_prepare for a program that does not call it. */
-#define PREPARE_MAX_DEVICES 64
 /* At most this long, for all the prepare threads together, at rangeprof_before_exit. */
 #define PREPARE_EXIT_WAIT_S 5
 static pthread_mutex_t prepare_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t prepare_once = PTHREAD_ONCE_INIT;
-static pthread_t prepare_threads[PREPARE_MAX_DEVICES];
+static pthread_t prepare_threads[RANGEPROF_MAX_DEVICES];
 static unsigned prepare_thread_count;
-static bool prepare_asked[PREPARE_MAX_DEVICES];
+static bool prepare_asked[RANGEPROF_MAX_DEVICES];
 /* What each asked device's thread met, for info: "" while it runs. */
-static char prepare_result[PREPARE_MAX_DEVICES][192];
+static char prepare_result[RANGEPROF_MAX_DEVICES][192];
 /* rangeprof_before_exit was called (or this is a forked child): nothing starts any more. */
 static atomic_bool prepare_closed;
 
@@ -388,7 +387,7 @@ static int current_device(void)
 	int device = 0;
 	if (get_current && get_device && get_current(&ctx) == CUDA_SUCCESS && ctx &&
 	    get_device(&dev) == CUDA_SUCCESS)
-		device = dev >= 0 && dev < PREPARE_MAX_DEVICES ? (int)dev : -1;
+		device = dev >= 0 && dev < RANGEPROF_MAX_DEVICES ? (int)dev : -1;
 	dlclose(cuda);
 	return device;
 }
@@ -415,10 +414,10 @@ static void prepare_register_handlers(void)
 
 int rangeprof_prepare(int device)
 {
-	if (device < -1 || device >= PREPARE_MAX_DEVICES)
+	if (device < -1 || device >= RANGEPROF_MAX_DEVICES)
 		return fail(RANGEPROF_EINVAL, "rangeprof_prepare: device %d; accepted: -1 (the "
 			    "calling thread's current device, else device 0) or a device ordinal "
-			    "from 0 to %d", device, PREPARE_MAX_DEVICES - 1);
+			    "from 0 to %d", device, RANGEPROF_MAX_DEVICES - 1);
 	if (!atomic_load(&attached))
 		return fail(RANGEPROF_EUNAVAILABLE, "rangeprof_prepare: call rangeprof_attach "
 			    "first");
@@ -497,7 +496,7 @@ char *rangeprof_info(void)
 	cJSON_AddBoolToObject(o, "initialised", initialised);
 	pthread_mutex_lock(&prepare_lock);
 	cJSON *asked = NULL;
-	for (int d = 0; d < PREPARE_MAX_DEVICES; d++) {
+	for (int d = 0; d < RANGEPROF_MAX_DEVICES; d++) {
 		if (!prepare_asked[d])
 			continue;
 		if (!asked && !(asked = cJSON_AddArrayToObject(o, "prepare")))

@@ -36,9 +36,9 @@
 
 #include "collector/api.h"
 #include "common/join.h"
+#include "inject/rangeprof_control.h"
 #include "inject/session/contexts.h"
 
-#define EARLY_MAX_DEVICES 64
 /* The longest wait at exit for one set-up: it takes under a second (the `setup` record:
  * 303-746 ms on rangeprof's thread on the H200, doc/measurements.md, "First measured
  * launch; early and lazy set-up"), but it waits for the replay lock, which a replay that
@@ -57,8 +57,8 @@ static inject_early_fn set_up;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Set under the lock; read without it on the launch path, so that a launch in a context
  * whose device has started costs no lock even when a thread alternates contexts. */
-static atomic_bool device_started[EARLY_MAX_DEVICES];
-static pthread_t threads[EARLY_MAX_DEVICES];
+static atomic_bool device_started[RANGEPROF_MAX_DEVICES];
+static pthread_t threads[RANGEPROF_MAX_DEVICES];
 static unsigned thread_count;
 static bool exit_handler_registered;
 static atomic_bool exiting;
@@ -112,7 +112,7 @@ enum inject_early_start inject_early_start(CUcontext ctx, uint32_t context_id)
 	if (!enabled)
 		return INJECT_EARLY_OFF;
 	CUdevice dev;
-	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= EARLY_MAX_DEVICES)
+	if (rp_api.cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0 || dev >= RANGEPROF_MAX_DEVICES)
 		return INJECT_EARLY_FAILED;
 	if (atomic_load_explicit(&device_started[dev], memory_order_relaxed))
 		return INJECT_EARLY_ALREADY;

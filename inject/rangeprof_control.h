@@ -14,6 +14,9 @@ extern "C" {
 #endif
 
 #define RANGEPROF_CONTROL_VERSION 2
+/* Devices the library measures on, and rangeprof_prepare takes: ordinals 0 to
+ * RANGEPROF_MAX_DEVICES - 1 (version 2). */
+#define RANGEPROF_MAX_DEVICES 64
 
 enum rangeprof_status {
 	RANGEPROF_OK = 0,

@@ -16,9 +16,9 @@
  * (captures.c), and range replay's NVTX hooks and its view of every driver call while a
  * range is recorded (range_workload.c).
  * Takes the replay lock (session.c's), which one measurement, graph launch, early set-up,
- * prepare's host half, context destruction or let-go holds at a time (and init.c's runtime options, through
- * inject_launch_lock_replay); a selected launch holds it from its ENTER to its EXIT. What
- * is selected is select.c's.
+ * prepare's host half, context destruction or let-go holds at a time (and init.c's runtime
+ * options, through inject_launch_lock_replay); a selected launch holds it from its ENTER
+ * to its EXIT. What is selected is select.c's.
  * Calls: select.c (which launches are measured), save.c (a kernel launch, ENTER and EXIT),
  * graph_measure.c (a graph launch), range_workload.c (range replay's hooks), graphs.c,
  * captures.c, contexts.c, early.c, session.c (the replay lock, context destruction),

@@ -7,8 +7,9 @@
 #include <stdbool.h>
 
 #include "collector/device.h"
+#include "inject/rangeprof_control.h"
 
-#define INJECT_MAX_DEVICES 64
+#define INJECT_MAX_DEVICES RANGEPROF_MAX_DEVICES /* the control API's bound, one fact */
 
 struct collector_metric_set;
 struct metric_set_entry;

@@ -99,9 +99,9 @@ def prepare(device=None):
     the device's primary context, which PyTorch and CuPy then use: CUDA_VISIBLE_DEVICES
     set afterwards has no effect, and a child forked afterwards cannot use CUDA.
     RANGEPROF_SETUP=lazy turns it off. device: a CUDA device ordinal as this process
-    numbers it (0 to 63), or None: the current context's device, else device 0 (a device
-    the driver does not have is said in info()['prepare'], the list of the devices asked
-    for and what each thread met). Returns info(). TypeError for a device that is not an
+    numbers it (0 to 63: rangeprof_control.h's RANGEPROF_MAX_DEVICES - 1), or None: the
+    current context's device, else device 0 (a device the driver does not have is said in
+    info()['prepare'], the list of the devices asked for and what each thread met). Returns info(). TypeError for a device that is not an
     int or None, ValueError for one out of range, Unavailable where rangeprof measures
     nothing in this process, MemoryError when no thread could be started."""
     import operator
@@ -116,9 +116,9 @@ def prepare(device=None):
         except TypeError:
             raise TypeError(f"prepare(device={said(device)}): expected a device ordinal "
                             f"(int) or None, not {type(device).__name__}") from None
-        if not 0 <= device <= 63:
+        if not 0 <= device < _control.MAX_DEVICES:
             raise ValueError(f"prepare(device={device}): expected a device ordinal from 0 "
-                             "to 63, or None for the current device")
+                             f"to {_control.MAX_DEVICES - 1}, or None for the current device")
     rc, msg = _control.prepare(-1 if device is None else device)
     if rc == _control.EUNAVAILABLE:
         raise Unavailable(f"rangeprof cannot measure in this process: {msg}")

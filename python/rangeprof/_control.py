@@ -30,6 +30,7 @@ from rangeprof import records
 from rangeprof.exceptions import NestedAnnotationError, RangeprofWarning, Unavailable
 
 CONTROL_VERSION = 2
+MAX_DEVICES = 64  # RANGEPROF_MAX_DEVICES: the device ordinals rangeprof_prepare takes
 OK, EINVAL, ENESTED, ENOTOPEN, EUNAVAILABLE, ENOMEM = range(6)
 CODE_NAMES = {OK: "RANGEPROF_OK", EINVAL: "RANGEPROF_EINVAL", ENESTED: "RANGEPROF_ENESTED",
               ENOTOPEN: "RANGEPROF_ENOTOPEN", EUNAVAILABLE: "RANGEPROF_EUNAVAILABLE",

@@ -495,7 +495,9 @@ def test_the_librarys_refusal_comes_back_as_its_message(fake, fake_path):
     a = _control.attach(fake_path)
     assert _control.prepare(0) == (_control.OK, "")
     assert a.library.prepare(-2) == (_control.EINVAL, "rangeprof_prepare: device -2; "
-                                     "accepted: -1 or a device ordinal")
+                                     "accepted: -1 or a device ordinal from 0 to 63")
+    rc, msg = a.library.prepare(_control.MAX_DEVICES)
+    assert rc == _control.EINVAL and "device 64" in msg, "the header's bound, in C too"
 
 
 def test_the_exit_wait_is_the_asking_processs_only(fake, fake_path, tmp_path, monkeypatch):

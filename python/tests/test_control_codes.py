@@ -53,6 +53,12 @@ def test_control_py_speaks_the_header_version(header):
     assert _control.CONTROL_VERSION == version
 
 
+def test_control_py_takes_the_headers_device_bound(header):
+    bound = re.search(r"#define RANGEPROF_MAX_DEVICES (\d+)", header)
+    assert bound, "no RANGEPROF_MAX_DEVICES in the header"
+    assert _control.MAX_DEVICES == int(bound.group(1))
+
+
 def test_a_code_added_to_the_header_alone_is_caught(header):
     """The check reads the header, not a copy: a new code there and not in _control.py
     fails it (how this test was shown to fail on the fault it guards against)."""

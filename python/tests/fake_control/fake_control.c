@@ -722,9 +722,9 @@ int rangeprof_prepare(int device)
 {
 	pthread_mutex_lock(&lock);
 	int rc;
-	if (device < -1)
+	if (device < -1 || device >= RANGEPROF_MAX_DEVICES)
 		rc = fail(RANGEPROF_EINVAL, "rangeprof_prepare: device %d; accepted: -1 or a device "
-			  "ordinal", device);
+			  "ordinal from 0 to %d", device, RANGEPROF_MAX_DEVICES - 1);
 	else if (!attached)
 		rc = fail(RANGEPROF_EUNAVAILABLE, "rangeprof_prepare: call rangeprof_attach first");
 	else

@@ -229,8 +229,15 @@ def _declared(header):
     first = True
     for seg in segments:
         init = []
-        if "=" in seg:
-            k = seg.index("=")
+        # The '=' of an initializer, at parenthesis depth 0 ('==' inside
+        # '_Static_assert(a == 1, ...)' comes as two '=' within parentheses).
+        depth, k = 0, None
+        for i, tok in enumerate(seg):
+            depth += tok in "([" and 1 or (tok in ")]" and -1 or 0)
+            if tok == "=" and depth == 0:
+                k = i
+                break
+        if k is not None:
             seg, init = seg[:k], seg[k + 1:]
         name, prototype = _declarator_name(seg, first)
         first = False

@@ -162,3 +162,17 @@ def test_declarations_static_data_and_members_are_no_edges(tmp_path):
     r = run("--root", tmp_path, "memory")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "no call circle among 3 files (2 file-to-file edges)" in r.stdout
+
+
+def test_a_static_assert_comparing_with_equals_is_read(tmp_path):
+    """'==' inside a file-scope _Static_assert is no initializer's '=' (it stopped the
+    script once, session 21), and the files around it are still read."""
+    write(tmp_path, {
+        "memory/a.c": ("#define N 2\n"
+                       "_Static_assert(N == 1 || N == 2, \"1 or 2\");\n"
+                       "int a_get(void) { return b_get(); }\n"),
+        "memory/b.c": "int b_get(void) { return a_get(); }\n",
+    })
+    r = run("--root", tmp_path, "memory")
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert "a.c" in r.stdout and "b.c" in r.stdout, r.stdout

@@ -1,6 +1,6 @@
 /* bench/flush_cost.c - what rangeprof's cache flush costs the GPU per run, plain (code
- * segments, then the read sweep of twice the L2, or of FLUSH_SWEEP_HALVES halves of it in the
- * _s2 and _s3 builds: the flush before session 12) and empty
+ * segments, then the read sweep of twice the L2, or as bench/meson.build's variants set
+ * flush.c's FLUSH_* parameters: the flush before session 12) and empty
  * (the flush since: the same kernel, launched cooperatively, ending with a grid barrier and
  * the discard of the sweep's last L2 of lines), issue 22 item 3. It builds
  * inject/session/flush.c itself (the library's flush, not a copy), and on device 0 times with CUDA
@@ -17,11 +17,19 @@
 #include "collector/api.h"
 #include "inject/session/flush.h"
 
-/* The sweep's length this build was given (flush.c's default is 4: twice the L2). */
-#ifdef FLUSH_SWEEP_HALVES
-#define FLUSH_SWEEP_HALVES_BUILT FLUSH_SWEEP_HALVES
-#else
-#define FLUSH_SWEEP_HALVES_BUILT 4
+/* The flush's build parameters (bench/meson.build's variants set them; flush.c has the
+ * defaults), printed with the result. */
+#ifndef FLUSH_SWEEP_HALVES
+#define FLUSH_SWEEP_HALVES 0
+#endif
+#ifndef FLUSH_SWEEP_UNROLL
+#define FLUSH_SWEEP_UNROLL 0
+#endif
+#ifndef FLUSH_BLOCKS_PER_SM
+#define FLUSH_BLOCKS_PER_SM 0
+#endif
+#ifndef FLUSH_SEGMENT_INSTRUCTIONS
+#define FLUSH_SEGMENT_INSTRUCTIONS (-1)
 #endif
 
 static int cmp_double(const void *a, const void *b)
@@ -91,8 +99,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "flush_cost: %s; 'empty' above is the plain flush\n", empty.notice);
 	qsort(us[0], (size_t)rounds, sizeof(double), cmp_double);
 	qsort(us[1], (size_t)rounds, sizeof(double), cmp_double);
-	printf("flush_cost FLUSH_SWEEP_HALVES=%d: %d flushes back to back, median of %d rounds: "
-	       "plain %.2f us, empty %.2f us (+%.2f)\n", FLUSH_SWEEP_HALVES_BUILT, n, rounds,
+	/* 0 or -1: flush.c's default. */
+	printf("flush_cost halves=%d unroll=%d blocks/SM=%d (%u blocks) segment=%d: %d flushes back "
+	       "to back, median of %d rounds: plain %.2f us, empty %.2f us (+%.2f)\n",
+	       FLUSH_SWEEP_HALVES, FLUSH_SWEEP_UNROLL, FLUSH_BLOCKS_PER_SM, empty.blocks,
+	       FLUSH_SEGMENT_INSTRUCTIONS, n, rounds,
 	       us[0][rounds / 2], us[1][rounds / 2], us[1][rounds / 2] - us[0][rounds / 2]);
 	inject_flush_finish(&plain);
 	inject_flush_finish(&empty);

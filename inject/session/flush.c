@@ -25,11 +25,12 @@
  * one run per launch, whose previous kernel was another, they agreed better). With the
  * code segments: the sgemm -1.24 % and +2.12 % (0.16 us), the convolution -0.80 % and
  * -0.49 %, the other kernels within 1.4 % (tests/gpu/library_kernels.sh:
- * doc/measurements.md, "The flush"). One block of FLUSH_WARPS warps per SM runs every
- * segment there: FLUSH_WARPS x FLUSH_SEGMENT_INSTRUCTIONS instructions of 16 bytes, 256 KB
- * of code, each warp its own 8 KB; it costs +0.04 ms per run (same section). 256 KB is
- * the size that was tried and measured above: no document here gives the size of the
- * SMs' instruction caches, so whether less would do is not known.
+ * doc/measurements.md, "The flush"). Every SM runs every segment: 256 KB of code, 64 warps
+ * of 4 KB each (FLUSH_BLOCKS_PER_SM). They are most of the flush's cost: 57.8 us per flush
+ * with them, 21.1 without (bench/flush_cost_s2u2seg0; session 21, doc/measurements.md,
+ * "The flush"). 128 KB cost 23.1 us, so little that the code must stay cached between
+ * flushes, and whether it then still evicts a kernel's code was not measured: 256 KB
+ * stays, the size that was measured against ncu (the same section).
  * Reading leaves every line clean: evicting the application's dirty lines happens here,
  * not inside the measured kernel (tests/gpu/l2_residual.cu: a kernel after the flush
  * writes a median 0 bytes to DRAM where dirty lines would be written back, same section).
@@ -40,7 +41,25 @@
  * the overwrite's DRAM writes equal to ncu's over the program's own sweep and discard
  * (doc/measurements.md, "DRAM writes of L2-resident kernels"). */
 #define FLUSH_WARPS 32
-#define FLUSH_SEGMENT_INSTRUCTIONS 512
+/* Blocks of FLUSH_WARPS warps per SM: 2, so that 64 warps share the 256 KB of code, each
+ * fetching 4 KB in sequence where 32 warps fetched 8 KB: 60.4 us per flush against 65.1
+ * with one block (bench/flush_cost_s2b1, session 21). 1 where the kernel cannot have 2
+ * blocks of 1024 threads resident on an SM. */
+#ifndef FLUSH_BLOCKS_PER_SM
+#define FLUSH_BLOCKS_PER_SM 2
+#endif
+_Static_assert(FLUSH_BLOCKS_PER_SM == 1 || FLUSH_BLOCKS_PER_SM == 2, "1 or 2 blocks per SM");
+#define FLUSH_CODE_BYTES_PER_SM (256 << 10)
+/* Instructions of 16 bytes in each warp's segment: the code spread over the SM's warps (a
+ * bench build may set another length; 0: no code segments, for comparisons). */
+#ifndef FLUSH_SEGMENT_INSTRUCTIONS
+#define FLUSH_SEGMENT_INSTRUCTIONS_OF(per_sm) (FLUSH_CODE_BYTES_PER_SM / (16 * FLUSH_WARPS * (per_sm)))
+#else
+#define FLUSH_SEGMENT_INSTRUCTIONS_OF(per_sm) ((void)(per_sm), FLUSH_SEGMENT_INSTRUCTIONS)
+#endif
+/* Each SM's counter of segments taken, in the sink after its first 16 bytes: room for
+ * %smid up to 1023. */
+#define FLUSH_TICKETS 1024
 /* The discard covers the last FLUSH_DISCARD_HALVES halves of the L2's size of the swept
  * buffer: 2, the last L2's worth, the lines the sweep read last. 4 (all of it) moved the
  * DRAM writes of tests/gpu/l2_resident.cu's kernels by at most 0.3 % and cost 2-4 us more
@@ -49,29 +68,43 @@
 #ifndef FLUSH_DISCARD_HALVES
 #define FLUSH_DISCARD_HALVES 2
 #endif
-/* The sweep reads FLUSH_SWEEP_HALVES halves of the L2's size: 4, twice the L2, so that
- * every line held before is evicted whatever the replacement order. A build may set 2, one
- * L2's worth, the flush that issue 35's floor counts (bench/flush_cost_s2, and
- * bench/l2_placement.sh's RECORDINGS with such a build against ncu: doc/measurements.md,
- * "The flush"). */
+/* The sweep reads FLUSH_SWEEP_HALVES halves of the L2's size: 2, one L2's worth. Twice
+ * the L2 (4, before session 21) cost 15 us more per flush (75.5 against 60.2) and moved
+ * no figure: the DRAM writes and times of L2-resident kernels at the same 8 places were
+ * within 0.7 % of each other's (bench/l2_placement.sh; doc/measurements.md, "The
+ * flush"). A build may set another (bench/flush_cost_s3). */
 #ifndef FLUSH_SWEEP_HALVES
-#define FLUSH_SWEEP_HALVES 4
+#define FLUSH_SWEEP_HALVES 2
 #endif
 _Static_assert(FLUSH_DISCARD_HALVES <= FLUSH_SWEEP_HALVES && FLUSH_SWEEP_HALVES >= 1,
 	       "the discard covers lines the sweep read");
+/* Loads in flight per thread in the sweep's main loop (a tail loop of one takes the rest):
+ * 2, 57.8 us per flush against 60.4 with 1 and 56.8 with 4 (session 21, "The flush"). */
+#ifndef FLUSH_SWEEP_UNROLL
+#define FLUSH_SWEEP_UNROLL 2
+#endif
+_Static_assert(FLUSH_SWEEP_UNROLL >= 1 && FLUSH_SWEEP_UNROLL <= 8, "1 to 8 loads per thread");
 
-/* The kernel's head, with %s for the PTX version, the target and the discard's parameter.
- * The sweep alone keeps version 7.0 and sm_70; discard.global.L2 needs 7.4 and sm_80. */
+/* The kernel's head, with %s for the PTX version, the target, the discard's parameter and
+ * the blocks per SM, and %d for the segments per SM. The sweep alone keeps version 7.0
+ * and sm_70; discard.global.L2 needs 7.4 and sm_80.
+ * Each warp's segment (%r12) is a ticket from its SM's counter in the sink, taken by its
+ * first lane, modulo the segments per SM: the SM's warps take consecutive tickets, so that
+ * every segment runs on every SM where each SM holds exactly FLUSH_BLOCKS_PER_SM blocks (a
+ * cooperative launch of that many blocks per SM, all resident at once). The counters start
+ * from what the allocation held and are never reset: consecutive tickets cover every
+ * residue wherever they start, and 2^32 is a multiple of the segments. */
 static const char flush_ptx_head[] =
 	".version %s\n"
 	".target %s\n"
 	".address_size 64\n"
 	".visible .entry rangeprof_l2_flush(.param .u64 buf, .param .u64 words, .param .u64 sink%s)\n"
 	".maxntid 1024, 1, 1\n"
+	"%s"
 	"{\n"
 	"  .reg .pred %%p<4>;\n"
-	"  .reg .b32 %%r<16>;\n"
-	"  .reg .b64 %%rd<24>;\n"
+	"  .reg .b32 %%r<64>;\n"
+	"  .reg .b64 %%rd<32>;\n"
 	"  ld.param.u64 %%rd1, [buf];\n"
 	"  ld.param.u64 %%rd2, [words];\n"
 	"  ld.param.u64 %%rd3, [sink];\n"
@@ -79,7 +112,17 @@ static const char flush_ptx_head[] =
 	"  cvt.u32.u64 %%r10, %%rd2;\n"
 	"  or.b32 %%r11, %%r10, 1;\n"
 	"  xor.b32 %%r10, %%r10, %%r3;\n"
-	"  shr.u32 %%r12, %%r3, 5;\n";
+	"  mov.u32 %%r13, %%smid;\n"
+	"  and.b32 %%r13, %%r13, %d;\n"
+	"  mul.wide.u32 %%rd25, %%r13, 4;\n"
+	"  add.u64 %%rd25, %%rd25, %%rd3;\n"
+	"  add.u64 %%rd25, %%rd25, 16;\n"
+	"  and.b32 %%r14, %%r3, 31;\n"
+	"  setp.eq.u32 %%p3, %%r14, 0;\n"
+	"  mov.u32 %%r15, 0;\n"
+	"  @%%p3 atom.global.add.u32 %%r15, [%%rd25], 1;\n"
+	"  shfl.sync.idx.b32 %%r15, %%r15, 0, 31, -1;\n"
+	"  rem.u32 %%r12, %%r15, %d;\n";
 
 static const char flush_ptx_sweep[] =
 	"SWEEP:\n"
@@ -93,7 +136,10 @@ static const char flush_ptx_sweep[] =
 	"  mad.lo.u64 %rd7, %rd4, %rd5, %rd6;\n"
 	"  cvt.u64.u32 %rd8, %r4;\n"
 	"  mul.lo.u64 %rd9, %rd8, %rd5;\n"
-	"  mov.u32 %r5, %r10;\n"
+	"  mov.u32 %r5, %r10;\n";
+
+/* The sweep's loop of one load per thread (all of it, or the rest after the unrolled loop). */
+static const char flush_ptx_sweep_loop[] =
 	"LOOP:\n"
 	"  setp.ge.u64 %p1, %rd7, %rd2;\n"
 	"  @%p1 bra DONE;\n"
@@ -106,7 +152,10 @@ static const char flush_ptx_sweep[] =
 	"  xor.b32 %r5, %r5, %r9;\n"
 	"  add.u64 %rd7, %rd7, %rd9;\n"
 	"  bra LOOP;\n"
-	"DONE:\n"
+	"DONE:\n";
+
+/* The fold's store, which no value reaches, so that nothing is optimised away. */
+static const char flush_ptx_check[] =
 	"  setp.eq.u32 %p2, %r5, 0x7e57ab1e;\n"
 	"  @%p2 st.global.u32 [%rd3], %r5;\n";
 
@@ -161,32 +210,62 @@ static const char flush_ptx_empty_tail[] =
  * multiply-adds with distinct constants, through a multiplier known only at run time, so
  * that nothing folds), the sweep, and its end with or without the discard. malloc'ed; NULL
  * when out of memory. */
-static char *flush_ptx(bool empty)
+static char *flush_ptx(bool empty, int per_sm)
 {
-	size_t cap = sizeof(flush_ptx_head) + 64 + sizeof(flush_ptx_sweep) +
-		     sizeof(flush_ptx_empty_tail) +
-		     (size_t)FLUSH_WARPS * (FLUSH_SEGMENT_INSTRUCTIONS * 48 + 96);
+	const int segments = FLUSH_WARPS * per_sm, length = FLUSH_SEGMENT_INSTRUCTIONS_OF(per_sm);
+	size_t cap = sizeof(flush_ptx_head) + 128 + sizeof(flush_ptx_sweep) +
+		     sizeof(flush_ptx_sweep_loop) + sizeof(flush_ptx_check) + 512 +
+		     FLUSH_SWEEP_UNROLL * 320 + sizeof(flush_ptx_empty_tail) +
+		     (size_t)segments * ((size_t)length * 48 + 96);
 	char *ptx = malloc(cap);
 	if (!ptx)
 		return NULL;
 	size_t n = (size_t)snprintf(ptx, cap, flush_ptx_head, empty ? "7.4" : "7.0",
 				    empty ? "sm_80" : "sm_70",
-				    empty ? ", .param .u64 discard_from" : "");
-	for (int w = 0; w < FLUSH_WARPS; w++)
+				    empty ? ", .param .u64 discard_from" : "",
+				    per_sm > 1 ? ".minnctapersm 2\n" : "", FLUSH_TICKETS - 1,
+				    segments);
+	for (int w = 0; w < segments; w++)
 		n += (size_t)snprintf(ptx + n, cap - n, "  setp.eq.u32 %%p3, %%r12, %d;\n"
 				      "  @%%p3 bra SEG%d;\n", w, w);
 	n += (size_t)snprintf(ptx + n, cap - n, "  bra SWEEP;\n");
 	unsigned constant = 0x9e3779b9u;
-	for (int w = 0; w < FLUSH_WARPS; w++) {
+	for (int w = 0; w < segments; w++) {
 		n += (size_t)snprintf(ptx + n, cap - n, "SEG%d:\n", w);
-		for (int i = 0; i < FLUSH_SEGMENT_INSTRUCTIONS; i++) {
+		for (int i = 0; i < length; i++) {
 			constant = constant * 1664525u + 1013904223u;
 			n += (size_t)snprintf(ptx + n, cap - n,
 					      "  mad.lo.u32 %%r10, %%r10, %%r11, %u;\n", constant);
 		}
 		n += (size_t)snprintf(ptx + n, cap - n, "  bra SWEEP;\n");
 	}
-	snprintf(ptx + n, cap - n, "%s%s", flush_ptx_sweep,
+	n += (size_t)snprintf(ptx + n, cap - n, "%s", flush_ptx_sweep);
+	if (FLUSH_SWEEP_UNROLL > 1) {
+		/* %rd21: the words of one round, %rd22: the offset of its last load, %rd23: the
+		 * stride in bytes; the loads are issued before any is folded. */
+		n += (size_t)snprintf(ptx + n, cap - n,
+				      "  mul.lo.u64 %%rd21, %%rd9, %d;\n"
+				      "  mul.lo.u64 %%rd22, %%rd9, %d;\n"
+				      "  shl.b64 %%rd23, %%rd9, 4;\n"
+				      "LOOPN:\n"
+				      "  add.u64 %%rd24, %%rd7, %%rd22;\n"
+				      "  setp.ge.u64 %%p1, %%rd24, %%rd2;\n"
+				      "  @%%p1 bra LOOP;\n"
+				      "  shl.b64 %%rd10, %%rd7, 4;\n"
+				      "  add.u64 %%rd11, %%rd1, %%rd10;\n",
+				      FLUSH_SWEEP_UNROLL, FLUSH_SWEEP_UNROLL - 1);
+		for (int u = 0; u < FLUSH_SWEEP_UNROLL; u++)
+			n += (size_t)snprintf(ptx + n, cap - n,
+					      "%s  ld.global.cg.v4.u32 {%%r%d, %%r%d, %%r%d, %%r%d}, "
+					      "[%%rd11];\n", u ? "  add.u64 %rd11, %rd11, %rd23;\n" : "",
+					      16 + 4 * u, 17 + 4 * u, 18 + 4 * u, 19 + 4 * u);
+		for (int u = 0; u < 4 * FLUSH_SWEEP_UNROLL; u++)
+			n += (size_t)snprintf(ptx + n, cap - n, "  xor.b32 %%r5, %%r5, %%r%d;\n",
+					      16 + u);
+		n += (size_t)snprintf(ptx + n, cap - n, "  add.u64 %%rd7, %%rd7, %%rd21;\n"
+				      "  bra LOOPN;\n");
+	}
+	snprintf(ptx + n, cap - n, "%s%s%s", flush_ptx_sweep_loop, flush_ptx_check,
 		 empty ? flush_ptx_empty_tail : flush_ptx_plain_tail);
 	return ptx;
 }
@@ -222,22 +301,39 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	}
 	size_t l2_bytes = (size_t)(l2 > 0 ? l2 : (64 << 20));
 	size_t bytes = FLUSH_SWEEP_HALVES * l2_bytes / 2;
-	char *ptx = flush_ptx(empty);
-	if (!ptx) {
-		snprintf(err, err_size, "L2 flush: out of host memory");
-		return RP_ERR_NO_MEMORY;
-	}
-	r = rp_api.cuModuleLoadData(&f->module, ptx);
-	free(ptx);
-	if (r != CUDA_SUCCESS ||
-	    (r = rp_api.cuModuleGetFunction(&f->kernel, f->module, "rangeprof_l2_flush")) !=
-		    CUDA_SUCCESS) {
-		snprintf(err, err_size, "L2 flush: loading the sweep kernel: %s",
-			 collector_cu_error(r));
-		return RP_ERR_FAILED;
+	/* FLUSH_BLOCKS_PER_SM blocks per SM where that many fit (cooperative launches need
+	 * them all resident), else one: the text is made again for one. */
+	int per_sm = FLUSH_BLOCKS_PER_SM;
+	for (;;) {
+		char *ptx = flush_ptx(empty, per_sm);
+		if (!ptx) {
+			snprintf(err, err_size, "L2 flush: out of host memory");
+			return RP_ERR_NO_MEMORY;
+		}
+		r = rp_api.cuModuleLoadData(&f->module, ptx);
+		free(ptx);
+		int fit = 0;
+		if (r != CUDA_SUCCESS ||
+		    (r = rp_api.cuModuleGetFunction(&f->kernel, f->module, "rangeprof_l2_flush")) !=
+			    CUDA_SUCCESS ||
+		    (per_sm > 1 &&
+		     (r = rp_api.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+			      &fit, f->kernel, 32 * FLUSH_WARPS, 0, 0)) != CUDA_SUCCESS)) {
+			snprintf(err, err_size, "L2 flush: loading the sweep kernel: %s",
+				 collector_cu_error(r));
+			if (f->module)
+				rp_api.cuModuleUnload(f->module);
+			*f = (struct inject_flush){ 0 };
+			return RP_ERR_FAILED;
+		}
+		if (per_sm == 1 || fit >= per_sm)
+			break;
+		rp_api.cuModuleUnload(f->module);
+		f->module = NULL;
+		per_sm = 1;
 	}
 	if ((r = rp_api.cuMemAlloc(&f->buffer, bytes)) != CUDA_SUCCESS ||
-	    (r = rp_api.cuMemAlloc(&f->sink, 16)) != CUDA_SUCCESS) {
+	    (r = rp_api.cuMemAlloc(&f->sink, 16 + 4 * FLUSH_TICKETS)) != CUDA_SUCCESS) {
 		snprintf(err, err_size, "L2 flush: cuMemAlloc(%zu bytes): %s", bytes,
 			 collector_cu_error(r));
 		return RP_ERR_FAILED;
@@ -245,8 +341,8 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	f->words = bytes / 16;
 	f->empty = empty;
 	f->discard_from = (bytes - FLUSH_DISCARD_HALVES * l2_bytes / 2) / 128;
-	/* One block per SM, so that every SM runs every code segment. */
-	f->blocks = (unsigned)(sms > 0 ? sms : 132);
+	/* per_sm blocks on every SM, so that every SM runs every code segment. */
+	f->blocks = (unsigned)(sms > 0 ? sms : 132) * (unsigned)per_sm;
 	return 0;
 }
 

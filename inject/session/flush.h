@@ -1,16 +1,16 @@
 /* inject/session/flush.h - the clean cache flush before every replay: one kernel, generated PTX,
  * whose warps first run 256 KB of straight-line code (evicting the SMs' instruction caches,
  * without which kernels measured up to 8.9 % faster than ncu with its cache control), then
- * sweep twice the L2 with reads, then wait for each other and discard the last L2's worth
- * of swept lines (discard.global.L2), so that the kernel starts from an L2 without valid
- * lines, as after ncu's cache control (flush.c says more). A memset flush would leave
+ * sweep one L2's worth with reads, then wait for each other and discard the swept lines
+ * (discard.global.L2), so that the kernel starts from an L2 without valid lines, as after
+ * ncu's cache control (flush.c says more). A memset flush would leave
  * dirty lines that are written back during the measured kernel (66 MB of DRAM writes
  * instead of ncu's 38 MB for a 64 MB in-place kernel, and +35 us: doc/measurements.md,
  * "Figures from GPU-FACTS.md"). The discard brought a half-L2 overwrite's DRAM writes from
  * 4.2-4.9 % below ncu's to 1.9-2.5 % below (means over 94 places of its arrays), and equal
- * (-0.06 %) to ncu measuring the program's own sweep and discard; it costs 5.2 us per run
- * (80.6 against 75.4 us per flush: bench/flush_cost.c; doc/measurements.md, "The flush"
- * and "DRAM writes of L2-resident kernels"). Where it cannot (a GPU before compute
+ * (-0.06 %) to ncu measuring the program's own sweep and discard; it costs 5.5 us per run
+ * (63.3 against 57.8 us per flush since session 21: bench/flush_cost.c; doc/measurements.md,
+ * "The flush" and "DRAM writes of L2-resident kernels"). Where it cannot (a GPU before compute
  * capability 8.0, or a refused cooperative launch) the flush sweeps only, and says so
  * once per device and reason (notice, reported by measure.c). */
 #ifndef INJECT_FLUSH_H
@@ -23,12 +23,13 @@
 struct inject_flush {
 	CUmodule module;
 	CUfunction kernel;
-	CUdeviceptr buffer;          /* twice the L2, 16-byte words */
+	CUdeviceptr buffer;          /* one L2's worth, 16-byte words */
 	CUdeviceptr sink;            /* keeps the loads from being optimised away; at +8 the
-				      * grid barrier before the discard */
+				      * grid barrier before the discard; from +16 each SM's
+				      * counter of code segments taken */
 	unsigned long long words;
 	unsigned long long discard_from; /* the first line the discard invalidates */
-	unsigned blocks;
+	unsigned blocks;                 /* 2 per SM, or 1 where 2 cannot be resident */
 	bool empty;                      /* sweep, then discard: the L2 left without valid lines */
 	bool barrier_cleared;            /* empty: its grid barrier's count set to 0 */
 	/* Why the flush does not leave the L2 empty, as a code (what measure.c decides on and

@@ -25,7 +25,7 @@ static inline int ptxas_check(const char *ptx, char *cmd, size_t cmd_size)
 {
 	char path[] = "/tmp/rangeprof_ptx_XXXXXX.ptx";
 	int fd = mkstemps(path, 4);
-	snprintf(cmd, cmd_size, "%s -arch=sm_90 %s -o /dev/null", PTXAS_CHECK_TOOL, path);
+	snprintf(cmd, cmd_size, "%s -arch=sm_90 -warn-spills -Werror %s -o /dev/null", PTXAS_CHECK_TOOL, path);
 	if (fd < 0)
 		return -1;
 	size_t len = strlen(ptx);

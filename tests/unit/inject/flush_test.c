@@ -18,6 +18,9 @@ static CUresult launched = CUDA_SUCCESS, allocated = CUDA_SUCCESS;
 static unsigned launches, cooperative_launches, memsets;
 static unsigned memset_before_first_cooperative;   /* memsets seen by the first one */
 static int compute_major = 9, cooperative = 1;
+static int resident_blocks = 2;                    /* of the flush's kernel, per SM */
+static unsigned module_loads, module_unloads;
+static size_t sink_bytes;                          /* the last allocation's, the sink's */
 static char loaded[1 << 20];
 static CUstream memset_stream;
 static CUdeviceptr memset_at;
@@ -50,6 +53,7 @@ static CUresult fake_load(CUmodule *m, const void *image)
 	cr_assert(strstr(image, ".entry rangeprof_l2_flush"));
 	cr_assert_lt(strlen(image), sizeof(loaded));
 	strcpy(loaded, image);
+	module_loads++;
 	*m = (CUmodule)(uintptr_t)0x10;
 	return CUDA_SUCCESS;
 }
@@ -63,7 +67,7 @@ static CUresult fake_function(CUfunction *f, CUmodule m, const char *name)
 
 static CUresult fake_alloc(CUdeviceptr *p, size_t bytes)
 {
-	(void)bytes;
+	sink_bytes = bytes;
 	*p = 0x1000;
 	return allocated;
 }
@@ -77,6 +81,16 @@ static CUresult fake_free(CUdeviceptr p)
 static CUresult fake_unload(CUmodule m)
 {
 	(void)m;
+	module_unloads++;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_occupancy(int *blocks, CUfunction f, int threads, size_t smem,
+			       unsigned flags)
+{
+	(void)f, (void)smem, (void)flags;
+	cr_assert_eq(threads, 1024, "the flush's blocks are 32 warps");
+	*blocks = resident_blocks;
 	return CUDA_SUCCESS;
 }
 
@@ -126,6 +140,7 @@ static void stand_ins(void)
 	rp_api.cuMemAlloc = fake_alloc;
 	rp_api.cuMemFree = fake_free;
 	rp_api.cuModuleUnload = fake_unload;
+	rp_api.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = fake_occupancy;
 	rp_api.cuLaunchKernel = fake_launch;
 	rp_api.cuLaunchCooperativeKernel = fake_cooperative;
 	rp_api.cuMemsetD8Async = fake_memset;
@@ -137,8 +152,9 @@ Test(flush, a_flush_set_up_launches_one_kernel, .init = stand_ins)
 	struct inject_flush f = { 0 };
 	char err[256] = "";
 	cr_assert_eq(inject_flush_init(&f, 0, false, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(f.words, 2 * (size_t)(50 << 20) / 16, "twice the L2 in 16-byte words");
-	cr_assert_eq(f.blocks, 132, "one block per SM");
+	cr_assert_eq(f.words, (size_t)(50 << 20) / 16, "one L2 in 16-byte words");
+	cr_assert_eq(f.blocks, 2 * 132, "two blocks per SM");
+	cr_assert_eq(module_loads, 1);
 	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
 	cr_assert_eq(launches, 1);
 	cr_assert_eq(cooperative_launches + memsets, 0, "the plain flush needs no grid barrier");
@@ -174,8 +190,8 @@ Test(flush, the_empty_flush_discards_the_last_l2_of_the_sweep_after_a_grid_barri
 	cr_assert_eq(memset_stream, stream);
 	cr_assert_eq(memset_at, f.sink);
 	cr_assert_eq(memset_bytes, 16);
-	/* Buffer of 100 MB, 128-byte lines: the second half, lines 409600 on. */
-	cr_assert_eq(discard_from_launched, (size_t)(50 << 20) / 128);
+	/* Buffer of one L2, 50 MB: all of it discarded, from line 0. */
+	cr_assert_eq(discard_from_launched, 0);
 	inject_flush_finish(&f);
 }
 
@@ -255,22 +271,67 @@ Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_
 	}
 }
 
-/* Both texts the flush can load assemble (ptxas of the toolkit, for an H100/H200): the
+/* The code segments: 64 warps per SM (two blocks of 32) share the 256 KB, 256 instructions
+ * each, every warp's segment a ticket from its SM's counter (modulo 64) in the sink past
+ * its first 16 bytes; where two blocks do not fit on an SM, the text is made again for
+ * one: 32 segments of 512, one block per SM. */
+static unsigned count(const char *text, const char *word)
+{
+	unsigned n = 0;
+	for (const char *p = text; (p = strstr(p, word)); p += strlen(word))
+		n++;
+	return n;
+}
+
+Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init = stand_ins)
+{
+	for (int fit = 2; fit >= 1; fit--) {
+		struct inject_flush f = { 0 };
+		char err[256] = "";
+		resident_blocks = fit;
+		module_loads = module_unloads = 0;
+		cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+		unsigned segments = fit == 2 ? 64 : 32;
+		cr_assert_eq(f.blocks, 132u * (unsigned)fit, "%d blocks per SM", fit);
+		cr_assert_eq(module_loads, fit == 2 ? 1u : 2u, "made again for one block");
+		cr_assert_eq(module_unloads, fit == 2 ? 0u : 1u);
+		cr_assert_eq(count(loaded, ".minnctapersm 2"), fit == 2 ? 1u : 0u);
+		cr_assert_eq(count(loaded, "\nSEG"), segments, "%u segments", segments);
+		cr_assert_eq(count(loaded, "mad.lo.u32 %r10"), 256u * 1024 / 16,
+			     "256 KB of code in all, %u instructions each", 256 * 1024 / 16 / segments);
+		char rem[64];
+		snprintf(rem, sizeof(rem), "rem.u32 %%r12, %%r15, %u;", segments);
+		cr_assert(strstr(loaded, rem) && strstr(loaded, "mov.u32 %r13, %smid;") &&
+			  strstr(loaded, "@%p3 atom.global.add.u32 %r15, [%rd25], 1;") &&
+			  strstr(loaded, "shfl.sync.idx.b32 %r15, %r15, 0, 31, -1;"),
+			  "a ticket per warp from its SM's counter");
+		cr_assert_geq(sink_bytes, 16 + 4 * 1024, "the counters, %smid up to 1023");
+		inject_flush_finish(&f);
+	}
+	resident_blocks = 2;
+}
+
+/* Every text the flush can load assembles without spilling registers to local memory
+ * (whose traffic would pass through the L2 it empties; ptxas of the toolkit, for an
+ * H100/H200): the
  * unit tests otherwise only look for words in them, and a text the driver cannot compile
  * would leave every context unmeasured. Skipped where the toolkit has no ptxas. */
 Test(flush, both_kernel_texts_assemble, .init = stand_ins)
 {
 	if (!ptxas_check_available())
 		cr_skip_test("no %s", PTXAS_CHECK_TOOL);
-	for (int empty = 0; empty < 2; empty++) {
-		struct inject_flush f = { 0 };
-		char err[256] = "", cmd[512];
-		cr_assert_eq(inject_flush_init(&f, 0, empty, err, sizeof(err)), 0, "%s", err);
-		int rc = ptxas_check(loaded, cmd, sizeof(cmd));
-		cr_assert_eq(rc, 0, "%s: the %s flush's PTX does not assemble", cmd,
-			     empty ? "discarding" : "plain");
-		inject_flush_finish(&f);
-	}
+	for (int empty = 0; empty < 2; empty++)
+		for (resident_blocks = 2; resident_blocks >= 1; resident_blocks--) {
+			struct inject_flush f = { 0 };
+			char err[256] = "", cmd[512];
+			cr_assert_eq(inject_flush_init(&f, 0, empty, err, sizeof(err)), 0, "%s", err);
+			int rc = ptxas_check(loaded, cmd, sizeof(cmd));
+			cr_assert_eq(rc, 0, "%s: the %s flush's PTX for %d blocks per SM does not "
+				     "assemble without spills", cmd, empty ? "discarding" : "plain",
+				     resident_blocks);
+			inject_flush_finish(&f);
+		}
+	resident_blocks = 2;
 }
 
 /* The launch fails with the code the measuring loop reports ("flushing the L2 failed"). */

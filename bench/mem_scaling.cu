@@ -14,6 +14,7 @@
 //   nvcc -O2 -arch=sm_90 -std=c++17 bench/mem_scaling.cu -o mem_scaling
 // Run, on the GPU machine: bench/mem_scaling.sh 0 16 48 70 120 (which builds it), or
 // ./mem_scaling GIB alone.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -27,9 +28,19 @@ __global__ void inplace_scale(float *x, size_t n)
 		x[i] = x[i] * 1.0001f + 1.0f;
 }
 
+// Milliseconds since main began (the phases' times, on stderr: where a tool's growth with
+// the memory held goes, issue 35 item 8).
+static double ms_since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 int main(int argc, char **argv)
 {
+	auto t0 = std::chrono::steady_clock::now();
 	double gib = argc > 1 ? atof(argv[1]) : 0;
+	cudaFree(0);
+	double t_init = ms_since(t0);
 	std::vector<void *> held;
 	size_t chunk = 1ull << 30, want = (size_t)(gib * (1ull << 30));
 	for (size_t got = 0; got < want; got += chunk) {
@@ -39,6 +50,8 @@ int main(int argc, char **argv)
 		cudaMemset(p, 1, n);
 		held.push_back(p);
 	}
+	cudaDeviceSynchronize();
+	double t_held = ms_since(t0);
 	size_t n = 16 << 20;
 	float *x;
 	cudaMalloc(&x, n * sizeof(float));
@@ -50,9 +63,13 @@ int main(int argc, char **argv)
 		inplace_scale<<<(unsigned)((n + 255) / 256), 256>>>(x, n);
 		nvtxRangePop();
 	}
+	cudaDeviceSynchronize();
+	double t_launched = ms_since(t0);
 	cudaMemcpy(h.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost);
 	double sum = 0;
 	for (size_t i = 0; i < n; i += 4099) sum += h[i];
 	printf("held %.0f GiB checksum %.6f\n", gib, sum);
+	fprintf(stderr, "mem_scaling phases (ms from main): context %.1f, memory held %.1f, "
+		"launches done %.1f, end of main %.1f\n", t_init, t_held, t_launched, ms_since(t0));
 	return 0;
 }

@@ -6,6 +6,9 @@
 # launch (from the summary records), its save strategy, the program's own wall time,
 # rangeprof's and ncu's, and rangeprof's less the program's (issue 35 item 8: its growth
 # from 0 to 120 GiB). REPS=N repeats every size N times, interleaved, and prints medians.
+# MODE=range: both tools replay each occurrence of the range "k" whole (--replay-mode
+# range), so the first figure is a range's first occurrence (issue 35 item 8's second part:
+# flat within 10 % from 0 to 120 GiB); MODE=kernel (the default) measures each launch.
 # Results (H200, session 2): doc/measurements.md, "Held memory, save and reach". Run by
 # tests/gpu/run.sh (unless QUICK=1); README.md's memory figures come from it.
 # Run on the GPU machine from the repository root with build/ built:
@@ -21,6 +24,11 @@ case $reps in
 ''|*[!0-9]*|0*) echo "mem_scaling.sh: REPS=${reps:0:40}: expected a whole number from 1 to 20" >&2; exit 2 ;;
 esac
 [ "$reps" -le 20 ] || { echo "mem_scaling.sh: REPS=$reps: expected a whole number from 1 to 20" >&2; exit 2; }
+mode=${MODE:-kernel}
+case $mode in
+kernel|range) ;;
+*) echo "mem_scaling.sh: MODE=${mode:0:40}: expected kernel or range" >&2; exit 2 ;;
+esac
 for g in $sizes; do
 	case $g in
 	''|*[!0-9]*) echo "mem_scaling.sh: size '${g:0:40}': expected whole GiB (e.g. 0 16 120)" >&2; exit 2 ;;
@@ -45,14 +53,14 @@ for g in $sizes; do
 	# rangeprof appends to its output: each rep's own file, so that its summaries are its own.
 	rm -f "$work/m$g.jsonl"
 	prime
-	rp_wall=$( { time "$RP" -q -o "$work/m$g.jsonl" --runs 20 --nvtx-include k/ "$work/mem_scaling" "$g" >"$work/rp$g.txt" 2>"$work/rp$g.err"; } 2>&1 )
+	rp_wall=$( { time "$RP" -q -o "$work/m$g.jsonl" --runs 20 --replay-mode "$mode" --nvtx-include k/ "$work/mem_scaling" "$g" >"$work/rp$g.txt" 2>"$work/rp$g.err"; } 2>&1 )
 	prime
-	ncu_wall=$( { time "$NCU" --clock-control none --nvtx --nvtx-include k/ --metrics gpu__time_duration.sum "$work/mem_scaling" "$g" >"$work/ncu$g.txt" 2>&1; } 2>&1 )
+	ncu_wall=$( { time "$NCU" --clock-control none --replay-mode "$mode" --nvtx --nvtx-include k/ --metrics gpu__time_duration.sum "$work/mem_scaling" "$g" >"$work/ncu$g.txt" 2>&1; } 2>&1 )
 	costs=$(python3 -c "
 import json,sys
 s=[json.loads(l) for l in open('$work/m$g.jsonl')]
 s=[r for r in s if r['type']=='summary']
-print(' '.join('%.1f' % r['cost_ms']['total'] for r in s) or '-', '|', ','.join(sorted({r['save']['strategy'] for r in s})) or '-')" 2>/dev/null)
+print(' '.join('%.1f' % r['cost_ms']['total'] for r in s) or '-', '|', ','.join(sorted({r.get('save', {}).get('strategy', '-') for r in s})) or '-')" 2>/dev/null)
 	[ -n "$costs" ] || costs="- | -" # no output file: said in the row, the table goes on
 	same=no; [ "$(cat "$work/plain$g.txt")" = "$(cat "$work/rp$g.txt")" ] && same=yes
 	echo "$g $plain_wall $rp_wall $ncu_wall $same ${costs% |*} | ${costs#*| }" >>"$rows"
@@ -60,6 +68,7 @@ print(' '.join('%.1f' % r['cost_ms']['total'] for r in s) or '-', '|', ','.join(
 done
 done
 # One line per size, medians over the reps; "same" only when every rep kept the checksum.
+echo "replay mode: $mode (each figure below: a launch's or, in range mode, an occurrence's)"
 python3 - "$rows" "$sizes" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]

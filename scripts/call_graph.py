@@ -207,6 +207,8 @@ def _declared(header):
     file-scope declaration's tokens ('static int a = 1, b[2]', 'void (*hook)(void)')."""
     if not header or header[0] == "typedef" or "typedef" in header:
         return []
+    if header[0] in ("_Static_assert", "static_assert"):
+        return []                     # declares nothing; its words are no definitions
     if "{}" in header:
         # 'struct x { ... } a, b' and 'T v = { ... }': only what follows the last block, or
         # the part before '=' when the block was an initializer.

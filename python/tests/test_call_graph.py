@@ -176,3 +176,19 @@ def test_a_static_assert_comparing_with_equals_is_read(tmp_path):
     r = run("--root", tmp_path, "memory")
     assert r.returncode != 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
     assert "a.c" in r.stdout and "b.c" in r.stdout, r.stdout
+
+
+def test_a_static_assert_defines_none_of_its_words(tmp_path):
+    """A _Static_assert naming a variable does not make its file that variable's owner:
+    'counter' is defined outside the tree, so the one edge, a.c calling b.c, is no circle
+    (the words inside one were read as a variable a.c defines, which b.c's use then
+    made an edge back: session 21's review)."""
+    write(tmp_path, {
+        "memory/a.c": ("extern int counter;\n"
+                       "_Static_assert(sizeof(counter) == 4, \"an int\");\n"
+                       "int a_get(void) { return b_get(); }\n"),
+        "memory/b.c": "extern int counter;\nint b_get(void) { return counter; }\n",
+    })
+    r = run("--root", tmp_path, "memory")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no call circle among 2 files (1 file-to-file edges)" in r.stdout, r.stdout

@@ -1,8 +1,8 @@
 /* bench/flush_cost.c - what rangeprof's cache flush costs the GPU per run, plain (code
- * segments, then the read sweep of twice the L2, or as bench/meson.build's variants set
+ * segments, then the read sweep of one L2's worth, or as bench/meson.build's variants set
  * flush.c's FLUSH_* parameters: the flush before session 12) and empty
  * (the flush since: the same kernel, launched cooperatively, ending with a grid barrier and
- * the discard of the sweep's last L2 of lines), issue 22 item 3. It builds
+ * the discard of the swept lines), issue 22 item 3. It builds
  * inject/session/flush.c itself (the library's flush, not a copy), and on device 0 times with CUDA
  * events N flushes queued back to back, as a pass queues its runs, after 20 untimed ones;
  * ROUNDS times, alternating plain and empty, and prints each round's microseconds per

@@ -6,9 +6,10 @@
 # launch (from the summary records), its save strategy, the program's own wall time,
 # rangeprof's and ncu's, and rangeprof's less the program's (issue 35 item 8: its growth
 # from 0 to 120 GiB). REPS=N repeats every size N times, interleaved, and prints medians.
-# MODE=range: both tools replay each occurrence of the range "k" whole (--replay-mode
-# range), so the first figure is a range's first occurrence (issue 35 item 8's second part:
-# flat within 10 % from 0 to 120 GiB); MODE=kernel (the default) measures each launch.
+# MEM_SCALING_MODE=range: both tools replay each occurrence of the range "k" whole
+# (--replay-mode range), so the first figure is a range's first occurrence (issue 35 item
+# 8's second part: flat within 10 % from 0 to 120 GiB); kernel (the default) measures each
+# launch.
 # Results (H200, session 2): doc/measurements.md, "Held memory, save and reach". Run by
 # tests/gpu/run.sh (unless QUICK=1); README.md's memory figures come from it.
 # Run on the GPU machine from the repository root with build/ built:
@@ -24,11 +25,15 @@ case $reps in
 ''|*[!0-9]*|0*) echo "mem_scaling.sh: REPS=${reps:0:40}: expected a whole number from 1 to 20" >&2; exit 2 ;;
 esac
 [ "$reps" -le 20 ] || { echo "mem_scaling.sh: REPS=$reps: expected a whole number from 1 to 20" >&2; exit 2; }
-mode=${MODE:-kernel}
+mode=${MEM_SCALING_MODE:-kernel}
 case $mode in
 kernel|range) ;;
-*) echo "mem_scaling.sh: MODE=${mode:0:40}: expected kernel or range" >&2; exit 2 ;;
+*) echo "mem_scaling.sh: MEM_SCALING_MODE=${mode:0:40}: expected kernel or range" >&2; exit 2 ;;
 esac
+# The tools, checked before any GPU work (NCU=/bin/true leaves ncu out).
+for tool in "$RP" "$NCU"; do
+	[ -x "$tool" ] || { echo "mem_scaling.sh: $tool: not an executable (build/ built? NCU?)" >&2; exit 2; }
+done
 for g in $sizes; do
 	case $g in
 	''|*[!0-9]*) echo "mem_scaling.sh: size '${g:0:40}': expected whole GiB (e.g. 0 16 120)" >&2; exit 2 ;;
@@ -43,7 +48,10 @@ rows="$work/rows.txt"
 # was (session 21, call 4, from the program's phases), so that whichever tool ran after the
 # program at 120 GiB paid for the program's memory. Waiting until nvidia-smi showed the
 # memory given back did not remove it (call 5: rp - plain still 0.276 -> 0.523 s).
-prime() { "$work/mem_scaling" 0 >/dev/null 2>&1; }
+prime() {
+	"$work/mem_scaling" 0 >/dev/null 2>&1 ||
+		echo "mem_scaling.sh: the 0 GiB run before a timed one failed (exit $?)" >&2
+}
 for rep in $(seq 1 "$reps"); do
 for g in $sizes; do
 	# The program alone, timed too: rangeprof's growth with the memory is its wall less

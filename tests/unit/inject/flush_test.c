@@ -1,7 +1,9 @@
 /* tests/unit/inject/flush_test.c - the cache flush's set-up and launch
  * (inject/session/flush.c) with
  * the driver replaced by stand-ins (no GPU): what its callers decide on, the code of each
- * failure, and the driver's error in the set-up's message. */
+ * failure, and the driver's error in the set-up's message. It includes flush.c itself, so
+ * that the kernel's text is checked against the figures it is made from (FLUSH_SWEEP_UNROLL,
+ * the sink's layout) as a build sets them. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "collector/api.h"
 #include "common/error.h"
+#include "inject/session/flush.c"
 #include "inject/session/flush.h"
 #include "tests/unit/ptxas_check.h"
 
@@ -164,10 +167,9 @@ Test(flush, a_flush_set_up_launches_one_kernel, .init = stand_ins)
 }
 
 /* The flush that leaves the L2 empty: one cooperative kernel (its grid barrier needs every
- * block resident) that discards the swept buffer's last L2 of lines, the barrier's count
- * cleared once, on the first flush's own stream. */
-Test(flush, the_empty_flush_discards_the_last_l2_of_the_sweep_after_a_grid_barrier,
-     .init = stand_ins)
+ * block resident) that discards every line the sweep read (one L2, from line 0), the
+ * barrier's count cleared once, on the first flush's own stream. */
+Test(flush, the_empty_flush_discards_the_whole_sweep_after_a_grid_barrier, .init = stand_ins)
 {
 	struct inject_flush f = { 0 };
 	char err[256] = "";
@@ -309,6 +311,37 @@ Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init =
 		inject_flush_finish(&f);
 	}
 	resident_blocks = 2;
+}
+
+/* The sweep's unrolled loop (FLUSH_SWEEP_UNROLL loads in flight) stops while a whole
+ * round of loads is inside the buffer: its bound is the offset of the round's last load,
+ * U - 1 strides past the first, and each round advances U strides; the loop of one load
+ * takes the rest. */
+Test(flush, the_unrolled_sweep_stops_before_its_last_load_leaves_the_buffer,
+     .init = stand_ins)
+{
+	struct inject_flush f = { 0 };
+	char err[256] = "", last[64], round[64];
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	unsigned loads = count(loaded, "ld.global.cg.v4.u32");
+	if (FLUSH_SWEEP_UNROLL == 1) {
+		cr_assert(!strstr(loaded, "LOOPN"), "one load a thread: no unrolled loop");
+		cr_assert_eq(loads, 1u);
+	} else {
+		snprintf(last, sizeof(last), "mul.lo.u64 %%rd22, %%rd9, %d;\n",
+			 FLUSH_SWEEP_UNROLL - 1);
+		snprintf(round, sizeof(round), "mul.lo.u64 %%rd21, %%rd9, %d;\n",
+			 FLUSH_SWEEP_UNROLL);
+		cr_assert(strstr(loaded, last), "the bound: %s", last);
+		cr_assert(strstr(loaded, round), "the round: %s", round);
+		cr_assert(strstr(loaded, "add.u64 %rd24, %rd7, %rd22;\n"
+				 "  setp.ge.u64 %p1, %rd24, %rd2;\n"),
+			  "the last load's word against the buffer's");
+		cr_assert(strstr(loaded, "add.u64 %rd7, %rd7, %rd21;\n  bra LOOPN;"));
+		cr_assert_eq(loads, FLUSH_SWEEP_UNROLL + 1u, "%d in the round, 1 in the rest",
+			     FLUSH_SWEEP_UNROLL);
+	}
+	inject_flush_finish(&f);
 }
 
 /* Every text the flush can load assembles without spilling registers to local memory

@@ -270,12 +270,15 @@ static char *flush_ptx(bool empty, int per_sm)
 	return ptx;
 }
 
+/* Every failure returns with the flush zeroed and nothing of it held (inject_flush_finish):
+ * the caller finishes only a flush whose set-up succeeded. */
 int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		      size_t err_size)
 {
 	CUdevice dev;
 	int l2 = 0, sms = 0, major = 0, cooperative = 0;
 	CUresult r;
+	*f = (struct inject_flush){ 0 };
 	if ((r = rp_api.cuDeviceGet(&dev, device)) != CUDA_SUCCESS ||
 	    (r = rp_api.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev)) !=
 		    CUDA_SUCCESS ||
@@ -308,36 +311,53 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		char *ptx = flush_ptx(empty, per_sm);
 		if (!ptx) {
 			snprintf(err, err_size, "L2 flush: out of host memory");
+			inject_flush_finish(f);
 			return RP_ERR_NO_MEMORY;
 		}
 		r = rp_api.cuModuleLoadData(&f->module, ptx);
 		free(ptx);
-		int fit = 0;
+		/* What a failed call left in f is not the driver's: finish must not use it. */
+		if (r != CUDA_SUCCESS)
+			f->module = NULL;
 		if (r != CUDA_SUCCESS ||
 		    (r = rp_api.cuModuleGetFunction(&f->kernel, f->module, "rangeprof_l2_flush")) !=
-			    CUDA_SUCCESS ||
-		    (per_sm > 1 &&
-		     (r = rp_api.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-			      &fit, f->kernel, 32 * FLUSH_WARPS, 0, 0)) != CUDA_SUCCESS)) {
+			    CUDA_SUCCESS) {
 			snprintf(err, err_size, "L2 flush: loading the sweep kernel: %s",
 				 collector_cu_error(r));
-			if (f->module)
-				rp_api.cuModuleUnload(f->module);
-			*f = (struct inject_flush){ 0 };
+			inject_flush_finish(f);
 			return RP_ERR_FAILED;
 		}
-		if (per_sm == 1 || fit >= per_sm)
+		if (per_sm == 1)
+			break;
+		int fit = 0;
+		if ((r = rp_api.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+			     &fit, f->kernel, 32 * FLUSH_WARPS, 0, 0)) != CUDA_SUCCESS) {
+			snprintf(err, err_size, "L2 flush: "
+				 "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: %s",
+				 collector_cu_error(r));
+			inject_flush_finish(f);
+			return RP_ERR_FAILED;
+		}
+		if (fit >= per_sm)
 			break;
 		rp_api.cuModuleUnload(f->module);
 		f->module = NULL;
+		f->kernel = NULL;
 		per_sm = 1;
 	}
-	if ((r = rp_api.cuMemAlloc(&f->buffer, bytes)) != CUDA_SUCCESS ||
-	    (r = rp_api.cuMemAlloc(&f->sink, 16 + 4 * FLUSH_TICKETS)) != CUDA_SUCCESS) {
-		snprintf(err, err_size, "L2 flush: cuMemAlloc(%zu bytes): %s", bytes,
-			 collector_cu_error(r));
-		return RP_ERR_FAILED;
-	}
+	struct {
+		CUdeviceptr *at;
+		size_t bytes;
+	} allocations[] = { { &f->buffer, bytes }, { &f->sink, 16 + 4 * FLUSH_TICKETS } };
+	for (size_t i = 0; i < sizeof(allocations) / sizeof(allocations[0]); i++)
+		if ((r = rp_api.cuMemAlloc(allocations[i].at, allocations[i].bytes)) !=
+		    CUDA_SUCCESS) {
+			*allocations[i].at = 0;
+			snprintf(err, err_size, "L2 flush: cuMemAlloc(%zu bytes): %s",
+				 allocations[i].bytes, collector_cu_error(r));
+			inject_flush_finish(f);
+			return RP_ERR_FAILED;
+		}
 	f->words = bytes / 16;
 	f->empty = empty;
 	f->discard_from = (bytes - FLUSH_DISCARD_HALVES * l2_bytes / 2) / 128;

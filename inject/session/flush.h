@@ -49,7 +49,8 @@ struct inject_flush {
  * followed by the discard where the device can (compute capability 8.0 or later,
  * cooperative launches; otherwise notice says why not), false: the sweep alone
  * (bench/flush_cost.c compares the two). 0, or with err RP_ERR_NO_MEMORY (host memory for
- * the kernel's text) or RP_ERR_FAILED (the driver). */
+ * the kernel's text) or RP_ERR_FAILED (the driver); a failure leaves *flush zeroed, holding
+ * nothing (no inject_flush_finish needed). */
 int inject_flush_init(struct inject_flush *flush, int device, bool empty, char *err,
 		      size_t err_size);
 /* Frees the buffer and unloads the sweep, in the current context (still valid: called

@@ -13,11 +13,33 @@
 
 #include "collector/api.h"
 #include "common/error.h"
+
+/* flush.c's host allocations (the kernel's text), of which the malloc_fails_at'th (from 1)
+ * fails: the out-of-memory return of each pass. */
+static unsigned mallocs, malloc_fails_at;
+
+static void *test_malloc(size_t bytes)
+{
+	return ++mallocs == malloc_fails_at ? NULL : malloc(bytes);
+}
+
+#define malloc(bytes) test_malloc(bytes)
 #include "inject/session/flush.c"
+#undef malloc
 #include "inject/session/flush.h"
 #include "tests/unit/ptxas_check.h"
 
 static CUresult launched = CUDA_SUCCESS, allocated = CUDA_SUCCESS;
+/* The driver's answers to the set-up's calls, and what the flush holds of it: modules
+ * loaded and not unloaded, allocations not freed (0 after finish, or after a failed
+ * set-up). A failed call leaves junk where it would have written (the driver does not
+ * promise otherwise). */
+static CUresult load_result = CUDA_SUCCESS, function_result = CUDA_SUCCESS,
+		occupancy_result = CUDA_SUCCESS;
+static unsigned load_fails_at;                     /* the nth load fails, from 1 */
+static unsigned allocs, alloc_fails_at;            /* the nth allocation fails, from 1 */
+static int modules_held, allocations_held;
+static unsigned occupancy_queries;
 static unsigned launches, cooperative_launches, memsets;
 static unsigned memset_before_first_cooperative;   /* memsets seen by the first one */
 static int compute_major = 9, cooperative = 1;
@@ -57,44 +79,62 @@ static CUresult fake_load(CUmodule *m, const void *image)
 	cr_assert_lt(strlen(image), sizeof(loaded));
 	strcpy(loaded, image);
 	module_loads++;
+	if (load_result != CUDA_SUCCESS || module_loads == load_fails_at) {
+		*m = (CUmodule)(uintptr_t)0xbad;
+		return load_result != CUDA_SUCCESS ? load_result : CUDA_ERROR_INVALID_PTX;
+	}
 	*m = (CUmodule)(uintptr_t)0x10;
+	modules_held++;
 	return CUDA_SUCCESS;
 }
 
 static CUresult fake_function(CUfunction *f, CUmodule m, const char *name)
 {
-	(void)m, (void)name;
-	*f = (CUfunction)(uintptr_t)0x20;
-	return CUDA_SUCCESS;
+	(void)name;
+	cr_assert_eq(m, (CUmodule)(uintptr_t)0x10, "a loaded module");
+	*f = (CUfunction)(uintptr_t)(function_result == CUDA_SUCCESS ? 0x20 : 0xbad);
+	return function_result;
 }
 
+/* Each allocation at its own address, 0x1000 apart. */
 static CUresult fake_alloc(CUdeviceptr *p, size_t bytes)
 {
+	allocs++;
+	if (allocated != CUDA_SUCCESS || allocs == alloc_fails_at) {
+		*p = 0xbad;
+		return allocated != CUDA_SUCCESS ? allocated : CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	sink_bytes = bytes;
-	*p = 0x1000;
-	return allocated;
+	*p = 0x1000 * (CUdeviceptr)allocs;
+	allocations_held++;
+	return CUDA_SUCCESS;
 }
 
 static CUresult fake_free(CUdeviceptr p)
 {
-	(void)p;
+	cr_assert(p && p % 0x1000 == 0 && p <= 0x1000 * (CUdeviceptr)allocs,
+		  "freed %#llx, which was not allocated", (unsigned long long)p);
+	allocations_held--;
 	return CUDA_SUCCESS;
 }
 
 static CUresult fake_unload(CUmodule m)
 {
-	(void)m;
+	cr_assert_eq(m, (CUmodule)(uintptr_t)0x10, "unloaded a module that was not loaded");
 	module_unloads++;
+	modules_held--;
 	return CUDA_SUCCESS;
 }
 
 static CUresult fake_occupancy(int *blocks, CUfunction f, int threads, size_t smem,
 			       unsigned flags)
 {
-	(void)f, (void)smem, (void)flags;
+	(void)smem, (void)flags;
+	cr_assert_eq(f, (CUfunction)(uintptr_t)0x20, "the flush's kernel");
 	cr_assert_eq(threads, 1024, "the flush's blocks are 32 warps");
-	*blocks = resident_blocks;
-	return CUDA_SUCCESS;
+	occupancy_queries++;
+	*blocks = occupancy_result == CUDA_SUCCESS ? resident_blocks : -1;
+	return occupancy_result;
 }
 
 static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -394,4 +434,75 @@ Test(flush, a_failed_set_up_names_the_drivers_error, .init = stand_ins)
 		  "%s", err);
 	allocated = CUDA_SUCCESS;
 	inject_flush_finish(&f);
+}
+
+/* Every failed set-up leaves the flush as the caller gave it, zeroed, with nothing held:
+ * the caller (session.c) calls inject_flush_finish only after a set-up that succeeded. */
+static void assert_nothing_held(const struct inject_flush *f, const char *why)
+{
+	cr_assert(!f->module && !f->kernel && !f->buffer && !f->sink && !f->words &&
+			  !f->discard_from && !f->blocks && !f->empty && !f->barrier_cleared &&
+			  f->limit == INJECT_FLUSH_EMPTIES && !f->refused && !f->notice[0],
+		  "%s: the flush zeroed", why);
+	cr_assert_eq(modules_held, 0, "%s: every loaded module unloaded", why);
+	cr_assert_eq(allocations_held, 0, "%s: every allocation freed", why);
+}
+
+/* A flush that held something before its set-up failed (what a caller must not see). */
+static void junk(struct inject_flush *f)
+{
+	memset(f, 0x5a, sizeof(*f));
+	f->notice[0] = '\0';
+	f->module = NULL, f->buffer = f->sink = 0;
+}
+
+Test(flush, a_failed_set_up_holds_nothing, .init = stand_ins)
+{
+	struct {
+		const char *why;
+		unsigned load_fails_at, malloc_fails_at, alloc_fails_at;
+		CUresult function, occupancy;
+		int resident;
+		int rc;
+		const char *says;
+	} cases[] = {
+		{ "no device", 0, 0, 0, CUDA_SUCCESS, CUDA_SUCCESS, 2, RP_ERR_FAILED,
+		  "L2 flush: device attributes: CUDA_ERROR_NO_DEVICE" },
+		{ "the load", 1, 0, 0, CUDA_SUCCESS, CUDA_SUCCESS, 2, RP_ERR_FAILED,
+		  "L2 flush: loading the sweep kernel: CUDA_ERROR_OTHER" },
+		{ "the second pass's load", 2, 0, 0, CUDA_SUCCESS, CUDA_SUCCESS, 1, RP_ERR_FAILED,
+		  "L2 flush: loading the sweep kernel: CUDA_ERROR_OTHER" },
+		{ "the kernel's function", 0, 0, 0, CUDA_ERROR_NOT_FOUND, CUDA_SUCCESS, 2,
+		  RP_ERR_FAILED, "L2 flush: loading the sweep kernel: CUDA_ERROR_OTHER" },
+		{ "the occupancy query", 0, 0, 0, CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, 2,
+		  RP_ERR_FAILED, "L2 flush: cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: "
+		  "CUDA_ERROR_OTHER" },
+		{ "the text", 0, 1, 0, CUDA_SUCCESS, CUDA_SUCCESS, 2, RP_ERR_NO_MEMORY,
+		  "L2 flush: out of host memory" },
+		{ "the second pass's text", 0, 2, 0, CUDA_SUCCESS, CUDA_SUCCESS, 1, RP_ERR_NO_MEMORY,
+		  "L2 flush: out of host memory" },
+		{ "the buffer", 0, 0, 1, CUDA_SUCCESS, CUDA_SUCCESS, 2, RP_ERR_FAILED,
+		  "L2 flush: cuMemAlloc(52428800 bytes): CUDA_ERROR_OUT_OF_MEMORY" },
+		{ "the sink", 0, 0, 2, CUDA_SUCCESS, CUDA_SUCCESS, 2, RP_ERR_FAILED,
+		  "L2 flush: cuMemAlloc(" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct inject_flush f;
+		char err[256] = "";
+		junk(&f);
+		rp_api.cuDeviceGet = i == 0 ? no_device : fake_device;
+		load_fails_at = cases[i].load_fails_at;
+		malloc_fails_at = cases[i].malloc_fails_at;
+		alloc_fails_at = cases[i].alloc_fails_at;
+		function_result = cases[i].function;
+		occupancy_result = cases[i].occupancy;
+		resident_blocks = cases[i].resident;
+		mallocs = allocs = module_loads = 0;
+		cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), cases[i].rc,
+			     "%s: %s", cases[i].why, err);
+		cr_assert(strstr(err, cases[i].says), "%s: %s", cases[i].why, err);
+		assert_nothing_held(&f, cases[i].why);
+	}
+	cr_assert_eq(module_loads, 1, "the sink's case loaded once");
+	cr_assert_eq(allocs, 2, "and failed at the sink");
 }

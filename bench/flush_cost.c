@@ -2,7 +2,10 @@
  * segments, then the read sweep of one L2's worth, or as bench/meson.build's variants set
  * flush.c's FLUSH_* parameters: the flush before session 12) and empty
  * (the flush since: the same kernel, launched cooperatively, ending with a grid barrier and
- * the discard of the swept lines), issue 22 item 3. It builds
+ * the discard of the swept lines), issue 22 item 3. Plain runs one block per SM where empty
+ * runs FLUSH_BLOCKS_PER_SM (flush.c: a flush never launched cooperatively gets one, since
+ * the review of session 21), so that with 2 the difference is no longer the discard's cost
+ * alone (session 21's 57.8 us plain had 2). It builds
  * inject/session/flush.c itself (the library's flush, not a copy), and on device 0 times with CUDA
  * events N flushes queued back to back, as a pass queues its runs, after 20 untimed ones;
  * ROUNDS times, alternating plain and empty, and prints each round's microseconds per
@@ -100,9 +103,10 @@ int main(int argc, char **argv)
 	qsort(us[0], (size_t)rounds, sizeof(double), cmp_double);
 	qsort(us[1], (size_t)rounds, sizeof(double), cmp_double);
 	/* 0 or -1: flush.c's default. */
-	printf("flush_cost halves=%d unroll=%d blocks/SM=%d (%u blocks) segment=%d: %d flushes back "
-	       "to back, median of %d rounds: plain %.2f us, empty %.2f us (+%.2f)\n",
-	       FLUSH_SWEEP_HALVES, FLUSH_SWEEP_UNROLL, FLUSH_BLOCKS_PER_SM, empty.blocks,
+	printf("flush_cost halves=%d unroll=%d blocks/SM=%d (plain %u, empty %u blocks) segment=%d: "
+	       "%d flushes back to back, median of %d rounds: plain %.2f us, empty %.2f us "
+	       "(+%.2f)\n",
+	       FLUSH_SWEEP_HALVES, FLUSH_SWEEP_UNROLL, FLUSH_BLOCKS_PER_SM, plain.blocks, empty.blocks,
 	       FLUSH_SEGMENT_INSTRUCTIONS, n, rounds,
 	       us[0][rounds / 2], us[1][rounds / 2], us[1][rounds / 2] - us[0][rounds / 2]);
 	inject_flush_finish(&plain);

@@ -276,7 +276,7 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		      size_t err_size)
 {
 	CUdevice dev;
-	int l2 = 0, sms = 0, major = 0, cooperative = 0;
+	int l2 = 0, sms = 0, major = 0, cooperative = 0, threads = 0;
 	CUresult r;
 	*f = (struct inject_flush){ 0 };
 	if ((r = rp_api.cuDeviceGet(&dev, device)) != CUDA_SUCCESS ||
@@ -287,7 +287,10 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	    (r = rp_api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
 					     dev)) != CUDA_SUCCESS ||
 	    (r = rp_api.cuDeviceGetAttribute(&cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
-					     dev)) != CUDA_SUCCESS) {
+					     dev)) != CUDA_SUCCESS ||
+	    (r = rp_api.cuDeviceGetAttribute(
+		     &threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev)) !=
+		    CUDA_SUCCESS) {
 		snprintf(err, err_size, "L2 flush: device attributes: %s", collector_cu_error(r));
 		return RP_ERR_FAILED;
 	}
@@ -305,8 +308,15 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	size_t l2_bytes = (size_t)(l2 > 0 ? l2 : (64 << 20));
 	size_t bytes = FLUSH_SWEEP_HALVES * l2_bytes / 2;
 	/* FLUSH_BLOCKS_PER_SM blocks per SM where that many fit (cooperative launches need
-	 * them all resident), else one: the text is made again for one. */
+	 * them all resident), else one: the text is made again for one. A flush that never
+	 * launches cooperatively gets one at once: a plain launch does not place per_sm blocks
+	 * on every SM, and one block's 32 warps run every segment of a one-block text wherever
+	 * it lands. So does an SM that cannot hold per_sm blocks of 1024 threads, without the
+	 * JIT of a text the occupancy query would refuse (~0.6 s for 700 KB of PTX:
+	 * doc/measurements.md, "The flush"). */
 	int per_sm = FLUSH_BLOCKS_PER_SM;
+	if (!empty || threads < per_sm * 32 * FLUSH_WARPS)
+		per_sm = 1;
 	for (;;) {
 		char *ptx = flush_ptx(empty, per_sm);
 		if (!ptx) {

@@ -29,7 +29,8 @@ struct inject_flush {
 				      * counter of code segments taken */
 	unsigned long long words;
 	unsigned long long discard_from; /* the first line the discard invalidates */
-	unsigned blocks;                 /* 2 per SM, or 1 where 2 cannot be resident */
+	unsigned blocks;                 /* 2 per SM, or 1 where 2 cannot be resident or
+					  * the flush never launches cooperatively */
 	bool empty;                      /* sweep, then discard: the L2 left without valid lines */
 	bool barrier_cleared;            /* empty: its grid barrier's count set to 0 */
 	/* Why the flush does not leave the L2 empty, as a code (what measure.c decides on and

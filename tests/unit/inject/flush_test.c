@@ -44,6 +44,7 @@ static unsigned launches, cooperative_launches, memsets;
 static unsigned memset_before_first_cooperative;   /* memsets seen by the first one */
 static int compute_major = 9, cooperative = 1;
 static int resident_blocks = 2;                    /* of the flush's kernel, per SM */
+static int threads_per_sm = 2048;                  /* an H100/H200's */
 static unsigned module_loads, module_unloads;
 static size_t sink_bytes;                          /* the last allocation's, the sink's */
 static char loaded[1 << 20];
@@ -69,7 +70,8 @@ static CUresult fake_attribute(int *v, CUdevice_attribute a, CUdevice d)
 	(void)d;
 	*v = a == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE ? 50 << 20 :
 	     a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? compute_major :
-	     a == CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH ? cooperative : 132;
+	     a == CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH ? cooperative :
+	     a == CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR ? threads_per_sm : 132;
 	return CUDA_SUCCESS;
 }
 
@@ -133,7 +135,9 @@ static CUresult fake_occupancy(int *blocks, CUfunction f, int threads, size_t sm
 	cr_assert_eq(f, (CUfunction)(uintptr_t)0x20, "the flush's kernel");
 	cr_assert_eq(threads, 1024, "the flush's blocks are 32 warps");
 	occupancy_queries++;
-	*blocks = occupancy_result == CUDA_SUCCESS ? resident_blocks : -1;
+	int fit = threads_per_sm / threads < resident_blocks ? threads_per_sm / threads :
+		  resident_blocks;
+	*blocks = occupancy_result == CUDA_SUCCESS ? fit : -1;
 	return occupancy_result;
 }
 
@@ -196,7 +200,7 @@ Test(flush, a_flush_set_up_launches_one_kernel, .init = stand_ins)
 	char err[256] = "";
 	cr_assert_eq(inject_flush_init(&f, 0, false, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(f.words, (size_t)(50 << 20) / 16, "one L2 in 16-byte words");
-	cr_assert_eq(f.blocks, 2 * 132, "two blocks per SM");
+	cr_assert_eq(f.blocks, 132, "one block per SM: the flush is never cooperative");
 	cr_assert_eq(module_loads, 1);
 	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
 	cr_assert_eq(launches, 1);
@@ -381,6 +385,56 @@ Test(flush, the_unrolled_sweep_stops_before_its_last_load_leaves_the_buffer,
 		cr_assert_eq(loads, FLUSH_SWEEP_UNROLL + 1u, "%d in the round, 1 in the rest",
 			     FLUSH_SWEEP_UNROLL);
 	}
+	inject_flush_finish(&f);
+}
+
+/* Where the flush never launches cooperatively (the sweep alone asked for, or a GPU that
+ * cannot discard) or the SM cannot hold two blocks of 1024 threads, the text is made for
+ * one block per SM at once: 32 segments of 512 instructions, one load of the text (its JIT
+ * is ~0.6 s) and no occupancy query. */
+static void assert_one_block_per_sm(const struct inject_flush *f, const char *why)
+{
+	cr_assert_eq(module_loads, 1, "%s: the text made once", why);
+	cr_assert_eq(occupancy_queries, 0, "%s: nothing to ask", why);
+	cr_assert_eq(f->blocks, 132, "%s: one block per SM", why);
+	cr_assert_eq(count(loaded, ".minnctapersm"), 0, "%s", why);
+	cr_assert_eq(count(loaded, "\nSEG"), 32, "%s: 32 segments", why);
+	cr_assert_eq(count(loaded, "mad.lo.u32 %r10"), 256u * 1024 / 16, "%s: 256 KB", why);
+	cr_assert(strstr(loaded, "rem.u32 %r12, %r15, 32;"), "%s", why);
+}
+
+Test(flush, one_block_per_sm_where_the_flush_is_never_cooperative, .init = stand_ins)
+{
+	const struct {
+		const char *why;
+		bool empty;
+		int major, cooperative;
+	} cases[] = {
+		{ "the sweep asked for", false, 9, 1 },
+		{ "compute capability 7", true, 7, 1 },
+		{ "no cooperative launches", true, 9, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct inject_flush f = { 0 };
+		char err[256] = "";
+		compute_major = cases[i].major, cooperative = cases[i].cooperative;
+		module_loads = occupancy_queries = 0;
+		cr_assert_eq(inject_flush_init(&f, 0, cases[i].empty, err, sizeof(err)), 0, "%s",
+			     err);
+		cr_assert(!f.empty);
+		assert_one_block_per_sm(&f, cases[i].why);
+		inject_flush_finish(&f);
+	}
+}
+
+Test(flush, one_block_per_sm_where_an_sm_holds_fewer_than_2048_threads, .init = stand_ins)
+{
+	struct inject_flush f = { 0 };
+	char err[256] = "";
+	threads_per_sm = 1536;
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert(f.empty, "still cooperative, with its discard");
+	assert_one_block_per_sm(&f, "1536 threads per SM");
 	inject_flush_finish(&f);
 }
 

@@ -57,9 +57,20 @@ _Static_assert(FLUSH_BLOCKS_PER_SM == 1 || FLUSH_BLOCKS_PER_SM == 2, "1 or 2 blo
 #else
 #define FLUSH_SEGMENT_INSTRUCTIONS_OF(per_sm) ((void)(per_sm), FLUSH_SEGMENT_INSTRUCTIONS)
 #endif
-/* Each SM's counter of segments taken, in the sink after its first 16 bytes: room for
- * %smid up to 1023. */
+/* The sink: at +0 the fold's store (flush_ptx_check), at FLUSH_SINK_BARRIER the grid
+ * barrier's u64 count (flush_ptx_empty_tail), at FLUSH_SINK_ROUNDS the u32 rounds of code
+ * segments each warp runs (flush_ptx), from FLUSH_SINK_TICKETS each SM's u32 counter of
+ * segments taken, FLUSH_TICKETS of them: room for %smid up to 1023. */
 #define FLUSH_TICKETS 1024
+#define FLUSH_SINK_BARRIER 8
+#define FLUSH_SINK_ROUNDS 16
+#define FLUSH_SINK_TICKETS 32
+#define FLUSH_SINK_BYTES (FLUSH_SINK_TICKETS + 4 * FLUSH_TICKETS)
+_Static_assert(FLUSH_SINK_BARRIER >= 4 && FLUSH_SINK_BARRIER % 8 == 0 &&
+		       FLUSH_SINK_ROUNDS >= FLUSH_SINK_BARRIER + 8 &&
+		       FLUSH_SINK_TICKETS >= FLUSH_SINK_ROUNDS + 4,
+	       "nothing in the sink overlaps");
+_Static_assert(FLUSH_SINK_BARRIER == 8, "flush_ptx_empty_tail's barrier is at sink + 8");
 /* The discard covers the last FLUSH_DISCARD_HALVES halves of the L2's size of the swept
  * buffer: 2, the last L2's worth, the lines the sweep read last. 4 (all of it) moved the
  * DRAM writes of tests/gpu/l2_resident.cu's kernels by at most 0.3 % and cost 2-4 us more
@@ -86,14 +97,23 @@ _Static_assert(FLUSH_DISCARD_HALVES <= FLUSH_SWEEP_HALVES && FLUSH_SWEEP_HALVES 
 _Static_assert(FLUSH_SWEEP_UNROLL >= 1 && FLUSH_SWEEP_UNROLL <= 8, "1 to 8 loads per thread");
 
 /* The kernel's head, with %s for the PTX version, the target, the discard's parameter and
- * the blocks per SM, and %d for the segments per SM. The sweep alone keeps version 7.0
- * and sm_70; discard.global.L2 needs 7.4 and sm_80.
+ * the blocks per SM, and %d for the mask of %smid, the counters' offset in the sink and the
+ * segments per SM. The sweep alone keeps version 7.0 and sm_70; discard.global.L2 needs
+ * 7.4 and sm_80.
  * Each warp's segment (%r12) is a ticket from its SM's counter in the sink, taken by its
- * first lane, modulo the segments per SM: the SM's warps take consecutive tickets, so that
- * every segment runs on every SM where each SM holds exactly FLUSH_BLOCKS_PER_SM blocks (a
- * cooperative launch of that many blocks per SM, all resident at once). The counters start
- * from what the allocation held and are never reset: consecutive tickets cover every
- * residue wherever they start, and 2^32 is a multiple of the segments. */
+ * first lane, modulo the segments per SM (32 per block per SM the text is made for): the
+ * warps that an SM runs in one launch take consecutive tickets. The counters start from
+ * what the allocation held and are never reset: consecutive tickets cover every residue
+ * wherever they start, and 2^32 is a multiple of the segments. What that guarantees:
+ * - a cooperative launch has per_sm blocks resident on every SM, per_sm * 32 warps each
+ *   taking one segment: every segment runs on every SM, once (rounds 1);
+ * - a text for one block per SM (a flush never launched cooperatively, inject_flush_init),
+ *   plainly launched: 32 segments, and any SM that runs a block runs its 32 warps, so every
+ *   segment, whatever the placement of the others;
+ * - a text for two blocks per SM plainly launched (after a refused cooperative launch): the
+ *   host sets the rounds in the sink to per_sm (inject_flush_launch), and after its segment
+ *   each warp takes the segment 32 further, modulo the segments, until it has run that
+ *   many: any SM that runs a block (32 consecutive tickets) runs every segment. */
 static const char flush_ptx_head[] =
 	".version %s\n"
 	".target %s\n"
@@ -116,7 +136,7 @@ static const char flush_ptx_head[] =
 	"  and.b32 %%r13, %%r13, %d;\n"
 	"  mul.wide.u32 %%rd25, %%r13, 4;\n"
 	"  add.u64 %%rd25, %%rd25, %%rd3;\n"
-	"  add.u64 %%rd25, %%rd25, 16;\n"
+	"  add.u64 %%rd25, %%rd25, %d;\n"
 	"  and.b32 %%r14, %%r3, 31;\n"
 	"  setp.eq.u32 %%p3, %%r14, 0;\n"
 	"  mov.u32 %%r15, 0;\n"
@@ -208,12 +228,12 @@ static const char flush_ptx_empty_tail[] =
 
 /* The PTX text: head, the dispatch of each warp to its segment, the segments (a chain of
  * multiply-adds with distinct constants, through a multiplier known only at run time, so
- * that nothing folds), the sweep, and its end with or without the discard. malloc'ed; NULL
- * when out of memory. */
+ * that nothing folds), for more than one block per SM the next round's segment, the sweep,
+ * and its end with or without the discard. malloc'ed; NULL when out of memory. */
 static char *flush_ptx(bool empty, int per_sm)
 {
 	const int segments = FLUSH_WARPS * per_sm, length = FLUSH_SEGMENT_INSTRUCTIONS_OF(per_sm);
-	size_t cap = sizeof(flush_ptx_head) + 128 + sizeof(flush_ptx_sweep) +
+	size_t cap = sizeof(flush_ptx_head) + 128 + 512 + sizeof(flush_ptx_sweep) +
 		     sizeof(flush_ptx_sweep_loop) + sizeof(flush_ptx_check) + 512 +
 		     FLUSH_SWEEP_UNROLL * 320 + sizeof(flush_ptx_empty_tail) +
 		     (size_t)segments * ((size_t)length * 48 + 96);
@@ -224,7 +244,12 @@ static char *flush_ptx(bool empty, int per_sm)
 				    empty ? "sm_80" : "sm_70",
 				    empty ? ", .param .u64 discard_from" : "",
 				    per_sm > 1 ? ".minnctapersm 2\n" : "", FLUSH_TICKETS - 1,
-				    segments);
+				    FLUSH_SINK_TICKETS, segments);
+	/* The rounds (%r49), at most per_sm whatever the sink holds. */
+	if (per_sm > 1)
+		n += (size_t)snprintf(ptx + n, cap - n, "  ld.global.cg.u32 %%r49, [%%rd3+%d];\n"
+				      "  min.u32 %%r49, %%r49, %d;\n"
+				      "SEGS:\n", FLUSH_SINK_ROUNDS, per_sm);
 	for (int w = 0; w < segments; w++)
 		n += (size_t)snprintf(ptx + n, cap - n, "  setp.eq.u32 %%p3, %%r12, %d;\n"
 				      "  @%%p3 bra SEG%d;\n", w, w);
@@ -237,8 +262,17 @@ static char *flush_ptx(bool empty, int per_sm)
 			n += (size_t)snprintf(ptx + n, cap - n,
 					      "  mad.lo.u32 %%r10, %%r10, %%r11, %u;\n", constant);
 		}
-		n += (size_t)snprintf(ptx + n, cap - n, "  bra SWEEP;\n");
+		n += (size_t)snprintf(ptx + n, cap - n, "  bra %s;\n",
+				      per_sm > 1 ? "NEXT" : "SWEEP");
 	}
+	if (per_sm > 1)
+		n += (size_t)snprintf(ptx + n, cap - n, "NEXT:\n"
+				      "  setp.le.u32 %%p3, %%r49, 1;\n"
+				      "  @%%p3 bra SWEEP;\n"
+				      "  sub.u32 %%r49, %%r49, 1;\n"
+				      "  add.u32 %%r12, %%r12, %d;\n"
+				      "  rem.u32 %%r12, %%r12, %d;\n"
+				      "  bra SEGS;\n", FLUSH_WARPS, segments);
 	n += (size_t)snprintf(ptx + n, cap - n, "%s", flush_ptx_sweep);
 	if (FLUSH_SWEEP_UNROLL > 1) {
 		/* %rd21: the words of one round, %rd22: the offset of its last load, %rd23: the
@@ -358,7 +392,7 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	struct {
 		CUdeviceptr *at;
 		size_t bytes;
-	} allocations[] = { { &f->buffer, bytes }, { &f->sink, 16 + 4 * FLUSH_TICKETS } };
+	} allocations[] = { { &f->buffer, bytes }, { &f->sink, FLUSH_SINK_BYTES } };
 	for (size_t i = 0; i < sizeof(allocations) / sizeof(allocations[0]); i++)
 		if ((r = rp_api.cuMemAlloc(allocations[i].at, allocations[i].bytes)) !=
 		    CUDA_SUCCESS) {
@@ -372,7 +406,8 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	f->empty = empty;
 	f->discard_from = (bytes - FLUSH_DISCARD_HALVES * l2_bytes / 2) / 128;
 	/* per_sm blocks on every SM, so that every SM runs every code segment. */
-	f->blocks = (unsigned)(sms > 0 ? sms : 132) * (unsigned)per_sm;
+	f->per_sm = (unsigned)per_sm;
+	f->blocks = (unsigned)(sms > 0 ? sms : 132) * f->per_sm;
 	return 0;
 }
 
@@ -380,10 +415,14 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 {
 	if (f->empty) {
 		void *args[] = { &f->buffer, &f->words, &f->sink, &f->discard_from };
-		/* The grid barrier counts from 0 (flush_ptx_empty_tail): cleared on the stream of
-		 * the first launch, so that set-up waits for nothing. */
+		/* The grid barrier counts from 0 (flush_ptx_empty_tail), and a cooperative launch
+		 * runs one round of segments (flush_ptx_head): both set on the stream of the
+		 * first launch, so that set-up waits for nothing. */
 		if (!f->barrier_cleared) {
-			if (rp_api.cuMemsetD8Async(f->sink, 0, 16, stream) != CUDA_SUCCESS)
+			if (rp_api.cuMemsetD8Async(f->sink, 0, FLUSH_SINK_BARRIER + 8, stream) !=
+				    CUDA_SUCCESS ||
+			    rp_api.cuMemsetD32Async(f->sink + FLUSH_SINK_ROUNDS, 1, 1, stream) !=
+				    CUDA_SUCCESS)
 				return RP_ERR_FLUSH;
 			f->barrier_cleared = true;
 		}
@@ -395,6 +434,12 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 		 * here: the sweep alone from now on. Any other error is the context's. */
 		if (r != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE && r != CUDA_ERROR_NOT_SUPPORTED &&
 		    r != CUDA_ERROR_NOT_PERMITTED)
+			return RP_ERR_FLUSH;
+		/* Plain launches do not place per_sm blocks on every SM: each warp runs per_sm
+		 * rounds of segments from now on, so that an SM running any block runs every
+		 * segment (flush_ptx_head). */
+		if (rp_api.cuMemsetD32Async(f->sink + FLUSH_SINK_ROUNDS, f->per_sm, 1, stream) !=
+		    CUDA_SUCCESS)
 			return RP_ERR_FLUSH;
 		f->empty = false;
 		f->limit = INJECT_FLUSH_REFUSED;

@@ -24,15 +24,20 @@ struct inject_flush {
 	CUmodule module;
 	CUfunction kernel;
 	CUdeviceptr buffer;          /* one L2's worth, 16-byte words */
-	CUdeviceptr sink;            /* keeps the loads from being optimised away; at +8 the
-				      * grid barrier before the discard; from +16 each SM's
-				      * counter of code segments taken */
+	CUdeviceptr sink;            /* at +0 the store that keeps the loads from being
+				      * optimised away; at +8 the u64 grid barrier before the
+				      * discard; at +16 the u32 rounds of code segments each warp
+				      * runs; from +32 each SM's u32 counter of segments taken */
 	unsigned long long words;
 	unsigned long long discard_from; /* the first line the discard invalidates */
-	unsigned blocks;                 /* 2 per SM, or 1 where 2 cannot be resident or
-					  * the flush never launches cooperatively */
+	unsigned per_sm;                 /* blocks per SM the kernel's text is made for: 2, or
+					  * 1 where 2 cannot be resident or the flush never
+					  * launches cooperatively */
+	unsigned blocks;                 /* per_sm on every SM */
 	bool empty;                      /* sweep, then discard: the L2 left without valid lines */
-	bool barrier_cleared;            /* empty: its grid barrier's count set to 0 */
+	bool barrier_cleared;            /* empty: its grid barrier's count set to 0, its
+					  * rounds to 1 (per_sm once a cooperative launch is
+					  * refused) */
 	/* Why the flush does not leave the L2 empty, as a code (what measure.c decides on and
 	 * says once per device and code) and as words for the user; INJECT_FLUSH_EMPTIES and
 	 * "" when it does, or when only the sweep was asked for. */

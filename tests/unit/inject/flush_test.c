@@ -40,7 +40,7 @@ static unsigned load_fails_at;                     /* the nth load fails, from 1
 static unsigned allocs, alloc_fails_at;            /* the nth allocation fails, from 1 */
 static int modules_held, allocations_held;
 static unsigned occupancy_queries;
-static unsigned launches, cooperative_launches, memsets;
+static unsigned launches, cooperative_launches, memsets, memsets32;
 static unsigned memset_before_first_cooperative;   /* memsets seen by the first one */
 static int compute_major = 9, cooperative = 1;
 static int resident_blocks = 2;                    /* of the flush's kernel, per SM */
@@ -52,6 +52,23 @@ static CUstream memset_stream;
 static CUdeviceptr memset_at;
 static size_t memset_bytes;
 static unsigned long long discard_from_launched, discard_from_launched_plain;
+/* The calls queued on a stream, in order: 'b' the barrier's clear (cuMemsetD8Async), 'r'
+ * the rounds set (cuMemsetD32Async), 'c' a cooperative launch (refused or not), 'p' a
+ * plain launch. */
+static struct queued {
+	char what;
+	CUdeviceptr at;
+	unsigned value;
+	size_t n;
+	CUstream stream;
+} queued[16];
+static unsigned queued_n;
+
+static void queue(char what, CUdeviceptr at, unsigned value, size_t n, CUstream stream)
+{
+	cr_assert_lt(queued_n, sizeof(queued) / sizeof(queued[0]));
+	queued[queued_n++] = (struct queued){ what, at, value, n, stream };
+}
 
 static CUresult fake_device(CUdevice *d, int ordinal)
 {
@@ -145,10 +162,11 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 			    unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
 			    void **extra)
 {
-	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s;
+	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem;
 	(void)extra;
 	discard_from_launched_plain = *(unsigned long long *)params[3];
 	launches++;
+	queue('p', 0, 0, 0, s);
 	return launched;
 }
 
@@ -156,8 +174,9 @@ static CUresult fake_cooperative(CUfunction f, unsigned gx, unsigned gy, unsigne
 				 unsigned bx, unsigned by, unsigned bz, unsigned smem, CUstream s,
 				 void **params)
 {
-	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s;
+	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem;
 	discard_from_launched = *(unsigned long long *)params[3];
+	queue('c', 0, 0, 0, s);
 	if (!cooperative_launches++)
 		memset_before_first_cooperative = memsets;
 	return launched;
@@ -168,6 +187,14 @@ static CUresult fake_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s
 	cr_assert_eq(v, 0);
 	memset_at = p, memset_bytes = n, memset_stream = s;
 	memsets++;
+	queue('b', p, v, n, s);
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_memset32(CUdeviceptr p, unsigned v, size_t n, CUstream s)
+{
+	memsets32++;
+	queue('r', p, v, n, s);
 	return CUDA_SUCCESS;
 }
 
@@ -191,6 +218,7 @@ static void stand_ins(void)
 	rp_api.cuLaunchKernel = fake_launch;
 	rp_api.cuLaunchCooperativeKernel = fake_cooperative;
 	rp_api.cuMemsetD8Async = fake_memset;
+	rp_api.cuMemsetD32Async = fake_memset32;
 	rp_api.cuGetErrorName = fake_error_name;
 }
 
@@ -204,7 +232,9 @@ Test(flush, a_flush_set_up_launches_one_kernel, .init = stand_ins)
 	cr_assert_eq(module_loads, 1);
 	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
 	cr_assert_eq(launches, 1);
-	cr_assert_eq(cooperative_launches + memsets, 0, "the plain flush needs no grid barrier");
+	cr_assert_eq(cooperative_launches + memsets + memsets32, 0,
+		     "the plain flush needs no grid barrier, and its one round is the text's");
+	cr_assert(!strstr(loaded, "%r49"), "no rounds read");
 	cr_assert(strstr(loaded, ".target sm_70") && !strstr(loaded, "discard"),
 		  "the plain flush runs on any GPU and discards nothing");
 	inject_flush_finish(&f);
@@ -235,7 +265,15 @@ Test(flush, the_empty_flush_discards_the_whole_sweep_after_a_grid_barrier, .init
 	cr_assert_eq(memset_before_first_cooperative, 1, "and before the first barrier");
 	cr_assert_eq(memset_stream, stream);
 	cr_assert_eq(memset_at, f.sink);
-	cr_assert_eq(memset_bytes, 16);
+	cr_assert_eq(memset_bytes, 16, "the fold's word and the barrier's");
+	/* One round of segments, set with the barrier, before the first launch. */
+	cr_assert_eq(queued_n, 4);
+	cr_assert_eq(queued[1].what, 'r');
+	cr_assert_eq(queued[1].at, f.sink + 16);
+	cr_assert_eq(queued[1].value, 1);
+	cr_assert_eq(queued[1].n, 1);
+	cr_assert_eq(queued[1].stream, stream);
+	cr_assert(queued[2].what == 'c' && queued[3].what == 'c');
 	/* Buffer of one L2, 50 MB: all of it discarded, from line 0. */
 	cr_assert_eq(discard_from_launched, 0);
 	inject_flush_finish(&f);
@@ -281,9 +319,10 @@ static CUresult refusing_cooperative(CUfunction f, unsigned gx, unsigned gy, uns
 				    unsigned bx, unsigned by, unsigned bz, unsigned smem,
 				    CUstream s, void **params)
 {
-	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem, (void)s;
+	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem;
 	(void)params;
 	cooperative_launches++;
+	queue('c', 0, 0, 0, s);
 	return refusal;
 }
 
@@ -313,19 +352,94 @@ Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_
 		cr_assert_eq(inject_flush_launch(&f, NULL), 0);
 		cr_assert_eq(cooperative_launches, 2, "no cooperative launch once refused");
 		cr_assert_eq(launches, 2);
+		queued_n = 0;
 		inject_flush_finish(&f);
 	}
 }
 
+/* The plain launches that follow a refusal place blocks as the scheduler does: each warp
+ * of the two-block text then runs two rounds of segments (so that any SM that runs one
+ * block runs all 64), set in the sink on the launch's stream before the first of them,
+ * once. */
+Test(flush, a_refused_cooperative_launch_sets_the_rounds_before_the_plain_launch,
+     .init = stand_ins)
+{
+	rp_api.cuLaunchCooperativeKernel = refusing_cooperative;
+	refusal = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	for (resident_blocks = 2; resident_blocks >= 1; resident_blocks--) {
+		struct inject_flush f = { 0 };
+		char err[256] = "";
+		CUstream stream = (CUstream)(uintptr_t)0x7;
+		cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(f.per_sm, (unsigned)resident_blocks);
+		queued_n = 0;
+		cr_assert_eq(inject_flush_launch(&f, stream), 0);
+		cr_assert_eq(inject_flush_launch(&f, stream), 0);
+		const char order[] = "brcrpp";
+		cr_assert_eq(queued_n, strlen(order));
+		for (unsigned i = 0; i < queued_n; i++) {
+			cr_assert_eq(queued[i].what, order[i], "call %u: %c, not %c", i, order[i],
+				     queued[i].what);
+			cr_assert_eq(queued[i].stream, stream, "call %u on the launch's stream", i);
+		}
+		cr_assert_eq(queued[1].value, 1, "one round for the cooperative launch");
+		cr_assert(queued[3].at == f.sink + 16 && queued[3].n == 1,
+			  "the rounds' word in the sink");
+		cr_assert_eq(queued[3].value, (unsigned)resident_blocks,
+			     "then per_sm rounds, before the plain launch");
+		inject_flush_finish(&f);
+	}
+	resident_blocks = 2;
+}
+
+/* The sink's layout (flush.c): the fold's store at +0, the barrier's u64 at +8, the rounds'
+ * u32 at +16, each SM's u32 counter from +32; the texts use those offsets, and the
+ * allocation holds the counters of %smid up to the mask, apart from the rest. */
+Test(flush, the_sink_holds_the_store_the_barrier_the_rounds_and_the_counters_apart,
+     .init = stand_ins)
+{
+	cr_assert(FLUSH_SINK_BARRIER >= 4 && FLUSH_SINK_ROUNDS >= FLUSH_SINK_BARRIER + 8 &&
+		  FLUSH_SINK_TICKETS >= FLUSH_SINK_ROUNDS + 4, "store, barrier, rounds, counters");
+	cr_assert_eq(FLUSH_SINK_TICKETS, 32);
+	struct inject_flush f = { 0 };
+	char err[256] = "", want[128];
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(f.per_sm, 2);
+	cr_assert_geq(sink_bytes, FLUSH_SINK_TICKETS + 4 * FLUSH_TICKETS, "every counter held");
+	snprintf(want, sizeof(want), "and.b32 %%r13, %%r13, %d;\n", FLUSH_TICKETS - 1);
+	cr_assert(strstr(loaded, want), "%%smid masked to the counters: %s", want);
+	cr_assert_eq(FLUSH_TICKETS & (FLUSH_TICKETS - 1), 0, "a mask");
+	snprintf(want, sizeof(want), "mul.wide.u32 %%rd25, %%r13, 4;\n"
+		 "  add.u64 %%rd25, %%rd25, %%rd3;\n  add.u64 %%rd25, %%rd25, %d;\n",
+		 FLUSH_SINK_TICKETS);
+	cr_assert(strstr(loaded, want), "the counters' offset: %s", want);
+	snprintf(want, sizeof(want), "add.u64 %%rd12, %%rd3, %d;\n", FLUSH_SINK_BARRIER);
+	cr_assert(strstr(loaded, want), "the barrier's offset: %s", want);
+	snprintf(want, sizeof(want), "ld.global.cg.u32 %%r49, [%%rd3+%d];\n", FLUSH_SINK_ROUNDS);
+	cr_assert(strstr(loaded, want), "the rounds' offset: %s", want);
+	cr_assert(strstr(loaded, "st.global.u32 [%rd3], %r5;"), "the store at +0");
+	inject_flush_finish(&f);
+}
+
 /* The code segments: 64 warps per SM (two blocks of 32) share the 256 KB, 256 instructions
- * each, every warp's segment a ticket from its SM's counter (modulo 64) in the sink past
- * its first 16 bytes; where two blocks do not fit on an SM, the text is made again for
- * one: 32 segments of 512, one block per SM. */
+ * each, every warp's segment a ticket from its SM's counter (modulo 64) in the sink from
+ * +32, then, for as many rounds as the sink says (at most 2), the segment 32 further; where
+ * two blocks do not fit on an SM, the text is made again for one: 32 segments of 512, one
+ * block per SM, one round. */
 static unsigned count(const char *text, const char *word)
 {
 	unsigned n = 0;
 	for (const char *p = text; (p = strstr(p, word)); p += strlen(word))
 		n++;
+	return n;
+}
+
+/* The segments' labels, SEG0: to SEG63: (not SEGS:, the dispatch's). */
+static unsigned count_segments(const char *text)
+{
+	unsigned n = 0;
+	for (const char *p = text; (p = strstr(p, "\nSEG")); p += 4)
+		n += p[4] >= '0' && p[4] <= '9';
 	return n;
 }
 
@@ -342,7 +456,7 @@ Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init =
 		cr_assert_eq(module_loads, fit == 2 ? 1u : 2u, "made again for one block");
 		cr_assert_eq(module_unloads, fit == 2 ? 0u : 1u);
 		cr_assert_eq(count(loaded, ".minnctapersm 2"), fit == 2 ? 1u : 0u);
-		cr_assert_eq(count(loaded, "\nSEG"), segments, "%u segments", segments);
+		cr_assert_eq(count_segments(loaded), segments, "%u segments", segments);
 		cr_assert_eq(count(loaded, "mad.lo.u32 %r10"), 256u * 1024 / 16,
 			     "256 KB of code in all, %u instructions each", 256 * 1024 / 16 / segments);
 		char rem[64];
@@ -351,10 +465,88 @@ Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init =
 			  strstr(loaded, "@%p3 atom.global.add.u32 %r15, [%rd25], 1;") &&
 			  strstr(loaded, "shfl.sync.idx.b32 %r15, %r15, 0, 31, -1;"),
 			  "a ticket per warp from its SM's counter");
-		cr_assert_geq(sink_bytes, 16 + 4 * 1024, "the counters, %smid up to 1023");
+		cr_assert_geq(sink_bytes, 32 + 4 * 1024, "the counters, %smid up to 1023");
+		if (fit == 2) {
+			cr_assert(strstr(loaded, "ld.global.cg.u32 %r49, [%rd3+16];\n"
+					 "  min.u32 %r49, %r49, 2;\nSEGS:\n"),
+				  "the rounds, at most 2, read before the dispatch");
+			cr_assert_eq(count(loaded, "  bra NEXT;\n"), 64, "every segment then NEXT");
+			cr_assert(strstr(loaded, "NEXT:\n  setp.le.u32 %p3, %r49, 1;\n"
+					 "  @%p3 bra SWEEP;\n  sub.u32 %r49, %r49, 1;\n"
+					 "  add.u32 %r12, %r12, 32;\n  rem.u32 %r12, %r12, 64;\n"
+					 "  bra SEGS;\n"), "the segment 32 further, another round");
+		} else {
+			cr_assert(!strstr(loaded, "NEXT") && !strstr(loaded, "%r49"), "one round");
+		}
 		inject_flush_finish(&f);
 	}
 	resident_blocks = 2;
+}
+
+/* What the SM's warps run, as the two-block text's dispatch and NEXT compute it (figures
+ * read from the text): the segments of warps tickets from start, rounds as set in the sink
+ * (capped by the text). */
+static void run_tickets(const char *text, unsigned start, unsigned warps, unsigned set,
+			unsigned *runs, unsigned segments)
+{
+	unsigned cap = 0, step = 0, modulo = 0, first = 0;
+	const char *next = strstr(text, "NEXT:\n");
+	cr_assert(next && sscanf(next, "NEXT:\n  setp.le.u32 %%p3, %%r49, 1;\n"
+				  "  @%%p3 bra SWEEP;\n  sub.u32 %%r49, %%r49, 1;\n"
+				  "  add.u32 %%r12, %%r12, %u;\n  rem.u32 %%r12, %%r12, %u;",
+				  &step, &modulo) == 2);
+	cr_assert(sscanf(strstr(text, "min.u32 %r49"), "min.u32 %%r49, %%r49, %u;", &cap) == 1);
+	cr_assert(sscanf(strstr(text, "rem.u32 %r12, %r15"), "rem.u32 %%r12, %%r15, %u;",
+			 &first) == 1);
+	cr_assert(first == segments && modulo == segments);
+	for (unsigned w = 0; w < warps; w++) {
+		unsigned segment = (start + w) % first, rounds = set < cap ? set : cap;
+		for (;;) {
+			runs[segment]++;
+			if (rounds <= 1)
+				break;
+			rounds--;
+			segment = (segment + step) % modulo;
+		}
+	}
+}
+
+/* Every segment runs on an SM that runs one block or more of a plain launch, with the
+ * rounds a refused cooperative launch sets; a cooperative launch's two blocks per SM run
+ * each once with one round. One block with one round would leave half unrun. */
+Test(flush, a_plain_launch_runs_every_segment_on_every_sm_it_reaches, .init = stand_ins)
+{
+	struct inject_flush f = { 0 };
+	char err[256] = "";
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(f.per_sm, 2);
+	rp_api.cuLaunchCooperativeKernel = refusing_cooperative;
+	refusal = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
+	cr_assert(queued_n >= 2 && queued[queued_n - 2].what == 'r' &&
+		  queued[queued_n - 1].what == 'p');
+	unsigned set = queued[queued_n - 2].value;   /* the rounds of the plain launches */
+	const unsigned starts[] = { 0, 17, 63, 4294967290u }, warps[] = { 32, 33, 64, 96, 128 };
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		for (size_t j = 0; j < sizeof(warps) / sizeof(warps[0]); j++) {
+			unsigned runs[64] = { 0 };
+			run_tickets(loaded, starts[i], warps[j], set, runs, 64);
+			for (unsigned g = 0; g < 64; g++)
+				cr_assert_geq(runs[g], 1, "segment %u unrun: %u warps from %u", g,
+					      warps[j], starts[i]);
+		}
+		unsigned runs[64] = { 0 };
+		run_tickets(loaded, starts[i], 64, 1, runs, 64);
+		for (unsigned g = 0; g < 64; g++)
+			cr_assert_eq(runs[g], 1, "cooperative: segment %u once", g);
+		memset(runs, 0, sizeof(runs));
+		run_tickets(loaded, starts[i], 32, 1, runs, 64);
+		unsigned unrun = 0;
+		for (unsigned g = 0; g < 64; g++)
+			unrun += !runs[g];
+		cr_assert_eq(unrun, 32, "one block, one round: half unrun");
+	}
+	inject_flush_finish(&f);
 }
 
 /* The sweep's unrolled loop (FLUSH_SWEEP_UNROLL loads in flight) stops while a whole
@@ -398,7 +590,7 @@ static void assert_one_block_per_sm(const struct inject_flush *f, const char *wh
 	cr_assert_eq(occupancy_queries, 0, "%s: nothing to ask", why);
 	cr_assert_eq(f->blocks, 132, "%s: one block per SM", why);
 	cr_assert_eq(count(loaded, ".minnctapersm"), 0, "%s", why);
-	cr_assert_eq(count(loaded, "\nSEG"), 32, "%s: 32 segments", why);
+	cr_assert_eq(count_segments(loaded), 32, "%s: 32 segments", why);
 	cr_assert_eq(count(loaded, "mad.lo.u32 %r10"), 256u * 1024 / 16, "%s: 256 KB", why);
 	cr_assert(strstr(loaded, "rem.u32 %r12, %r15, 32;"), "%s", why);
 }
@@ -438,27 +630,26 @@ Test(flush, one_block_per_sm_where_an_sm_holds_fewer_than_2048_threads, .init = 
 	inject_flush_finish(&f);
 }
 
-/* Every text the flush can load assembles without spilling registers to local memory
- * (whose traffic would pass through the L2 it empties; ptxas of the toolkit, for an
- * H100/H200): the
- * unit tests otherwise only look for words in them, and a text the driver cannot compile
- * would leave every context unmeasured. Skipped where the toolkit has no ptxas. */
+/* Every text the flush can make (with and without the discard, for one and two blocks per
+ * SM: flush_ptx itself, whichever inject_flush_init now loads) assembles without spilling
+ * registers to local memory (whose traffic would pass through the L2 it empties; ptxas of
+ * the toolkit, for an H100/H200): the unit tests otherwise only look for words in them,
+ * and a text the driver cannot compile would leave every context unmeasured. Skipped where
+ * the toolkit has no ptxas. */
 Test(flush, both_kernel_texts_assemble, .init = stand_ins)
 {
 	if (!ptxas_check_available())
 		cr_skip_test("no %s", PTXAS_CHECK_TOOL);
 	for (int empty = 0; empty < 2; empty++)
-		for (resident_blocks = 2; resident_blocks >= 1; resident_blocks--) {
-			struct inject_flush f = { 0 };
-			char err[256] = "", cmd[512];
-			cr_assert_eq(inject_flush_init(&f, 0, empty, err, sizeof(err)), 0, "%s", err);
-			int rc = ptxas_check(loaded, cmd, sizeof(cmd));
+		for (int per_sm = 2; per_sm >= 1; per_sm--) {
+			char cmd[512], *ptx = flush_ptx(empty, per_sm);
+			cr_assert(ptx);
+			int rc = ptxas_check(ptx, cmd, sizeof(cmd));
+			free(ptx);
 			cr_assert_eq(rc, 0, "%s: the %s flush's PTX for %d blocks per SM does not "
 				     "assemble without spills", cmd, empty ? "discarding" : "plain",
-				     resident_blocks);
-			inject_flush_finish(&f);
+				     per_sm);
 		}
-	resident_blocks = 2;
 }
 
 /* The launch fails with the code the measuring loop reports ("flushing the L2 failed"). */

@@ -25,26 +25,32 @@
  * one run per launch, whose previous kernel was another, they agreed better). With the
  * code segments: the sgemm -1.24 % and +2.12 % (0.16 us), the convolution -0.80 % and
  * -0.49 %, the other kernels within 1.4 % (tests/gpu/library_kernels.sh:
- * doc/measurements.md, "The flush"). Every SM runs every segment: 256 KB of code, 64 warps
- * of 4 KB each (FLUSH_BLOCKS_PER_SM). They are most of the flush's cost: 57.8 us per flush
- * with them, 21.1 without (bench/flush_cost_s2u2seg0; session 21, doc/measurements.md,
- * "The flush"). 128 KB cost 23.1 us, so little that the code must stay cached between
- * flushes, and whether it then still evicts a kernel's code was not measured: 256 KB
- * stays, the size that was measured against ncu (the same section).
+ * doc/measurements.md, "The flush"). Every SM runs every segment (flush_ptx_head says how
+ * each kind of launch guarantees it): 256 KB of code, in 64 warps of 4 KB each where per_sm
+ * is 2 (FLUSH_BLOCKS_PER_SM), 32 of 8 KB where it is 1. They are most of the flush's cost:
+ * 57.8 us per flush with them, 21.1 without (bench/flush_cost_s2u2seg0; session 21,
+ * doc/measurements.md, "The flush"). 128 KB cost 23.1 us, so little that the code must stay
+ * cached between flushes, and it then no longer evicts a kernel's code: with 128 KB the
+ * sgemm measured +5.65 % against ncu, a batch norm +2.12 %, the DRAM writes of a max pool
+ * and an elementwise kernel +4.69 and +3.06 % (4 checks failed), and with no code the
+ * sgemm -7.50 % and the convolution -8.53 % (session 21 call 5, tests/gpu/library_kernels.sh;
+ * the same section). 256 KB stays.
  * Reading leaves every line clean: evicting the application's dirty lines happens here,
  * not inside the measured kernel (tests/gpu/l2_residual.cu: a kernel after the flush
  * writes a median 0 bytes to DRAM where dirty lines would be written back, same section).
  * Reading also leaves the L2 full of the sweep's clean lines, where ncu's cache control
  * leaves none valid; a half-L2 overwrite then wrote 2.3-2.5 % less back to DRAM than with
  * none valid. So the sweep ends, where the device can, with discard.global.L2 over the
- * lines it read last, after a grid barrier (flush_ptx_empty_tail): +5.2 us per run, and
- * the overwrite's DRAM writes equal to ncu's over the program's own sweep and discard
+ * lines it read, after a grid barrier (flush_ptx_empty_tail): +5.5 us per run since
+ * session 21 (63.3 against 57.8 us per flush: doc/measurements.md, "The flush"), and the
+ * overwrite's DRAM writes equal to ncu's over the program's own sweep and discard
  * (doc/measurements.md, "DRAM writes of L2-resident kernels"). */
 #define FLUSH_WARPS 32
 /* Blocks of FLUSH_WARPS warps per SM: 2, so that 64 warps share the 256 KB of code, each
  * fetching 4 KB in sequence where 32 warps fetched 8 KB: 60.4 us per flush against 65.1
  * with one block (bench/flush_cost_s2b1, session 21). 1 where the kernel cannot have 2
- * blocks of 1024 threads resident on an SM. */
+ * blocks of 1024 threads resident on an SM, or where the flush never launches
+ * cooperatively (inject_flush_init). */
 #ifndef FLUSH_BLOCKS_PER_SM
 #define FLUSH_BLOCKS_PER_SM 2
 #endif
@@ -72,18 +78,20 @@ _Static_assert(FLUSH_SINK_BARRIER >= 4 && FLUSH_SINK_BARRIER % 8 == 0 &&
 	       "nothing in the sink overlaps");
 _Static_assert(FLUSH_SINK_BARRIER == 8, "flush_ptx_empty_tail's barrier is at sink + 8");
 /* The discard covers the last FLUSH_DISCARD_HALVES halves of the L2's size of the swept
- * buffer: 2, the last L2's worth, the lines the sweep read last. 4 (all of it) moved the
- * DRAM writes of tests/gpu/l2_resident.cu's kernels by at most 0.3 % and cost 2-4 us more
- * per run (bench/NOTES.md, session 12); a build may set another (0: the sweep alone, the
- * flush before session 12, for comparisons: bench/l2_placement.sh). */
+ * buffer: 2, one L2's worth, which with FLUSH_SWEEP_HALVES 2 is the whole buffer. When the
+ * sweep read twice the L2 (sessions 12 to 21), 2 was the last L2's worth, the lines it
+ * read last, and discarding all of it (4) moved the DRAM writes of
+ * tests/gpu/l2_resident.cu's kernels by at most 0.3 % and cost 2-4 us more per run
+ * (bench/NOTES.md, session 12). A build may set another (0: the sweep alone, the flush
+ * before session 12, for comparisons: bench/l2_placement.sh). */
 #ifndef FLUSH_DISCARD_HALVES
 #define FLUSH_DISCARD_HALVES 2
 #endif
 /* The sweep reads FLUSH_SWEEP_HALVES halves of the L2's size: 2, one L2's worth. Twice
  * the L2 (4, before session 21) cost 15 us more per flush (75.5 against 60.2) and moved
- * no figure: the DRAM writes and times of L2-resident kernels at the same 8 places were
- * within 0.7 % of each other's (bench/l2_placement.sh; doc/measurements.md, "The
- * flush"). A build may set another (bench/flush_cost_s3). */
+ * no figure: the DRAM writes of L2-resident kernels at the same 8 places were within 0.8 %
+ * of each other's, their times within 1.0 % (bench/l2_placement.sh; doc/measurements.md,
+ * "The flush", session 21). A build may set another (bench/flush_cost_s3). */
 #ifndef FLUSH_SWEEP_HALVES
 #define FLUSH_SWEEP_HALVES 2
 #endif
@@ -186,9 +194,9 @@ static const char flush_ptx_plain_tail[] =
 
 /* Elsewhere it then waits for every block's sweep (a grid barrier on a 64-bit count at
  * sink + 8 that only grows: the launch is cooperative, so every block is resident and the
- * wait ends), then discards the lines of the buffer from line [discard_from] on, the last
- * L2's worth that the sweep read, so that the L2 holds no valid line of it when the
- * kernel starts. Its loads have all returned (their values were folded) before bar.sync,
+ * wait ends), then discards the lines of the buffer from line [discard_from] on (0: every
+ * line the sweep read, FLUSH_DISCARD_HALVES), so that the L2 holds no valid line of it
+ * when the kernel starts. Its loads have all returned (their values were folded) before bar.sync,
  * so no discarded line is read again; the count's increment is a release and its reads
  * acquires, as cooperative groups' grid sync does, so that the PTX memory model orders
  * every block's loads before any block's discards too. discard_from at or past the

@@ -336,8 +336,6 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		snprintf(err, err_size, "L2 flush: device attributes: %s", collector_cu_error(r));
 		return RP_ERR_FAILED;
 	}
-	f->notice[0] = '\0';
-	f->limit = INJECT_FLUSH_EMPTIES;
 	if (empty && (major < 8 || !cooperative)) {
 		f->limit = major < 8 ? INJECT_FLUSH_OLD_DEVICE : INJECT_FLUSH_NO_COOPERATIVE;
 		snprintf(f->notice, sizeof(f->notice), "the L2 flush cannot discard the lines it "
@@ -353,8 +351,8 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	 * them all resident), else one: the text is made again for one. A flush that never
 	 * launches cooperatively gets one at once: a plain launch does not place per_sm blocks
 	 * on every SM, and one block's 32 warps run every segment of a one-block text wherever
-	 * it lands. So does an SM that cannot hold per_sm blocks of 1024 threads, without the
-	 * JIT of a text the occupancy query would refuse (~0.6 s for 700 KB of PTX:
+	 * it lands. So does a GPU whose SMs cannot hold per_sm blocks of 1024 threads, without
+	 * the JIT of a text the occupancy query would refuse (~0.6 s for 700 KB of PTX:
 	 * doc/measurements.md, "The flush"). */
 	int per_sm = FLUSH_BLOCKS_PER_SM;
 	if (!empty || threads < per_sm * 32 * FLUSH_WARPS)
@@ -413,7 +411,9 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	f->words = bytes / 16;
 	f->empty = empty;
 	f->discard_from = (bytes - FLUSH_DISCARD_HALVES * l2_bytes / 2) / 128;
-	/* per_sm blocks on every SM, so that every SM runs every code segment. */
+	/* per_sm blocks for every SM: all resident at once in a cooperative launch, placed as
+	 * the scheduler does in a plain one (flush_ptx_head: every segment still runs on
+	 * every SM that runs a block). */
 	f->per_sm = (unsigned)per_sm;
 	f->blocks = (unsigned)(sms > 0 ? sms : 132) * f->per_sm;
 	return 0;

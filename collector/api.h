@@ -53,7 +53,7 @@ typedef struct {
 	X(cuEventDestroy) X(cuGraphGetEdges) X(cuGraphKernelNodeGetAttribute)              \
 	X(cuThreadExchangeStreamCaptureMode) X(cuStreamWaitEvent) X(cuMemsetD16Async)     \
 	X(cuMemsetD32Async) X(cuFuncGetAttribute) X(cuCtxGetLimit) X(cuKernelGetFunction)  \
-	X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) X(cuMemGetInfo)
 
 #define RP_CUPTI_FUNCTIONS(X)                                                          \
 	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)                  \

@@ -175,6 +175,11 @@ void inject_session_prepare_host(int device);
  * (graph_measure.c) calls it around its checkpoint: a copy freed or grown while the checkpoint
  * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */
 void inject_session_drop_backups(CUcontext ctx);
+/* The application is about to allocate (an allocation call's ENTER, any thread): saved
+ * copies kept beyond what a context always keeps are freed first, so that it finds the
+ * memory it would find without rangeprof. When a measurement holds the replay lock, its
+ * end frees them instead. Costs an atomic load when nothing is kept. */
+void inject_session_allocation_coming(void);
 /* What the measuring files need from launch.c, which takes the replay lock: let_go(device, as an
  * intptr_t) is called on a device lock's watcher thread when another process rings for
  * the profiling hardware, and must call inject_session_let_go with the replay lock held;

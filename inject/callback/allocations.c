@@ -25,6 +25,13 @@ static const CUpti_CallbackId memory_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+	/* Device memory no kernel reaches through a tracked range, seen for its ENTER only:
+	 * saved copies kept for the next measurement are given back before it
+	 * (inject_allocations_take_memory). */
+	CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+	CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate,
 	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
 	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
@@ -56,6 +63,26 @@ static void track_whole_allocation(CUdeviceptr p)
 	size_t size;
 	if (rp_api.cuMemGetAddressRange(&base, &size, p) == CUDA_SUCCESS)
 		mem_track_add(base, size);
+}
+
+bool inject_allocations_take_memory(CUpti_CallbackId cbid)
+{
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
+	case CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate:
+		return true;
+	default:
+		return false;
+	}
 }
 
 bool inject_allocations_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -120,6 +147,11 @@ bool inject_allocations_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData 
 			mem_track_add(a->ptr, a->size);
 		return true;
 	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
+	case CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate:
+		return true; /* tracked where mapped (cuMemMap), or not reachable as a range */
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
 		if (ok)
 			mem_track_remove(((const cuMemFree_v2_params *)p)->dptr);

@@ -8,6 +8,8 @@
 
 /* Enables the driver callbacks of every call that creates or frees memory. */
 CUptiResult inject_allocations_enable(CUpti_SubscriberHandle sub);
+/* Whether cbid's call takes device memory (an allocation, not a free or a mapping). */
+bool inject_allocations_take_memory(CUpti_CallbackId cbid);
 /* At a driver call's EXIT: records what an allocation call that succeeded created or
  * freed; false when cbid is not one of them. */
 bool inject_allocations_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);

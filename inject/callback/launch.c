@@ -564,6 +564,12 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		inject_graphs_on_call((int)cbid, cb->functionParams, true);
 		return;
 	default:
+		/* The application is about to allocate: saved copies kept for the next
+		 * measurement go first (session.c). */
+		if (inject_allocations_take_memory(cbid)) {
+			inject_session_allocation_coming();
+			return;
+		}
 		/* A capture's begin counts from its ENTER; other calls are handled at EXIT. */
 		inject_captures_on_call((int)cbid, cb->functionParams, false, true);
 		return;

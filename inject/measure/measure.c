@@ -3,7 +3,7 @@
  * the context's profiler), wait out a busy profiling hardware, the thermal guard, then
  * batches of runs through the workload's batch function (--runs N: one; --runs auto: until
  * collector/adaptive.c says stop), NVML before and after, and the records (emit.c); at the
- * end, the saved copies trimmed and the turn given back. Workloads are reached through
+ * end, the saved copies kept or given back (session.c) and the turn given back. Workloads are reached through
  * their interface.
  * Calls: session.c, device.c, config.c, emit.c, devlock.c, flush.c, watchdog.c, output.c,
  * launch_shape.c, collector/, memory/.
@@ -30,10 +30,6 @@
 #include "inject/session/session.h"
 #include "inject/session/flush.h"
 #include "inject/session/watchdog.h"
-
-/* Backups larger than this are freed after each launch, so that rangeprof never keeps
- * device memory an application close to full would need. */
-#define BACKUP_KEEP_BYTES ((size_t)256 << 20)
 
 
 struct measurement *inject_measurement_new(const struct inject_workload *workload)
@@ -377,10 +373,8 @@ void inject_measurement_finish(struct measurement *m)
 	free(m->save.changed);
 	free(m->first_run.values);
 	mem_hashes_finish(&m->before);
-	if (m->c) {
-		mem_backup_trim(&m->c->inputs, BACKUP_KEEP_BYTES);
-		mem_backup_trim(&m->c->result, BACKUP_KEEP_BYTES);
-	}
+	if (m->c)
+		inject_session_keep_backups(m->c);
 	if (m->turn)
 		inject_session_give_turn(m->device);
 	free(m);

@@ -16,7 +16,8 @@
  * inject_session_unlock, inject_session_held_at (the lock itself), inject_session_configure
  * (init.c's, before any callback, and the control API's, through inject_launch_lock_replay),
  * inject_session_set_hooks (before any callback), inject_session_fork_child (a fork's
- * child), inject_session_report_totals (at exit). */
+ * child), inject_session_report_totals (at exit), inject_session_allocation_coming (takes
+ * it when free: an application thread's allocation). */
 #include "inject/session/session.h"
 
 #include <pthread.h>
@@ -69,6 +70,22 @@ void inject_session_held_at(const char *func, const char *file, int line)
 }
 #endif
 
+/* The saved copies (c->inputs, c->result) are kept between measurements for the next
+ * one, which then neither frees nor allocates them: at 10 configurations a notebook's
+ * later call allocated and freed a copy of up to 1.26 GB at each of its six largest
+ * (~1.5 ms each time; doc/measurements.md, "Cost at the physical floor"). Up to
+ * BACKUP_KEEP_BYTES a context keeps them always. Beyond it one context at a time keeps
+ * them (backups_holder), and only while the device has a quarter of its memory free;
+ * the application's next allocation gives them back first (inject_session_allocation_
+ * coming), so that the application never finds less memory than it would without
+ * rangeprof. */
+#define BACKUP_KEEP_BYTES ((size_t)256 << 20)
+static struct context_state *backups_holder; /* replay lock */
+/* Any thread: whether backups_holder holds more than BACKUP_KEEP_BYTES, and whether an
+ * allocation came that could not wait for them to be given back (the replay lock was
+ * busy): the measurement under way gives them back at its end. */
+static atomic_bool backups_held, backups_wanted;
+
 /* The context whose range profiler is enabled on each device, if any. */
 static struct context_state *owners[INJECT_MAX_DEVICES];
 static atomic_ulong turn_timeouts;
@@ -99,6 +116,9 @@ void inject_session_release_profilers(int device)
 void inject_session_fork_child(void)
 {
 	inject_devices_fork_child();
+	/* The parent's copies are not the child's to free. */
+	backups_holder = NULL;
+	atomic_store(&backups_held, false);
 }
 
 struct function_state *inject_session_function_state(struct context_state *c, CUfunction f,
@@ -275,6 +295,10 @@ static void context_release(struct context_state *c)
 		inject_flush_finish(&c->flush);
 	if (c->verifier_ready)
 		mem_verifier_finish(&c->verifier);
+	if (backups_holder == c) {
+		backups_holder = NULL;
+		atomic_store(&backups_held, false);
+	}
 	mem_backup_trim(&c->inputs, 0);
 	mem_backup_trim(&c->result, 0);
 	for (unsigned b = 0; b < FUNCTION_BUCKETS; b++) {
@@ -483,11 +507,75 @@ void inject_session_drop_backups(CUcontext ctx)
 	INJECT_REPLAY_HELD();
 	struct context_state *c = inject_contexts_state(ctx, inject_contexts_generation(ctx));
 	if (c) {
+		if (backups_holder == c) {
+			backups_holder = NULL;
+			atomic_store(&backups_held, false);
+		}
 		mem_backup_trim(&c->inputs, 0);
 		mem_backup_trim(&c->result, 0);
 		if (c->verifier_ready)
 			mem_verifier_drop_sums(&c->verifier);
 	}
+}
+
+static size_t backups_bytes(const struct context_state *c)
+{
+	return c->inputs.device_size + c->inputs.host_size + c->result.device_size +
+	       c->result.host_size;
+}
+
+/* The holder's copies beyond BACKUP_KEEP_BYTES freed, in its own context (the thread may
+ * have another current: an allocation's, or none). */
+static void give_back_held(void)
+{
+	struct context_state *c = backups_holder;
+	backups_holder = NULL;
+	atomic_store(&backups_held, false);
+	if (!c)
+		return;
+	CUcontext previous = NULL;
+	rp_api.cuCtxGetCurrent(&previous);
+	if (previous != c->ctx)
+		rp_api.cuCtxSetCurrent(c->ctx);
+	mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
+	mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
+	if (previous != c->ctx)
+		rp_api.cuCtxSetCurrent(previous);
+}
+
+void inject_session_keep_backups(struct context_state *c)
+{
+	INJECT_REPLAY_HELD();
+	bool wanted = atomic_exchange(&backups_wanted, false);
+	if (backups_holder && (wanted || backups_holder != c))
+		give_back_held();
+	if (backups_bytes(c) <= BACKUP_KEEP_BYTES)
+		return;
+	size_t free_bytes = 0, total_bytes = 0;
+	if (!wanted && rp_api.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS &&
+	    free_bytes >= total_bytes / 4) {
+		backups_holder = c;
+		atomic_store(&backups_held, true);
+		return;
+	}
+	mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
+	mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
+}
+
+void inject_session_allocation_coming(void)
+{
+	if (!atomic_load_explicit(&backups_held, memory_order_relaxed))
+		return;
+	atomic_store(&backups_wanted, true);
+	/* Not while a measurement holds the lock (it gives them back at its end), nor under
+	 * a stream capture, which a free would invalidate. */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!inject_session_lock_until(&now))
+		return;
+	if (!inject_captures_under_way() && atomic_exchange(&backups_wanted, false))
+		give_back_held();
+	inject_session_unlock();
 }
 
 void inject_session_report_totals(void)

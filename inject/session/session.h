@@ -77,6 +77,11 @@ struct context_state *inject_session_context_ready(CUcontext ctx, int device, ui
 					   enum inject_profiler_need need,
 					   const struct collector_metric_set *set, size_t ranges,
 					   struct collector_cost *cost, double *lap);
+/* At the end of a measurement in c: its saved copies kept for the next one, or those
+ * beyond what a context always keeps freed (the device has under a quarter of its
+ * memory free, or an allocation wanted them back meanwhile). Another context's kept
+ * copies are freed first: one context at a time keeps more. */
+void inject_session_keep_backups(struct context_state *c);
 /* Disables c's range profiler (and gives the device's hardware byte back). */
 void inject_session_profiler_release(struct context_state *c);
 /* Disables the range profiler this process has enabled on device, if any. */

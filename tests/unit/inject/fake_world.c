@@ -549,10 +549,11 @@ int mem_reach_collect(struct mem_reach *reach, CUfunction f, void **kernel_param
 		snprintf(reach->unknown, sizeof(reach->unknown), "out of host memory");
 		return RP_ERR_NO_MEMORY;
 	}
+	size_t size = fw.range_bytes ? fw.range_bytes : 256;
 	for (unsigned i = 0; i < n; i++)
-		reach->ranges[i] = (struct mem_range){ 0x7000 + 0x1000 * i, 256 };
+		reach->ranges[i] = (struct mem_range){ 0x7000 + 0x1000 * i, size };
 	reach->count = reach->capacity = n;
-	reach->bytes = 256 * n;
+	reach->bytes = size * n;
 	reach->pointers = 1;
 	if (fw.reach_through_memory && !fw.collecting_direct)
 		return mem_reach_add(reach, &(struct mem_range){ fw.reach_through_memory, 4096 }, 1);
@@ -631,6 +632,8 @@ void mem_backup_trim(struct mem_backup *b, size_t keep)
 	if (b->device_size > keep) {
 		if (b->device == 0x8800)
 			fw.frees_queued++;
+		else
+			fw.backups_freed++;
 		b->device = 0, b->device_size = 0;
 	}
 }
@@ -783,6 +786,13 @@ struct inject_config fake_config(void)
 		.busy_timeout_ms = 2000 };
 }
 
+static CUresult mem_get_info(size_t *free_bytes, size_t *total_bytes)
+{
+	*free_bytes = fw.mem_free ? fw.mem_free : fw.mem_total;
+	*total_bytes = fw.mem_total;
+	return CUDA_SUCCESS;
+}
+
 void fake_world_init(void)
 {
 	memset(&fw, 0, sizeof(fw));
@@ -807,6 +817,7 @@ void fake_world_init(void)
 	rp_api.cuCtxGetLimit = ctx_get_limit;
 	rp_api.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = occupancy;
 	rp_api.cuKernelGetFunction = kernel_get_function;
+	rp_api.cuMemGetInfo = mem_get_info;
 	/* An H200 (cudaDeviceGetAttribute there, tests/gpu/check_launch_metrics.py), and a
 	 * function of 12 registers without static shared memory. */
 	fw.device_attributes[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] = 9;
@@ -820,6 +831,7 @@ void fake_world_init(void)
 	fw.function_attributes[CU_FUNC_ATTRIBUTE_NUM_REGS] = 12;
 	fw.stack_size = 1024;
 	fw.active_blocks = 8;
+	fw.mem_total = (size_t)143771 << 20;
 	fw.current = fake_context(0);
 	rp_log_set_quiet(true);
 	inject_output_configure("/dev/null");

@@ -60,6 +60,9 @@ struct fake_world {
 	unsigned reach_unchanged_mask;
 	bool replay_changes_more;
 	unsigned reach_ranges;        /* ranges of mem_reach_collect's reach (0 taken as 1) */
+	size_t range_bytes;           /* each of those ranges' size (0 taken as 256) */
+	size_t mem_free;              /* cuMemGetInfo's free bytes (an H200's total of 143 GB,
+				       * fake_world_init: mem_total; this, all of it free) */
 	/* ---- counted ---- */
 	unsigned reach_compares;      /* mem_reach_changed */
 	unsigned ranges_compared;     /* the ranges it read (not skipped) */
@@ -76,6 +79,7 @@ struct fake_world {
 	bool collecting_direct;
 	unsigned saves_queued;            /* mem_save_queued (a first occurrence's calls) */
 	unsigned frees_queued;            /* and those copies freed */
+	unsigned backups_freed;           /* mem_backup_trim freeing the inputs' or result's */
 	bool capture_under_way;           /* inject_captures_under_way() */
 	unsigned restores_other;          /* mem_restore from another backup (those parts) */
 	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */
@@ -97,6 +101,7 @@ struct fake_world {
 	int function_attributes[CU_FUNC_ATTRIBUTE_MAX];   /* cuFuncGetAttribute, any function */
 	size_t stack_size;            /* cuCtxGetLimit(CU_LIMIT_STACK_SIZE) */
 	int active_blocks;            /* cuOccupancyMaxActiveBlocksPerMultiprocessor */
+	size_t mem_total;             /* cuMemGetInfo's total bytes */
 	/* A CUkernel handle launched as a function: the function queries call it invalid,
 	 * cuKernelGetFunction gives kernel_function for it (NULL: none is). */
 	CUfunction kernel_handle, kernel_function;

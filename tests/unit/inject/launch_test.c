@@ -249,6 +249,22 @@ Test(launch, a_first_launch_holds_the_replay_lock_from_its_enter_to_its_exit)
 	cr_assert_str_eq(fake_string(fake_record("summary", 0), "save/strategy"), "reach");
 }
 
+Test(launch, an_allocations_enter_frees_the_copies_kept_beyond_256_mib_and_a_free_does_not)
+{
+	configure();
+	fw.range_bytes = (size_t)300 << 20;
+	launch(0, CUDA_SUCCESS); /* verified: its inputs and the application's result kept */
+	cr_assert_eq(fake_records("summary"), 1);
+	cr_assert_eq(fw.backups_freed, 0, "kept at the launch's end");
+	cuMemFree_v2_params freed = { 0 };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, CUPTI_API_ENTER, &freed, CUDA_SUCCESS, NULL);
+	cr_assert_eq(fw.backups_freed, 0, "a free takes no memory");
+	cuMemAlloc_v2_params alloc = { 0 };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_ENTER, &alloc, CUDA_SUCCESS, NULL);
+	cr_assert_eq(fw.backups_freed, 2, "both freed before the application's allocation");
+	cr_assert(replay_lock_free(), "and the replay lock let go");
+}
+
 Test(launch, a_later_launch_is_its_own_first_run_and_lets_go_at_its_exit)
 {
 	configure();

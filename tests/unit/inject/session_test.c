@@ -1,16 +1,20 @@
 /* tests/unit/inject/session_test.c - which context's range profiler holds a device's
  * profiling hardware (inject/session/session.c, device.c): a second context takes it over, a new
  * metric set gets a new profiler, another process holding the turn makes an idle one let
- * go, and a context's destruction releases its own. On stand-ins for the driver, CUPTI and
+ * go, a context's destruction releases its own, and the saved copies kept between
+ * measurements until the application allocates. On stand-ins for the driver, CUPTI and
  * the profiler (fake_world.c), with the real device lock and a forked process: no GPU. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "inject/session/device.h"
+#include "inject/session/contexts.h"
 #include "inject/session/devlock.h"
+#include "inject/session/session.h"
 #include "inject/inject.h"
 #include "tests/unit/inject/fake_world.h"
 
@@ -314,4 +318,117 @@ Test(session, metrics_changed_after_a_host_half_are_built_with_the_context)
 	long set = fake_event_find(FAKE_SET_CREATE, NULL, 0);
 	cr_assert_geq(set, 0);
 	cr_assert_str_eq(fw.events[set].metrics, c.metrics);
+}
+
+/* ---- saved copies kept between measurements (session.c, BACKUP_KEEP_BYTES) ---- */
+
+static const struct mem_backup *inputs_of(CUcontext ctx)
+{
+	struct context_state *c = inject_contexts_state(ctx, inject_contexts_generation(ctx));
+	cr_assert_not_null(c, "the context was set up");
+	return &c->inputs;
+}
+
+/* The application allocating on a thread of its own, as a PyTorch tensor's cuMemAlloc
+ * while the test's thread holds (or has let go of) the replay lock. */
+static void *allocate_on_another_thread(void *unused)
+{
+	(void)unused;
+	inject_session_allocation_coming();
+	return NULL;
+}
+
+static void allocate_from_another_thread(void)
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, allocate_on_another_thread, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+}
+
+#define BIG_RANGE ((size_t)300 << 20) /* one range over the 256 MiB always kept */
+
+Test(session, copies_beyond_256_mib_are_kept_for_the_next_launch_while_a_quarter_is_free)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1); /* verified: its inputs and the application's result saved */
+	cr_assert_eq(fake_records("summary"), 1);
+	cr_assert_eq(fw.backups_freed, 0, "neither copy freed at the launch's end");
+	cr_assert_eq(inputs_of(a)->device_size, BIG_RANGE);
+	launch_in(a, 0, 2);
+	cr_assert_eq(fake_records("summary"), 2);
+	cr_assert_eq(fw.backups_freed, 0);
+}
+
+Test(session, the_applications_allocation_frees_the_kept_copies_first)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	inject_session_unlock(); /* between launches: launch.c holds the lock only in one */
+	allocate_from_another_thread();
+	inject_session_lock();
+	cr_assert_eq(fw.backups_freed, 2, "the inputs and the result freed before it");
+	cr_assert_eq(inputs_of(a)->device_size, 0);
+	/* Nothing is kept now: a second allocation frees nothing more. */
+	inject_session_unlock();
+	allocate_from_another_thread();
+	inject_session_lock();
+	cr_assert_eq(fw.backups_freed, 2);
+}
+
+Test(session, copies_up_to_256_mib_are_kept_whatever_the_application_allocates)
+{
+	CUcontext a = fake_context(0);
+	launch_in(a, 0, 1); /* 256 bytes */
+	inject_session_unlock();
+	allocate_from_another_thread();
+	inject_session_lock();
+	cr_assert_eq(fw.backups_freed, 0);
+	cr_assert_eq(inputs_of(a)->device_size, 256);
+}
+
+Test(session, a_device_with_under_a_quarter_free_gets_the_copies_back_at_the_launchs_end)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	fw.mem_free = fw.mem_total / 4 - 1;
+	launch_in(a, 0, 1);
+	cr_assert_eq(fake_records("summary"), 1);
+	cr_assert_eq(fw.backups_freed, 2);
+	cr_assert_eq(inputs_of(a)->device_size, 0);
+}
+
+Test(session, an_allocation_during_a_measurement_frees_the_copies_at_its_end)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	/* The test's thread holds the replay lock, as a measurement under way does: the
+	 * allocation cannot wait for it, and goes on. */
+	allocate_from_another_thread();
+	cr_assert_eq(fw.backups_freed, 0, "not freed under a measurement's feet");
+	launch_in(a, 0, 2); /* the measurement under way ends */
+	cr_assert_eq(fake_records("summary"), 2);
+	cr_assert_eq(fw.backups_freed, 2, "the inputs and the result freed at its end");
+	cr_assert_eq(inputs_of(a)->device_size, 0);
+}
+
+Test(session, one_context_at_a_time_keeps_copies_beyond_256_mib)
+{
+	CUcontext a = fake_context(0), b = fake_context(1);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	launch_in(b, 0, 2);
+	cr_assert_eq(fake_records("summary"), 2);
+	cr_assert_eq(inputs_of(a)->device_size, 0, "a's freed at b's launch's end");
+	cr_assert_eq(inputs_of(b)->device_size, BIG_RANGE, "b's kept");
+	/* A destroyed holder is forgotten: the next allocation has nothing to free. */
+	fw.current = a;
+	inject_session_context_destroyed(b);
+	unsigned freed = fw.backups_freed;
+	inject_session_unlock();
+	allocate_from_another_thread();
+	inject_session_lock();
+	cr_assert_eq(fw.backups_freed, freed);
 }

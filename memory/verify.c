@@ -71,6 +71,19 @@ static const char hash_ptx_head[] =
 	"  shr.u64 %rd10, %rd2, 3;\n"
 	"  mov.u64 %rd11, 0;\n";
 
+/* sum (%rd11) += the sum of the lane `off` above (shfl.down; a lane with none above adds
+ * its own, which only lanes past lane 0's tree ever do): after offsets 16, 8, 4, 2, 1,
+ * lane 0 holds its warp's sum and alone adds it to the segment's. One atomic add per warp,
+ * not per thread: 135,168 threads adding to one address took ~70 us per segment,
+ * serialised at the L2, whatever the segment's size (session 22, call 2: 0.4-0.6 ms to
+ * hash 6 segments of 64-1176 MB; doc/measurements.md, "Held memory, save and reach"). Every
+ * thread reaches DONE and the block is whole warps (256 threads), so the full mask holds. */
+#define HASH_PTX_WARP_ADD(off)                                                             \
+	"  mov.b64 {%r6, %r7}, %rd11;\n"                                                  \
+	"  shfl.sync.down.b32 %r6, %r6, " off ", 31, -1;\n"                               \
+	"  shfl.sync.down.b32 %r7, %r7, " off ", 31, -1;\n"                               \
+	"  mov.b64 %rd24, {%r6, %r7};\n"                                                  \
+	"  add.u64 %rd11, %rd11, %rd24;\n"
 static const char hash_ptx_rest[] =
 	"WORDS:\n"
 	"  setp.ge.u64 %p1, %rd8, %rd10;\n"
@@ -95,7 +108,13 @@ static const char hash_ptx_rest[] =
 	"  add.u64 %rd16, %rd16, 1;\n"
 	"  bra BYTES;\n"
 	"DONE:\n"
+	HASH_PTX_WARP_ADD("16") HASH_PTX_WARP_ADD("8") HASH_PTX_WARP_ADD("4")
+	HASH_PTX_WARP_ADD("2") HASH_PTX_WARP_ADD("1")
+	"  mov.u32 %r6, %laneid;\n"
+	"  setp.ne.u32 %p2, %r6, 0;\n"
+	"  @%p2 bra END;\n"
 	"  atom.global.add.u64 %rd21, [%rd3], %rd11;\n"
+	"END:\n"
 	"  ret;\n"
 	"}\n";
 

@@ -260,7 +260,8 @@ static size_t count(const char *text, const char *word)
 }
 
 /* The main loop loads MEM_HASH_UNROLL words a thread before it mixes any (the single-word loop
- * after it has one load, the byte tail one), and the text assembles for an H100/H200
+ * after it has one load, the byte tail one), each warp adds to the sum once, and the text
+ * assembles for an H100/H200
  * (ptxas of the toolkit; skipped where it has none): the unit tests cannot run it, and a
  * text the driver refuses would leave every launch unverified. */
 Test(verify, the_kernel_loads_mem_hash_unroll_words_together_and_assembles, .init = stand_ins)
@@ -277,6 +278,13 @@ Test(verify, the_kernel_loads_mem_hash_unroll_words_together_and_assembles, .ini
 	cr_assert_eq(count(loaded_ptx, "ld.global.cg.u64"), MEM_HASH_UNROLL + 1, "%s",
 		     loaded_ptx);
 	cr_assert_eq(count(loaded_ptx, "ld.global.cg.u8"), 1);
+	/* One atomic add a warp, by lane 0 after the warp's sums are added together: one a
+	 * thread cost ~70 us a segment (verify.c, HASH_PTX_WARP_ADD). */
+	cr_assert_eq(count(loaded_ptx, "atom.global.add"), 1);
+	cr_assert_eq(count(loaded_ptx, "shfl.sync.down.b32"), 2 * 5, "5 steps of two halves");
+	const char *lane = strstr(loaded_ptx, "%laneid"), *atom = strstr(loaded_ptx, "atom.");
+	cr_assert(lane && strstr(loaded_ptx, "shfl.sync") < lane && lane < atom,
+		  "the lane tested after the shuffles and before the add");
 	const char *loop = strstr(loaded_ptx, "UNROLLED:\n");
 	cr_assert_not_null(loop);
 	const char *first_mix = strstr(loop, "mad.lo.u64");

@@ -72,8 +72,8 @@ void inject_session_held_at(const char *func, const char *file, int line)
 
 /* The saved copies (c->inputs, c->result) are kept between measurements for the next
  * one, which then neither frees nor allocates them: at 10 configurations a notebook's
- * later call allocated and freed a copy of up to 1.26 GB at each of its six largest
- * (~1.5 ms each time; doc/measurements.md, "Cost at the physical floor"). Up to
+ * later call allocated and freed a copy of up to 1.3 GB at each of its six largest
+ * (~1 ms each time; doc/measurements.md, "Cost at the physical floor"). Up to
  * BACKUP_KEEP_BYTES a context keeps them always. Beyond it one context at a time keeps
  * them (backups_holder), and only while the device has a quarter of its memory free;
  * the application's next allocation gives them back first (inject_session_allocation_

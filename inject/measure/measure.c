@@ -3,8 +3,8 @@
  * the context's profiler), wait out a busy profiling hardware, the thermal guard, then
  * batches of runs through the workload's batch function (--runs N: one; --runs auto: until
  * collector/adaptive.c says stop), NVML before and after, and the records (emit.c); at the
- * end, the saved copies kept or given back (session.c) and the turn given back. Workloads are reached through
- * their interface.
+ * end, the saved copies kept or given back (session.c) and the turn given back.
+ * Workloads are reached through their interface.
  * Calls: session.c, device.c, config.c, emit.c, devlock.c, flush.c, watchdog.c, output.c,
  * launch_shape.c, collector/, memory/.
  * Called by: save.c, kernel_workload.c, whole_workload.c, range_workload.c.

@@ -3,10 +3,12 @@
  * profiler of each context and which one holds the device's hardware (owners, one per
  * device: a second context's Start fails with CUPTI_ERROR_HARDWARE_BUSY, tests/gpu/procs.cu
  * reset), handing it over when another process rings (doc/concurrency.md), each kernel's
- * save policy, the context's release at destruction, and the early set-up.
+ * save policy, the saved copies kept between measurements, the context's release at
+ * destruction, and the early set-up.
  * Owns the replay lock; its holders are the measurements' thread, the early set-up's
- * (early.c), rangeprof_prepare's host half (control.c, inject_session_prepare_host) and
- * the device lock's watcher (inject_session_let_go). State per context lives
+ * (early.c), rangeprof_prepare's host half (control.c, inject_session_prepare_host), the
+ * device lock's watcher (inject_session_let_go) and, only when it is free, an application
+ * thread about to allocate (inject_session_allocation_coming). State per context lives
  * in contexts.c's registry.
  * Calls: device.c, config.c, devlock.c, flush.c, captures.c, contexts.c, names.c, output.c,
  * collector/, memory/, common/.
@@ -16,8 +18,7 @@
  * inject_session_unlock, inject_session_held_at (the lock itself), inject_session_configure
  * (init.c's, before any callback, and the control API's, through inject_launch_lock_replay),
  * inject_session_set_hooks (before any callback), inject_session_fork_child (a fork's
- * child), inject_session_report_totals (at exit), inject_session_allocation_coming (takes
- * it when free: an application thread's allocation). */
+ * child), inject_session_report_totals (at exit). */
 #include "inject/session/session.h"
 
 #include <pthread.h>

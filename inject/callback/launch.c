@@ -565,9 +565,11 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		return;
 	default:
 		/* The application is about to allocate: saved copies kept for the next
-		 * measurement go first (session.c). */
+		 * measurement go first (session.c). Their frees are rangeprof's own calls. */
 		if (inject_allocations_take_memory(cbid)) {
+			inside_replay = true;
 			inject_session_allocation_coming();
+			inside_replay = false;
 			return;
 		}
 		/* A capture's begin counts from its ENTER; other calls are handled at EXIT. */

@@ -320,6 +320,11 @@ def lesson_figures(configs, runs, reps_out):
                 "rangeprof_outside_s": rw - ph["in_process_s"],
                 "cost_ms_call1": phase_sums(sums[:k]), "cost_ms_call2": phase_sums(sums[k:]),
                 "setup_ms": rv["records"]["setup"], "values": rv.get("values"),
+                # Each config's own phases and bytes saved: where a call's cost grows
+                # with the size (verify, save) is read per config, not only summed.
+                "summaries_call2": [{"n": n, "save_bytes": s.get("save_bytes"),
+                                     "cost_ms": s.get("cost_ms")}
+                                    for n, s in zip(sizes, sums[k:2 * k])],
                 "rangeprof_config_times": rv.get("config_times")})
             # Only where every config left one summary: else the pairs would shift.
             for call, pass_, part in (("call1", "pass1_s", sums[:k]),

@@ -11,7 +11,9 @@
  *     a 1 MiB + 5 byte length checked against host_hash on a copy ("host agrees");
  *   - REPS timed hashes of the whole allocation (mem_hash_again: the attribute query,
  *     the launch, its wait and the sums' copy back), wall clock; each one's GB/s and the
- *     median.
+ *     median;
+ *   - REPS timed hashes of 6 tracked segments of 16 MiB: the cost beyond the bytes (the
+ *     atomic adds of the sums, the launches, the wait).
  * Build: meson setup build-bench -Dbench=true && meson compile -C build-bench bench.
  * Run: hash_speed [GIB [REPS]] (defaults 8 and 7), on the GPU machine; both builds:
  *   for b in hash_speed_u1 hash_speed_u2 hash_speed hash_speed_u8 hash_speed_b8; do
@@ -158,6 +160,33 @@ int main(int argc, char **argv)
 	printf("hash_speed MEM_HASH_UNROLL=%d MEM_HASH_BLOCKS_PER_SM=%d: median %.0f GB/s over %d "
 	       "hashes of %ld GiB\n", MEM_HASH_UNROLL, MEM_HASH_BLOCKS_PER_SM, gbs[reps / 2], reps,
 	       gib);
+	mem_hashes_finish(&before);
+	/* What a hash costs beyond its bytes: 6 segments of 16 MiB, as a later launch's
+	 * comparison of a matmul's three ranges with their copies (0.1 GB, ~25 us of reads
+	 * at the rate above). */
+	mem_track_remove(base);
+	const size_t pieces = 6, piece = (size_t)16 << 20;
+	for (size_t i = 0; i < pieces && 2 * i * piece + piece <= total; i++)
+		mem_track_add(base + 2 * i * piece, piece);
+	if (mem_hash_outside(&v, &reach, NULL, &before, err, sizeof(err))) {
+		fprintf(stderr, "hash_speed: %s\n", err);
+		return 1;
+	}
+	for (int r = 0; r < reps; r++) {
+		double t = now_s();
+		if (mem_hash_again(&v, &before, NULL, &after, err, sizeof(err))) {
+			fprintf(stderr, "hash_speed: %s\n", err);
+			return 1;
+		}
+		gbs[r] = (now_s() - t) * 1e3;
+		if (mem_hashes_differ(&before, &after) >= 0)
+			status = 1;
+		mem_hashes_finish(&after);
+	}
+	qsort(gbs, (size_t)reps, sizeof(double), cmp_double);
+	printf("hash_speed: %zu segments of 16 MiB: median %.3f ms a hash (%.1f us a segment) "
+	       "over %d\n", before.count, gbs[reps / 2], gbs[reps / 2] * 1e3 / (double)before.count,
+	       reps);
 	mem_hashes_finish(&before);
 	mem_verifier_finish(&v);
 	return status;

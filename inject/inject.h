@@ -176,9 +176,10 @@ void inject_session_prepare_host(int device);
  * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */
 void inject_session_drop_backups(CUcontext ctx);
 /* The application is about to allocate (an allocation call's ENTER, any thread): saved
- * copies kept beyond what a context always keeps are freed first, so that it finds the
- * memory it would find without rangeprof. When a measurement holds the replay lock, its
- * end frees them instead. Costs an atomic load when nothing is kept. */
+ * copies kept over 256 MiB for the next measurement are freed first, without waiting for
+ * the replay lock. Copies a measurement is using meanwhile are not kept ones: they stay
+ * until its end, as before. Nothing is freed while a stream capture is under way. Costs
+ * an atomic load when nothing is kept. */
 void inject_session_allocation_coming(void);
 /* What the measuring files need from launch.c, which takes the replay lock: let_go(device, as an
  * intptr_t) is called on a device lock's watcher thread when another process rings for

@@ -25,9 +25,9 @@ static const CUpti_CallbackId memory_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemHostRegister_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemMap,
-	/* Device memory no kernel reaches through a tracked range, seen for its ENTER only:
-	 * saved copies kept for the next measurement are given back before it
-	 * (inject_allocations_take_memory). */
+	/* Device memory no kernel reaches as a tracked range: enabled for their ENTER, where
+	 * saved copies kept for the next measurement are freed before the allocation
+	 * (inject_allocations_take_memory); nothing is tracked at their EXIT. */
 	CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
 	CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2,

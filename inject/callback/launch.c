@@ -526,7 +526,8 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		} else if (inject_allocations_on_call(cbid, cb)) {
 			/* An allocation comes before the first launch, often long before (a
 			 * model's weights): the device's early set-up can start here. */
-			if (succeeded && inject_output_measuring() && !inject_select_done())
+			if (succeeded && cb->context && inject_output_measuring() &&
+			    !inject_select_done())
 				inject_early_context_used(cb->context, cb->contextUid);
 		} else if (!inject_captures_on_call((int)cbid, cb->functionParams, true, succeeded) &&
 			   cbid != CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy) {

@@ -2,7 +2,7 @@
  * saved and put back. Any workload whose reach is not known starts each run from it: a
  * kernel launch whose save policy falls back, a whole graph or a range's first
  * occurrences, a graph's nodes.
- * Calls: output.c, collector/.
+ * Calls: output.c, session.c (the copies it keeps, freed first), collector/.
  * Called by: save.c, whole_workload.c, range_memory.c, graph_measure.c.
  * Lock: the replay lock (for the measurement's pair); not asserted by:
  * inject_checkpoint_cupti_save, inject_checkpoint_cupti_put_back (the bare CUPTI pair, for
@@ -15,6 +15,7 @@
 #include "inject/inject.h"
 #include "inject/measure/measurement.h"
 #include "inject/output.h"
+#include "inject/session/session.h"
 
 CUptiResult inject_checkpoint_cupti_save(CUcontext ctx, RP_CUpti_Checkpoint *checkpoint)
 {
@@ -36,6 +37,10 @@ bool inject_checkpoint_save(struct measurement *m)
 {
 	INJECT_REPLAY_HELD();
 	m->save.strategy = "checkpoint";
+	/* The checkpoint saves the context's allocations, rangeprof's copies with them: those
+	 * over 256 MiB, which the context may keep now (session.c), go first. */
+	if (m->c)
+		inject_session_trim_backups(m->c);
 	CUptiResult r = inject_checkpoint_cupti_save(m->launch.ctx, &m->save.checkpoint);
 	if (r != CUPTI_SUCCESS) {
 		inject_output_report(INJECT_REPORT_CHECKPOINT, INJECT_CONCERNS(.kernel = m->kernel,

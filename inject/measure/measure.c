@@ -426,5 +426,7 @@ bool inject_measure_get_ready(struct measurement *m)
 	m->need = m->workload->need(m->d->set);
 	m->c = inject_session_context_ready(l->ctx, m->device, l->context_id, m->need, m->d->set,
 				    inject_config_ranges_needed(m->need), &m->cost, &m->lap);
+	if (m->c)
+		inject_session_use_backups(m->c); /* kept again at inject_measurement_finish */
 	return m->c != NULL;
 }

@@ -6,19 +6,20 @@
  * save policy, the saved copies kept between measurements, the context's release at
  * destruction, and the early set-up.
  * Owns the replay lock; its holders are the measurements' thread, the early set-up's
- * (early.c), rangeprof_prepare's host half (control.c, inject_session_prepare_host), the
- * device lock's watcher (inject_session_let_go) and, only when it is free, an application
- * thread about to allocate (inject_session_allocation_coming). State per context lives
- * in contexts.c's registry.
+ * (early.c), rangeprof_prepare's host half (control.c, inject_session_prepare_host) and
+ * the device lock's watcher (inject_session_let_go). State per context lives in
+ * contexts.c's registry.
  * Calls: device.c, config.c, devlock.c, flush.c, captures.c, contexts.c, names.c, output.c,
  * collector/, memory/, common/.
- * Called by: launch.c, init.c, save.c, measure.c, graph_measure.c, range_memory.c,
- * range_workload.c.
- * Lock: the replay lock; not asserted by: inject_session_lock, inject_session_lock_until,
+ * Called by: launch.c, init.c, save.c, measure.c, checkpoint.c, graph_measure.c,
+ * range_memory.c, range_workload.c.
+ * Lock: the replay lock, backups_lock (the copies kept between measurements and their
+ * holder); not asserted by: inject_session_lock, inject_session_lock_until,
  * inject_session_unlock, inject_session_held_at (the lock itself), inject_session_configure
  * (init.c's, before any callback, and the control API's, through inject_launch_lock_replay),
  * inject_session_set_hooks (before any callback), inject_session_fork_child (a fork's
- * child), inject_session_report_totals (at exit). */
+ * child), inject_session_report_totals (at exit), inject_session_allocation_coming (an
+ * application thread's allocation: the kept copies' lock alone). */
 #include "inject/session/session.h"
 
 #include <pthread.h>
@@ -74,18 +75,25 @@ void inject_session_held_at(const char *func, const char *file, int line)
 /* The saved copies (c->inputs, c->result) are kept between measurements for the next
  * one, which then neither frees nor allocates them: at 10 configurations a notebook's
  * later call allocated and freed a copy of up to 1.3 GB at each of its six largest
- * (~1 ms each time; doc/measurements.md, "Cost at the physical floor"). Up to
- * BACKUP_KEEP_BYTES a context keeps them always. Beyond it one context at a time keeps
- * them (backups_holder), and only while the device has a quarter of its memory free;
- * the application's next allocation gives them back first (inject_session_allocation_
- * coming), so that the application never finds less memory than it would without
- * rangeprof. */
+ * (~1 ms each time; doc/measurements.md, "Cost at the physical floor"). Each copy of up
+ * to BACKUP_KEEP_BYTES stays always, as before. Larger device copies stay too, in one
+ * context at a time (backups_holder) and only while the device has a quarter of its
+ * memory free; the application's next allocation frees them first
+ * (inject_session_allocation_coming). Pinned host copies over BACKUP_KEEP_BYTES are freed
+ * at each measurement's end: host allocations do not free them.
+ * A measurement checks its context's copies out at its start (inject_session_use_backups:
+ * they are then no holder's, and no allocation frees them while it uses them, also while
+ * a range is recorded with the replay lock let go) and in at its end
+ * (inject_session_keep_backups). The kept copies' lock guards backups_holder, and the
+ * holder's copies while it is the holder: an allocating thread frees them under it alone,
+ * so that it never waits for a measurement (or the early set-up, or a wait for the
+ * device's turn) holding the replay lock. Taken after the replay lock, never before it. */
 #define BACKUP_KEEP_BYTES ((size_t)256 << 20)
-static struct context_state *backups_holder; /* replay lock */
-/* Any thread: whether backups_holder holds more than BACKUP_KEEP_BYTES, and whether an
- * allocation came that could not wait for them to be given back (the replay lock was
- * busy): the measurement under way gives them back at its end. */
-static atomic_bool backups_held, backups_wanted;
+static struct rp_lock backups_lock = RP_LOCK_INITIALIZER("the kept copies' lock");
+static struct context_state *backups_holder; /* the kept copies' lock */
+/* Whether there is a holder, read by any thread without the lock: an allocation costs an
+ * atomic load when nothing is kept. */
+static atomic_bool backups_held;
 
 /* The context whose range profiler is enabled on each device, if any. */
 static struct context_state *owners[INJECT_MAX_DEVICES];
@@ -117,7 +125,9 @@ void inject_session_release_profilers(int device)
 void inject_session_fork_child(void)
 {
 	inject_devices_fork_child();
-	/* The parent's copies are not the child's to free. */
+	/* The parent's copies are not the child's to free; its lock may have been held by a
+	 * thread the child does not have. */
+	backups_lock = (struct rp_lock)RP_LOCK_INITIALIZER("the kept copies' lock");
 	backups_holder = NULL;
 	atomic_store(&backups_held, false);
 }
@@ -296,10 +306,7 @@ static void context_release(struct context_state *c)
 		inject_flush_finish(&c->flush);
 	if (c->verifier_ready)
 		mem_verifier_finish(&c->verifier);
-	if (backups_holder == c) {
-		backups_holder = NULL;
-		atomic_store(&backups_held, false);
-	}
+	inject_session_use_backups(c);
 	mem_backup_trim(&c->inputs, 0);
 	mem_backup_trim(&c->result, 0);
 	for (unsigned b = 0; b < FUNCTION_BUCKETS; b++) {
@@ -508,10 +515,7 @@ void inject_session_drop_backups(CUcontext ctx)
 	INJECT_REPLAY_HELD();
 	struct context_state *c = inject_contexts_state(ctx, inject_contexts_generation(ctx));
 	if (c) {
-		if (backups_holder == c) {
-			backups_holder = NULL;
-			atomic_store(&backups_held, false);
-		}
+		inject_session_use_backups(c);
 		mem_backup_trim(&c->inputs, 0);
 		mem_backup_trim(&c->result, 0);
 		if (c->verifier_ready)
@@ -519,64 +523,96 @@ void inject_session_drop_backups(CUcontext ctx)
 	}
 }
 
-static size_t backups_bytes(const struct context_state *c)
-{
-	return c->inputs.device_size + c->inputs.host_size + c->result.device_size +
-	       c->result.host_size;
-}
-
-/* The holder's copies beyond BACKUP_KEEP_BYTES freed, in its own context (the thread may
- * have another current: an allocation's, or none). */
+/* The holder's copies beyond BACKUP_KEEP_BYTES freed; the kept copies' lock held. In the
+ * holder's own context (the thread may have another current: an allocation's, or none),
+ * and in relaxed capture mode, so that the frees never invalidate a capture another
+ * thread has under way (as early.c's set-up). */
 static void give_back_held(void)
 {
+	rp_lock_held(&backups_lock);
 	struct context_state *c = backups_holder;
 	backups_holder = NULL;
 	atomic_store(&backups_held, false);
 	if (!c)
 		return;
 	CUcontext previous = NULL;
-	rp_api.cuCtxGetCurrent(&previous);
-	if (previous != c->ctx)
-		rp_api.cuCtxSetCurrent(c->ctx);
+	bool switched = rp_api.cuCtxGetCurrent(&previous) == CUDA_SUCCESS && previous != c->ctx &&
+			rp_api.cuCtxSetCurrent(c->ctx) == CUDA_SUCCESS;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	bool relaxed = rp_api.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
 	mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
 	mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
-	if (previous != c->ctx)
+	if (relaxed)
+		rp_api.cuThreadExchangeStreamCaptureMode(&mode);
+	if (switched)
 		rp_api.cuCtxSetCurrent(previous);
+}
+
+void inject_session_use_backups(struct context_state *c)
+{
+	INJECT_REPLAY_HELD();
+	if (!atomic_load(&backups_held))
+		return;
+	rp_lock(&backups_lock);
+	if (backups_holder == c) {
+		backups_holder = NULL;
+		atomic_store(&backups_held, false);
+	}
+	rp_unlock(&backups_lock);
+}
+
+/* Whether the device has a quarter of its memory free; asked in c's own context, the one
+ * whose device the copies are on. */
+static bool device_roomy(const struct context_state *c)
+{
+	CUcontext current = NULL;
+	size_t free_bytes = 0, total_bytes = 0;
+	return rp_api.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == c->ctx &&
+	       rp_api.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS &&
+	       free_bytes >= total_bytes / 4;
 }
 
 void inject_session_keep_backups(struct context_state *c)
 {
 	INJECT_REPLAY_HELD();
-	bool wanted = atomic_exchange(&backups_wanted, false);
-	if (backups_holder && (wanted || backups_holder != c))
-		give_back_held();
-	if (backups_bytes(c) <= BACKUP_KEEP_BYTES)
+	if (c->inputs.host_size > BACKUP_KEEP_BYTES)
+		mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
+	if (c->result.host_size > BACKUP_KEEP_BYTES)
+		mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
+	if (c->inputs.device_size <= BACKUP_KEEP_BYTES &&
+	    c->result.device_size <= BACKUP_KEEP_BYTES)
 		return;
-	size_t free_bytes = 0, total_bytes = 0;
-	if (!wanted && rp_api.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS &&
-	    free_bytes >= total_bytes / 4) {
-		backups_holder = c;
-		atomic_store(&backups_held, true);
+	if (!device_roomy(c)) {
+		mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
+		mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
 		return;
 	}
+	rp_lock(&backups_lock);
+	if (backups_holder != c)
+		give_back_held();
+	backups_holder = c;
+	atomic_store(&backups_held, true);
+	rp_unlock(&backups_lock);
+}
+
+void inject_session_trim_backups(struct context_state *c)
+{
+	INJECT_REPLAY_HELD();
+	inject_session_use_backups(c);
 	mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
 	mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
 }
 
 void inject_session_allocation_coming(void)
 {
-	if (!atomic_load_explicit(&backups_held, memory_order_relaxed))
+	/* Not under a stream capture anywhere: left for the next allocation (relaxed mode
+	 * allows the frees, but a capture is no time for a device-wide wait). */
+	if (!atomic_load_explicit(&backups_held, memory_order_relaxed) ||
+	    inject_captures_under_way())
 		return;
-	atomic_store(&backups_wanted, true);
-	/* Not while a measurement holds the lock (it gives them back at its end), nor under
-	 * a stream capture, which a free would invalidate. */
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (!inject_session_lock_until(&now))
-		return;
-	if (!inject_captures_under_way() && atomic_exchange(&backups_wanted, false))
-		give_back_held();
-	inject_session_unlock();
+	rp_lock(&backups_lock);
+	give_back_held();
+	rp_unlock(&backups_lock);
 }
 
 void inject_session_report_totals(void)

@@ -77,11 +77,18 @@ struct context_state *inject_session_context_ready(CUcontext ctx, int device, ui
 					   enum inject_profiler_need need,
 					   const struct collector_metric_set *set, size_t ranges,
 					   struct collector_cost *cost, double *lap);
-/* At the end of a measurement in c: its saved copies kept for the next one, or those
- * beyond what a context always keeps freed (the device has under a quarter of its
- * memory free, or an allocation wanted them back meanwhile). Another context's kept
- * copies are freed first: one context at a time keeps more. */
+/* At the start of a measurement in c (inject_measure_get_ready): c's saved copies are
+ * the measurement's until its end, which no allocation frees meanwhile (session.c, "the
+ * saved copies"). */
+void inject_session_use_backups(struct context_state *c);
+/* At the end of a measurement in c: its saved device copies kept for the next one, or
+ * those over 256 MiB freed (the device has under a quarter of its memory free); pinned
+ * host copies over 256 MiB freed. Another context's kept copies are freed first: one
+ * context at a time keeps more. */
 void inject_session_keep_backups(struct context_state *c);
+/* c's copies over 256 MiB freed now, before a checkpoint would save them with the
+ * application's memory. */
+void inject_session_trim_backups(struct context_state *c);
 /* Disables c's range profiler (and gives the device's hardware byte back). */
 void inject_session_profiler_release(struct context_state *c);
 /* Disables the range profiler this process has enabled on device, if any. */

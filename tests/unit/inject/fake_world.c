@@ -29,6 +29,10 @@
 
 struct fake_world fw;
 
+/* Each thread's stream capture mode (cuThreadExchangeStreamCaptureMode), global at first. */
+static __thread CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+
 /* collector/api.c's table: every member the tests do not replace stays NULL, so that an
  * unexpected driver call crashes the test instead of passing unnoticed. */
 struct rp_api rp_api;
@@ -629,12 +633,13 @@ int mem_restore_changed(const struct mem_backup *b, const struct mem_reach *reac
 
 void mem_backup_trim(struct mem_backup *b, size_t keep)
 {
-	if (b->device_size > keep) {
+	if (b->device_size > keep || b->host_size > keep) {
 		if (b->device == 0x8800)
 			fw.frees_queued++;
 		else
 			fw.backups_freed++;
-		b->device = 0, b->device_size = 0;
+		fw.backups_freed_relaxed += capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED;
+		*b = (struct mem_backup){ 0 };
 	}
 }
 
@@ -786,6 +791,14 @@ struct inject_config fake_config(void)
 		.busy_timeout_ms = 2000 };
 }
 
+static CUresult exchange_capture_mode(CUstreamCaptureMode *mode)
+{
+	CUstreamCaptureMode was = capture_mode;
+	capture_mode = *mode;
+	*mode = was;
+	return CUDA_SUCCESS;
+}
+
 static CUresult mem_get_info(size_t *free_bytes, size_t *total_bytes)
 {
 	*free_bytes = fw.mem_free ? fw.mem_free : fw.mem_total;
@@ -818,6 +831,7 @@ void fake_world_init(void)
 	rp_api.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = occupancy;
 	rp_api.cuKernelGetFunction = kernel_get_function;
 	rp_api.cuMemGetInfo = mem_get_info;
+	rp_api.cuThreadExchangeStreamCaptureMode = exchange_capture_mode;
 	/* An H200 (cudaDeviceGetAttribute there, tests/gpu/check_launch_metrics.py), and a
 	 * function of 12 registers without static shared memory. */
 	fw.device_attributes[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] = 9;

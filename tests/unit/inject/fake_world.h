@@ -80,6 +80,7 @@ struct fake_world {
 	unsigned saves_queued;            /* mem_save_queued (a first occurrence's calls) */
 	unsigned frees_queued;            /* and those copies freed */
 	unsigned backups_freed;           /* mem_backup_trim freeing the inputs' or result's */
+	unsigned backups_freed_relaxed;   /* of those, in relaxed stream capture mode */
 	bool capture_under_way;           /* inject_captures_under_way() */
 	unsigned restores_other;          /* mem_restore from another backup (those parts) */
 	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */

@@ -399,19 +399,77 @@ Test(session, a_device_with_under_a_quarter_free_gets_the_copies_back_at_the_lau
 	cr_assert_eq(inputs_of(a)->device_size, 0);
 }
 
-Test(session, an_allocation_during_a_measurement_frees_the_copies_at_its_end)
+Test(session, an_allocation_frees_the_kept_copies_without_waiting_for_the_replay_lock)
 {
 	CUcontext a = fake_context(0);
 	fw.range_bytes = BIG_RANGE;
 	launch_in(a, 0, 1);
-	/* The test's thread holds the replay lock, as a measurement under way does: the
-	 * allocation cannot wait for it, and goes on. */
+	/* The test's thread holds the replay lock, as the early set-up or a wait for the
+	 * device's turn would: the allocation does not wait for it. */
 	allocate_from_another_thread();
-	cr_assert_eq(fw.backups_freed, 0, "not freed under a measurement's feet");
-	launch_in(a, 0, 2); /* the measurement under way ends */
-	cr_assert_eq(fake_records("summary"), 2);
-	cr_assert_eq(fw.backups_freed, 2, "the inputs and the result freed at its end");
+	cr_assert_eq(fw.backups_freed, 2, "freed at once, under the kept copies' lock alone");
+	cr_assert_eq(fw.backups_freed_relaxed, 2, "in relaxed capture mode");
 	cr_assert_eq(inputs_of(a)->device_size, 0);
+}
+
+Test(session, copies_a_measurement_is_using_are_not_freed_by_an_allocation)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	/* Launch 2's ENTER: its pass opened, the application's own launch to come; its copies
+	 * are in use until its EXIT. */
+	struct inject_launch l = fake_launch(a, 0, 2);
+	struct measurement *m = inject_save_enter(&l, "kernel(float*)");
+	cr_assert_not_null(m, "pending until EXIT");
+	allocate_from_another_thread();
+	cr_assert_eq(fw.backups_freed, 0, "not under the measurement's feet");
+	cr_assert_eq(inputs_of(a)->device_size, BIG_RANGE);
+	inject_save_exit(m, true);
+	cr_assert_eq(fake_records("summary"), 2);
+	cr_assert_eq(fw.backups_freed, 0, "kept again at its end");
+	allocate_from_another_thread();
+	cr_assert_eq(fw.backups_freed, 2, "and freed by the next allocation");
+}
+
+Test(session, no_allocation_frees_the_kept_copies_while_a_capture_is_under_way)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	fw.capture_under_way = true;
+	allocate_from_another_thread();
+	cr_assert_eq(fw.backups_freed, 0);
+	fw.capture_under_way = false;
+	allocate_from_another_thread();
+	cr_assert_eq(fw.backups_freed, 2, "the next allocation after it");
+}
+
+Test(session, pinned_host_copies_over_256_mib_are_freed_at_the_launchs_end)
+{
+	CUcontext a = fake_context(0);
+	launch_in(a, 0, 1);
+	struct context_state *c = inject_contexts_state(a, inject_contexts_generation(a));
+	cr_assert_not_null(c);
+	/* As mem_save leaves a copy that found no room on the device. */
+	c->inputs = (struct mem_backup){ .host = (void *)0x9000, .host_size = BIG_RANGE,
+					 .on_host = true };
+	inject_session_keep_backups(c);
+	cr_assert_eq(fw.backups_freed, 1, "host allocations would not free it");
+	cr_assert_eq(c->inputs.host_size, 0);
+}
+
+Test(session, a_checkpoint_frees_the_kept_copies_before_it_saves)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	struct inject_config conf = fake_config();
+	conf.memory_save = RP_MEMORY_SAVE_CHECKPOINT;
+	inject_session_configure(&conf);
+	launch_in(a, 0, 2);
+	cr_assert_eq(fw.checkpoint_saves, 1);
+	cr_assert_eq(fw.backups_freed, 2, "the checkpoint saves the application's memory only");
 }
 
 Test(session, one_context_at_a_time_keeps_copies_beyond_256_mib)

@@ -320,11 +320,7 @@ def lesson_figures(configs, runs, reps_out):
                 "rangeprof_outside_s": rw - ph["in_process_s"],
                 "cost_ms_call1": phase_sums(sums[:k]), "cost_ms_call2": phase_sums(sums[k:]),
                 "setup_ms": rv["records"]["setup"], "values": rv.get("values"),
-                # Each config's own phases and bytes saved: where a call's cost grows
-                # with the size (verify, save) is read per config, not only summed.
-                "summaries_call2": [{"n": n, "save_bytes": s.get("save_bytes"),
-                                     "cost_ms": s.get("cost_ms")}
-                                    for n, s in zip(sizes, sums[k:2 * k])],
+                "summaries_call2": config_phases(sizes, sums[k:2 * k]),
                 "rangeprof_config_times": rv.get("config_times")})
             # Only where every config left one summary: else the pairs would shift.
             for call, pass_, part in (("call1", "pass1_s", sums[:k]),
@@ -379,6 +375,14 @@ def outside_summaries_ms(config_times, phase, summaries, plain_times=None, plain
     return [round(row[3] * 1e3 - ((s.get("cost_ms") or {}).get("total") or 0)
                   - (plain[i][3] * 1e3 if plain else 0), 3)
             for i, (row, s) in enumerate(zip(mine, summaries))]
+
+
+def config_phases(sizes, summaries):
+    """Each config's own cost_ms and bytes saved, paired with its size in order: where a
+    call's cost grows with the size (verify, save) is read per config, not only summed.
+    Only as many as pair up."""
+    return [{"n": n, "save_bytes": s.get("save_bytes"), "cost_ms": s.get("cost_ms")}
+            for n, s in zip(sizes, summaries)]
 
 
 def phase_sums(summaries):

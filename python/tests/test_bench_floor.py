@@ -73,3 +73,15 @@ def test_a_pause_unset_or_empty_is_none_and_a_number_is_itself(floor, monkeypatc
     assert floor.pause_s() == 0
     monkeypatch.setenv("FLOOR_PAUSE_S", "1.5")
     assert floor.pause_s() == 1.5
+
+
+def test_each_configs_phases_and_saved_bytes_pair_with_its_size(floor):
+    """floor.py's summaries_call2: read_records' summaries of a recorded file, in order."""
+    sums = floor.read_records(str(RECORDED / "vadd.jsonl"))["summaries"][:3]
+    assert len(sums) == 3
+    rows = floor.config_phases([1024, 2048, 3072], sums)
+    assert [r["n"] for r in rows] == [1024, 2048, 3072]
+    for r, s in zip(rows, _summaries("vadd.jsonl", 3)):
+        assert r["cost_ms"] == s["cost_ms"] and r["cost_ms"]["total"] > 0
+        assert r["save_bytes"] == s["save"]["bytes"]
+    assert len(floor.config_phases([1024], sums)) == 1, "only as many as pair up"

@@ -352,8 +352,8 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	 * launches cooperatively gets one at once: a plain launch does not place per_sm blocks
 	 * on every SM, and one block's 32 warps run every segment of a one-block text wherever
 	 * it lands. So does a GPU whose SMs cannot hold per_sm blocks of 1024 threads, without
-	 * the JIT of a text the occupancy query would refuse (~0.6 s for 700 KB of PTX:
-	 * doc/measurements.md, "The flush"). */
+	 * the JIT of a text the occupancy query would refuse (0.6-1.7 s for 700 KB of PTX on
+	 * a machine that has not compiled it yet: doc/measurements.md, "The flush"). */
 	int per_sm = FLUSH_BLOCKS_PER_SM;
 	if (!empty || threads < per_sm * 32 * FLUSH_WARPS)
 		per_sm = 1;

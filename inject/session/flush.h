@@ -24,10 +24,9 @@ struct inject_flush {
 	CUmodule module;
 	CUfunction kernel;
 	CUdeviceptr buffer;          /* one L2's worth, 16-byte words */
-	CUdeviceptr sink;            /* at +0 the store that keeps the loads from being
-				      * optimised away; at +8 the u64 grid barrier before the
-				      * discard; at +16 the u32 rounds of code segments each warp
-				      * runs; from +32 each SM's u32 counter of segments taken */
+	CUdeviceptr sink;            /* the fold's store, the grid barrier, the rounds of code
+				      * segments and each SM's counter of segments taken, at
+				      * flush.c's FLUSH_SINK_* offsets */
 	unsigned long long words;
 	unsigned long long discard_from; /* the first line the discard invalidates */
 	unsigned per_sm;                 /* blocks per SM the kernel's text is made for: 2, or

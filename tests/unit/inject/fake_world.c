@@ -845,7 +845,7 @@ void fake_world_init(void)
 	fw.function_attributes[CU_FUNC_ATTRIBUTE_NUM_REGS] = 12;
 	fw.stack_size = 1024;
 	fw.active_blocks = 8;
-	fw.mem_total = (size_t)143771 << 20;
+	fw.mem_total = (size_t)140 << 30;
 	fw.current = fake_context(0);
 	rp_log_set_quiet(true);
 	inject_output_configure("/dev/null");

@@ -61,8 +61,7 @@ struct fake_world {
 	bool replay_changes_more;
 	unsigned reach_ranges;        /* ranges of mem_reach_collect's reach (0 taken as 1) */
 	size_t range_bytes;           /* each of those ranges' size (0 taken as 256) */
-	size_t mem_free;              /* cuMemGetInfo's free bytes (an H200's total of 143 GB,
-				       * fake_world_init: mem_total; this, all of it free) */
+	size_t mem_free;              /* cuMemGetInfo's free bytes (0: all of mem_total) */
 	/* ---- counted ---- */
 	unsigned reach_compares;      /* mem_reach_changed */
 	unsigned ranges_compared;     /* the ranges it read (not skipped) */
@@ -102,7 +101,9 @@ struct fake_world {
 	int function_attributes[CU_FUNC_ATTRIBUTE_MAX];   /* cuFuncGetAttribute, any function */
 	size_t stack_size;            /* cuCtxGetLimit(CU_LIMIT_STACK_SIZE) */
 	int active_blocks;            /* cuOccupancyMaxActiveBlocksPerMultiprocessor */
-	size_t mem_total;             /* cuMemGetInfo's total bytes */
+	size_t mem_total;             /* cuMemGetInfo's total bytes: 140 GiB, a device the
+				       * size of an H200 (the tests ask only whether a quarter
+				       * of it is free) */
 	/* A CUkernel handle launched as a function: the function queries call it invalid,
 	 * cuKernelGetFunction gives kernel_function for it (NULL: none is). */
 	CUfunction kernel_handle, kernel_function;

@@ -9,13 +9,16 @@
  * inject/session/flush.c itself (the library's flush, not a copy), and on device 0 times with CUDA
  * events N flushes queued back to back, as a pass queues its runs, after 20 untimed ones;
  * ROUNDS times, alternating plain and empty, and prints each round's microseconds per
- * flush and the medians.
+ * flush and the medians. It prints the host time of each set-up first: the load of the
+ * kernel, from the build's image in flush_cost_image (inject/session/flush_image.h) and
+ * from the text in the others (the driver's JIT; CUDA_CACHE_DISABLE=1 keeps its cache out).
  * Build: meson setup build-bench -Dbench=true && meson compile -C build-bench bench
  * (bench/meson.build). Run: flush_cost [N [ROUNDS]] (defaults 200 and 7), on the GPU
  * machine. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "collector/api.h"
 #include "inject/session/flush.h"
@@ -80,11 +83,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct inject_flush plain = { 0 }, empty = { 0 };
+	struct timespec t[3];
+	clock_gettime(CLOCK_MONOTONIC, &t[0]);
 	if (inject_flush_init(&plain, 0, false, err, sizeof(err)) ||
-	    inject_flush_init(&empty, 0, true, err, sizeof(err))) {
+	    (clock_gettime(CLOCK_MONOTONIC, &t[1]), inject_flush_init(&empty, 0, true, err,
+								       sizeof(err)))) {
 		fprintf(stderr, "flush_cost: %s\n", err);
 		return 1;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t[2]);
+	for (int k = 0; k < 2; k++)
+		printf("set-up %-5s %8.1f ms\n", k ? "empty" : "plain",
+		       (double)(t[k + 1].tv_sec - t[k].tv_sec) * 1e3 +
+			       (double)(t[k + 1].tv_nsec - t[k].tv_nsec) / 1e6);
 	double *us[2] = { calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double)) };
 	if (!us[0] || !us[1])
 		return 1;

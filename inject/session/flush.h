@@ -3,7 +3,7 @@
  * without which kernels measured up to 8.9 % faster than ncu with its cache control), then
  * sweep one L2's worth with reads, then wait for each other and discard the swept lines
  * (discard.global.L2), so that the kernel starts from an L2 without valid lines, as after
- * ncu's cache control (flush.c says more). A memset flush would leave
+ * ncu's cache control (flush_text.c says more). A memset flush would leave
  * dirty lines that are written back during the measured kernel (66 MB of DRAM writes
  * instead of ncu's 38 MB for a 64 MB in-place kernel, and +35 us: doc/measurements.md,
  * "Figures from GPU-FACTS.md"). The discard brought a half-L2 overwrite's DRAM writes from
@@ -26,7 +26,7 @@ struct inject_flush {
 	CUdeviceptr buffer;          /* one L2's worth, 16-byte words */
 	CUdeviceptr sink;            /* the fold's store, the grid barrier, the rounds of code
 				      * segments and each SM's counter of segments taken, at
-				      * flush.c's FLUSH_SINK_* offsets */
+				      * flush_text.h's FLUSH_SINK_* offsets */
 	unsigned long long words;
 	unsigned long long discard_from; /* the first line the discard invalidates */
 	unsigned per_sm;                 /* blocks per SM the kernel's text is made for: 2, or

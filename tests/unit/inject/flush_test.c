@@ -1,9 +1,10 @@
 /* tests/unit/inject/flush_test.c - the cache flush's set-up and launch
  * (inject/session/flush.c) with
  * the driver replaced by stand-ins (no GPU): what its callers decide on, the code of each
- * failure, and the driver's error in the set-up's message. It includes flush.c itself, so
- * that the kernel's text is checked against the figures it is made from (FLUSH_SWEEP_UNROLL,
- * the sink's layout) as a build sets them. */
+ * failure, and the driver's error in the set-up's message. It includes flush.c and
+ * flush_text.c themselves, so that the kernel's text is checked against the figures it is
+ * made from (FLUSH_SWEEP_UNROLL, the sink's layout) as a build sets them, and links the
+ * build's compiled images (flush_image.c) to check them against those texts. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,10 +25,25 @@ static void *test_malloc(size_t bytes)
 }
 
 #define malloc(bytes) test_malloc(bytes)
+#include "inject/session/flush_text.c"
+/* The image flush.c looks for first: test_flush_image's, below. */
+#define inject_flush_image(empty, per_sm) test_flush_image(empty, per_sm)
 #include "inject/session/flush.c"
+#undef inject_flush_image
 #undef malloc
 #include "inject/session/flush.h"
+#include "inject/session/flush_image.h"
 #include "tests/unit/ptxas_check.h"
+
+/* The build's images (flush_image.c, linked as the library links it) where a test turns
+ * them on; none otherwise, so that inject_flush_init loads the text the tests read. */
+const struct inject_flush_image *inject_flush_image(bool empty, int per_sm);
+static bool images_on;
+
+const struct inject_flush_image *test_flush_image(bool empty, int per_sm)
+{
+	return images_on ? inject_flush_image(empty, per_sm) : NULL;
+}
 
 static CUresult launched = CUDA_SUCCESS, allocated = CUDA_SUCCESS;
 /* The driver's answers to the set-up's calls, and what the flush holds of it: modules
@@ -92,12 +108,27 @@ static CUresult fake_attribute(int *v, CUdevice_attribute a, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
+/* A fatbin's first bytes (little-endian 0xba55ed50), as fatbinary writes them. */
+static const unsigned char fatbin_magic[4] = { 0x50, 0xed, 0x55, 0xba };
+static const void *loaded_image;                   /* the last fatbin loaded, or NULL */
+static CUresult image_result = CUDA_SUCCESS;       /* the driver's answer to a fatbin */
+
 static CUresult fake_load(CUmodule *m, const void *image)
 {
-	cr_assert(strstr(image, ".entry rangeprof_l2_flush"));
-	cr_assert_lt(strlen(image), sizeof(loaded));
-	strcpy(loaded, image);
 	module_loads++;
+	loaded_image = NULL;
+	if (!memcmp(image, fatbin_magic, sizeof(fatbin_magic))) {
+		loaded_image = image;
+		loaded[0] = '\0';
+		if (image_result != CUDA_SUCCESS) {
+			*m = (CUmodule)(uintptr_t)0xbad;
+			return image_result;
+		}
+	} else {
+		cr_assert(strstr(image, ".entry rangeprof_l2_flush"));
+		cr_assert_lt(strlen(image), sizeof(loaded));
+		strcpy(loaded, image);
+	}
 	if (load_result != CUDA_SUCCESS || module_loads == load_fails_at) {
 		*m = (CUmodule)(uintptr_t)0xbad;
 		return load_result != CUDA_SUCCESS ? load_result : CUDA_ERROR_INVALID_PTX;
@@ -631,7 +662,7 @@ Test(flush, one_block_per_sm_where_an_sm_holds_fewer_than_2048_threads, .init = 
 }
 
 /* Every text the flush can make (with and without the discard, for one and two blocks per
- * SM: flush_ptx itself, whichever inject_flush_init now loads) assembles without spilling
+ * SM: inject_flush_text itself, whichever inject_flush_init now loads) assembles without spilling
  * registers to local memory (whose traffic would pass through the L2 it empties; ptxas of
  * the toolkit, for an H100/H200): the unit tests otherwise only look for words in them,
  * and a text the driver cannot compile would leave every context unmeasured. Skipped where
@@ -642,7 +673,7 @@ Test(flush, both_kernel_texts_assemble, .init = stand_ins)
 		cr_skip_test("no %s", PTXAS_CHECK_TOOL);
 	for (int empty = 0; empty < 2; empty++)
 		for (int per_sm = 2; per_sm >= 1; per_sm--) {
-			char cmd[512], *ptx = flush_ptx(empty, per_sm);
+			char cmd[512], *ptx = inject_flush_text(empty, per_sm);
 			cr_assert(ptx);
 			int rc = ptxas_check(ptx, cmd, sizeof(cmd));
 			free(ptx);
@@ -750,4 +781,155 @@ Test(flush, a_failed_set_up_holds_nothing, .init = stand_ins)
 	}
 	cr_assert_eq(module_loads, 1, "the sink's case loaded once");
 	cr_assert_eq(allocs, 2, "and failed at the sink");
+}
+
+/* The compiled images (flush_image.h): inject_flush_init loads the build's image of the text
+ * it would make, before any text is made; the driver's refusal of the image (a GPU without
+ * a fitting cubin whose driver cannot take the fatbin's text either, a driver older than
+ * the toolkit that made it) falls back to the text; and each image the build holds is of
+ * the text this library makes, with a cubin for each architecture it names. Skipped in a
+ * build that made no images (no ptxas or fatbinary: meson says "cache flush compiled
+ * ahead: false"). */
+static const struct inject_flush_image *images(size_t *n)
+{
+	const struct inject_flush_image *all = inject_flush_images(n);
+	if (!*n)
+		cr_skip_test("this build holds no compiled images of the flush");
+	return all;
+}
+
+static unsigned long long fnv1a64(const char *s)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static unsigned long long read_le(const unsigned char *at, size_t bytes)
+{
+	unsigned long long v = 0;
+	for (size_t i = 0; i < bytes; i++)
+		v |= (unsigned long long)at[i] << (8 * i);
+	return v;
+}
+
+Test(flush, the_image_is_loaded_first_and_no_text_is_made, .init = stand_ins)
+{
+	size_t n;
+	images(&n);
+	images_on = true;
+	struct {
+		bool empty;
+		int threads, per_sm;
+	} cases[] = { { true, 2048, 2 }, { true, 1536, 1 }, { false, 2048, 1 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct inject_flush f = { 0 };
+		char err[256] = "";
+		threads_per_sm = cases[i].threads;
+		mallocs = module_loads = 0;
+		cr_assert_eq(inject_flush_init(&f, 0, cases[i].empty, err, sizeof(err)), 0, "%s", err);
+		const struct inject_flush_image *want = inject_flush_image(cases[i].empty,
+									    cases[i].per_sm);
+		cr_assert(want, "the build holds the image of (%d, %d)", cases[i].empty,
+			  cases[i].per_sm);
+		cr_assert_eq(loaded_image, want->bytes, "case %zu: its image loaded", i);
+		cr_assert_eq(module_loads, 1, "case %zu: once", i);
+		cr_assert_eq(mallocs, 0, "case %zu: no text made", i);
+		cr_assert_eq(f.per_sm, (unsigned)cases[i].per_sm);
+		cr_assert_eq(modules_held, 1);
+		inject_flush_finish(&f);
+		cr_assert_eq(modules_held, 0);
+	}
+}
+
+/* Two blocks of 1024 threads fit by the SM's thread count, but not by the occupancy query
+ * (registers): the two-block image is unloaded and the one-block image loaded. */
+Test(flush, the_one_block_image_follows_a_two_block_image_that_does_not_fit,
+     .init = stand_ins)
+{
+	size_t n;
+	images(&n);
+	images_on = true;
+	resident_blocks = 1;
+	struct inject_flush f = { 0 };
+	char err[256] = "";
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(module_loads, 2);
+	cr_assert_eq(module_unloads, 1);
+	cr_assert_eq(loaded_image, inject_flush_image(true, 1)->bytes);
+	cr_assert_eq(f.per_sm, 1);
+	inject_flush_finish(&f);
+	cr_assert_eq(modules_held, 0);
+}
+
+Test(flush, an_image_the_driver_refuses_falls_back_to_the_text, .init = stand_ins)
+{
+	size_t n;
+	images(&n);
+	images_on = true;
+	image_result = CUDA_ERROR_NO_BINARY_FOR_GPU;
+	struct inject_flush f = { 0 };
+	char err[256] = "";
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(module_loads, 2, "the image, then the text");
+	cr_assert(strstr(loaded, ".target sm_80") && strstr(loaded, ".minnctapersm 2"),
+		  "the text of the same flush");
+	cr_assert_eq(modules_held, 1, "the refused image holds nothing");
+	cr_assert_eq(f.per_sm, 2);
+	inject_flush_finish(&f);
+	cr_assert_eq(modules_held, 0);
+}
+
+/* Each image is of the text inject_flush_text makes in this build (FNV-1a of the text it was
+ * compiled from), and a fatbin (layout as CUDA 13's fatbinary writes it: a 16-byte header,
+ * magic, version, header size, then the bytes that follow; each entry a header of its own
+ * size with its kind at +0, 1 text and 2 cubin, its size at +8 after its header, and its
+ * architecture at +28) holding one cubin for each architecture it names and the text. The
+ * images cover every text inject_flush_init can ask for. */
+Test(flush, the_builds_images_are_of_this_librarys_texts, .init = stand_ins)
+{
+	size_t n;
+	const struct inject_flush_image *all = images(&n);
+	cr_assert_eq(n, 3, "the discarding flush for 2 and 1 blocks per SM, the plain one for 1");
+	cr_assert(inject_flush_image(true, 2) && inject_flush_image(true, 1) &&
+		  inject_flush_image(false, 1));
+	for (size_t i = 0; i < n; i++) {
+		const struct inject_flush_image *im = &all[i];
+		char *text = inject_flush_text(im->empty, im->per_sm);
+		cr_assert(text);
+		cr_assert_eq(fnv1a64(text), im->text_fnv1a, "image (%d, %d): of another text",
+			     im->empty, im->per_sm);
+		free(text);
+		const unsigned char *b = im->bytes;
+		cr_assert_eq(memcmp(b, fatbin_magic, 4), 0, "image (%d, %d): a fatbin", im->empty,
+			     im->per_sm);
+		size_t header = read_le(b + 6, 2), end = header + read_le(b + 8, 8);
+		cr_assert_leq(end, im->size, "image (%d, %d): its fatbin fits", im->empty,
+			      im->per_sm);
+		char archs[128] = "";
+		unsigned texts = 0;
+		for (size_t at = header; at < end;) {
+			unsigned kind = (unsigned)read_le(b + at, 2);
+			size_t entry = read_le(b + at + 4, 4), size = read_le(b + at + 8, 8);
+			unsigned arch = (unsigned)read_le(b + at + 28, 4);
+			cr_assert(kind == 1 || kind == 2, "image (%d, %d): entry of kind %u",
+				  im->empty, im->per_sm, kind);
+			if (kind == 1) {
+				texts++;
+				cr_assert_eq(arch, im->empty ? 80u : 70u, "the text's target");
+			} else {
+				snprintf(archs + strlen(archs), sizeof(archs) - strlen(archs),
+					 "%ssm_%u", archs[0] ? " " : "", arch);
+			}
+			cr_assert_gt(entry, 0);
+			at += entry + size;
+			cr_assert_leq(at, end, "image (%d, %d): entries end with the fatbin",
+				      im->empty, im->per_sm);
+		}
+		cr_assert_eq(texts, 1, "image (%d, %d): one text", im->empty, im->per_sm);
+		cr_assert_str_eq(archs, im->archs, "image (%d, %d): the cubins it names",
+				 im->empty, im->per_sm);
+		cr_assert(strstr(im->archs, "sm_90"), "an H100/H200 gets a cubin");
+	}
 }

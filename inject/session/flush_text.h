@@ -1,0 +1,31 @@
+/* inject/session/flush_text.h - the cache flush's kernel as PTX text (flush_text.c says how
+ * it evicts the SMs' instruction caches, sweeps the L2 and discards what it read), and the
+ * layout of the sink it shares with the host that launches it (flush.c). */
+#ifndef INJECT_FLUSH_TEXT_H
+#define INJECT_FLUSH_TEXT_H
+
+#include <stdbool.h>
+
+#define FLUSH_WARPS 32
+/* The sink: at +0 the fold's store (flush_ptx_check), at FLUSH_SINK_BARRIER the grid
+ * barrier's u64 count (flush_ptx_empty_tail), at FLUSH_SINK_ROUNDS the u32 rounds of code
+ * segments each warp runs (flush_ptx), from FLUSH_SINK_TICKETS each SM's u32 counter of
+ * segments taken, FLUSH_TICKETS of them: room for %smid up to 1023. */
+#define FLUSH_TICKETS 1024
+#define FLUSH_SINK_BARRIER 8
+#define FLUSH_SINK_ROUNDS 16
+#define FLUSH_SINK_TICKETS 32
+#define FLUSH_SINK_BYTES (FLUSH_SINK_TICKETS + 4 * FLUSH_TICKETS)
+_Static_assert(FLUSH_SINK_BARRIER >= 4 && FLUSH_SINK_BARRIER % 8 == 0 &&
+		       FLUSH_SINK_ROUNDS >= FLUSH_SINK_BARRIER + 8 &&
+		       FLUSH_SINK_TICKETS >= FLUSH_SINK_ROUNDS + 4,
+	       "nothing in the sink overlaps");
+_Static_assert(FLUSH_SINK_BARRIER == 8, "flush_ptx_empty_tail's barrier is at sink + 8");
+
+/* The kernel rangeprof_l2_flush(buf, words, sink[, discard_from]) for a flush that ends with
+ * the discard (empty: PTX 7.4, sm_80) or with the sweep (PTX 7.0, sm_70), its code spread
+ * over per_sm (1 or 2) blocks of FLUSH_WARPS warps per SM. malloc'ed; NULL when out of
+ * memory. */
+char *inject_flush_text(bool empty, int per_sm);
+
+#endif

@@ -156,8 +156,8 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	f->empty = empty;
 	f->discard_from = (bytes - FLUSH_DISCARD_HALVES * l2_bytes / 2) / 128;
 	/* per_sm blocks for every SM: all resident at once in a cooperative launch, placed as
-	 * the scheduler does in a plain one (flush_text.c, flush_ptx_head: every segment still runs on
-	 * every SM that runs a block). */
+	 * the scheduler does in a plain one (flush_text.c, flush_ptx_head: every segment still
+	 * runs on every SM that runs a block). */
 	f->per_sm = (unsigned)per_sm;
 	f->blocks = (unsigned)(sms > 0 ? sms : 132) * f->per_sm;
 	return 0;
@@ -167,14 +167,11 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 {
 	if (f->empty) {
 		void *args[] = { &f->buffer, &f->words, &f->sink, &f->discard_from };
-		/* The grid barrier counts from 0 (flush_text.c), and a cooperative launch
-		 * runs one round of segments (flush_text.c): both set on the stream of the
-		 * first launch, so that set-up waits for nothing. */
+		/* The grid barrier counts from 0 (flush_text.c), set on the stream of the first
+		 * launch, so that set-up waits for nothing. */
 		if (!f->barrier_cleared) {
 			if (rp_api.cuMemsetD8Async(f->sink, 0, FLUSH_SINK_BARRIER + 8, stream) !=
-				    CUDA_SUCCESS ||
-			    rp_api.cuMemsetD32Async(f->sink + FLUSH_SINK_ROUNDS, 1, 1, stream) !=
-				    CUDA_SUCCESS)
+			    CUDA_SUCCESS)
 				return RP_ERR_FLUSH;
 			f->barrier_cleared = true;
 		}
@@ -187,12 +184,9 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 		if (r != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE && r != CUDA_ERROR_NOT_SUPPORTED &&
 		    r != CUDA_ERROR_NOT_PERMITTED)
 			return RP_ERR_FLUSH;
-		/* Plain launches do not place per_sm blocks on every SM: each warp runs per_sm
-		 * rounds of segments from now on, so that an SM running any block runs every
-		 * segment (flush_text.c, flush_ptx_head). */
-		if (rp_api.cuMemsetD32Async(f->sink + FLUSH_SINK_ROUNDS, f->per_sm, 1, stream) !=
-		    CUDA_SUCCESS)
-			return RP_ERR_FLUSH;
+		/* Plain launches do not place per_sm blocks on every SM: with the discard_from
+		 * below, past the buffer's end, each warp runs per_sm rounds of segments, so that
+		 * an SM running any block runs every segment (flush_text.c, flush_ptx_head). */
 		f->empty = false;
 		f->limit = INJECT_FLUSH_REFUSED;
 		f->refused = r;
@@ -202,7 +196,8 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 			 "overwrite's DRAM writes by 2-3 %% against ncu's on an H200",
 			 collector_cu_error(r));
 	}
-	/* Past the last line: no barrier, no discard (the sweep-only text ignores it). */
+	/* Past the last line: no barrier, no discard, per_sm rounds (the sweep-only text
+	 * ignores it). */
 	unsigned long long nothing = f->words / 8;
 	void *args[] = { &f->buffer, &f->words, &f->sink, &nothing };
 	return rp_api.cuLaunchKernel(f->kernel, f->blocks, 1, 1, 32 * FLUSH_WARPS, 1, 1, 0, stream,

@@ -24,9 +24,9 @@ struct inject_flush {
 	CUmodule module;
 	CUfunction kernel;
 	CUdeviceptr buffer;          /* one L2's worth, 16-byte words */
-	CUdeviceptr sink;            /* the fold's store, the grid barrier, the rounds of code
-				      * segments and each SM's counter of segments taken, at
-				      * flush_text.h's FLUSH_SINK_* offsets */
+	CUdeviceptr sink;            /* the fold's store, the grid barrier and each SM's
+				      * counter of segments taken, at flush_text.h's
+				      * FLUSH_SINK_* offsets */
 	unsigned long long words;
 	unsigned long long discard_from; /* the first line the discard invalidates */
 	unsigned per_sm;                 /* blocks per SM the kernel's text is made for: 2, or
@@ -34,9 +34,7 @@ struct inject_flush {
 					  * launches cooperatively */
 	unsigned blocks;                 /* per_sm on every SM */
 	bool empty;                      /* sweep, then discard: the L2 left without valid lines */
-	bool barrier_cleared;            /* empty: its grid barrier's count set to 0, its
-					  * rounds to 1 (per_sm once a cooperative launch is
-					  * refused) */
+	bool barrier_cleared;            /* empty: its grid barrier's count set to 0 */
 	/* Why the flush does not leave the L2 empty, as a code (what measure.c decides on and
 	 * says once per device and code) and as words for the user; INJECT_FLUSH_EMPTIES and
 	 * "" when it does, or when only the sweep was asked for. */

@@ -8,17 +8,14 @@
 
 #define FLUSH_WARPS 32
 /* The sink: at +0 the fold's store (flush_ptx_check), at FLUSH_SINK_BARRIER the grid
- * barrier's u64 count (flush_ptx_empty_tail), at FLUSH_SINK_ROUNDS the u32 rounds of code
- * segments each warp runs (flush_ptx), from FLUSH_SINK_TICKETS each SM's u32 counter of
- * segments taken, FLUSH_TICKETS of them: room for %smid up to 1023. */
+ * barrier's u64 count (flush_ptx_empty_tail), from FLUSH_SINK_TICKETS each SM's u32 counter
+ * of segments taken, FLUSH_TICKETS of them: room for %smid up to 1023. */
 #define FLUSH_TICKETS 1024
 #define FLUSH_SINK_BARRIER 8
-#define FLUSH_SINK_ROUNDS 16
-#define FLUSH_SINK_TICKETS 32
+#define FLUSH_SINK_TICKETS 16
 #define FLUSH_SINK_BYTES (FLUSH_SINK_TICKETS + 4 * FLUSH_TICKETS)
 _Static_assert(FLUSH_SINK_BARRIER >= 4 && FLUSH_SINK_BARRIER % 8 == 0 &&
-		       FLUSH_SINK_ROUNDS >= FLUSH_SINK_BARRIER + 8 &&
-		       FLUSH_SINK_TICKETS >= FLUSH_SINK_ROUNDS + 4,
+		       FLUSH_SINK_TICKETS >= FLUSH_SINK_BARRIER + 8,
 	       "nothing in the sink overlaps");
 _Static_assert(FLUSH_SINK_BARRIER == 8, "flush_ptx_empty_tail's barrier is at sink + 8");
 

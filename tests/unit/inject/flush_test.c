@@ -69,7 +69,7 @@ static CUdeviceptr memset_at;
 static size_t memset_bytes;
 static unsigned long long discard_from_launched, discard_from_launched_plain;
 /* The calls queued on a stream, in order: 'b' the barrier's clear (cuMemsetD8Async), 'r'
- * the rounds set (cuMemsetD32Async), 'c' a cooperative launch (refused or not), 'p' a
+ * any cuMemsetD32Async (none since session 23), 'c' a cooperative launch (refused or not), 'p' a
  * plain launch. */
 static struct queued {
 	char what;
@@ -297,14 +297,9 @@ Test(flush, the_empty_flush_discards_the_whole_sweep_after_a_grid_barrier, .init
 	cr_assert_eq(memset_stream, stream);
 	cr_assert_eq(memset_at, f.sink);
 	cr_assert_eq(memset_bytes, 16, "the fold's word and the barrier's");
-	/* One round of segments, set with the barrier, before the first launch. */
-	cr_assert_eq(queued_n, 4);
-	cr_assert_eq(queued[1].what, 'r');
-	cr_assert_eq(queued[1].at, f.sink + 16);
-	cr_assert_eq(queued[1].value, 1);
-	cr_assert_eq(queued[1].n, 1);
-	cr_assert_eq(queued[1].stream, stream);
-	cr_assert(queued[2].what == 'c' && queued[3].what == 'c');
+	/* The barrier's clear, then the launches: nothing else in the sink is set. */
+	cr_assert_eq(queued_n, 3);
+	cr_assert(queued[0].what == 'b' && queued[1].what == 'c' && queued[2].what == 'c');
 	/* Buffer of one L2, 50 MB: all of it discarded, from line 0. */
 	cr_assert_eq(discard_from_launched, 0);
 	inject_flush_finish(&f);
@@ -351,7 +346,7 @@ static CUresult refusing_cooperative(CUfunction f, unsigned gx, unsigned gy, uns
 				    CUstream s, void **params)
 {
 	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem;
-	(void)params;
+	discard_from_launched = *(unsigned long long *)params[3];
 	cooperative_launches++;
 	queue('c', 0, 0, 0, s);
 	return refusal;
@@ -390,9 +385,10 @@ Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_
 
 /* The plain launches that follow a refusal place blocks as the scheduler does: each warp
  * of the two-block text then runs two rounds of segments (so that any SM that runs one
- * block runs all 64), set in the sink on the launch's stream before the first of them,
- * once. */
-Test(flush, a_refused_cooperative_launch_sets_the_rounds_before_the_plain_launch,
+ * block runs all 64), which their discard_from past the buffer's last line tells the text
+ * (a_plain_launch_runs_every_segment_on_every_sm_it_reaches); nothing is set in the sink
+ * but the barrier's clear, once, on the launch's stream. */
+Test(flush, a_refused_cooperative_launch_is_followed_by_plain_launches_past_the_buffer,
      .init = stand_ins)
 {
 	rp_api.cuLaunchCooperativeKernel = refusing_cooperative;
@@ -406,32 +402,30 @@ Test(flush, a_refused_cooperative_launch_sets_the_rounds_before_the_plain_launch
 		queued_n = 0;
 		cr_assert_eq(inject_flush_launch(&f, stream), 0);
 		cr_assert_eq(inject_flush_launch(&f, stream), 0);
-		const char order[] = "brcrpp";
+		const char order[] = "bcpp";
 		cr_assert_eq(queued_n, strlen(order));
 		for (unsigned i = 0; i < queued_n; i++) {
 			cr_assert_eq(queued[i].what, order[i], "call %u: %c, not %c", i, order[i],
 				     queued[i].what);
 			cr_assert_eq(queued[i].stream, stream, "call %u on the launch's stream", i);
 		}
-		cr_assert_eq(queued[1].value, 1, "one round for the cooperative launch");
-		cr_assert(queued[3].at == f.sink + 16 && queued[3].n == 1,
-			  "the rounds' word in the sink");
-		cr_assert_eq(queued[3].value, (unsigned)resident_blocks,
-			     "then per_sm rounds, before the plain launch");
+		cr_assert_geq(discard_from_launched_plain, f.words / 8,
+			      "the plain launch's discard_from past the buffer's last line");
 		inject_flush_finish(&f);
 	}
 	resident_blocks = 2;
 }
 
-/* The sink's layout (flush.c): the fold's store at +0, the barrier's u64 at +8, the rounds'
- * u32 at +16, each SM's u32 counter from +32; the texts use those offsets, and the
- * allocation holds the counters of %smid up to the mask, apart from the rest. */
-Test(flush, the_sink_holds_the_store_the_barrier_the_rounds_and_the_counters_apart,
-     .init = stand_ins)
+static unsigned count(const char *text, const char *word);
+
+/* The sink's layout (flush_text.h): the fold's store at +0, the barrier's u64 at +8, each
+ * SM's u32 counter from +16; the texts use those offsets, and the allocation holds the
+ * counters of %smid up to the mask, apart from the rest. */
+Test(flush, the_sink_holds_the_store_the_barrier_and_the_counters_apart, .init = stand_ins)
 {
-	cr_assert(FLUSH_SINK_BARRIER >= 4 && FLUSH_SINK_ROUNDS >= FLUSH_SINK_BARRIER + 8 &&
-		  FLUSH_SINK_TICKETS >= FLUSH_SINK_ROUNDS + 4, "store, barrier, rounds, counters");
-	cr_assert_eq(FLUSH_SINK_TICKETS, 32);
+	cr_assert(FLUSH_SINK_BARRIER >= 4 && FLUSH_SINK_TICKETS >= FLUSH_SINK_BARRIER + 8,
+		  "store, barrier, counters");
+	cr_assert_eq(FLUSH_SINK_TICKETS, 16);
 	struct inject_flush f = { 0 };
 	char err[256] = "", want[128];
 	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), 0, "%s", err);
@@ -446,15 +440,14 @@ Test(flush, the_sink_holds_the_store_the_barrier_the_rounds_and_the_counters_apa
 	cr_assert(strstr(loaded, want), "the counters' offset: %s", want);
 	snprintf(want, sizeof(want), "add.u64 %%rd12, %%rd3, %d;\n", FLUSH_SINK_BARRIER);
 	cr_assert(strstr(loaded, want), "the barrier's offset: %s", want);
-	snprintf(want, sizeof(want), "ld.global.cg.u32 %%r49, [%%rd3+%d];\n", FLUSH_SINK_ROUNDS);
-	cr_assert(strstr(loaded, want), "the rounds' offset: %s", want);
+	cr_assert_eq(count(loaded, "[%rd3"), 1, "the store is the text's only other use of the sink");
 	cr_assert(strstr(loaded, "st.global.u32 [%rd3], %r5;"), "the store at +0");
 	inject_flush_finish(&f);
 }
 
 /* The code segments: 64 warps per SM (two blocks of 32) share the 256 KB, 256 instructions
  * each, every warp's segment a ticket from its SM's counter (modulo 64) in the sink from
- * +32, then, for as many rounds as the sink says (at most 2), the segment 32 further; where
+ * +16, then, in a plain launch's second round, the segment 32 further; where
  * two blocks do not fit on an SM, the text is made again for one: 32 segments of 512, one
  * block per SM, one round. */
 static unsigned count(const char *text, const char *word)
@@ -496,11 +489,14 @@ Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init =
 			  strstr(loaded, "@%p3 atom.global.add.u32 %r15, [%rd25], 1;") &&
 			  strstr(loaded, "shfl.sync.idx.b32 %r15, %r15, 0, 31, -1;"),
 			  "a ticket per warp from its SM's counter");
-		cr_assert_geq(sink_bytes, 32 + 4 * 1024, "the counters, %smid up to 1023");
+		cr_assert_geq(sink_bytes, 16 + 4 * 1024, "the counters, %smid up to 1023");
 		if (fit == 2) {
-			cr_assert(strstr(loaded, "ld.global.cg.u32 %r49, [%rd3+16];\n"
-					 "  min.u32 %r49, %r49, 2;\nSEGS:\n"),
-				  "the rounds, at most 2, read before the dispatch");
+			cr_assert(strstr(loaded, "  ld.param.u64 %rd26, [discard_from];\n"
+					 "  shr.u64 %rd27, %rd2, 3;\n"
+					 "  setp.ge.u64 %p2, %rd26, %rd27;\n"
+					 "  selp.u32 %r49, 2, 1, %p2;\nSEGS:\n"),
+				  "2 rounds where discard_from is past the last line, else 1, "
+				  "before the dispatch");
 			cr_assert_eq(count(loaded, "  bra NEXT;\n"), 64, "every segment then NEXT");
 			cr_assert(strstr(loaded, "NEXT:\n  setp.le.u32 %p3, %r49, 1;\n"
 					 "  @%p3 bra SWEEP;\n  sub.u32 %r49, %r49, 1;\n"
@@ -515,23 +511,25 @@ Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init =
 }
 
 /* What the SM's warps run, as the two-block text's dispatch and NEXT compute it (figures
- * read from the text): the segments of warps tickets from start, rounds as set in the sink
- * (capped by the text). */
-static void run_tickets(const char *text, unsigned start, unsigned warps, unsigned set,
+ * read from the text): the segments of warps tickets from start, in the rounds the text
+ * gives a plain launch (one whose discard_from is past the buffer's last line) or a
+ * cooperative one. */
+static void run_tickets(const char *text, unsigned start, unsigned warps, bool plain,
 			unsigned *runs, unsigned segments)
 {
-	unsigned cap = 0, step = 0, modulo = 0, first = 0;
+	unsigned plain_rounds = 0, step = 0, modulo = 0, first = 0;
 	const char *next = strstr(text, "NEXT:\n");
 	cr_assert(next && sscanf(next, "NEXT:\n  setp.le.u32 %%p3, %%r49, 1;\n"
 				  "  @%%p3 bra SWEEP;\n  sub.u32 %%r49, %%r49, 1;\n"
 				  "  add.u32 %%r12, %%r12, %u;\n  rem.u32 %%r12, %%r12, %u;",
 				  &step, &modulo) == 2);
-	cr_assert(sscanf(strstr(text, "min.u32 %r49"), "min.u32 %%r49, %%r49, %u;", &cap) == 1);
+	cr_assert(sscanf(strstr(text, "selp.u32 %r49"), "selp.u32 %%r49, %u, 1, %%p2;",
+			 &plain_rounds) == 1);
 	cr_assert(sscanf(strstr(text, "rem.u32 %r12, %r15"), "rem.u32 %%r12, %%r15, %u;",
 			 &first) == 1);
 	cr_assert(first == segments && modulo == segments);
 	for (unsigned w = 0; w < warps; w++) {
-		unsigned segment = (start + w) % first, rounds = set < cap ? set : cap;
+		unsigned segment = (start + w) % first, rounds = plain ? plain_rounds : 1;
 		for (;;) {
 			runs[segment]++;
 			if (rounds <= 1)
@@ -542,9 +540,10 @@ static void run_tickets(const char *text, unsigned start, unsigned warps, unsign
 	}
 }
 
-/* Every segment runs on an SM that runs one block or more of a plain launch, with the
- * rounds a refused cooperative launch sets; a cooperative launch's two blocks per SM run
- * each once with one round. One block with one round would leave half unrun. */
+/* Every segment runs on an SM that runs one block or more of a plain launch, which follows
+ * a refused cooperative launch with its discard_from past the buffer; a cooperative
+ * launch's two blocks per SM run each once with one round. One block with one round would
+ * leave half unrun. */
 Test(flush, a_plain_launch_runs_every_segment_on_every_sm_it_reaches, .init = stand_ins)
 {
 	struct inject_flush f = { 0 };
@@ -554,24 +553,27 @@ Test(flush, a_plain_launch_runs_every_segment_on_every_sm_it_reaches, .init = st
 	rp_api.cuLaunchCooperativeKernel = refusing_cooperative;
 	refusal = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
-	cr_assert(queued_n >= 2 && queued[queued_n - 2].what == 'r' &&
-		  queued[queued_n - 1].what == 'p');
-	unsigned set = queued[queued_n - 2].value;   /* the rounds of the plain launches */
+	cr_assert(queued_n >= 1 && queued[queued_n - 1].what == 'p');
+	/* What the text compares discard_from with: the buffer's lines, words / 8. */
+	cr_assert(strstr(loaded, "shr.u64 %rd27, %rd2, 3;\n  setp.ge.u64 %p2, %rd26, %rd27;"));
+	bool plain = discard_from_launched_plain >= f.words / 8;
+	cr_assert(plain, "the plain launch passes a discard_from past the last line");
+	cr_assert_lt(discard_from_launched, f.words / 8, "the cooperative one does not");
 	const unsigned starts[] = { 0, 17, 63, 4294967290u }, warps[] = { 32, 33, 64, 96, 128 };
 	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
 		for (size_t j = 0; j < sizeof(warps) / sizeof(warps[0]); j++) {
 			unsigned runs[64] = { 0 };
-			run_tickets(loaded, starts[i], warps[j], set, runs, 64);
+			run_tickets(loaded, starts[i], warps[j], plain, runs, 64);
 			for (unsigned g = 0; g < 64; g++)
 				cr_assert_geq(runs[g], 1, "segment %u unrun: %u warps from %u", g,
 					      warps[j], starts[i]);
 		}
 		unsigned runs[64] = { 0 };
-		run_tickets(loaded, starts[i], 64, 1, runs, 64);
+		run_tickets(loaded, starts[i], 64, false, runs, 64);
 		for (unsigned g = 0; g < 64; g++)
 			cr_assert_eq(runs[g], 1, "cooperative: segment %u once", g);
 		memset(runs, 0, sizeof(runs));
-		run_tickets(loaded, starts[i], 32, 1, runs, 64);
+		run_tickets(loaded, starts[i], 32, false, runs, 64);
 		unsigned unrun = 0;
 		for (unsigned g = 0; g < 64; g++)
 			unrun += !runs[g];

@@ -113,6 +113,10 @@
 	  "--clock-control none")                                                          \
 	X(INJECT_REPORT_CONTEXT, "a context's flush or verifier cannot be set up; nothing " \
 	  "is measured in it", "free device memory")                                       \
+	X(INJECT_REPORT_FLUSH_IMAGE, "the driver refused the cache flush's compiled image " \
+	  "and compiled its text: a context's set-up is slower where the driver's cache "   \
+	  "does not hold it yet", "nothing for the results; a CUDA 13 driver (580 or "     \
+	  "later) takes the image")                                                        \
 	X(INJECT_REPORT_PROFILER, "the range profiler cannot be enabled in a context",     \
 	  "see the message; an rp_error code of common/error.h says what to do")           \
 	X(INJECT_REPORT_REPLAY_HANG, "a replay pass has not finished; the kernel may wait " \

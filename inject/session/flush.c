@@ -87,20 +87,22 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 	 * launches cooperatively gets one at once: a plain launch does not place per_sm blocks
 	 * on every SM, and one block's 32 warps run every segment of a one-block text wherever
 	 * it lands. So does a GPU whose SMs cannot hold per_sm blocks of 1024 threads, without
-	 * the JIT of a text the occupancy query would refuse (0.6-1.7 s for 700 KB of PTX on
-	 * a machine that has not compiled it yet: doc/measurements.md, "The flush"). */
+	 * the load (or the JIT: flush_image.h) of a text the occupancy query would refuse. */
 	int per_sm = FLUSH_BLOCKS_PER_SM;
 	if (!empty || threads < per_sm * 32 * FLUSH_WARPS)
 		per_sm = 1;
 	for (;;) {
-		/* The build's image first: the driver takes its cubin for this GPU where it
-		 * holds one, with no JIT (1.6-1.7 s in a machine's first process, ~5 ms from
-		 * the driver's cache after); the text where the build made none or the driver
-		 * refuses the image (flush_image.h). */
+		/* The build's image first, whose cubin for this GPU needs no JIT (flush_image.h
+		 * says what that spares); the text where the build made none or the driver
+		 * refuses the image (image_refused says so). */
 		const struct inject_flush_image *image = inject_flush_image(empty, per_sm);
 		r = image ? rp_api.cuModuleLoadData(&f->module, image->bytes) :
 			    CUDA_ERROR_NOT_FOUND;
+		if (image && r != CUDA_SUCCESS)
+			f->image_refused = r;
 		if (r != CUDA_SUCCESS) {
+			/* What the refusal left in f is not the driver's. */
+			f->module = NULL;
 			char *ptx = inject_flush_text(empty, per_sm);
 			if (!ptx) {
 				snprintf(err, err_size, "L2 flush: out of host memory");
@@ -116,8 +118,11 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		if (r != CUDA_SUCCESS ||
 		    (r = rp_api.cuModuleGetFunction(&f->kernel, f->module, "rangeprof_l2_flush")) !=
 			    CUDA_SUCCESS) {
-			snprintf(err, err_size, "L2 flush: loading the sweep kernel: %s",
-				 collector_cu_error(r));
+			int n = snprintf(err, err_size, "L2 flush: loading the sweep kernel: %s",
+					 collector_cu_error(r));
+			if (f->image_refused && n >= 0 && (size_t)n < err_size)
+				snprintf(err + n, err_size - (size_t)n, " (its compiled image: %s)",
+					 collector_cu_error(f->image_refused));
 			inject_flush_finish(f);
 			return RP_ERR_FAILED;
 		}

@@ -45,6 +45,9 @@ struct inject_flush {
 		INJECT_FLUSH_REFUSED,            /* the driver refused the cooperative launch */
 	} limit;
 	CUresult refused;                /* INJECT_FLUSH_REFUSED: the driver's error */
+	/* The driver's error for the build's compiled image (flush_image.h), whose text it
+	 * then compiled; CUDA_SUCCESS where it took the image or the build holds none. */
+	CUresult image_refused;
 	char notice[320];
 };
 

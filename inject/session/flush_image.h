@@ -1,12 +1,16 @@
 /* inject/session/flush_image.h - the cache flush's kernel compiled ahead by the build. For
- * each text flush_text.c makes that a GPU can load (a flush that discards or not, 1 or 2
- * blocks per SM), a fatbin: a cubin for each architecture the build compiled it for, and
- * the text itself. The driver loads the cubin that fits the GPU, with no JIT of the ~700 KB
- * of PTX (1.6-1.7 s in a machine's first process, ~5 ms from the driver's cache after:
- * doc/measurements.md, "The flush"), and compiles the fatbin's text where none fits.
+ * each text of flush_text.c that inject_flush_init can ask for (a flush that discards, for
+ * 2 or 1 blocks per SM; one that only sweeps, for 1), a fatbin: a cubin for each
+ * architecture the build compiled it for, and the text itself. The driver loads the cubin
+ * that fits the GPU, with no JIT of the ~700 KB of PTX, and compiles the fatbin's text
+ * where none fits. That JIT, with the hash kernel's small one, made the set-up's
+ * setup_context 731.5 to 1724.4 ms in a fresh machine's first process, and 4.1-10.7 ms
+ * from the driver's cache after (doc/measurements.md, "The flush", session 22).
  * scripts/flush_image.py makes them with the toolkit's ptxas and fatbinary where the build
- * finds both (meson option flush_image); a build without them holds none, and flush.c
- * loads the text. */
+ * finds them (meson option flush_image); a build without them holds none, and flush.c
+ * loads the text. CUDA 13's fatbinary compresses the images, which drivers before 580 do
+ * not read: there the driver refuses the image, flush.c loads the text, and session.c
+ * says so once (INJECT_REPORT_FLUSH_IMAGE). */
 #ifndef INJECT_FLUSH_IMAGE_H
 #define INJECT_FLUSH_IMAGE_H
 

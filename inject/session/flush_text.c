@@ -3,7 +3,8 @@
  * and compiled ahead by the build for the GPUs it knows (scripts/flush_image.py, through
  * scripts/flush_text_tool.c; flush_image.c holds what that made).
  * Calls: none (libc only).
- * Called by: flush.c (the text it loads where the build holds no image).
+ * Called by: flush.c (the text it loads where the build holds no image or the driver
+ * refuses it; the build's rp_flush_text writes the same texts to compile them ahead).
  * Lock: none (constant text; each text malloc'ed for its caller). */
 #include "inject/session/flush_text.h"
 

@@ -348,6 +348,15 @@ struct context_state *inject_session_context_ready(CUcontext ctx, int device, ui
 		int step = 1, rc = inject_flush_init(&c->flush, device, true, err, sizeof(err));
 		if (!rc) {
 			c->flush_ready = true;
+			if (c->flush.image_refused)
+				inject_output_report(INJECT_REPORT_FLUSH_IMAGE,
+						     INJECT_CONCERNS(INJECT_ON_DEVICE(device),
+								     .context = context_id,
+								     .detail = c->flush.image_refused),
+						     false, "the driver refused the cache flush's "
+						     "compiled image on device %d (%s) and compiled "
+						     "its text instead", device,
+						     collector_cu_error(c->flush.image_refused));
 			step = 2;
 			rc = mem_verifier_init(&c->verifier, device, err, sizeof(err));
 		}

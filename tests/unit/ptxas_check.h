@@ -1,6 +1,6 @@
 /* tests/unit/ptxas_check.h - whether a kernel's PTX text assembles, by the toolkit's ptxas
  * for an H100/H200 (sm_90). The flush's and the hash's kernels are PTX texts built at run
- * time (inject/session/flush.c, memory/verify.c); their unit tests otherwise only look for
+ * time (inject/session/flush_text.c, memory/verify.c); their unit tests otherwise only look for
  * words in them, and a text the driver cannot compile would leave every context unmeasured.
  * Header-only, for the tests that include it. */
 #ifndef RANGEPROF_TESTS_PTXAS_CHECK_H

@@ -732,7 +732,8 @@ int inject_flush_init(struct inject_flush *flush, int device, bool empty, char *
 {
 	(void)device, (void)err, (void)err_size;
 	*flush = (struct inject_flush){ .kernel = (CUfunction)(uintptr_t)0xf1, .blocks = 1,
-					.empty = empty && !fw.flush_notice };
+					.empty = empty && !fw.flush_notice,
+					.image_refused = fw.flush_image_refused };
 	if (fw.flush_notice) {
 		flush->limit = INJECT_FLUSH_NO_COOPERATIVE;
 		snprintf(flush->notice, sizeof(flush->notice), "%s", fw.flush_notice);

@@ -54,6 +54,7 @@ struct fake_world {
 	unsigned batch_sleep_ms;      /* each batch takes this long (--runs-time-budget) */
 	double (*value)(unsigned run, size_t metric);   /* run: over the whole test */
 	const char *flush_notice;     /* the flush's notice (it cannot discard), or NULL */
+	CUresult flush_image_refused; /* the driver's refusal of the flush's compiled image */
 	/* mem_reach_changed: range i of the reach was left as it was by the application's
 	 * launch when bit i is set (the first comparison of a measurement); a later one
 	 * finds the same, or every range changed when a replay changed more. */

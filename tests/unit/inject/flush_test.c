@@ -720,7 +720,8 @@ static void assert_nothing_held(const struct inject_flush *f, const char *why)
 {
 	cr_assert(!f->module && !f->kernel && !f->buffer && !f->sink && !f->words &&
 			  !f->discard_from && !f->blocks && !f->empty && !f->barrier_cleared &&
-			  f->limit == INJECT_FLUSH_EMPTIES && !f->refused && !f->notice[0],
+			  f->limit == INJECT_FLUSH_EMPTIES && !f->refused && !f->image_refused &&
+			  !f->notice[0],
 		  "%s: the flush zeroed", why);
 	cr_assert_eq(modules_held, 0, "%s: every loaded module unloaded", why);
 	cr_assert_eq(allocations_held, 0, "%s: every allocation freed", why);
@@ -790,8 +791,9 @@ Test(flush, a_failed_set_up_holds_nothing, .init = stand_ins)
  * a fitting cubin whose driver cannot take the fatbin's text either, a driver older than
  * the toolkit that made it) falls back to the text; and each image the build holds is of
  * the text this library makes, with a cubin for each architecture it names. Skipped in a
- * build that made no images (no ptxas or fatbinary: meson says "cache flush compiled
- * ahead: false"). */
+ * build that made no images (meson says "cache flush compiled ahead: no", or
+ * scripts/flush_image.py said why at build time); .ci/run's sanitizer build asks for them
+ * (-Dflush_image=enabled), so that CI runs these. */
 static const struct inject_flush_image *images(size_t *n)
 {
 	const struct inject_flush_image *all = inject_flush_images(n);
@@ -865,6 +867,31 @@ Test(flush, the_one_block_image_follows_a_two_block_image_that_does_not_fit,
 	cr_assert_eq(modules_held, 0);
 }
 
+/* The refused image's failure paths: what the refusal left in the flush is never unloaded
+ * (the text's memory then fails), and a text the driver refuses too is named with the
+ * image's error. */
+Test(flush, a_refused_image_then_a_failed_text_holds_nothing, .init = stand_ins)
+{
+	size_t n;
+	images(&n);
+	images_on = true;
+	image_result = CUDA_ERROR_NO_BINARY_FOR_GPU;
+	struct inject_flush f;
+	char err[256] = "";
+	junk(&f);
+	malloc_fails_at = 1;
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), RP_ERR_NO_MEMORY, "%s", err);
+	assert_nothing_held(&f, "image refused, no memory for the text");
+	junk(&f);
+	malloc_fails_at = 0;
+	mallocs = module_loads = 0;
+	load_fails_at = 2;
+	cr_assert_eq(inject_flush_init(&f, 0, true, err, sizeof(err)), RP_ERR_FAILED, "%s", err);
+	cr_assert(strstr(err, "L2 flush: loading the sweep kernel: CUDA_ERROR_OTHER (its compiled "
+			      "image: CUDA_ERROR_OTHER)"), "both errors named: %s", err);
+	assert_nothing_held(&f, "image and text refused");
+}
+
 Test(flush, an_image_the_driver_refuses_falls_back_to_the_text, .init = stand_ins)
 {
 	size_t n;
@@ -879,6 +906,7 @@ Test(flush, an_image_the_driver_refuses_falls_back_to_the_text, .init = stand_in
 		  "the text of the same flush");
 	cr_assert_eq(modules_held, 1, "the refused image holds nothing");
 	cr_assert_eq(f.per_sm, 2);
+	cr_assert_eq(f.image_refused, CUDA_ERROR_NO_BINARY_FOR_GPU, "the refusal kept for its report");
 	inject_flush_finish(&f);
 	cr_assert_eq(modules_held, 0);
 }

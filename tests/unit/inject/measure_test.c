@@ -81,6 +81,21 @@ Test(measure, a_flush_that_cannot_discard_is_said_once)
 	cr_assert_eq(fake_number(w, "concerns/device"), 0);
 }
 
+/* A compiled image of the flush the driver refused (its text was compiled instead, the
+ * JIT the image spares): one warning for the device, naming the driver's error, and every
+ * run still measured. */
+Test(measure, a_refused_flush_image_is_said_once_per_device)
+{
+	fw.flush_image_refused = CUDA_ERROR_NO_BINARY_FOR_GPU;
+	launch(0, 1);
+	launch(0, 2);
+	cr_assert_eq(fake_records("run"), 10);
+	cr_assert_eq(fake_messages("warning", "refused the cache flush's compiled image on "
+				   "device 0"), 1);
+	cJSON *w = fake_record("warning", 0);
+	cr_assert_eq(fake_number(w, "concerns/device"), 0);
+}
+
 /* Under --cache-control none no flush runs: nothing to say about one that cannot discard. */
 Test(measure, no_flush_no_word_about_its_discard)
 {

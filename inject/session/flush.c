@@ -190,8 +190,8 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 		    r != CUDA_ERROR_NOT_PERMITTED)
 			return RP_ERR_FLUSH;
 		/* Plain launches do not place per_sm blocks on every SM: with the discard_from
-		 * below, past the buffer's end, each warp runs per_sm rounds of segments, so that
-		 * an SM running any block runs every segment (flush_text.c, flush_ptx_head). */
+		 * below (FLUSH_PLAIN_LAUNCH) each warp runs per_sm rounds of segments, so that an
+		 * SM running any block runs every segment (flush_text.c, flush_ptx_head). */
 		f->empty = false;
 		f->limit = INJECT_FLUSH_REFUSED;
 		f->refused = r;
@@ -203,7 +203,7 @@ int inject_flush_launch(struct inject_flush *f, CUstream stream)
 	}
 	/* Past the last line: no barrier, no discard, per_sm rounds (the sweep-only text
 	 * ignores it). */
-	unsigned long long nothing = f->words / 8;
+	unsigned long long nothing = FLUSH_PLAIN_LAUNCH;
 	void *args[] = { &f->buffer, &f->words, &f->sink, &nothing };
 	return rp_api.cuLaunchKernel(f->kernel, f->blocks, 1, 1, 32 * FLUSH_WARPS, 1, 1, 0, stream,
 				     args, NULL) == CUDA_SUCCESS ? 0 : RP_ERR_FLUSH;

@@ -73,7 +73,7 @@ _Static_assert(FLUSH_SWEEP_UNROLL >= 1 && FLUSH_SWEEP_UNROLL <= 8, "1 to 8 loads
  *   plainly launched: 32 segments, and any SM that runs a block runs its 32 warps, so every
  *   segment, whatever the placement of the others;
  * - a text for two blocks per SM plainly launched (after a refused cooperative launch, whose
- *   plain launches pass a discard_from past the buffer's end: inject_flush_launch): each
+ *   plain launches pass discard_from FLUSH_PLAIN_LAUNCH: inject_flush_launch): each
  *   warp runs per_sm rounds, after its segment taking the segment 32 further, modulo the
  *   segments: any SM that runs a block (32 consecutive tickets) runs every segment. */
 static const char flush_ptx_head[] =
@@ -208,16 +208,15 @@ char *inject_flush_text(bool empty, int per_sm)
 				    per_sm > 1 ? ".minnctapersm 2\n" : "", FLUSH_TICKETS - 1,
 				    FLUSH_SINK_TICKETS, segments);
 	/* The rounds (%r49): 1 for a cooperative launch, per_sm for a plain one, told apart by
-	 * discard_from (past the buffer's last line in a plain launch) where the text
-	 * discards; a text that does not is only launched plainly. From the parameters, not
-	 * from memory: sessions 21-22 read them from the sink, and the flush measured 1.5 us
-	 * slower with that read (session 22, bench/NOTES.md). */
+	 * discard_from, FLUSH_PLAIN_LAUNCH in a plain launch, where the text discards; a text
+	 * that does not is only launched plainly. From the parameters, not from memory:
+	 * sessions 21-22 read them from the sink, and the flush measured 1.5 us slower with
+	 * that read (session 22, bench/NOTES.md). */
 	if (per_sm > 1 && empty)
 		n += (size_t)snprintf(ptx + n, cap - n, "  ld.param.u64 %%rd26, [discard_from];\n"
-				      "  shr.u64 %%rd27, %%rd2, 3;\n"
-				      "  setp.ge.u64 %%p2, %%rd26, %%rd27;\n"
+				      "  setp.eq.u64 %%p2, %%rd26, %#llx;\n"
 				      "  selp.u32 %%r49, %d, 1, %%p2;\n"
-				      "SEGS:\n", per_sm);
+				      "SEGS:\n", FLUSH_PLAIN_LAUNCH, per_sm);
 	else if (per_sm > 1)
 		n += (size_t)snprintf(ptx + n, cap - n, "  mov.u32 %%r49, %d;\nSEGS:\n", per_sm);
 	for (int w = 0; w < segments; w++)

@@ -18,6 +18,11 @@ _Static_assert(FLUSH_SINK_BARRIER >= 4 && FLUSH_SINK_BARRIER % 8 == 0 &&
 		       FLUSH_SINK_TICKETS >= FLUSH_SINK_BARRIER + 8,
 	       "nothing in the sink overlaps");
 _Static_assert(FLUSH_SINK_BARRIER == 8, "flush_ptx_empty_tail's barrier is at sink + 8");
+/* The discard_from of a plain launch of a discarding text (after a refused cooperative
+ * launch): past any buffer's last line, so no barrier and no discard, and per_sm rounds of
+ * code segments. A cooperative launch's is a line of the buffer, or its end where a build
+ * discards nothing (FLUSH_DISCARD_HALVES 0): one round either way. */
+#define FLUSH_PLAIN_LAUNCH 0xffffffffffffffffULL
 
 /* The kernel rangeprof_l2_flush(buf, words, sink[, discard_from]) for a flush that ends with
  * the discard (empty: PTX 7.4, sm_80) or with the sweep (PTX 7.0, sm_70), its code spread

@@ -369,7 +369,7 @@ Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_
 		refusal = refusals[i];
 		cr_assert_eq(inject_flush_launch(&f, NULL), 0, "refusal %d", refusals[i]);
 		cr_assert_eq(launches, 1, "the sweep launched plainly instead");
-		cr_assert_eq(discard_from_launched_plain, f.words / 8, "nothing to discard");
+		cr_assert_eq(discard_from_launched_plain, FLUSH_PLAIN_LAUNCH, "nothing to discard");
 		cr_assert(!f.empty);
 		cr_assert_eq(f.limit, INJECT_FLUSH_REFUSED);
 		cr_assert_eq(f.refused, refusals[i], "each refusal told apart by its error");
@@ -385,7 +385,7 @@ Test(flush, a_refused_cooperative_launch_falls_back_to_the_sweep, .init = stand_
 
 /* The plain launches that follow a refusal place blocks as the scheduler does: each warp
  * of the two-block text then runs two rounds of segments (so that any SM that runs one
- * block runs all 64), which their discard_from past the buffer's last line tells the text
+ * block runs all 64), which their discard_from (FLUSH_PLAIN_LAUNCH) tells the text
  * (a_plain_launch_runs_every_segment_on_every_sm_it_reaches); nothing is set in the sink
  * but the barrier's clear, once, on the launch's stream. */
 Test(flush, a_refused_cooperative_launch_is_followed_by_plain_launches_past_the_buffer,
@@ -409,8 +409,8 @@ Test(flush, a_refused_cooperative_launch_is_followed_by_plain_launches_past_the_
 				     queued[i].what);
 			cr_assert_eq(queued[i].stream, stream, "call %u on the launch's stream", i);
 		}
-		cr_assert_geq(discard_from_launched_plain, f.words / 8,
-			      "the plain launch's discard_from past the buffer's last line");
+		cr_assert_eq(discard_from_launched_plain, FLUSH_PLAIN_LAUNCH,
+			     "the plain launch's discard_from, past any buffer's last line");
 		inject_flush_finish(&f);
 	}
 	resident_blocks = 2;
@@ -492,11 +492,10 @@ Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init =
 		cr_assert_geq(sink_bytes, 16 + 4 * 1024, "the counters, %smid up to 1023");
 		if (fit == 2) {
 			cr_assert(strstr(loaded, "  ld.param.u64 %rd26, [discard_from];\n"
-					 "  shr.u64 %rd27, %rd2, 3;\n"
-					 "  setp.ge.u64 %p2, %rd26, %rd27;\n"
+					 "  setp.eq.u64 %p2, %rd26, 0xffffffffffffffff;\n"
 					 "  selp.u32 %r49, 2, 1, %p2;\nSEGS:\n"),
-				  "2 rounds where discard_from is past the last line, else 1, "
-				  "before the dispatch");
+				  "2 rounds where discard_from is a plain launch's, else 1, before "
+				  "the dispatch");
 			cr_assert_eq(count(loaded, "  bra NEXT;\n"), 64, "every segment then NEXT");
 			cr_assert(strstr(loaded, "NEXT:\n  setp.le.u32 %p3, %r49, 1;\n"
 					 "  @%p3 bra SWEEP;\n  sub.u32 %r49, %r49, 1;\n"
@@ -512,8 +511,7 @@ Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init =
 
 /* What the SM's warps run, as the two-block text's dispatch and NEXT compute it (figures
  * read from the text): the segments of warps tickets from start, in the rounds the text
- * gives a plain launch (one whose discard_from is past the buffer's last line) or a
- * cooperative one. */
+ * gives a plain launch (discard_from FLUSH_PLAIN_LAUNCH) or a cooperative one. */
 static void run_tickets(const char *text, unsigned start, unsigned warps, bool plain,
 			unsigned *runs, unsigned segments)
 {
@@ -541,7 +539,7 @@ static void run_tickets(const char *text, unsigned start, unsigned warps, bool p
 }
 
 /* Every segment runs on an SM that runs one block or more of a plain launch, which follows
- * a refused cooperative launch with its discard_from past the buffer; a cooperative
+ * a refused cooperative launch with its discard_from FLUSH_PLAIN_LAUNCH; a cooperative
  * launch's two blocks per SM run each once with one round. One block with one round would
  * leave half unrun. */
 Test(flush, a_plain_launch_runs_every_segment_on_every_sm_it_reaches, .init = stand_ins)
@@ -554,11 +552,13 @@ Test(flush, a_plain_launch_runs_every_segment_on_every_sm_it_reaches, .init = st
 	refusal = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 	cr_assert_eq(inject_flush_launch(&f, NULL), 0);
 	cr_assert(queued_n >= 1 && queued[queued_n - 1].what == 'p');
-	/* What the text compares discard_from with: the buffer's lines, words / 8. */
-	cr_assert(strstr(loaded, "shr.u64 %rd27, %rd2, 3;\n  setp.ge.u64 %p2, %rd26, %rd27;"));
-	bool plain = discard_from_launched_plain >= f.words / 8;
-	cr_assert(plain, "the plain launch passes a discard_from past the last line");
-	cr_assert_lt(discard_from_launched, f.words / 8, "the cooperative one does not");
+	/* What the text compares discard_from with: a plain launch's. */
+	char want[96];
+	snprintf(want, sizeof(want), "setp.eq.u64 %%p2, %%rd26, %#llx;", FLUSH_PLAIN_LAUNCH);
+	cr_assert(strstr(loaded, want), "%s", want);
+	bool plain = discard_from_launched_plain == FLUSH_PLAIN_LAUNCH;
+	cr_assert(plain, "the plain launch passes FLUSH_PLAIN_LAUNCH");
+	cr_assert_neq(discard_from_launched, FLUSH_PLAIN_LAUNCH, "the cooperative one does not");
 	const unsigned starts[] = { 0, 17, 63, 4294967290u }, warps[] = { 32, 33, 64, 96, 128 };
 	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
 		for (size_t j = 0; j < sizeof(warps) / sizeof(warps[0]); j++) {

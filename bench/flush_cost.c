@@ -22,6 +22,7 @@
 
 #include "collector/api.h"
 #include "inject/session/flush.h"
+#include "inject/session/flush_image.h"
 
 /* The flush's build parameters (bench/meson.build's variants set them; flush.c has the
  * defaults), printed with the result. */
@@ -92,10 +93,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t[2]);
-	for (int k = 0; k < 2; k++)
-		printf("set-up %-5s %8.1f ms\n", k ? "empty" : "plain",
+	for (int k = 0; k < 2; k++) {
+		struct inject_flush *f = k ? &empty : &plain;
+		printf("set-up %-5s %8.1f ms, kernel from %s%s\n", k ? "empty" : "plain",
 		       (double)(t[k + 1].tv_sec - t[k].tv_sec) * 1e3 +
-			       (double)(t[k + 1].tv_nsec - t[k].tv_nsec) / 1e6);
+			       (double)(t[k + 1].tv_nsec - t[k].tv_nsec) / 1e6,
+		       f->image_refused ? "the text, the image refused: " :
+		       inject_flush_image(f->empty, (int)f->per_sm) ? "the image" : "the text",
+		       f->image_refused ? collector_cu_error(f->image_refused) : "");
+	}
 	double *us[2] = { calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double)) };
 	if (!us[0] || !us[1])
 		return 1;

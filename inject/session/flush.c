@@ -96,6 +96,8 @@ int inject_flush_init(struct inject_flush *f, int device, bool empty, char *err,
 		 * says what that spares); the text where the build made none or the driver
 		 * refuses the image (image_refused says so). */
 		const struct inject_flush_image *image = inject_flush_image(empty, per_sm);
+		/* Of the module this pass loads (an earlier pass's was unloaded). */
+		f->image_refused = CUDA_SUCCESS;
 		r = image ? rp_api.cuModuleLoadData(&f->module, image->bytes) :
 			    CUDA_ERROR_NOT_FOUND;
 		if (image && r != CUDA_SUCCESS)

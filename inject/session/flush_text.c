@@ -154,7 +154,9 @@ static const char flush_ptx_plain_tail[] =
  * so no discarded line is read again; the count's increment is a release and its reads
  * acquires, as cooperative groups' grid sync does, so that the PTX memory model orders
  * every block's loads before any block's discards too. discard_from at or past the
- * buffer's end (a plain launch, once a cooperative one was refused) skips both. */
+ * buffer's end skips both: FLUSH_PLAIN_LAUNCH (a plain launch, once a cooperative one was
+ * refused, which the head's rounds read too), or the buffer's end in a cooperative launch
+ * of a build that discards nothing (FLUSH_DISCARD_HALVES 0). */
 static const char flush_ptx_empty_tail[] =
 	"  ld.param.u64 %rd16, [discard_from];\n"
 	"  shr.u64 %rd17, %rd2, 3;\n"

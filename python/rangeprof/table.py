@@ -112,7 +112,8 @@ def template(run):
         range_kernels, range_names = range_columns(rng)
         tmpl = _TEMPLATES[key] = _Template(dict(
             Annotation=get("nvtx_path") or "", Kernel=get("kernel", ""),
-            Workload=get("workload", "kernel"),
+            # null or missing: "kernel" (doc/records.md), as the columnar readers fill it.
+            Workload="kernel" if get("workload") is None else get("workload"),
             Graph=graph.get("id"), GraphNode=graph.get("node"),
             RangeKernels=range_kernels, RangeKernelNames=range_names,
             Runs=get("runs"), Launch=run.launch_id,

@@ -115,8 +115,8 @@
 	  "is measured in it", "free device memory")                                       \
 	X(INJECT_REPORT_FLUSH_IMAGE, "the driver refused the cache flush's compiled image " \
 	  "and compiled its text: a context's set-up is slower where the driver's cache "   \
-	  "does not hold it yet", "nothing for the results; a CUDA 13 driver (580 or "     \
-	  "later) takes the image")                                                        \
+	  "does not hold it yet", "nothing for the results; a driver as new as the CUDA "  \
+	  "toolkit that built rangeprof takes the image")                                  \
 	X(INJECT_REPORT_PROFILER, "the range profiler cannot be enabled in a context",     \
 	  "see the message; an rp_error code of common/error.h says what to do")           \
 	X(INJECT_REPORT_REPLAY_HANG, "a replay pass has not finished; the kernel may wait " \

@@ -8,9 +8,9 @@
  * from the driver's cache after (doc/measurements.md, "The flush", session 22).
  * scripts/flush_image.py makes them with the toolkit's ptxas and fatbinary where the build
  * finds them (meson option flush_image); a build without them holds none, and flush.c
- * loads the text. CUDA 13's fatbinary compresses the images, which drivers before 580 do
- * not read: there the driver refuses the image, flush.c loads the text, and session.c
- * says so once (INJECT_REPORT_FLUSH_IMAGE). */
+ * loads the text. A driver older than the toolkit that made them may not read them (CUDA
+ * 13's fatbinary compresses them): it refuses the image, flush.c loads the text, and
+ * session.c says so once (INJECT_REPORT_FLUSH_IMAGE). */
 #ifndef INJECT_FLUSH_IMAGE_H
 #define INJECT_FLUSH_IMAGE_H
 

@@ -212,8 +212,9 @@ char *inject_flush_text(bool empty, int per_sm)
 	/* The rounds (%r49): 1 for a cooperative launch, per_sm for a plain one, told apart by
 	 * discard_from, FLUSH_PLAIN_LAUNCH in a plain launch, where the text discards; a text
 	 * that does not is only launched plainly. From the parameters, not from memory:
-	 * sessions 21-22 read them from the sink, and the flush measured 1.5 us slower with
-	 * that read (session 22, bench/NOTES.md). */
+	 * session 22 read them from the sink, before any segment, from a line the previous
+	 * flush had swept, and its fixes that brought the read cost 1.5 us a flush, not split
+	 * between the read and the loop back (bench/NOTES.md, sessions 22 and 23). */
 	if (per_sm > 1 && empty)
 		n += (size_t)snprintf(ptx + n, cap - n, "  ld.param.u64 %%rd26, [discard_from];\n"
 				      "  setp.eq.u64 %%p2, %%rd26, %#llx;\n"

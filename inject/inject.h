@@ -175,12 +175,13 @@ void inject_session_prepare_host(int device);
  * (graph_measure.c) calls it around its checkpoint: a copy freed or grown while the checkpoint
  * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */
 void inject_session_drop_backups(CUcontext ctx);
-/* The application is about to allocate (an allocation call's ENTER, any thread): saved
- * copies kept over 256 MiB for the next measurement are freed first, without waiting for
- * the replay lock. Copies a measurement is using meanwhile are not kept ones: they stay
- * until its end, as before. Nothing is freed while a stream capture is under way. Costs
- * an atomic load when nothing is kept. */
-void inject_session_allocation_coming(void);
+/* The application is about to allocate bytes (an allocation call's ENTER, any thread;
+ * SIZE_MAX where the call does not say): saved copies kept over 256 MiB for the next
+ * measurement are freed first, without waiting for the replay lock, if the allocation
+ * would leave their device less than a quarter of its memory free. Copies a measurement
+ * is using meanwhile are not kept ones: they stay until its end, as before. Nothing is
+ * freed while a stream capture is under way. Costs an atomic load when nothing is kept. */
+void inject_session_allocation_coming(size_t bytes);
 /* What the measuring files need from launch.c, which takes the replay lock: let_go(device, as an
  * intptr_t) is called on a device lock's watcher thread when another process rings for
  * the profiling hardware, and must call inject_session_let_go with the replay lock held;

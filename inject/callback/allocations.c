@@ -7,6 +7,7 @@
 #include "inject/callback/allocations.h"
 
 #include <cuda.h>
+#include <stdint.h>
 
 #include "collector/api.h"
 #include "memory/memory.h"
@@ -65,20 +66,37 @@ static void track_whole_allocation(CUdeviceptr p)
 		mem_track_add(base, size);
 }
 
-bool inject_allocations_take_memory(CUpti_CallbackId cbid)
+bool inject_allocations_take_memory(CUpti_CallbackId cbid, const void *params, size_t *bytes)
 {
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2:
+		*bytes = ((const cuMemAlloc_v2_params *)params)->bytesize;
+		return true;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2: {
+		/* The pitch is the driver's to choose: at least the width. */
+		const cuMemAllocPitch_v2_params *a = params;
+		*bytes = a->Height && a->WidthInBytes > SIZE_MAX / a->Height ?
+				 SIZE_MAX : a->WidthInBytes * a->Height;
+		return true;
+	}
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
+		*bytes = ((const cuMemAllocManaged_params *)params)->bytesize;
+		return true;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz:
+		*bytes = ((const cuMemAllocAsync_params *)params)->bytesize;
+		return true;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz:
+		*bytes = ((const cuMemAllocFromPoolAsync_params *)params)->bytesize;
+		return true;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
+		*bytes = ((const cuMemCreate_params *)params)->size;
+		return true;
 	case CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate:
+		*bytes = SIZE_MAX;
 		return true;
 	default:
 		return false;

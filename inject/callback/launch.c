@@ -566,10 +566,12 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		return;
 	default:
 		/* The application is about to allocate: saved copies kept for the next
-		 * measurement go first (session.c). Their frees are rangeprof's own calls. */
-		if (inject_allocations_take_memory(cbid)) {
+		 * measurement go first where it would leave the device short (session.c).
+		 * Their frees are rangeprof's own calls. */
+		size_t bytes = 0;
+		if (inject_allocations_take_memory(cbid, cb->functionParams, &bytes)) {
 			inside_replay = true;
-			inject_session_allocation_coming();
+			inject_session_allocation_coming(bytes);
 			inside_replay = false;
 			return;
 		}

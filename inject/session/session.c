@@ -78,7 +78,7 @@ void inject_session_held_at(const char *func, const char *file, int line)
  * (~1 ms each time; doc/measurements.md, "Cost at the physical floor"). Each copy of up
  * to BACKUP_KEEP_BYTES stays always, as before. Larger device copies stay too, in one
  * context at a time (backups_holder) and only while the device has a quarter of its
- * memory free; the application's next allocation frees them first
+ * memory free; an allocation of the application's that would leave less frees them first
  * (inject_session_allocation_coming). Pinned host copies over BACKUP_KEEP_BYTES are freed
  * at each measurement's end: host allocations do not free them.
  * A measurement checks its context's copies out at its start (inject_session_use_backups:
@@ -532,53 +532,62 @@ void inject_session_drop_backups(CUcontext ctx)
 	}
 }
 
-/* The holder's copies beyond BACKUP_KEEP_BYTES freed; the kept copies' lock held. In the
- * holder's own context (the thread may have another current: an allocation's, or none),
- * and in relaxed capture mode, so that the frees never invalidate a capture another
- * thread has under way (as early.c's set-up). */
-static void give_back_held(void)
+/* Whether c's device keeps a quarter of its memory free after bytes more are taken;
+ * asked in c's own context, the one whose device the copies are on. */
+static bool device_roomy(const struct context_state *c, size_t bytes)
+{
+	CUcontext current = NULL;
+	size_t free_bytes = 0, total_bytes = 0;
+	return rp_api.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == c->ctx &&
+	       rp_api.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS &&
+	       free_bytes >= bytes && free_bytes - bytes >= total_bytes / 4;
+}
+
+/* The holder's copies beyond BACKUP_KEEP_BYTES freed, unless its device stays roomy after
+ * bytes_coming more are taken (SIZE_MAX: freed in any case); the kept copies' lock held.
+ * In the holder's own context (the thread may have another current: an allocation's, or
+ * none), and in relaxed capture mode, so that the frees never invalidate a capture
+ * another thread has under way (as early.c's set-up). An allocation that leaves the
+ * device roomy frees nothing: cuMemFree waits for the whole device, which an allocation
+ * does not (cuMemAllocAsync never blocks), and a kernel that waits for the host to go on
+ * would wait for ever. The holder is cleared after the frees, not before:
+ * inject_session_use_backups waits for them through the lock. */
+static void give_back_held(size_t bytes_coming)
 {
 	rp_lock_held(&backups_lock);
 	struct context_state *c = backups_holder;
-	backups_holder = NULL;
-	atomic_store(&backups_held, false);
 	if (!c)
 		return;
 	CUcontext previous = NULL;
 	bool switched = rp_api.cuCtxGetCurrent(&previous) == CUDA_SUCCESS && previous != c->ctx &&
 			rp_api.cuCtxSetCurrent(c->ctx) == CUDA_SUCCESS;
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	bool relaxed = rp_api.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
-	mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
-	mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
-	if (relaxed)
-		rp_api.cuThreadExchangeStreamCaptureMode(&mode);
+	if (bytes_coming == SIZE_MAX || !device_roomy(c, bytes_coming)) {
+		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+		bool relaxed = rp_api.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+		mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
+		mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
+		if (relaxed)
+			rp_api.cuThreadExchangeStreamCaptureMode(&mode);
+		backups_holder = NULL;
+		atomic_store(&backups_held, false);
+	}
 	if (switched)
 		rp_api.cuCtxSetCurrent(previous);
 }
 
+/* Always through the lock: an allocating thread frees the holder's copies under it, for
+ * the frees' time (cuMemFree waits for the device), and c's measurement must not save
+ * into copies being freed. backups_held alone would tell only while give_back_held
+ * clears it after its frees (it once cleared it before them). Once a measurement. */
 void inject_session_use_backups(struct context_state *c)
 {
 	INJECT_REPLAY_HELD();
-	if (!atomic_load(&backups_held))
-		return;
 	rp_lock(&backups_lock);
 	if (backups_holder == c) {
 		backups_holder = NULL;
 		atomic_store(&backups_held, false);
 	}
 	rp_unlock(&backups_lock);
-}
-
-/* Whether the device has a quarter of its memory free; asked in c's own context, the one
- * whose device the copies are on. */
-static bool device_roomy(const struct context_state *c)
-{
-	CUcontext current = NULL;
-	size_t free_bytes = 0, total_bytes = 0;
-	return rp_api.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == c->ctx &&
-	       rp_api.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS &&
-	       free_bytes >= total_bytes / 4;
 }
 
 void inject_session_keep_backups(struct context_state *c)
@@ -591,14 +600,14 @@ void inject_session_keep_backups(struct context_state *c)
 	if (c->inputs.device_size <= BACKUP_KEEP_BYTES &&
 	    c->result.device_size <= BACKUP_KEEP_BYTES)
 		return;
-	if (!device_roomy(c)) {
+	if (!device_roomy(c, 0)) {
 		mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
 		mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
 		return;
 	}
 	rp_lock(&backups_lock);
 	if (backups_holder != c)
-		give_back_held();
+		give_back_held(SIZE_MAX); /* one holder at a time */
 	backups_holder = c;
 	atomic_store(&backups_held, true);
 	rp_unlock(&backups_lock);
@@ -612,7 +621,7 @@ void inject_session_trim_backups(struct context_state *c)
 	mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
 }
 
-void inject_session_allocation_coming(void)
+void inject_session_allocation_coming(size_t bytes)
 {
 	/* Not under a stream capture anywhere: left for the next allocation (relaxed mode
 	 * allows the frees, but a capture is no time for a device-wide wait). */
@@ -620,7 +629,7 @@ void inject_session_allocation_coming(void)
 	    inject_captures_under_way())
 		return;
 	rp_lock(&backups_lock);
-	give_back_held();
+	give_back_held(bytes);
 	rp_unlock(&backups_lock);
 }
 

@@ -585,6 +585,8 @@ int mem_save(struct mem_backup *b, const struct mem_reach *reach, CUstream strea
 	     size_t err_size)
 {
 	(void)stream, (void)err, (void)err_size;
+	if (atomic_load(&fw.frees_under_way))
+		atomic_fetch_add(&fw.saves_beside_a_free, 1);
 	struct context_state *c = current_state();
 	if (c && b == &c->inputs)
 		fw.saves_inputs++;
@@ -639,6 +641,13 @@ void mem_backup_trim(struct mem_backup *b, size_t keep)
 		else
 			fw.backups_freed++;
 		fw.backups_freed_relaxed += capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED;
+		if (fw.free_sleep_ms) {
+			atomic_fetch_add(&fw.frees_under_way, 1);
+			nanosleep(&(struct timespec){ fw.free_sleep_ms / 1000,
+						      (long)(fw.free_sleep_ms % 1000) * 1000000L },
+				  NULL);
+			atomic_fetch_sub(&fw.frees_under_way, 1);
+		}
 		*b = (struct mem_backup){ 0 };
 	}
 }

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 #include <cuda.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -81,6 +82,12 @@ struct fake_world {
 	unsigned frees_queued;            /* and those copies freed */
 	unsigned backups_freed;           /* mem_backup_trim freeing the inputs' or result's */
 	unsigned backups_freed_relaxed;   /* of those, in relaxed stream capture mode */
+	/* Each such free takes this long, on whichever thread frees (cuMemFree waits for the
+	 * device); frees_under_way counts those in progress, and saves_beside_a_free the
+	 * mem_save calls made meanwhile (a copy written while another thread frees it). */
+	unsigned free_sleep_ms;
+	atomic_uint frees_under_way;
+	atomic_uint saves_beside_a_free;
 	bool capture_under_way;           /* inject_captures_under_way() */
 	unsigned restores_other;          /* mem_restore from another backup (those parts) */
 	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */

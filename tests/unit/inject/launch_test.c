@@ -249,7 +249,7 @@ Test(launch, a_first_launch_holds_the_replay_lock_from_its_enter_to_its_exit)
 	cr_assert_str_eq(fake_string(fake_record("summary", 0), "save/strategy"), "reach");
 }
 
-Test(launch, an_allocations_enter_frees_the_copies_kept_beyond_256_mib_and_a_free_does_not)
+Test(launch, an_allocations_enter_that_would_leave_the_device_short_frees_the_kept_copies)
 {
 	configure();
 	fw.range_bytes = (size_t)300 << 20;
@@ -259,7 +259,11 @@ Test(launch, an_allocations_enter_frees_the_copies_kept_beyond_256_mib_and_a_fre
 	cuMemFree_v2_params freed = { 0 };
 	driver(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, CUPTI_API_ENTER, &freed, CUDA_SUCCESS, NULL);
 	cr_assert_eq(fw.backups_freed, 0, "a free takes no memory");
-	cuMemAlloc_v2_params alloc = { 0 };
+	/* The size is read from the call's parameters: a small one leaves the device roomy. */
+	cuMemAlloc_v2_params alloc = { .bytesize = 4096 };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_ENTER, &alloc, CUDA_SUCCESS, NULL);
+	cr_assert_eq(fw.backups_freed, 0, "4096 bytes leave the device a quarter free");
+	alloc.bytesize = fw.mem_total;
 	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_ENTER, &alloc, CUDA_SUCCESS, NULL);
 	cr_assert_eq(fw.backups_freed, 2, "both freed before the application's allocation");
 	cr_assert(replay_lock_free(), "and the replay lock let go");

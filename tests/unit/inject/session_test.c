@@ -330,19 +330,28 @@ static const struct mem_backup *inputs_of(CUcontext ctx)
 }
 
 /* The application allocating on a thread of its own, as a PyTorch tensor's cuMemAlloc
- * while the test's thread holds (or has let go of) the replay lock. */
-static void *allocate_on_another_thread(void *unused)
+ * while the test's thread holds (or has let go of) the replay lock: the bytes in *arg
+ * (SIZE_MAX: a call that does not say, as an array's). */
+static void *allocate_on_another_thread(void *arg)
 {
-	(void)unused;
-	inject_session_allocation_coming();
+	inject_session_allocation_coming(*(const size_t *)arg);
 	return NULL;
+}
+
+/* Unless a test says otherwise, an allocation of more than a quarter of the stand-in
+ * device (all of it free): one that leaves it short, so that the kept copies go. */
+static size_t allocating = SIZE_MAX;
+
+static void allocate_bytes_from_another_thread(size_t bytes)
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, allocate_on_another_thread, &bytes), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
 }
 
 static void allocate_from_another_thread(void)
 {
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, allocate_on_another_thread, NULL), 0);
-	cr_assert_eq(pthread_join(t, NULL), 0);
+	allocate_bytes_from_another_thread(fw.mem_total / 4 * 3 + 1);
 }
 
 #define BIG_RANGE ((size_t)300 << 20) /* one range over the 256 MiB always kept */
@@ -375,6 +384,65 @@ Test(session, the_applications_allocation_frees_the_kept_copies_first)
 	allocate_from_another_thread();
 	inject_session_lock();
 	cr_assert_eq(fw.backups_freed, 2);
+}
+
+/* An allocating thread frees the kept copies with the replay lock free (a device-wide
+ * wait, milliseconds or more): the context's next measurement must wait for those frees
+ * to end before it saves into the same copies, not find them no holder's already and write
+ * into memory being freed (the review of session 24). */
+/* The kept copies cost the application nothing until it runs short: an allocation that
+ * leaves the device a quarter free frees none of them (cuMemFree would wait for the whole
+ * device inside a call that does not, and cuMemAllocAsync never blocks); one that would
+ * leave less, or whose size the call does not say, frees them first. */
+Test(session, an_allocation_that_leaves_a_quarter_free_keeps_the_copies)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	fw.mem_free = fw.mem_total / 2;
+	launch_in(a, 0, 1);
+	inject_session_unlock();
+	allocate_bytes_from_another_thread(fw.mem_total / 4);
+	inject_session_lock();
+	cr_assert_eq(fw.backups_freed, 0, "half free less a quarter: still a quarter");
+	cr_assert_eq(inputs_of(a)->device_size, BIG_RANGE);
+	inject_session_unlock();
+	allocate_bytes_from_another_thread(fw.mem_total / 4 + 1);
+	inject_session_lock();
+	cr_assert_eq(fw.backups_freed, 2, "one byte more and the device would run short");
+	cr_assert_eq(inputs_of(a)->device_size, 0);
+	/* Kept again by the next launch; an array's size is not said: freed. */
+	launch_in(a, 0, 2);
+	cr_assert_eq(inputs_of(a)->device_size, BIG_RANGE);
+	unsigned freed = fw.backups_freed;
+	inject_session_unlock();
+	allocate_bytes_from_another_thread(SIZE_MAX);
+	inject_session_lock();
+	cr_assert_gt(fw.backups_freed, freed);
+	cr_assert_eq(inputs_of(a)->device_size, 0);
+	/* The context the thread had current is its own again after the question. */
+	cr_assert_eq(fw.current, a);
+}
+
+Test(session, a_measurement_waits_for_the_kept_copies_being_freed_by_an_allocation)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	fw.free_sleep_ms = 200;
+	inject_session_unlock();
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, allocate_on_another_thread, &allocating), 0);
+	for (int i = 0; i < 2000 && !atomic_load(&fw.frees_under_way); i++)
+		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	cr_assert(atomic_load(&fw.frees_under_way), "the allocating thread is freeing them");
+	inject_session_lock();
+	launch_in(a, 0, 2);
+	inject_session_unlock();
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	inject_session_lock();
+	cr_assert_eq(fake_records("summary"), 2);
+	cr_assert_eq(atomic_load(&fw.saves_beside_a_free), 0,
+		     "a copy saved while the allocating thread still freed it");
 }
 
 Test(session, copies_up_to_256_mib_are_kept_whatever_the_application_allocates)

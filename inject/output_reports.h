@@ -115,8 +115,9 @@
 	  "is measured in it", "free device memory")                                       \
 	X(INJECT_REPORT_FLUSH_IMAGE, "the driver refused the cache flush's compiled image " \
 	  "and compiled its text: a context's set-up is slower where the driver's cache "   \
-	  "does not hold it yet", "nothing for the results; a driver as new as the CUDA "  \
-	  "toolkit that built rangeprof takes the image")                                  \
+	  "does not hold it yet", "nothing for the results; where the error says the "     \
+	  "image cannot be read (CUDA_ERROR_INVALID_IMAGE, _NO_BINARY_FOR_GPU), a driver " \
+	  "as new as the CUDA toolkit that built rangeprof takes it")                      \
 	X(INJECT_REPORT_PROFILER, "the range profiler cannot be enabled in a context",     \
 	  "see the message; an rp_error code of common/error.h says what to do")           \
 	X(INJECT_REPORT_REPLAY_HANG, "a replay pass has not finished; the kernel may wait " \

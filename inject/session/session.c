@@ -349,9 +349,10 @@ struct context_state *inject_session_context_ready(CUcontext ctx, int device, ui
 		if (!rc) {
 			c->flush_ready = true;
 			if (c->flush.image_refused)
+				/* Once per device and error: every context of the device
+				 * meets the same driver. */
 				inject_output_report(INJECT_REPORT_FLUSH_IMAGE,
 						     INJECT_CONCERNS(INJECT_ON_DEVICE(device),
-								     .context = context_id,
 								     .detail = c->flush.image_refused),
 						     false, "the driver refused the cache flush's "
 						     "compiled image on device %d (%s) and compiled "

@@ -22,9 +22,9 @@ def tool(path, body):
     return path
 
 
-def toolkit(tmp_path, archs, ptxas_fails=False):
+def toolkit(tmp_path, archs, ptxas_fails=False, fatbinary_notice=""):
     """A bin/ with a ptxas whose --help lists archs, and a fatbinary beside it that writes
-    a fatbin's magic and the images it was given."""
+    a fatbin's magic and the images it was given (and fatbinary_notice on stderr)."""
     bin_ = tmp_path / "bin"
     bin_.mkdir()
     listed = ",".join("'sm_%d'" % a for a in archs)
@@ -37,6 +37,7 @@ while [ $# -gt 0 ]; do [ "$1" = -o ] && {{ echo cubin > "$2"; }}; shift; done
 out=; images=
 for a in "$@"; do case $a in --create=*) out=${{a#--create=}} ;; --image3=*) images="$images $a" ;; esac; done
 printf '{MAGIC}' > "$out"; echo "$images" >> "$out"
+{f"echo '{fatbinary_notice}' >&2" if fatbinary_notice else ""}
 """)
     text = tool(tmp_path / "rp_flush_text", 'echo ".version 7.4 // $1 $2" > "$3"\n')
     return bin_ / "ptxas", text
@@ -112,3 +113,13 @@ def test_a_toolkit_that_cannot_make_them_leaves_none_or_stops_where_required(
     r = run(ptxas, text, out, "--required")
     assert r.returncode != 0 and why in r.stderr, r.stdout + r.stderr
     assert not out.exists()
+
+
+def test_a_tool_that_succeeds_with_a_notice_keeps_the_images_and_shows_it(tmp_path):
+    ptxas, text = toolkit(tmp_path, [80, 90],
+                          fatbinary_notice="fatbinary info : compressed with zstd")
+    out = tmp_path / "h.h"
+    r = run(ptxas, text, out, "--required")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "fatbinary: fatbinary info : compressed with zstd" in r.stdout
+    assert len(entries(out.read_text())) == 3

@@ -83,13 +83,15 @@ Test(measure, a_flush_that_cannot_discard_is_said_once)
 
 /* A compiled image of the flush the driver refused (its text was compiled instead, the
  * JIT the image spares): one warning for the device, naming the driver's error, and every
- * run still measured. */
+ * run still measured, also in a second context of the device (the same driver). */
 Test(measure, a_refused_flush_image_is_said_once_per_device)
 {
 	fw.flush_image_refused = CUDA_ERROR_NO_BINARY_FOR_GPU;
 	launch(0, 1);
 	launch(0, 2);
-	cr_assert_eq(fake_records("run"), 10);
+	fw.current = fake_context(1);
+	launch(0, 3);
+	cr_assert_eq(fake_records("run"), 15);
 	cr_assert_eq(fake_messages("warning", "refused the cache flush's compiled image on "
 				   "device 0"), 1);
 	cJSON *w = fake_record("warning", 0);

@@ -33,6 +33,9 @@ static const CUpti_CallbackId memory_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate,
+	/* Not an allocation, but an application may size what it allocates next from it (a
+	 * KV cache from the free memory): the kept copies go before it looks. */
+	CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
 	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
@@ -96,6 +99,7 @@ bool inject_allocations_take_memory(CUpti_CallbackId cbid, const void *params, s
 	case CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2:  /* what comes next is not known */
 		*bytes = SIZE_MAX;
 		return true;
 	default:
@@ -170,6 +174,8 @@ bool inject_allocations_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData 
 	case CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate:
 		return true; /* tracked where mapped (cuMemMap), or not reachable as a range */
+	case CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2:
+		return true; /* only its ENTER matters (take_memory) */
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
 		if (ok)
 			mem_track_remove(((const cuMemFree_v2_params *)p)->dptr);

@@ -115,6 +115,10 @@ Test(allocations, an_allocations_enter_says_the_bytes_it_asks_for)
 	cr_assert(inject_allocations_take_memory(CUPTI_DRIVER_TRACE_CBID_cuArrayCreate_v2, &array,
 						 &bytes));
 	cr_assert_eq(bytes, SIZE_MAX, "an array's size is its format's: not said");
+	cuMemGetInfo_v2_params info = { 0 };
+	cr_assert(inject_allocations_take_memory(CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2, &info,
+						 &bytes));
+	cr_assert_eq(bytes, SIZE_MAX, "the application may size what it takes from the answer");
 	bytes = 1;
 	cuMemFree_v2_params freed = { 0 };
 	cr_assert_not(inject_allocations_take_memory(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &freed,

@@ -269,6 +269,23 @@ Test(launch, an_allocations_enter_that_would_leave_the_device_short_frees_the_ke
 	cr_assert(replay_lock_free(), "and the replay lock let go");
 }
 
+/* An application that sizes its memory from the free bytes (a KV cache) sees none of them
+ * held by rangeprof's kept copies. */
+Test(launch, asking_how_much_memory_is_free_frees_the_kept_copies_first)
+{
+	configure();
+	fw.range_bytes = (size_t)300 << 20;
+	launch(0, CUDA_SUCCESS);
+	cr_assert_eq(fw.backups_freed, 0, "kept at the launch's end");
+	size_t free_bytes = 0, total_bytes = 0;
+	cuMemGetInfo_v2_params info = { .free = &free_bytes, .total = &total_bytes };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2, CUPTI_API_ENTER, &info, CUDA_SUCCESS,
+	       NULL);
+	cr_assert_eq(fw.backups_freed, 2, "given back before the driver answers");
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2, CUPTI_API_EXIT, &info, CUDA_SUCCESS, NULL);
+	cr_assert(replay_lock_free());
+}
+
 Test(launch, a_later_launch_is_its_own_first_run_and_lets_go_at_its_exit)
 {
 	configure();

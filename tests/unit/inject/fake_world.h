@@ -81,6 +81,7 @@ struct fake_world {
 	unsigned frees_queued;            /* and those copies freed */
 	unsigned backups_freed;           /* mem_backup_trim freeing the inputs' or result's */
 	unsigned backups_freed_relaxed;   /* of those, in relaxed stream capture mode */
+	unsigned frees;                   /* cuMemFree and cuMemFreeHost (the copies freed) */
 	bool capture_under_way;           /* inject_captures_under_way() */
 	unsigned restores_other;          /* mem_restore from another backup (those parts) */
 	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */

@@ -88,6 +88,7 @@ struct fake_world {
 	unsigned free_sleep_ms;
 	atomic_uint frees_under_way;
 	atomic_uint saves_beside_a_free;
+	unsigned frees;                   /* cuMemFree and cuMemFreeHost (the copies freed) */
 	bool capture_under_way;           /* inject_captures_under_way() */
 	unsigned restores_other;          /* mem_restore from another backup (those parts) */
 	unsigned saves_inputs, saves_result;    /* mem_save into the context's inputs/result */

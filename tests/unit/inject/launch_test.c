@@ -2,13 +2,15 @@
  * on the stand-in driver world of fake_world.c with the real select.c, captures.c,
  * allocations.c, graphs.c, graph_measure.c and the measuring files: a launch's ENTER and
  * EXIT, the replay lock held from one to the other while the launch is verified, the
- * guard that lets rangeprof's own driver calls through, the NVTX range hooks of range
- * replay, the control API's gate, captures, graph launches, contexts destroyed, and an
- * application call that fails. No GPU. */
+ * guard that lets rangeprof's own driver calls through (its relaunches, and the frees of
+ * the copies kept for the next measurement that an allocation makes), the NVTX range
+ * hooks of range replay, the control API's gate, captures, graph launches, contexts
+ * destroyed, and an application call that fails. No GPU. */
 #include <criterion/criterion.h>
 #include <cupti.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -21,6 +23,7 @@
 #include "inject/output.h"
 #include "inject/range/range.h"
 #include "inject/callback/select.h"
+#include "memory/memory.h"
 #include "nvtx_bridge/nvtx_bridge.h"
 #include "nvtx_bridge/slots.h"
 #include "tests/unit/inject/fake_world.h"
@@ -114,6 +117,41 @@ static CUresult launch_through_the_callback(CUfunction f, unsigned gx, unsigned 
 	return rc;
 }
 
+/* So are the frees of the saved copies kept for the next measurement, which an
+ * application's allocation makes on its own thread (session.c). Between the driver's free
+ * and CUPTI's EXIT for it the address is free: another application thread's allocation
+ * can be given it, and tracked at its EXIT, first (reuse_next_freed). */
+static CUresult (*fake_free)(CUdeviceptr);
+static unsigned own_frees_seen;
+static bool reuse_next_freed;
+static CUdeviceptr given_again;   /* the address another thread was given */
+
+static void *allocate_at(void *arg);
+
+static CUresult free_through_the_callback(CUdeviceptr p)
+{
+	cuMemFree_v2_params params = { .dptr = p };
+	CUresult rc = CUDA_SUCCESS;
+	CUpti_CallbackData cb = { .callbackSite = CUPTI_API_ENTER, .functionParams = &params,
+				  .functionReturnValue = &rc, .context = fw.current,
+				  .contextUid = 1 };
+	own_frees_seen++;
+	inject_launch_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API,
+			       CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &cb);
+	rc = fake_free(p);
+	if (reuse_next_freed) {
+		reuse_next_freed = false;
+		given_again = p;
+		pthread_t t;
+		cr_assert_eq(pthread_create(&t, NULL, allocate_at, &p), 0);
+		pthread_join(t, NULL);
+	}
+	cb.callbackSite = CUPTI_API_EXIT;
+	inject_launch_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API,
+			       CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &cb);
+	return rc;
+}
+
 /* ---- set-up ---------------------------------------------------------------------- */
 
 static void set(enum rp_option id, const char *value)
@@ -147,6 +185,8 @@ static void set_up(void)
 	rp_api.cuFuncGetParamInfo = no_params;
 	fake_launch_kernel = rp_api.cuLaunchKernel;
 	rp_api.cuLaunchKernel = launch_through_the_callback;
+	fake_free = rp_api.cuMemFree;
+	rp_api.cuMemFree = free_through_the_callback;
 }
 
 static void tear_down(void)
@@ -180,6 +220,39 @@ static void driver(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site, const void
 {
 	CUpti_CallbackData cb = callback_data(site, params, &rc, symbol);
 	inject_launch_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &cb);
+}
+
+/* The application's cuMemAlloc_v2 of bytes at p, ENTER and EXIT. */
+static void allocate(CUdeviceptr p, size_t bytes)
+{
+	cuMemAlloc_v2_params a = { .dptr = &p, .bytesize = bytes };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_ENTER, &a, CUDA_SUCCESS, NULL);
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_EXIT, &a, CUDA_SUCCESS, NULL);
+}
+
+/* Another application thread's allocation of 4096 bytes at *arg returning: its ENTER came
+ * before the kept copies' frees began (a small allocation leaves them kept), so only its
+ * EXIT falls between the driver's free and the free's EXIT. An ENTER now would wait for
+ * the frees under the kept copies' lock (session.c), as an allocation that may need the
+ * memory should. */
+static void *allocate_at(void *arg)
+{
+	cuMemAlloc_v2_params a = { .dptr = (CUdeviceptr *)arg, .bytesize = 4096 };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_EXIT, &a, CUDA_SUCCESS, NULL);
+	return NULL;
+}
+
+/* Whether memory/track.c lists an allocation of size bytes at base. */
+static bool tracked(CUdeviceptr base, size_t size)
+{
+	struct mem_range *all = NULL;
+	size_t n = 0;
+	cr_assert_eq(mem_track_snapshot(&all, &n), 0);
+	bool found = false;
+	for (size_t i = 0; i < n; i++)
+		found |= all[i].base == base && all[i].size == size;
+	free(all);
+	return found;
 }
 
 static void launch_enter(unsigned f, const cuLaunchKernel_params *p)
@@ -284,6 +357,43 @@ Test(launch, asking_how_much_memory_is_free_frees_the_kept_copies_first)
 	cr_assert_eq(fw.backups_freed, 2, "given back before the driver answers");
 	driver(CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2, CUPTI_API_EXIT, &info, CUDA_SUCCESS, NULL);
 	cr_assert(replay_lock_free());
+}
+
+/* The kept copies' frees come back through the callback on the allocating thread, inside
+ * the allocation's ENTER: taken for the application's, their EXIT would drop from the
+ * tracked allocations the one another thread was given at the freed address meanwhile,
+ * and verification would no longer see memory a kernel can write. The timeout stands for
+ * a wait that never ends (a free's callback taken for an allocation's, waiting for the
+ * kept copies' lock its own thread holds). */
+Test(launch, the_kept_copies_freed_for_an_allocation_are_not_taken_for_the_applications_frees,
+     .timeout = 10)
+{
+	configure();
+	allocate(0x100000, 4096);
+	cr_assert(tracked(0x100000, 4096), "an application's allocation is tracked at its EXIT");
+	fw.range_bytes = (size_t)300 << 20;
+	launch(0, CUDA_SUCCESS); /* verified: its inputs and the application's result kept */
+	cr_assert_eq(fw.backups_freed, 0, "kept at the launch's end");
+	cr_assert_eq(fw.frees, 0, "nothing freed yet");
+	own_frees_seen = 0;
+	reuse_next_freed = true;
+	/* All of the device: the kept copies must go first. */
+	cuMemAlloc_v2_params alloc = { .bytesize = fw.mem_total };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_ENTER, &alloc, CUDA_SUCCESS, NULL);
+	cr_assert_eq(fw.backups_freed, 2, "both copies freed before the application's allocation");
+	cr_assert_eq(fw.frees, 2, "each once, through the driver");
+	cr_assert_eq(own_frees_seen, 2, "and each free came back through the callback");
+	cr_assert_neq(given_again, 0, "a copy's address was given to another thread");
+	cr_assert(tracked(given_again, 4096), "the other thread's allocation at the freed %#llx "
+		  "is still tracked: rangeprof's free of its copy there was not the application's",
+		  (unsigned long long)given_again);
+	cr_assert(tracked(0x100000, 4096), "and the earlier one");
+	cr_assert(replay_lock_free(), "the replay lock is free");
+	/* The guard ends with the frees: the allocation's own EXIT is the application's. */
+	CUdeviceptr given = 0x200000;
+	alloc = (cuMemAlloc_v2_params){ .dptr = &given, .bytesize = 8192 };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_EXIT, &alloc, CUDA_SUCCESS, NULL);
+	cr_assert(tracked(0x200000, 8192), "the application's allocation tracked at its EXIT");
 }
 
 Test(launch, a_later_launch_is_its_own_first_run_and_lets_go_at_its_exit)

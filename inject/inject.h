@@ -180,7 +180,8 @@ void inject_session_drop_backups(CUcontext ctx);
  * measurement are freed first, without waiting for the replay lock, if the allocation
  * would leave their device less than a quarter of its memory free. Copies a measurement
  * is using meanwhile are not kept ones: they stay until its end, as before. Nothing is
- * freed while a stream capture is under way. Costs an atomic load when nothing is kept. */
+ * freed while a stream capture is under way. Costs an atomic load when nothing is kept;
+ * else the lock and a cuMemGetInfo in the holder's context. */
 void inject_session_allocation_coming(size_t bytes);
 /* What the measuring files need from launch.c, which takes the replay lock: let_go(device, as an
  * intptr_t) is called on a device lock's watcher thread when another process rings for

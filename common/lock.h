@@ -1,7 +1,8 @@
 /* common/lock.h - a mutex that knows its owner, so that "called with the lock held" is
  * checked, not only written (issue 34). rp_lock_held(l) aborts, naming the lock and the
- * caller, when the calling thread does not hold l; rp_lock() aborts when it already does
- * (a self-deadlock would hang instead).
+ * caller, when the calling thread does not hold l; rp_lock() and rp_lock_try() abort when
+ * it already does (a self-deadlock would hang instead; a try would fail as if another
+ * thread held it).
  * The owner is tracked and the checks made where assert() is on (no NDEBUG): meson's
  * debug and debugoptimized builds, the unit-test and sanitizer builds, and the GPU suite's
  * build. The wheel (-Dwheel=true: meson.build sets RP_LOCK_CHECKS=0) and NDEBUG builds
@@ -102,6 +103,16 @@ static inline void rp_lock_owned(struct rp_lock *l)
 		pthread_mutex_lock(&(l)->mutex);                                          \
 		rp_lock_owned(l);                                                         \
 	} while (0)
+
+/* pthread_mutex_trylock: true when taken now, false when another thread holds it. */
+static inline bool rp_lock_try(struct rp_lock *l)
+{
+	rp_lock_not_held(l);
+	if (pthread_mutex_trylock(&l->mutex) != 0)
+		return false;
+	rp_lock_owned(l);
+	return true;
+}
 
 /* pthread_mutex_timedlock: true when taken before deadline (CLOCK_REALTIME). */
 static inline bool rp_lock_until(struct rp_lock *l, const struct timespec *deadline)

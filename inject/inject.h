@@ -176,12 +176,14 @@ void inject_session_prepare_host(int device);
  * holds it would be restored into memory that is gone (a SIGSEGV, PyTorch graph). */
 void inject_session_drop_backups(CUcontext ctx);
 /* The application is about to allocate bytes (an allocation call's ENTER, any thread;
- * SIZE_MAX where the call does not say): saved copies kept over 256 MiB for the next
- * measurement are freed first, without waiting for the replay lock, if the allocation
- * would leave their device less than a quarter of its memory free. Copies a measurement
- * is using meanwhile are not kept ones: they stay until its end, as before. Nothing is
- * freed while a stream capture is under way. Costs an atomic load when nothing is kept;
- * else the lock and a cuMemGetInfo in the holder's context. */
+ * SIZE_MAX where the call does not say, or after an allocation that ran out of memory):
+ * saved copies kept over 256 MiB for the next measurement are freed first, without
+ * waiting for the replay lock or another thread's frees, if the allocation would leave
+ * their device less than a quarter of its memory free. Copies a measurement is using
+ * meanwhile are not kept ones: they stay until its end, as before. Nothing is freed
+ * while a stream capture is under way. Costs an atomic load when nothing is kept, an
+ * atomic subtraction within the headroom last asked of the driver; past it, the lock
+ * and a cuMemGetInfo in the holder's context. */
 void inject_session_allocation_coming(size_t bytes);
 /* What the measuring files need from launch.c, which takes the replay lock: let_go(device, as an
  * intptr_t) is called on a device lock's watcher thread when another process rings for

@@ -174,8 +174,6 @@ bool inject_allocations_on_call(CUpti_CallbackId cbid, const CUpti_CallbackData 
 	case CUPTI_DRIVER_TRACE_CBID_cuArray3DCreate_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMipmappedArrayCreate:
 		return true; /* tracked where mapped (cuMemMap), or not reachable as a range */
-	case CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2:
-		return true; /* only its ENTER matters (take_memory) */
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
 		if (ok)
 			mem_track_remove(((const cuMemFree_v2_params *)p)->dptr);

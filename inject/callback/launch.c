@@ -314,7 +314,13 @@ int inject_launch_set_range_mode(bool on, char *err, size_t err_size)
 		snprintf(err, err_size, "--replay-mode range: the CUPTI callbacks are not set up");
 		return -1;
 	}
+	/* Switching off abandons a range being recorded, whose end keeps its copies and asks
+	 * the driver about free memory (session.c): rangeprof's own calls, not the
+	 * application's, though made on the thread that sets the option. */
+	bool was_inside = inside_replay;
+	inside_replay = true;
 	inject_range_set_mode(on);
+	inside_replay = was_inside;
 	return 0;
 }
 
@@ -529,6 +535,15 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 			if (succeeded && cb->context && inject_output_measuring() &&
 			    !inject_select_done())
 				inject_early_context_used(cb->context, cb->contextUid);
+			/* Out of memory where the kept copies' headroom said there was room
+			 * (memory another process took meanwhile): they go now, so that the
+			 * application's retry (PyTorch's, after emptying its cache) finds it. */
+			if (cb->functionReturnValue &&
+			    *(const CUresult *)cb->functionReturnValue == CUDA_ERROR_OUT_OF_MEMORY) {
+				inside_replay = true;
+				inject_session_allocation_coming(SIZE_MAX);
+				inside_replay = false;
+			}
 		} else if (!inject_captures_on_call((int)cbid, cb->functionParams, true, succeeded) &&
 			   cbid != CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy) {
 			inject_graphs_on_call((int)cbid, cb->functionParams, succeeded);
@@ -564,7 +579,7 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		/* Forgotten before the handle can be given to another graph. */
 		inject_graphs_on_call((int)cbid, cb->functionParams, true);
 		return;
-	default:
+	default: {
 		/* The application is about to allocate: saved copies kept for the next
 		 * measurement go first where it would leave the device short (session.c).
 		 * Their frees are rangeprof's own calls. */
@@ -578,5 +593,6 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 		/* A capture's begin counts from its ENTER; other calls are handled at EXIT. */
 		inject_captures_on_call((int)cbid, cb->functionParams, false, true);
 		return;
+	}
 	}
 }

@@ -87,13 +87,21 @@ void inject_session_held_at(const char *func, const char *file, int line)
  * (inject_session_keep_backups). The kept copies' lock guards backups_holder, and the
  * holder's copies while it is the holder: an allocating thread frees them under it alone,
  * so that it never waits for a measurement (or the early set-up, or a wait for the
- * device's turn) holding the replay lock. Taken after the replay lock, never before it. */
+ * device's turn) holding the replay lock. Taken after the replay lock, never before it;
+ * an allocating thread only tries it, so that no application thread waits for another's
+ * frees (cuMemFree waits for the whole device, which may wait for that thread). */
 #define BACKUP_KEEP_BYTES ((size_t)256 << 20)
 static struct rp_lock backups_lock = RP_LOCK_INITIALIZER("the kept copies' lock");
 static struct context_state *backups_holder; /* the kept copies' lock */
 /* Whether there is a holder, read by any thread without the lock: an allocation costs an
  * atomic load when nothing is kept. */
 static atomic_bool backups_held;
+/* What the application may still allocate before the holder's device would have less
+ * than a quarter free: the driver's answer when it was last asked (under the lock), less
+ * every allocation announced since (any thread, without the lock). An allocation within
+ * it costs an atomic subtraction and no driver call; frees are not credited until the
+ * next question. Two allocations racing at its end cannot both pass. */
+static atomic_size_t backups_headroom;
 
 /* The context whose range profiler is enabled on each device, if any. */
 static struct context_state *owners[INJECT_MAX_DEVICES];
@@ -533,25 +541,30 @@ void inject_session_drop_backups(CUcontext ctx)
 	}
 }
 
-/* Whether c's device keeps a quarter of its memory free after bytes more are taken;
- * asked in c's own context, the one whose device the copies are on. */
-static bool device_roomy(const struct context_state *c, size_t bytes)
+/* What may still be taken before c's device has less than a quarter of its memory free,
+ * in *headroom; false where it has less already or the driver does not say. Asked in c's
+ * own context, the one whose device the copies are on. */
+static bool device_headroom(const struct context_state *c, size_t *headroom)
 {
 	CUcontext current = NULL;
 	size_t free_bytes = 0, total_bytes = 0;
-	return rp_api.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == c->ctx &&
-	       rp_api.cuMemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS &&
-	       free_bytes >= bytes && free_bytes - bytes >= total_bytes / 4;
+	if (rp_api.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != c->ctx ||
+	    rp_api.cuMemGetInfo(&free_bytes, &total_bytes) != CUDA_SUCCESS ||
+	    free_bytes < total_bytes / 4)
+		return false;
+	*headroom = free_bytes - total_bytes / 4;
+	return true;
 }
 
-/* The holder's copies beyond BACKUP_KEEP_BYTES freed, unless its device stays roomy after
- * bytes_coming more are taken (SIZE_MAX: freed in any case); the kept copies' lock held.
- * In the holder's own context (the thread may have another current: an allocation's, or
- * none), and in relaxed capture mode, so that the frees never invalidate a capture
- * another thread has under way (as early.c's set-up). An allocation that leaves the
- * device roomy frees nothing: cuMemFree waits for the whole device, which an allocation
- * does not (cuMemAllocAsync never blocks), and a kernel that waits for the host to go on
- * would wait for ever. The holder is cleared after the frees, not before:
+/* The holder's copies beyond BACKUP_KEEP_BYTES freed, unless its device keeps a quarter
+ * free after bytes_coming more are taken (SIZE_MAX: freed in any case), when the headroom
+ * left is what the driver says less bytes_coming; the kept copies' lock held. In the
+ * holder's own context (the thread may have another current: an allocation's, or none),
+ * and in relaxed capture mode, so that the frees never invalidate a capture another
+ * thread has under way (as early.c's set-up). An allocation that leaves the device roomy
+ * frees nothing: cuMemFree waits for the whole device, which an allocation does not
+ * (cuMemAllocAsync never blocks), and a kernel that waits for the host to go on would
+ * wait for ever. The holder is cleared after the frees, not before:
  * inject_session_use_backups waits for them through the lock. */
 static void give_back_held(size_t bytes_coming)
 {
@@ -562,7 +575,10 @@ static void give_back_held(size_t bytes_coming)
 	CUcontext previous = NULL;
 	bool switched = rp_api.cuCtxGetCurrent(&previous) == CUDA_SUCCESS && previous != c->ctx &&
 			rp_api.cuCtxSetCurrent(c->ctx) == CUDA_SUCCESS;
-	if (bytes_coming == SIZE_MAX || !device_roomy(c, bytes_coming)) {
+	size_t headroom = 0;
+	if (bytes_coming != SIZE_MAX && device_headroom(c, &headroom) && headroom >= bytes_coming) {
+		atomic_store(&backups_headroom, headroom - bytes_coming);
+	} else {
 		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 		bool relaxed = rp_api.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
 		mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
@@ -577,9 +593,10 @@ static void give_back_held(size_t bytes_coming)
 }
 
 /* Always through the lock: an allocating thread frees the holder's copies under it, for
- * the frees' time (cuMemFree waits for the device), and c's measurement must not save
- * into copies being freed. backups_held alone would tell only while give_back_held
- * clears it after its frees (it once cleared it before them). Once a measurement. */
+ * the frees' time (cuMemFree waits for the device), and c's copies must not be used, nor
+ * c freed (context_release), while they are being freed. backups_held alone would tell
+ * only while give_back_held clears it after its frees (it once cleared it before them).
+ * Called by every path that is about to use, free or trim c's copies. */
 void inject_session_use_backups(struct context_state *c)
 {
 	INJECT_REPLAY_HELD();
@@ -601,7 +618,8 @@ void inject_session_keep_backups(struct context_state *c)
 	if (c->inputs.device_size <= BACKUP_KEEP_BYTES &&
 	    c->result.device_size <= BACKUP_KEEP_BYTES)
 		return;
-	if (!device_roomy(c, 0)) {
+	size_t headroom = 0;
+	if (!device_headroom(c, &headroom)) {
 		mem_backup_trim(&c->inputs, BACKUP_KEEP_BYTES);
 		mem_backup_trim(&c->result, BACKUP_KEEP_BYTES);
 		return;
@@ -610,6 +628,7 @@ void inject_session_keep_backups(struct context_state *c)
 	if (backups_holder != c)
 		give_back_held(SIZE_MAX); /* one holder at a time */
 	backups_holder = c;
+	atomic_store(&backups_headroom, headroom);
 	atomic_store(&backups_held, true);
 	rp_unlock(&backups_lock);
 }
@@ -629,7 +648,18 @@ void inject_session_allocation_coming(size_t bytes)
 	if (!atomic_load_explicit(&backups_held, memory_order_relaxed) ||
 	    inject_captures_under_way())
 		return;
-	rp_lock(&backups_lock);
+	if (bytes != SIZE_MAX) {
+		size_t room = atomic_load(&backups_headroom);
+		while (room >= bytes &&
+		       !atomic_compare_exchange_weak(&backups_headroom, &room, room - bytes))
+			;
+		if (room >= bytes)
+			return;
+	}
+	/* Not waiting for the lock: its holder is freeing the copies already, or a
+	 * measurement is checking them out or in (then the next allocation asks again). */
+	if (!rp_lock_try(&backups_lock))
+		return;
 	give_back_held(bytes);
 	rp_unlock(&backups_lock);
 }

@@ -49,6 +49,38 @@ Test(lock, the_timed_form_records_its_owner_too)
 	rp_unlock(&lock);
 }
 
+static void *try_here(void *arg)
+{
+	struct rp_lock *l = arg;
+	bool taken = rp_lock_try(l);
+	if (taken)
+		rp_unlock(l);
+	return (void *)(uintptr_t)taken;
+}
+
+/* What an allocating thread does with the kept copies' lock (inject/session/session.c):
+ * takes it when free, goes on without it when another thread holds it. */
+Test(lock, the_try_form_takes_a_free_lock_and_leaves_a_held_one)
+{
+	cr_assert(rp_lock_try(&lock));
+	cr_assert(rp_lock_is_held(&lock), "its owner recorded");
+	pthread_t t;
+	void *taken = (void *)1;
+	cr_assert_eq(pthread_create(&t, NULL, try_here, &lock), 0);
+	pthread_join(t, &taken);
+	cr_assert_null(taken, "held by this thread: another's try returns at once, without it");
+	rp_unlock(&lock);
+	cr_assert_eq(pthread_create(&t, NULL, try_here, &lock), 0);
+	pthread_join(t, &taken);
+	cr_assert_not_null(taken, "free again: taken");
+}
+
+Test(lock, trying_a_lock_this_thread_holds_aborts_instead_of_failing, .signal = SIGABRT)
+{
+	rp_lock(&lock);
+	rp_lock_try(&lock);
+}
+
 Test(lock, asserting_a_lock_not_held_aborts, .signal = SIGABRT)
 {
 	rp_lock_held(&lock);

@@ -832,6 +832,8 @@ static CUresult mem_free_host(void *p)
 
 static CUresult mem_get_info(size_t *free_bytes, size_t *total_bytes)
 {
+	fw.mem_info_calls++;
+	fw.mem_info_context = fw.current;
 	*free_bytes = fw.mem_free ? fw.mem_free : fw.mem_total;
 	*total_bytes = fw.mem_total;
 	return CUDA_SUCCESS;

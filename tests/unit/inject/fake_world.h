@@ -64,6 +64,8 @@ struct fake_world {
 	unsigned reach_ranges;        /* ranges of mem_reach_collect's reach (0 taken as 1) */
 	size_t range_bytes;           /* each of those ranges' size (0 taken as 256) */
 	size_t mem_free;              /* cuMemGetInfo's free bytes (0: all of mem_total) */
+	unsigned mem_info_calls;      /* cuMemGetInfo, and the context current at the last */
+	CUcontext mem_info_context;
 	/* ---- counted ---- */
 	unsigned reach_compares;      /* mem_reach_changed */
 	unsigned ranges_compared;     /* the ranges it read (not skipped) */

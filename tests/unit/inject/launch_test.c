@@ -359,12 +359,53 @@ Test(launch, asking_how_much_memory_is_free_frees_the_kept_copies_first)
 	cr_assert(replay_lock_free());
 }
 
+/* A question is not a use of the device: under --setup early, cuMemGetInfo's EXIT starts
+ * no set-up, where an allocation's does. */
+Test(launch, asking_how_much_memory_is_free_starts_no_early_set_up)
+{
+	set(RP_OPT_SETUP, "early");
+	configure();
+	size_t free_bytes = 0, total_bytes = 0;
+	cuMemGetInfo_v2_params info = { .free = &free_bytes, .total = &total_bytes };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2, CUPTI_API_ENTER, &info, CUDA_SUCCESS,
+	       NULL);
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2, CUPTI_API_EXIT, &info, CUDA_SUCCESS, NULL);
+	for (int i = 0; i < 200 && !fake_records("setup"); i++)
+		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	cr_assert_eq(fake_records("setup"), 0, "no set-up after 200 ms");
+	CUdeviceptr ptr = 0x10000;
+	cuMemAlloc_v2_params alloc = { .dptr = &ptr, .bytesize = 4096 };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_EXIT, &alloc, CUDA_SUCCESS, NULL);
+	for (int i = 0; i < 2000 && !fake_records("setup"); i++)
+		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	cr_assert_eq(fake_records("setup"), 1, "an allocation's EXIT starts it");
+	inject_early_wait();
+}
+
+/* Memory another process took after the headroom was asked: the application's allocation
+ * runs out where the kept copies' headroom said there was room. They go at its EXIT, so
+ * that the application's retry (PyTorch's, after emptying its cache) finds the memory. */
+Test(launch, an_allocation_that_runs_out_of_memory_frees_the_kept_copies_for_its_retry)
+{
+	configure();
+	fw.range_bytes = (size_t)300 << 20;
+	launch(0, CUDA_SUCCESS);
+	CUdeviceptr ptr = 0;
+	cuMemAlloc_v2_params alloc = { .dptr = &ptr, .bytesize = 4096 };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_ENTER, &alloc, CUDA_SUCCESS, NULL);
+	cr_assert_eq(fw.backups_freed, 0, "4096 bytes fit the headroom");
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_EXIT, &alloc,
+	       CUDA_ERROR_OUT_OF_MEMORY, NULL);
+	cr_assert_eq(fw.backups_freed, 2, "freed for the retry");
+	cr_assert(replay_lock_free());
+}
+
 /* The kept copies' frees come back through the callback on the allocating thread, inside
  * the allocation's ENTER: taken for the application's, their EXIT would drop from the
  * tracked allocations the one another thread was given at the freed address meanwhile,
  * and verification would no longer see memory a kernel can write. The timeout stands for
- * a wait that never ends (a free's callback taken for an allocation's, waiting for the
- * kept copies' lock its own thread holds). */
+ * a wait that never ends, had the frees' callbacks come back into the kept copies' lock
+ * that their own thread holds. */
 Test(launch, the_kept_copies_freed_for_an_allocation_are_not_taken_for_the_applications_frees,
      .timeout = 10)
 {

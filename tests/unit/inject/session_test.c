@@ -7,8 +7,11 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inject/session/device.h"
@@ -386,29 +389,41 @@ Test(session, the_applications_allocation_frees_the_kept_copies_first)
 	cr_assert_eq(fw.backups_freed, 2);
 }
 
-/* An allocating thread frees the kept copies with the replay lock free (a device-wide
- * wait, milliseconds or more): the context's next measurement must wait for those frees
- * to end before it saves into the same copies, not find them no holder's already and write
- * into memory being freed (the review of session 24). */
 /* The kept copies cost the application nothing until it runs short: an allocation that
  * leaves the device a quarter free frees none of them (cuMemFree would wait for the whole
  * device inside a call that does not, and cuMemAllocAsync never blocks); one that would
- * leave less, or whose size the call does not say, frees them first. */
+ * leave less, or whose size the call does not say, frees them first. Within the headroom
+ * the driver gave last, an allocation asks the driver nothing; past it, it asks again, in
+ * the holder's context, and the thread's own context is current again after. */
 Test(session, an_allocation_that_leaves_a_quarter_free_keeps_the_copies)
 {
-	CUcontext a = fake_context(0);
+	CUcontext a = fake_context(0), other = fake_context(1);
 	fw.range_bytes = BIG_RANGE;
-	fw.mem_free = fw.mem_total / 2;
+	fw.mem_free = fw.mem_total / 2;  /* a quarter of headroom */
 	launch_in(a, 0, 1);
+	unsigned asked = fw.mem_info_calls;
 	inject_session_unlock();
-	allocate_bytes_from_another_thread(fw.mem_total / 4);
+	allocate_bytes_from_another_thread(fw.mem_total / 8);
+	allocate_bytes_from_another_thread(fw.mem_total / 8);
 	inject_session_lock();
 	cr_assert_eq(fw.backups_freed, 0, "half free less a quarter: still a quarter");
+	cr_assert_eq(fw.mem_info_calls, asked, "within the headroom: no driver call");
 	cr_assert_eq(inputs_of(a)->device_size, BIG_RANGE);
+	/* The headroom is spent; the driver, asked again in a, still says half is free. */
+	fw.current = other;
+	inject_session_unlock();
+	allocate_bytes_from_another_thread(1);
+	inject_session_lock();
+	cr_assert_eq(fw.mem_info_calls, asked + 1, "past the headroom: asked again");
+	cr_assert_eq(fw.mem_info_context, a, "in the holder's context");
+	cr_assert_eq(fw.current, other, "and the thread's own is current again");
+	cr_assert_eq(fw.backups_freed, 0, "frees come back at the question: room again");
+	fw.current = a;
 	inject_session_unlock();
 	allocate_bytes_from_another_thread(fw.mem_total / 4 + 1);
 	inject_session_lock();
-	cr_assert_eq(fw.backups_freed, 2, "one byte more and the device would run short");
+	cr_assert_eq(fw.backups_freed, 2, "one byte more than the quarter: the device would run "
+		     "short");
 	cr_assert_eq(inputs_of(a)->device_size, 0);
 	/* Kept again by the next launch; an array's size is not said: freed. */
 	launch_in(a, 0, 2);
@@ -419,10 +434,40 @@ Test(session, an_allocation_that_leaves_a_quarter_free_keeps_the_copies)
 	inject_session_lock();
 	cr_assert_gt(fw.backups_freed, freed);
 	cr_assert_eq(inputs_of(a)->device_size, 0);
-	/* The context the thread had current is its own again after the question. */
-	cr_assert_eq(fw.current, a);
 }
 
+/* No application thread waits for another's frees of the kept copies: cuMemFree waits
+ * for the whole device, and a kernel there may wait for this very thread (a feeder, a
+ * proxy). An allocation that finds the frees under way goes on; the measurement that
+ * needs the copies waits for them (below). */
+Test(session, an_allocation_does_not_wait_for_another_threads_frees, .timeout = 10)
+{
+	CUcontext a = fake_context(0);
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	fw.free_sleep_ms = 2000;
+	inject_session_unlock();
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, allocate_on_another_thread, &allocating), 0);
+	for (int i = 0; i < 2000 && !atomic_load(&fw.frees_under_way); i++)
+		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	cr_assert(atomic_load(&fw.frees_under_way), "the first thread is freeing them");
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	allocate_bytes_from_another_thread(SIZE_MAX);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert(atomic_load(&fw.frees_under_way), "returned while the frees went on");
+	cr_assert_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 1000,
+		     "without waiting for them");
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	inject_session_lock();
+	cr_assert_eq(fw.backups_freed, 2, "each copy freed once, by the first thread");
+}
+
+/* An allocating thread frees the kept copies with the replay lock free (a device-wide
+ * wait, milliseconds or more): the context's next measurement must wait for those frees
+ * to end before it saves into the same copies, not find them no holder's already and write
+ * into memory being freed (the review of session 24). */
 Test(session, a_measurement_waits_for_the_kept_copies_being_freed_by_an_allocation)
 {
 	CUcontext a = fake_context(0);

@@ -305,7 +305,7 @@ Test(flush, sixty_four_warps_per_sm_share_the_code_where_two_blocks_fit, .init =
 			  strstr(loaded, "@%p3 atom.global.add.u32 %r15, [%rd25], 1;") &&
 			  strstr(loaded, "shfl.sync.idx.b32 %r15, %r15, 0, 31, -1;"),
 			  "a ticket per warp from its SM's counter");
-		cr_assert_geq(sink_bytes, 16 + 4 * 1024, "the counters, %smid up to 1023");
+		cr_assert_geq(sink_bytes, 16 + 4 * 1024, "the counters, %%smid up to 1023");
 		inject_flush_finish(&f);
 	}
 	resident_blocks = 2;

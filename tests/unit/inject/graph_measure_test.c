@@ -55,7 +55,7 @@ static CUresult clone_result = CUDA_SUCCESS;
 static CUptiResult save_result = CUPTI_SUCCESS;
 static const char *selected_kernel;   /* -k: NULL selects every kernel */
 
-static void said(const char *fmt, ...)
+static __attribute__((format(printf, 1, 2))) void said(const char *fmt, ...)
 {
 	size_t used = strlen(calls);
 	va_list ap;

@@ -193,7 +193,8 @@ if want 3b; then
 # 3b. Saving only what a launch reaches (memory/): kernels that make it hard, each run
 # plain, with the reach save and with the full checkpoint; the strategy each case must get
 # (check_memory.py); PyTorch multi-tensor apply, baddbmm_ and index_add_, also with
-# expandable segments (cuMemCreate/cuMemMap); the cost against held memory with ncu.
+# expandable segments (cuMemCreate/cuMemMap); the copies kept between measurements under
+# memory pressure (kept_copies.py); the cost against held memory with ncu.
 ./memory_cases >mc_plain.txt 2>&1
 "$RP" -o mc.jsonl --runs 5 --nvtx-include 'regex:^case /' ./memory_cases >mc_rp.txt 2>mc_rp.err
 same mc_plain.txt mc_rp.txt memory-cases
@@ -220,6 +221,26 @@ for f in ('tm.jsonl', 'te.jsonl'):
     assert len(s) == 18, (f, len(s))
     for r in s: print(f, r['nvtx_path'], r['kernel'][:60], r['save']['strategy'], r['save'].get('bytes'), r['save']['why'][:70])"
 cat "$work/torch-memory-records.log"
+# The copies kept between measurements (over 256 MiB) cost the application nothing: a big
+# allocation after a measurement succeeds, and the free memory it is told of is plain's.
+python3 "$root/tests/gpu/kept_copies.py" 8 >kc_plain.txt 2>&1
+"$RP" -q -o kc.jsonl --runs 5 --nvtx-include measured/ python3 "$root/tests/gpu/kept_copies.py" 8 \
+	>kc_rp.txt 2>kc_rp.err
+check kept-copies python3 -c "
+import json
+def read(f):
+    return dict(l.split(' ', 1) for l in open(f).read().splitlines() if ' ' in l)
+p, r = read('kc_plain.txt'), read('kc_rp.txt')
+assert p.get('big_allocation') == 'ok', ('the plain program could not make its big allocation', p)
+assert r.get('big_allocation') == 'ok', ('under rangeprof', r, open('kc_rp.err').read()[-2000:])
+assert r['x'] == p['x'], (r['x'], p['x'])
+gap = int(p['free_after_mib']) - int(r['free_after_mib'])
+assert gap < 1024, f'{gap} MiB less free under rangeprof after its measurements'
+s=[json.loads(l) for l in open('kc.jsonl')]; s=[x for x in s if x['type']=='summary']
+assert len(s) == 2 and all(x['save'].get('bytes', 0) >= 8 << 30 for x in s), [
+    (x['save']['strategy'], x['save'].get('bytes')) for x in s]
+print('free after: plain', p['free_after_mib'], 'MiB, rangeprof', r['free_after_mib'], 'MiB')"
+cat "$work/kept-copies.log"
 # QUICK=1 leaves out the slow benchmarks (this and the wall times of section 5) when
 # device time is short.
 if [ -z "${QUICK:-}" ]; then

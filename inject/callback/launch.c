@@ -535,11 +535,14 @@ void CUPTIAPI inject_launch_callback(void *userdata, CUpti_CallbackDomain domain
 			if (succeeded && cb->context && inject_output_measuring() &&
 			    !inject_select_done())
 				inject_early_context_used(cb->context, cb->contextUid);
-			/* Out of memory where the kept copies' headroom said there was room
-			 * (memory another process took meanwhile): they go now, so that the
-			 * application's retry (PyTorch's, after emptying its cache) finds it. */
+			/* Out of device memory where the kept copies' headroom said there was
+			 * room (memory another process took meanwhile): they go now, so that
+			 * the application's retry (PyTorch's, after emptying its cache) finds
+			 * it. Not for pinned host memory, which they do not take. */
+			size_t bytes = 0;
 			if (cb->functionReturnValue &&
-			    *(const CUresult *)cb->functionReturnValue == CUDA_ERROR_OUT_OF_MEMORY) {
+			    *(const CUresult *)cb->functionReturnValue == CUDA_ERROR_OUT_OF_MEMORY &&
+			    inject_allocations_take_memory(cbid, cb->functionParams, &bytes)) {
 				inside_replay = true;
 				inject_session_allocation_coming(SIZE_MAX);
 				inside_replay = false;

@@ -400,6 +400,20 @@ Test(launch, an_allocation_that_runs_out_of_memory_frees_the_kept_copies_for_its
 	cr_assert(replay_lock_free());
 }
 
+Test(launch, pinned_host_memory_running_out_leaves_the_kept_device_copies)
+{
+	configure();
+	fw.range_bytes = (size_t)300 << 20;
+	launch(0, CUDA_SUCCESS);
+	void *host = NULL;
+	cuMemAllocHost_v2_params alloc = { .pp = &host, .bytesize = 4096 };
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, CUPTI_API_ENTER, &alloc, CUDA_SUCCESS,
+	       NULL);
+	driver(CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, CUPTI_API_EXIT, &alloc,
+	       CUDA_ERROR_OUT_OF_MEMORY, NULL);
+	cr_assert_eq(fw.backups_freed, 0, "freeing device memory gives no host memory");
+}
+
 /* The kept copies' frees come back through the callback on the allocating thread, inside
  * the allocation's ENTER: taken for the application's, their EXIT would drop from the
  * tracked allocations the one another thread was given at the freed address meanwhile,

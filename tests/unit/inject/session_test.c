@@ -389,6 +389,23 @@ Test(session, the_applications_allocation_frees_the_kept_copies_first)
 	cr_assert_eq(fw.backups_freed, 2);
 }
 
+/* Context a measured once with copies kept, then an application thread freeing them
+ * (an allocation that leaves the device short), each free taking ms: returned once the
+ * frees are under way, the replay lock let go. Joined by the caller. */
+static pthread_t freeing_slowly(CUcontext a, unsigned ms)
+{
+	fw.range_bytes = BIG_RANGE;
+	launch_in(a, 0, 1);
+	fw.free_sleep_ms = ms;
+	inject_session_unlock();
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, allocate_on_another_thread, &allocating), 0);
+	for (int i = 0; i < 2000 && !atomic_load(&fw.frees_under_way); i++)
+		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	cr_assert(atomic_load(&fw.frees_under_way), "the allocating thread is freeing them");
+	return t;
+}
+
 /* The kept copies cost the application nothing until it runs short: an allocation that
  * leaves the device a quarter free frees none of them (cuMemFree would wait for the whole
  * device inside a call that does not, and cuMemAllocAsync never blocks); one that would
@@ -442,16 +459,7 @@ Test(session, an_allocation_that_leaves_a_quarter_free_keeps_the_copies)
  * needs the copies waits for them (below). */
 Test(session, an_allocation_does_not_wait_for_another_threads_frees, .timeout = 10)
 {
-	CUcontext a = fake_context(0);
-	fw.range_bytes = BIG_RANGE;
-	launch_in(a, 0, 1);
-	fw.free_sleep_ms = 2000;
-	inject_session_unlock();
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, allocate_on_another_thread, &allocating), 0);
-	for (int i = 0; i < 2000 && !atomic_load(&fw.frees_under_way); i++)
-		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
-	cr_assert(atomic_load(&fw.frees_under_way), "the first thread is freeing them");
+	pthread_t t = freeing_slowly(fake_context(0), 2000);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	allocate_bytes_from_another_thread(SIZE_MAX);
@@ -471,15 +479,7 @@ Test(session, an_allocation_does_not_wait_for_another_threads_frees, .timeout = 
 Test(session, a_measurement_waits_for_the_kept_copies_being_freed_by_an_allocation)
 {
 	CUcontext a = fake_context(0);
-	fw.range_bytes = BIG_RANGE;
-	launch_in(a, 0, 1);
-	fw.free_sleep_ms = 200;
-	inject_session_unlock();
-	pthread_t t;
-	cr_assert_eq(pthread_create(&t, NULL, allocate_on_another_thread, &allocating), 0);
-	for (int i = 0; i < 2000 && !atomic_load(&fw.frees_under_way); i++)
-		nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
-	cr_assert(atomic_load(&fw.frees_under_way), "the allocating thread is freeing them");
+	pthread_t t = freeing_slowly(a, 200);
 	inject_session_lock();
 	launch_in(a, 0, 2);
 	inject_session_unlock();

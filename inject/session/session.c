@@ -79,8 +79,11 @@ void inject_session_held_at(const char *func, const char *file, int line)
  * to BACKUP_KEEP_BYTES stays always, as before. Larger device copies stay too, in one
  * context at a time (backups_holder) and only while the device has a quarter of its
  * memory free; an allocation of the application's that would leave less frees them first
- * (inject_session_allocation_coming). Pinned host copies over BACKUP_KEEP_BYTES are freed
- * at each measurement's end: host allocations do not free them.
+ * (inject_session_allocation_coming), and only such a one: cuMemFree waits for the whole
+ * device, which an allocation does not (cuMemAllocAsync never blocks), and a kernel that
+ * waits for the host to go on would wait for ever. Pinned host copies over
+ * BACKUP_KEEP_BYTES are freed at each measurement's end: host allocations do not free
+ * them.
  * A measurement checks its context's copies out at its start (inject_session_use_backups:
  * they are then no holder's, and no allocation frees them while it uses them, also while
  * a range is recorded with the replay lock let go) and in at its end
@@ -89,7 +92,7 @@ void inject_session_held_at(const char *func, const char *file, int line)
  * so that it never waits for a measurement (or the early set-up, or a wait for the
  * device's turn) holding the replay lock. Taken after the replay lock, never before it;
  * an allocating thread only tries it, so that no application thread waits for another's
- * frees (cuMemFree waits for the whole device, which may wait for that thread). */
+ * frees (that device-wide wait). */
 #define BACKUP_KEEP_BYTES ((size_t)256 << 20)
 static struct rp_lock backups_lock = RP_LOCK_INITIALIZER("the kept copies' lock");
 static struct context_state *backups_holder; /* the kept copies' lock */
@@ -561,11 +564,8 @@ static bool device_headroom(const struct context_state *c, size_t *headroom)
  * left is what the driver says less bytes_coming; the kept copies' lock held. In the
  * holder's own context (the thread may have another current: an allocation's, or none),
  * and in relaxed capture mode, so that the frees never invalidate a capture another
- * thread has under way (as early.c's set-up). An allocation that leaves the device roomy
- * frees nothing: cuMemFree waits for the whole device, which an allocation does not
- * (cuMemAllocAsync never blocks), and a kernel that waits for the host to go on would
- * wait for ever. The holder is cleared after the frees, not before:
- * inject_session_use_backups waits for them through the lock. */
+ * thread has under way (as early.c's set-up). The holder is cleared after the frees, not
+ * before: inject_session_use_backups waits for them through the lock. */
 static void give_back_held(size_t bytes_coming)
 {
 	rp_lock_held(&backups_lock);
@@ -593,7 +593,7 @@ static void give_back_held(size_t bytes_coming)
 }
 
 /* Always through the lock: an allocating thread frees the holder's copies under it, for
- * the frees' time (cuMemFree waits for the device), and c's copies must not be used, nor
+ * the frees' time (a device-wide wait each), and c's copies must not be used, nor
  * c freed (context_release), while they are being freed. backups_held alone would tell
  * only while give_back_held clears it after its frees (it once cleared it before them).
  * Called by every path that is about to use, free or trim c's copies. */

@@ -31,34 +31,6 @@
 typedef void(CUPTIAPI *callback_fn)(void *, CUpti_CallbackDomain, CUpti_CallbackId,
 				     const void *);
 
-static CUptiResult enable_callback(uint32_t enable, CUpti_SubscriberHandle s,
-				   CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
-{
-	(void)enable, (void)s, (void)domain, (void)cbid;
-	return CUPTI_SUCCESS;
-}
-
-static CUptiResult enable_domain(uint32_t enable, CUpti_SubscriberHandle s,
-				 CUpti_CallbackDomain domain)
-{
-	(void)enable, (void)s, (void)domain;
-	return CUPTI_SUCCESS;
-}
-
-static CUptiResult context_id(CUcontext ctx, uint32_t *id)
-{
-	(void)ctx;
-	*id = 1;
-	return CUPTI_SUCCESS;
-}
-
-/* The early set-up's thread leaves captures in relaxed mode (launch.c). */
-static CUresult exchange_capture_mode(CUstreamCaptureMode *mode)
-{
-	*mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	return CUDA_SUCCESS;
-}
-
 /* The floor of a callback: CUPTI's call through a pointer into a function that does
  * nothing the compiler may drop. */
 static volatile unsigned empty_calls;
@@ -157,10 +129,7 @@ static int run_way(const struct way *w, long launches, int repeats)
 		set(&opts, RP_OPT_NVTX_INCLUDE, w->nvtx_include);
 	if (w->kernel_name)
 		set(&opts, RP_OPT_KERNEL_NAME, w->kernel_name);
-	rp_api.cuptiEnableCallback = enable_callback;
-	rp_api.cuptiEnableDomain = enable_domain;
-	rp_api.cuptiGetContextId = context_id;
-	rp_api.cuThreadExchangeStreamCaptureMode = exchange_capture_mode;
+	fake_world_callback_stand_ins();
 	if (inject_launch_configure(&opts, err, sizeof(err)) != 0 ||
 	    inject_launch_enable((CUpti_SubscriberHandle)0x5b, err, sizeof(err)) != 0) {
 		fprintf(stderr, "callback_cost: %s: %s\n", w->name, err);

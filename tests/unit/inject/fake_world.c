@@ -892,6 +892,43 @@ void fake_world_init(void)
 	inject_session_lock();
 }
 
+/* ---- the CUPTI calls launch.c's set-up makes (fake_world_callback_stand_ins) ---- */
+
+static CUptiResult callback_enable(uint32_t enable, CUpti_SubscriberHandle s,
+				   CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	(void)enable, (void)s, (void)domain, (void)cbid;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult callback_domain(uint32_t enable, CUpti_SubscriberHandle s,
+				   CUpti_CallbackDomain domain)
+{
+	(void)enable, (void)s, (void)domain;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult callback_context_id(CUcontext ctx, uint32_t *id)
+{
+	(void)ctx;
+	*id = 1;
+	return CUPTI_SUCCESS;
+}
+
+static CUresult callback_capture_mode(CUstreamCaptureMode *mode)
+{
+	*mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return CUDA_SUCCESS;
+}
+
+void fake_world_callback_stand_ins(void)
+{
+	rp_api.cuptiEnableCallback = callback_enable;
+	rp_api.cuptiEnableDomain = callback_domain;
+	rp_api.cuptiGetContextId = callback_context_id;
+	rp_api.cuThreadExchangeStreamCaptureMode = callback_capture_mode;
+}
+
 void fake_world_finish(void)
 {
 	inject_session_unlock();

@@ -134,6 +134,11 @@ void fake_world_init(void);
 /* Lets go of the replay lock, frees the records and removes the device lock file. Every
  * test's .fini. */
 void fake_world_finish(void);
+/* The CUPTI calls launch.c's set-up makes, for the tests and the bench that run the
+ * callback itself (launch_test.c, bench/callback_cost.c): enabling a callback or a domain
+ * succeeds, every context's id is 1, and a thread's capture mode reads as relaxed (the
+ * early set-up's thread exchanges it). A test may put counting ones in their place. */
+void fake_world_callback_stand_ins(void);
 
 /* Context n (0, 1, ...) of device 0: an opaque handle, never NULL. */
 CUcontext fake_context(unsigned n);

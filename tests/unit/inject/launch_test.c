@@ -31,7 +31,8 @@
 static struct rp_options opts;
 static CUpti_SubscriberHandle subscriber = (CUpti_SubscriberHandle)0x5b;
 
-/* ---- the few CUPTI and driver calls launch.c makes that fake_world.c does not ---- */
+/* ---- the few CUPTI and driver calls launch.c makes that fake_world.c does not (its
+ * callback stand-ins aside: the enables are counted here) ---- */
 
 static unsigned enabled_callbacks, enabled_domains;
 static CUptiResult enable_result = CUPTI_SUCCESS;
@@ -60,19 +61,6 @@ static CUresult is_capturing(CUstream s, CUstreamCaptureStatus *status)
 	*status = s == CAPTURED_STREAM ? CU_STREAM_CAPTURE_STATUS_ACTIVE :
 					 CU_STREAM_CAPTURE_STATUS_NONE;
 	return CUDA_SUCCESS;
-}
-
-static CUresult exchange_capture_mode(CUstreamCaptureMode *mode)
-{
-	*mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	return CUDA_SUCCESS;
-}
-
-static CUptiResult context_id(CUcontext ctx, uint32_t *id)
-{
-	(void)ctx;
-	*id = 1;
-	return CUPTI_SUCCESS;
 }
 
 static CUptiResult callback_name(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
@@ -176,11 +164,10 @@ static void set_up(void)
 	rp_options_init(&opts);
 	/* The early set-up's thread would measure beside the test's (early_set_up_* below). */
 	set(RP_OPT_SETUP, "lazy");
+	fake_world_callback_stand_ins();
 	rp_api.cuptiEnableCallback = enable_callback;
 	rp_api.cuptiEnableDomain = enable_domain;
 	rp_api.cuStreamIsCapturing = is_capturing;
-	rp_api.cuThreadExchangeStreamCaptureMode = exchange_capture_mode;
-	rp_api.cuptiGetContextId = context_id;
 	rp_api.cuptiGetCallbackName = callback_name;
 	rp_api.cuFuncGetParamInfo = no_params;
 	fake_launch_kernel = rp_api.cuLaunchKernel;

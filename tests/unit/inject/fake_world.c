@@ -915,18 +915,11 @@ static CUptiResult callback_context_id(CUcontext ctx, uint32_t *id)
 	return CUPTI_SUCCESS;
 }
 
-static CUresult callback_capture_mode(CUstreamCaptureMode *mode)
-{
-	*mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	return CUDA_SUCCESS;
-}
-
 void fake_world_callback_stand_ins(void)
 {
 	rp_api.cuptiEnableCallback = callback_enable;
 	rp_api.cuptiEnableDomain = callback_domain;
 	rp_api.cuptiGetContextId = callback_context_id;
-	rp_api.cuThreadExchangeStreamCaptureMode = callback_capture_mode;
 }
 
 void fake_world_finish(void)

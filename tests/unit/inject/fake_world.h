@@ -136,8 +136,8 @@ void fake_world_init(void);
 void fake_world_finish(void);
 /* The CUPTI calls launch.c's set-up makes, for the tests and the bench that run the
  * callback itself (launch_test.c, bench/callback_cost.c): enabling a callback or a domain
- * succeeds, every context's id is 1, and a thread's capture mode reads as relaxed (the
- * early set-up's thread exchanges it). A test may put counting ones in their place. */
+ * succeeds and every context's id is 1 (each thread's capture mode is fake_world_init's).
+ * A test may put counting ones in their place. */
 void fake_world_callback_stand_ins(void);
 
 /* Context n (0, 1, ...) of device 0: an opaque handle, never NULL. */

@@ -1,6 +1,8 @@
 /* inject/callback/allocations.c - the driver calls that create and free memory a kernel can
  * write, fed to memory/track.c at their EXIT: the list that verification hashes (save.c) and
- * that the reach takes the application's memory from. Runs on any application thread.
+ * that the reach takes the application's memory from. At ENTER, the bytes an allocation
+ * asks for (or that a cuMemGetInfo may lead to), for session.c's kept copies. Runs on any
+ * application thread.
  * Calls: memory/ (track.c, which keeps the list), collector/ (the driver's table).
  * Called by: launch.c (the allocation callbacks).
  * Lock: none (no state of its own; the list is under memory/track.c's own lock). */

@@ -61,6 +61,9 @@
 //       new object, a measurement (its first Start), launches while it idles, Disable,
 //       launches; the median of the rounds' differences. A disabled object between
 //       measurements would cost each next one a new object's first Start, ~145 ms (P1).
+//   P7  (issue 35 item 3) which call of the warm-up pass grows with the counter data's ranges
+//       (2, 48, 100; range tree nodes as many, or 1), each size on a new object, and the first
+//       real measurement after it (half the ranges in kernels).
 //
 // Every CUDA driver, runtime and CUPTI call is checked: an error prints the call and its error
 // string and ends that part only (the next part runs in its own process). A watchdog ends a
@@ -75,7 +78,8 @@
 //     -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker -rpath=/usr/local/cuda/lib64
 // Run, on the GPU machine:
 //   ./first_launch_probe [part_timeout_s=25] > out.txt 2>&1   (all parts, ~10-20 s)
-//   ./first_launch_probe --part N [watchdog_s]         (one part: 12 (P1+P2), 3, 4, 5 or 6)
+//   ./first_launch_probe --part N [watchdog_s]         (one part: 12 (P1+P2), 3, 4, 5, 6 or 7;
+//                                                       7 is run only this way)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti_profiler_host.h>
@@ -947,6 +951,76 @@ static int part6()
 	return 0;
 }
 
+// ---------------------------------------------------------------- P7
+
+// GetCounterDataSize for ranges ranges and tree_nodes range tree nodes, CounterDataImageInitialize
+// and SetConfig (AutoRange, UserReplay, ranges a pass), each timed: as collector/profiler.c's
+// prepare_counter_data sizes a warm-up or a measurement (tree nodes = ranges there).
+static bool rp_prepare_sized(Prof &pr, const Host &h, Steps &s, const std::string &p, size_t ranges,
+			     uint32_t tree_nodes)
+{
+	g_stage = "P7 prepare (sized)";
+	double lap = now_ms();
+	std::vector<uint8_t> &image = *pr.image;
+	CUpti_RangeProfiler_GetCounterDataSize_Params size = {
+		CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+	size.pRangeProfilerObject = pr.obj;
+	size.pMetricNames = g_names;
+	size.numMetrics = 1;
+	size.maxNumOfRanges = ranges;
+	size.maxNumRangeTreeNodes = tree_nodes;
+	if (!CK(cuptiRangeProfilerGetCounterDataSize(&size)))
+		return false;
+	image.assign(size.counterDataSize, 0);
+	s.lap(p + "cuptiRangeProfilerGetCounterDataSize", &lap,
+	      fmt("%.0f bytes", (double)image.size()));
+	if (!counter_data_initialize(pr.obj, image))
+		return false;
+	s.lap(p + "cuptiRangeProfilerCounterDataImageInitialize", &lap);
+	if (!range_profiler_set_config(pr.obj, h.config, image, CUPTI_AutoRange, ranges))
+		return false;
+	s.lap(p + "cuptiRangeProfilerSetConfig", &lap);
+	return true;
+}
+
+// (issue 35 item 3) The early set-up's warm-up pass costs ~145 ms sized for one range and
+// 240-319 ms sized for 48-100 (doc/measurements.md, "First Start of a range profiler object",
+// "Control API"): which call grows with the ranges (the image's host initialisation, SetConfig,
+// or the first Start), does the range tree's size matter, and what does the first real
+// measurement after the warm-up cost (half the ranges in kernels, as 24 runs with a flush each
+// use 48). Each size on a new object (Enable .. Disable), smallest first, then again in reverse
+// order: a size's cost in both orders is its own, not the process's first.
+static int part7()
+{
+	g_tag = "P7";
+	Steps s;
+	header("P7: the first Start against the counter data's ranges and range tree (fresh process)");
+	CUcontext ctx;
+	Host h;
+	if (!idle_part_start(s, &ctx, h))
+		return 2;
+	struct { size_t ranges; uint32_t tree; } sizes[] = {
+		{2, 2}, {48, 48}, {48, 1}, {100, 100}, {100, 1}, {48, 48}, {2, 2}};
+	for (auto &z : sizes) {
+		std::string p = fmt("r%.0f t%.0f ", (double)z.ranges, (double)z.tree);
+		Prof pr;
+		double t0 = now_ms();
+		if (!rp_enable(pr, ctx, s, p) || !rp_prepare_sized(pr, h, s, p + "warm-up ", z.ranges, z.tree))
+			return 2;
+		bool warm = rp_measure(pr, h, s, p + "warm-up (0 kernels) ", 0, false);
+		s.add(p + "SUM Enable + warm-up", now_ms() - t0);
+		size_t kernels = z.ranges / 2 ? z.ranges / 2 : 1;
+		if (warm && counter_data_initialize(pr.obj, *pr.image) &&
+		    range_profiler_set_config(pr.obj, h.config, *pr.image, CUPTI_AutoRange, z.ranges))
+			rp_measure(pr, h, s, p + fmt("first measurement (%.0f kernels) ", (double)kernels),
+				   (int)kernels, false);
+		if (!rp_disable(pr, s, p))
+			return 2;
+	}
+	host_destroy(h);
+	return 0;
+}
+
 // ---------------------------------------------------------------- main
 
 static int run_part(const char *which, int watchdog)
@@ -975,8 +1049,10 @@ static int run_part(const char *which, int watchdog)
 		rc = part5();
 	else if (!strcmp(which, "6"))
 		rc = part6();
+	else if (!strcmp(which, "7"))
+		rc = part7();
 	else {
-		printf("unknown part '%s' (12, 3, 4, 5 or 6)\n", which);
+		printf("unknown part '%s' (12, 3, 4, 5, 6 or 7)\n", which);
 		return 1;
 	}
 	fflush(stdout);

@@ -64,6 +64,9 @@
 //   P7  (issue 35 item 3) which call of the warm-up pass grows with the counter data's ranges
 //       (2, 48, 100; range tree nodes as many, or 1), each size on a new object, and the first
 //       real measurement after it (half the ranges in kernels).
+//   P8  (issue 35 item 3) does a warm-up pass on another thread hold up the application's
+//       own CUDA calls (an empty launch, a 2 MB cudaMalloc + cudaFree, in turn), with and
+//       without a CUPTI subscriber on the driver API?
 //
 // Every CUDA driver, runtime and CUPTI call is checked: an error prints the call and its error
 // string and ends that part only (the next part runs in its own process). A watchdog ends a
@@ -78,10 +81,11 @@
 //     -L/usr/local/cuda/lib64 -I/usr/local/cuda/include -Xlinker -rpath=/usr/local/cuda/lib64
 // Run, on the GPU machine:
 //   ./first_launch_probe [part_timeout_s=25] > out.txt 2>&1   (all parts, ~10-20 s)
-//   ./first_launch_probe --part N [watchdog_s]         (one part: 12 (P1+P2), 3, 4, 5, 6 or 7;
-//                                                       7 is run only this way)
+//   ./first_launch_probe --part N [watchdog_s]         (one part: 12 (P1+P2), 3 to 8;
+//                                                       7 and 8 are run only this way)
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <cupti_callbacks.h>
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
@@ -1021,6 +1025,138 @@ static int part7()
 	return 0;
 }
 
+// ---------------------------------------------------------------- P8
+
+// The early set-up's warm-up (Enable, an image for ranges ranges, SetConfig, a Start/Stop with
+// no kernel) on a helper thread, as rangeprof's set-up thread makes it.
+struct WarmHelper {
+	CUcontext ctx;
+	const Host *host;
+	size_t ranges;
+	Prof pr;
+	Steps steps;
+	double t_pass0 = 0, t_pass1 = 0; // around the warm-up's Start .. Decode
+	bool good = false;
+	std::atomic<bool> done{false};
+};
+
+static void *warm_helper_main(void *arg)
+{
+	WarmHelper *w = (WarmHelper *)arg;
+	if (cu_ok(drv.cuCtxSetCurrent(w->ctx), "cuCtxSetCurrent (helper thread)") &&
+	    rp_enable(w->pr, w->ctx, w->steps, "helper: ") &&
+	    rp_prepare_sized(w->pr, *w->host, w->steps, "helper: ", w->ranges, (uint32_t)w->ranges)) {
+		w->t_pass0 = now_ms();
+		w->good = rp_measure(w->pr, *w->host, w->steps, "helper: warm-up (0 kernels) ", 0, false);
+		w->t_pass1 = now_ms();
+	}
+	w->done.store(true);
+	return NULL;
+}
+
+static void CUPTIAPI p8_empty_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *)
+{
+}
+
+// (issue 35 item 3) The first call of a notebook costs about the set-up's whole warm-up
+// (setup records' start 207-276 ms) beyond plain, although the warm-up runs on rangeprof's
+// thread while the application starts PyTorch and cuBLAS (bench/NOTES.md, session 25): does
+// the warm-up's first Start hold up the application's own CUDA calls on another thread, and
+// does a CUPTI subscriber (rangeprof's callbacks) make the difference? The main thread makes
+// calls of the kinds a framework's start makes (an empty launch, a 2 MB cudaMalloc and
+// cudaFree) one after another while the helper warms up a new object, first with no
+// subscriber, then with an empty callback on the whole driver API domain, then without again.
+static int part8()
+{
+	g_tag = "P8";
+	Steps s;
+	header("P8: the application's CUDA calls during another thread's warm-up pass (fresh process)");
+	CUcontext ctx;
+	Host h;
+	if (!idle_part_start(s, &ctx, h))
+		return 2;
+	CUpti_SubscriberHandle sub = NULL;
+	const char *ways[3] = {"no subscriber", "a subscriber on the driver API", "no subscriber again"};
+	for (int way = 0; way < 3; way++) {
+		if (way == 1) {
+			if (!CK(cuptiSubscribe(&sub, (CUpti_CallbackFunc)p8_empty_callback, NULL)) ||
+			    !CK(cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API)))
+				return 2;
+		} else if (way == 2 && sub) {
+			if (!CK(cuptiUnsubscribe(sub)))
+				return 2;
+			sub = NULL;
+		}
+		g_stage = ways[way];
+		if (!ctx_sync())
+			return 2;
+		WarmHelper w;
+		w.ctx = ctx;
+		w.host = &h;
+		w.ranges = 48;
+		w.steps.stream = false;
+		std::vector<double> at, took; // each call's start and duration, ms
+		at.reserve(1 << 20);
+		took.reserve(1 << 20);
+		pthread_t thread;
+		double t0 = now_ms();
+		int pe = pthread_create(&thread, NULL, warm_helper_main, &w);
+		if (pe) {
+			printf("  %-4s ERROR pthread_create: %s\n", g_tag, strerror(pe));
+			return 2;
+		}
+		bool good = true;
+		int i = 0;
+		while (good && !w.done.load() && took.size() < (1u << 20)) {
+			double t = now_ms();
+			if (i++ % 2) {
+				tiny<<<1, 32>>>(g_tiny);
+				good = cuda_ok(cudaGetLastError(), "tiny<<<>>>");
+			} else {
+				void *m = NULL;
+				good = cuda_ok(cudaMalloc(&m, 2 << 20), "cudaMalloc") &&
+				       cuda_ok(cudaFree(m), "cudaFree");
+			}
+			at.push_back(t - t0);
+			took.push_back(now_ms() - t);
+		}
+		pthread_join(thread, NULL);
+		w.steps.print_all();
+		if (!good || !w.good) {
+			printf("  %-4s %s: %s failed; P8 ends here\n", g_tag, ways[way],
+			       !good ? "the main thread's calls" : "the helper's warm-up");
+			return 2;
+		}
+		double p0 = w.t_pass0 - t0, p1 = w.t_pass1 - t0;
+		std::vector<double> outside, inside;
+		double longest = 0, longest_at = 0;
+		for (size_t k = 0; k < took.size(); k++) {
+			(at[k] >= p0 && at[k] < p1 ? inside : outside).push_back(took[k]);
+			if (at[k] >= p0 && at[k] < p1 && took[k] > longest) {
+				longest = took[k];
+				longest_at = at[k] - p0;
+			}
+		}
+		double med = 0;
+		if (!outside.empty()) {
+			std::sort(outside.begin(), outside.end());
+			med = median(outside);
+		}
+		double beyond = 0;
+		for (double d : inside)
+			beyond += d > med ? d - med : 0;
+		printf("  %-4s %-34s warm-up pass %.1f ms (from %.1f ms after the helper began): "
+		       "main thread's calls in it %zu (outside %zu, median %.4f ms); longest %.1f ms, "
+		       "%.1f ms into the pass; time beyond the median in the pass %.1f ms\n",
+		       g_tag, ways[way], p1 - p0, p0, inside.size(), outside.size(), med, longest,
+		       longest_at, beyond);
+		if (!rp_disable(w.pr, s, "main: "))
+			return 2;
+	}
+	host_destroy(h);
+	return 0;
+}
+
 // ---------------------------------------------------------------- main
 
 static int run_part(const char *which, int watchdog)
@@ -1051,8 +1187,10 @@ static int run_part(const char *which, int watchdog)
 		rc = part6();
 	else if (!strcmp(which, "7"))
 		rc = part7();
+	else if (!strcmp(which, "8"))
+		rc = part8();
 	else {
-		printf("unknown part '%s' (12, 3, 4, 5, 6 or 7)\n", which);
+		printf("unknown part '%s' (12, 3, 4, 5, 6, 7 or 8)\n", which);
 		return 1;
 	}
 	fflush(stdout);

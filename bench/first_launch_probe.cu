@@ -475,22 +475,33 @@ static bool rp_disable(Prof &pr, Steps &s, const std::string &p)
 }
 
 // GetCounterDataSize (first use of the object) + CounterDataImageInitialize + SetConfig, as
-// collector/profiler.c's prepare_counter_data: one range, AutoRange, UserReplay.
-static bool rp_prepare(Prof &pr, const Host &h, Steps &s, const std::string &p)
+// collector/profiler.c's prepare_counter_data: AutoRange, UserReplay, ranges ranges a pass and
+// in the image (one unless said: P7 sizes it), tree_nodes range tree nodes (profiler.c: as
+// many as ranges).
+static bool rp_prepare(Prof &pr, const Host &h, Steps &s, const std::string &p, size_t ranges = 1,
+		       uint32_t tree_nodes = 1)
 {
 	g_stage = "prepare (image + SetConfig)";
 	double lap = now_ms();
 	std::vector<uint8_t> &image = *pr.image;
 	if (image.empty()) {
-		if (!counter_data_size(pr.obj, g_names, 1, 1, image))
+		CUpti_RangeProfiler_GetCounterDataSize_Params size = {
+			CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+		size.pRangeProfilerObject = pr.obj;
+		size.pMetricNames = g_names;
+		size.numMetrics = 1;
+		size.maxNumOfRanges = ranges;
+		size.maxNumRangeTreeNodes = tree_nodes;
+		if (!CK(cuptiRangeProfilerGetCounterDataSize(&size)))
 			return false;
+		image.assign(size.counterDataSize, 0);
 		s.lap(p + "cuptiRangeProfilerGetCounterDataSize", &lap,
 		      fmt("%.0f bytes", (double)image.size()));
 	}
 	if (!counter_data_initialize(pr.obj, image))
 		return false;
 	s.lap(p + "cuptiRangeProfilerCounterDataImageInitialize", &lap);
-	if (!range_profiler_set_config(pr.obj, h.config, image, CUPTI_AutoRange, 1))
+	if (!range_profiler_set_config(pr.obj, h.config, image, CUPTI_AutoRange, ranges))
 		return false;
 	s.lap(p + "cuptiRangeProfilerSetConfig", &lap);
 	return true;
@@ -957,36 +968,6 @@ static int part6()
 
 // ---------------------------------------------------------------- P7
 
-// GetCounterDataSize for ranges ranges and tree_nodes range tree nodes, CounterDataImageInitialize
-// and SetConfig (AutoRange, UserReplay, ranges a pass), each timed: as collector/profiler.c's
-// prepare_counter_data sizes a warm-up or a measurement (tree nodes = ranges there).
-static bool rp_prepare_sized(Prof &pr, const Host &h, Steps &s, const std::string &p, size_t ranges,
-			     uint32_t tree_nodes)
-{
-	g_stage = "P7 prepare (sized)";
-	double lap = now_ms();
-	std::vector<uint8_t> &image = *pr.image;
-	CUpti_RangeProfiler_GetCounterDataSize_Params size = {
-		CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-	size.pRangeProfilerObject = pr.obj;
-	size.pMetricNames = g_names;
-	size.numMetrics = 1;
-	size.maxNumOfRanges = ranges;
-	size.maxNumRangeTreeNodes = tree_nodes;
-	if (!CK(cuptiRangeProfilerGetCounterDataSize(&size)))
-		return false;
-	image.assign(size.counterDataSize, 0);
-	s.lap(p + "cuptiRangeProfilerGetCounterDataSize", &lap,
-	      fmt("%.0f bytes", (double)image.size()));
-	if (!counter_data_initialize(pr.obj, image))
-		return false;
-	s.lap(p + "cuptiRangeProfilerCounterDataImageInitialize", &lap);
-	if (!range_profiler_set_config(pr.obj, h.config, image, CUPTI_AutoRange, ranges))
-		return false;
-	s.lap(p + "cuptiRangeProfilerSetConfig", &lap);
-	return true;
-}
-
 // (issue 35 item 3) The early set-up's warm-up pass costs ~145 ms sized for one range and
 // 240-319 ms sized for 48-100 (doc/measurements.md, "First Start of a range profiler object",
 // "Control API"): which call grows with the ranges (the image's host initialisation, SetConfig,
@@ -1009,7 +990,7 @@ static int part7()
 		std::string p = fmt("r%.0f t%.0f ", (double)z.ranges, (double)z.tree);
 		Prof pr;
 		double t0 = now_ms();
-		if (!rp_enable(pr, ctx, s, p) || !rp_prepare_sized(pr, h, s, p + "warm-up ", z.ranges, z.tree))
+		if (!rp_enable(pr, ctx, s, p) || !rp_prepare(pr, h, s, p + "warm-up ", z.ranges, z.tree))
 			return 2;
 		bool warm = rp_measure(pr, h, s, p + "warm-up (0 kernels) ", 0, false);
 		s.add(p + "SUM Enable + warm-up", now_ms() - t0);
@@ -1045,7 +1026,7 @@ static void *warm_helper_main(void *arg)
 	WarmHelper *w = (WarmHelper *)arg;
 	if (cu_ok(drv.cuCtxSetCurrent(w->ctx), "cuCtxSetCurrent (helper thread)") &&
 	    rp_enable(w->pr, w->ctx, w->steps, "helper: ") &&
-	    rp_prepare_sized(w->pr, *w->host, w->steps, "helper: ", w->ranges, (uint32_t)w->ranges)) {
+	    rp_prepare(w->pr, *w->host, w->steps, "helper: ", w->ranges, (uint32_t)w->ranges)) {
 		w->t_pass0 = now_ms();
 		w->good = rp_measure(w->pr, *w->host, w->steps, "helper: warm-up (0 kernels) ", 0, false);
 		w->t_pass1 = now_ms();

@@ -237,7 +237,9 @@ assert r['x'] == p['x'], (r['x'], p['x'])
 gap = int(p['free_after_mib']) - int(r['free_after_mib'])
 assert gap < 1024, f'{gap} MiB less free under rangeprof after its measurements'
 s=[json.loads(l) for l in open('kc.jsonl')]; s=[x for x in s if x['type']=='summary']
-assert len(s) == 2 and all(x['save'].get('bytes', 0) >= 8 << 30 for x in s), [
+# PyTorch splits the add over 8 GiB into launches of 2^31 bytes' reach or less (4 on the
+# H200, session 25): the same launches in both measurements, each saving all of x.
+assert s and len(s) % 2 == 0 and all(x['save'].get('bytes', 0) >= 8 << 30 for x in s), [
     (x['save']['strategy'], x['save'].get('bytes')) for x in s]
 print('free after: plain', p['free_after_mib'], 'MiB, rangeprof', r['free_after_mib'], 'MiB')"
 cat "$work/kept-copies.log"

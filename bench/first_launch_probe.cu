@@ -475,11 +475,10 @@ static bool rp_disable(Prof &pr, Steps &s, const std::string &p)
 }
 
 // GetCounterDataSize (first use of the object) + CounterDataImageInitialize + SetConfig, as
-// collector/profiler.c's prepare_counter_data: AutoRange, UserReplay, ranges ranges a pass and
-// in the image (one unless said: P7 sizes it), tree_nodes range tree nodes (profiler.c: as
-// many as ranges).
-static bool rp_prepare(Prof &pr, const Host &h, Steps &s, const std::string &p, size_t ranges = 1,
-		       uint32_t tree_nodes = 1)
+// collector/profiler.c's prepare_counter_data: AutoRange, UserReplay, ranges ranges a pass, in
+// the image and in its range tree (one unless said: P7 and P8 size it; fewer tree nodes than
+// ranges is refused, INVALID_PARAMETER, session 25).
+static bool rp_prepare(Prof &pr, const Host &h, Steps &s, const std::string &p, size_t ranges = 1)
 {
 	g_stage = "prepare (image + SetConfig)";
 	double lap = now_ms();
@@ -491,7 +490,7 @@ static bool rp_prepare(Prof &pr, const Host &h, Steps &s, const std::string &p, 
 		size.pMetricNames = g_names;
 		size.numMetrics = 1;
 		size.maxNumOfRanges = ranges;
-		size.maxNumRangeTreeNodes = tree_nodes;
+		size.maxNumRangeTreeNodes = (uint32_t)ranges;
 		if (!CK(cuptiRangeProfilerGetCounterDataSize(&size)))
 			return false;
 		image.assign(size.counterDataSize, 0);
@@ -979,25 +978,23 @@ static int part7()
 {
 	g_tag = "P7";
 	Steps s;
-	header("P7: the first Start against the counter data's ranges and range tree (fresh process)");
+	header("P7: the first Start against the counter data's ranges (fresh process)");
 	CUcontext ctx;
 	Host h;
 	if (!idle_part_start(s, &ctx, h))
 		return 2;
-	// (Fewer range tree nodes than ranges: GetCounterDataSize says INVALID_PARAMETER, session 25.)
-	struct { size_t ranges; uint32_t tree; } sizes[] = {
-		{2, 2}, {24, 24}, {48, 48}, {100, 100}, {48, 48}, {24, 24}, {2, 2}};
-	for (auto &z : sizes) {
-		std::string p = fmt("r%.0f t%.0f ", (double)z.ranges, (double)z.tree);
+	const size_t sizes[] = {2, 24, 48, 100, 48, 24, 2};
+	for (size_t ranges : sizes) {
+		std::string p = fmt("r%.0f ", (double)ranges);
 		Prof pr;
 		double t0 = now_ms();
-		if (!rp_enable(pr, ctx, s, p) || !rp_prepare(pr, h, s, p + "warm-up ", z.ranges, z.tree))
+		if (!rp_enable(pr, ctx, s, p) || !rp_prepare(pr, h, s, p + "warm-up ", ranges))
 			return 2;
 		bool warm = rp_measure(pr, h, s, p + "warm-up (0 kernels) ", 0, false);
 		s.add(p + "SUM Enable + warm-up", now_ms() - t0);
-		size_t kernels = z.ranges / 2 ? z.ranges / 2 : 1;
+		size_t kernels = ranges / 2 ? ranges / 2 : 1;
 		if (warm && counter_data_initialize(pr.obj, *pr.image) &&
-		    range_profiler_set_config(pr.obj, h.config, *pr.image, CUPTI_AutoRange, z.ranges))
+		    range_profiler_set_config(pr.obj, h.config, *pr.image, CUPTI_AutoRange, ranges))
 			rp_measure(pr, h, s, p + fmt("first measurement (%.0f kernels) ", (double)kernels),
 				   (int)kernels, false);
 		if (!rp_disable(pr, s, p))
@@ -1027,7 +1024,7 @@ static void *warm_helper_main(void *arg)
 	WarmHelper *w = (WarmHelper *)arg;
 	if (cu_ok(drv.cuCtxSetCurrent(w->ctx), "cuCtxSetCurrent (helper thread)") &&
 	    rp_enable(w->pr, w->ctx, w->steps, "helper: ") &&
-	    rp_prepare(w->pr, *w->host, w->steps, "helper: ", w->ranges, (uint32_t)w->ranges)) {
+	    rp_prepare(w->pr, *w->host, w->steps, "helper: ", w->ranges)) {
 		w->t_pass0 = now_ms();
 		w->good = rp_measure(w->pr, *w->host, w->steps, "helper: warm-up (0 kernels) ", 0, false);
 		w->t_pass1 = now_ms();

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/calls/s27c2.sh - the second device call planned after session 26 (bench/NOTES.md,
+# "Session 26"), after s27c1.sh (the same carry, plus tests/gpu/nsight_python/upstream,
+# fetched by tests/gpu/nsight_python/fetch.sh), from the repository root:
+#   command: bash bench/calls/s27c2.sh
+#   1. bench/per_run.sh (issue 35 item 7: a run against its floor, rmw64 and sgemm)
+#   2. bench/mem_scaling.sh 0 120, kernel mode then range mode (item 8)
+#   3. GPU suite sections 3c (tests/gpu/library_kernels.sh: accuracy against ncu) and 4d
+#      (Nsight Python's own examples and tests, unmodified)
+#   4. bench/first_launch_probe --part 8 35 (which kind of call the first Start holds up)
+#      and --part 9 35, twice (what an unselected launch pays after retiring; whether
+#      cuptiFinalize would take more off)
+# Files back: c2.log, per_run.json.
+# Never changes the card's settings.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 1
+out=${OUT:-$root/gpu-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$root/.devlibs:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONUNBUFFERED=1
+log=$out/c2.log
+part() { # NAME COMMAND...
+	local name=$1 start=$SECONDS
+	shift
+	echo "=== $name" | tee -a "$log"
+	"$@" 2>&1 | tee -a "$log"
+	echo "=== $name: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" | tee -a "$log"
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader \
+	| tee -a "$log"
+part per-run bash bench/per_run.sh "$out/per_run.json"
+part mem-kernel bash bench/mem_scaling.sh 0 120
+part mem-range env MEM_SCALING_MODE=range bash bench/mem_scaling.sh 0 120
+part suite-3c-4d env SECTIONS="3c 4d" OUT="$out/suite" bash tests/gpu/run.sh
+nvcc -O2 -arch=sm_90 -std=c++17 bench/first_launch_probe.cu -o /tmp/first_launch_probe \
+	-lcupti -L/usr/local/cuda/lib64 -I/usr/local/cuda/include \
+	-Xlinker -rpath=/usr/local/cuda/lib64
+part probe-p8 /tmp/first_launch_probe --part 8 35
+part probe-p9 /tmp/first_launch_probe --part 9 35
+part probe-p9-again /tmp/first_launch_probe --part 9 35
+rm -rf "$out/suite"

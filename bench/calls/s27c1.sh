@@ -16,22 +16,7 @@
 # Files back (at most 8): c1.log, tutorial.ipynb, floor.json.
 # Never changes the card's settings (ncu --clock-control none; rangeprof's default none).
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root" || exit 1
-out=${OUT:-$root/gpu-out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$root/.devlibs:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PYTHONUNBUFFERED=1
-log=$out/c1.log
-part() { # NAME COMMAND...: runs it, its output and time into the log
-	local name=$1 start=$SECONDS
-	shift
-	echo "=== $name" | tee -a "$log"
-	"$@" 2>&1 | tee -a "$log"
-	echo "=== $name: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" | tee -a "$log"
-}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader \
-	| tee -a "$log"
+LOG=c1.log . "$(dirname "$0")/call.sh"
 part notebook env RANGEPROF_DIRTY=0 NOTEBOOK_WRITE_BACK="$out/tutorial.ipynb" \
 	OUT="$out/nb" bash tests/gpu/notebook.sh
 part suite-2-3b env SECTIONS="2 3b" OUT="$out/suite" bash tests/gpu/run.sh

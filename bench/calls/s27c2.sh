@@ -13,22 +13,7 @@
 # Files back: c2.log, per_run.json.
 # Never changes the card's settings.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root" || exit 1
-out=${OUT:-$root/gpu-out}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$root/.devlibs:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PYTHONUNBUFFERED=1
-log=$out/c2.log
-part() { # NAME COMMAND...
-	local name=$1 start=$SECONDS
-	shift
-	echo "=== $name" | tee -a "$log"
-	"$@" 2>&1 | tee -a "$log"
-	echo "=== $name: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" | tee -a "$log"
-}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader \
-	| tee -a "$log"
+LOG=c2.log . "$(dirname "$0")/call.sh"
 part per-run bash bench/per_run.sh "$out/per_run.json"
 part mem-kernel bash bench/mem_scaling.sh 0 120
 part mem-range env MEM_SCALING_MODE=range bash bench/mem_scaling.sh 0 120

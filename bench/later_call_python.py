@@ -20,27 +20,39 @@ import tempfile
 import time
 import warnings
 
+def between(lowest, highest):
+    def parse(text):
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a whole number") from None
+        if not lowest <= n <= highest:
+            raise argparse.ArgumentTypeError(f"{n}: expected a whole number from {lowest} to "
+                                             f"{highest}")
+        return n
+    return parse
+
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--tree", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                "..", "python"))
-ap.add_argument("--reps", type=int, default=200)
-ap.add_argument("--configs", type=int, default=10)
+ap.add_argument("--reps", type=between(2, 100000), default=200,
+                help="calls (the first is not a later one)")
+ap.add_argument("--configs", type=between(1, 1000), default=10)
 args = ap.parse_args()
+if not os.path.isdir(os.path.join(args.tree, "rangeprof")):
+    ap.error(f"--tree {args.tree!r}: expected a python/ folder holding rangeprof/")
 sys.path.insert(0, args.tree)
 sys.path.insert(0, os.path.join(args.tree, "tests"))
-from fake_control.harness import FAKE_VARIABLES, RECORDED, fake_library_path  # noqa: E402
+from fake_control.harness import RECORDED, attach_stand_in, fake_library_path  # noqa: E402
 import pandas  # noqa: E402,F401  (the program's own import, as in the lesson)
 import rangeprof  # noqa: E402
-from rangeprof import _control, analyze  # noqa: E402
+from rangeprof import analyze  # noqa: E402
 
-analyze._cuda_driver_loadable = lambda: True   # the stand-in is the driver too
-for name in FAKE_VARIABLES:
-    os.environ.pop(name, None)
-os.environ["RANGEPROF_FAKE_LOG"] = "/dev/null"
-os.environ["RANGEPROF_OUTPUT"] = os.path.join(tempfile.mkdtemp(), "rp.%p.jsonl")
+attach_stand_in(fake_library_path(), "/dev/null",
+                os.path.join(tempfile.mkdtemp(), "rp.%p.jsonl"), "call0",
+                os.environ.__setitem__, lambda name: os.environ.pop(name, None), setattr)
 os.environ["RANGEPROF_FAKE_FIXTURE"] = str(RECORDED / "vadd.jsonl")
-_control._forget_for_tests()
-_control.attach(fake_library_path())
 RANGES = ["vadd n=4096", "vadd n=1048576", "vadd n=16777216"]
 
 

@@ -136,22 +136,33 @@ def fake_path():
     return path
 
 
+def attach_stand_in(path, log, output, epoch, setenv, delenv, setattr_):
+    """rangeprof attached to the stand-in library at path, as a test (the fake fixture,
+    through monkeypatch) or bench/later_call_python.py (for good) wants it: the driver
+    taken as loadable (the stand-in stands in for it too), the stand-in's variables
+    cleared, then its call log, its cursor's epoch and rangeprof's output file set.
+    Returns the attachment."""
+    from rangeprof import _control, analyze
+    setattr_(analyze, "_cuda_driver_loadable", lambda: True)
+    for name in FAKE_VARIABLES:
+        delenv(name)
+    setenv("RANGEPROF_FAKE_LOG", str(log))
+    setenv("RANGEPROF_FAKE_EPOCH", epoch)
+    setenv("RANGEPROF_OUTPUT", str(output))
+    _control._forget_for_tests()
+    return _control.attach(path)
+
+
 @pytest.fixture
 def fake(fake_path, tmp_path, monkeypatch, request):
     """rangeprof attached to the stand-in library, with a fresh cursor (the test's id is
     the epoch), a call log and an output file of the test's own."""
-    from rangeprof import _control, analyze
-    # No GPU here: the stand-in library stands in for the driver too.
-    monkeypatch.setattr(analyze, "_cuda_driver_loadable", lambda: True)
-    for name in FAKE_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+    from rangeprof import _control
     log = tmp_path / "fake.log"
     output = tmp_path / "rangeprof.%p.jsonl"
-    monkeypatch.setenv("RANGEPROF_FAKE_LOG", str(log))
-    monkeypatch.setenv("RANGEPROF_FAKE_EPOCH", request.node.nodeid)
-    monkeypatch.setenv("RANGEPROF_OUTPUT", str(output))
-    _control._forget_for_tests()
-    a = _control.attach(fake_path)
+    a = attach_stand_in(fake_path, log, output, request.node.nodeid, monkeypatch.setenv,
+                        lambda name: monkeypatch.delenv(name, raising=False),
+                        monkeypatch.setattr)
     assert a.library is not None and a.unavailable is None, a.describe()
     yield Fake(fake_path, log, output, monkeypatch)
     _control._forget_for_tests()

@@ -1,8 +1,9 @@
 # bench/calls/call.sh - sourced by each call of bench/calls/ with LOG set to its log's name:
 # the repository root as the working directory, $out (the device tool's $OUT, else
-# ./gpu-out), the library paths the carried build needs (GPU-TESTING.md: .devlibs holds
-# libcjson.so.1), Python unbuffered, the card's state in the log, and part NAME COMMAND...,
-# which runs a command with its output and its time in the log.
+# ./gpu-out), the library paths the carried build needs (.devlibs holds libcjson.so.1:
+# doc/measurements.md, "Reading this file"), Python unbuffered, the card's state in the
+# log, and part NAME COMMAND..., which runs a command with its output and its time in the
+# log.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
 out=${OUT:-$root/gpu-out}

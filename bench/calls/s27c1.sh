@@ -4,7 +4,7 @@
 # the library and package to land built here and carried:
 #   carry: .devwheels build/scripts build/inject/librangeprof.so .devlibs
 #   (PYTHON=/tmp/wt/bin/python tests/gpu/fetch_wheels.sh --build-rangeprof at HEAD first;
-#    .devlibs holds libcjson.so.1: GPU-TESTING.md)
+#    .devlibs holds libcjson.so.1: doc/measurements.md, "Reading this file")
 #   command: RANGEPROF_COMMIT=$(git rev-parse HEAD) bash bench/calls/s27c1.sh
 # What it runs, in order, each part's time said in the log:
 #   1. the tutorial notebook (tests/gpu/notebook.sh), written back to $OUT/tutorial.ipynb:
